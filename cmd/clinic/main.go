@@ -1,0 +1,180 @@
+// Command clinic is the booking server: `clinic serve` (the default),
+// `clinic migrate [up|down|status]` and `clinic seed`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+	_ "time/tzdata" // clinics' zones must resolve even on a machine without /usr/share/zoneinfo
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/config"
+	"github.com/clinic/booking/internal/platform/postgres"
+	"github.com/clinic/booking/internal/platform/redisx"
+	"github.com/clinic/booking/internal/seed"
+	"github.com/clinic/booking/web"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "clinic:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg, stderr)
+	switch cmd {
+	case "serve":
+		return serve(ctx, cfg, logger, args)
+	case "migrate":
+		return migrate(ctx, cfg, logger, args, stdout)
+	case "seed":
+		return seedDemo(ctx, cfg, getenv, stdout)
+	default:
+		return fmt.Errorf("unknown command %q: want serve, migrate or seed", cmd)
+	}
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	noMigrate := fs.Bool("no-migrate", !cfg.MigrateOnStart, "do not apply migrations at start")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger.Info("starting", "config", cfg)
+
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.DBMinConns)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if !*noMigrate {
+		if err := postgres.Migrate(ctx, pool, logger); err != nil {
+			return err
+		}
+	}
+	rdb, err := redisx.Connect(cfg.RedisURL, cfg.RedisPoolSize)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	if err := redisx.Ping(ctx, rdb); err != nil {
+		// Bookings stay correct without Redis; say so and serve.
+		logger.Warn("redis unreachable at start; holds answer 503 until it is back", "err", err)
+	}
+
+	srv := web.New(web.Deps{
+		Logger:   logger,
+		Pool:     pool,
+		Redis:    rdb,
+		Bookings: booking.NewService(pool),
+		Clinics:  clinics.NewService(pool),
+	}, cfg.Addr)
+	return srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
+}
+
+func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout io.Writer) error {
+	direction := "up"
+	if len(args) > 0 {
+		direction = args[0]
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, 2, 0)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	p, err := postgres.NewMigrator(pool, logger)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	switch direction {
+	case "up":
+		res, err := p.Up(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "applied %d migration(s)\n", len(res))
+	case "down":
+		res, err := p.Down(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rolled back %s\n", res.Source.Path)
+	case "reset":
+		if _, err := p.DownTo(ctx, 0); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "rolled back every migration")
+	case "status":
+		st, err := p.Status(ctx)
+		if err != nil {
+			return err
+		}
+		for _, s := range st {
+			applied := "pending"
+			if !s.AppliedAt.IsZero() {
+				applied = s.AppliedAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(stdout, "%05d %-40s %s\n", s.Source.Version, s.Source.Path, applied)
+		}
+	default:
+		return errors.New("migrate: want up, down, reset or status")
+	}
+	return nil
+}
+
+func seedDemo(ctx context.Context, cfg config.Config, getenv func(string) string, stdout io.Writer) error {
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, 2, 0)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := postgres.Migrate(ctx, pool, nil); err != nil {
+		return err
+	}
+	password := getenv("SEED_ADMIN_PASSWORD")
+	if password == "" {
+		password = "demo-clinic-admin"
+	}
+	d, err := seed.Run(ctx, pool, password, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Seeded %q (slug %s, %s): %d specialists, %d appointment types.\n",
+		d.Clinic.Name, d.Clinic.Slug, d.Clinic.Timezone, len(d.Specialists), len(d.Types))
+	if d.AdminCreated {
+		fmt.Fprintf(stdout, "Staff admin: %s / %s\n", d.AdminEmail, d.AdminPassword)
+	} else {
+		fmt.Fprintf(stdout, "Staff admin: %s (already existed; password unchanged, %q when first seeded)\n", d.AdminEmail, d.AdminPassword)
+	}
+	return nil
+}

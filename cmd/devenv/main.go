@@ -1,0 +1,241 @@
+// Command devenv starts and stops the PostgreSQL and Redis that the server
+// and its tests use on a developer machine and in CI.
+//
+//	go run ./cmd/devenv up [-print-env]  start what is not running yet
+//	go run ./cmd/devenv down             stop what this repository started
+//	go run ./cmd/devenv env              print export lines for the URLs
+//	go run ./cmd/devenv status           say what is running
+//
+// PostgreSQL (127.0.0.1:54320) is left alone when DATABASE_URL is set, Redis
+// (127.0.0.1:63790) when REDIS_URL is set. Their files live under
+// <repo>/.data/. Progress goes to stderr; stdout carries only what env prints,
+// so `eval "$(go run ./cmd/devenv up -print-env)"` works.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+const (
+	pgHost    = "127.0.0.1"
+	pgPort    = 54320
+	redisPort = 63790
+)
+
+// databases are created on the local cluster by up.
+var databases = []string{"clinic", "clinic_test"}
+
+const usage = `usage: devenv <command>
+
+commands:
+  up [-print-env]  start local PostgreSQL and Redis unless already running
+                   (skipped when DATABASE_URL / REDIS_URL are set);
+                   -print-env then prints what env prints
+  down             stop the PostgreSQL and Redis this repository started
+  env              print export lines for DATABASE_URL, TEST_DATABASE_URL,
+                   REDIS_URL and TEST_REDIS_URL
+  status           say what is running
+`
+
+var errUsage = errors.New("bad usage")
+
+func main() {
+	err := run(os.Args[1:], os.Stdout)
+	if errors.Is(err, errUsage) {
+		if err != errUsage {
+			fmt.Fprintf(os.Stderr, "devenv: %v\n", err)
+		}
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "devenv: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errUsage
+	}
+	name, args := args[0], args[1:]
+
+	flags := flag.NewFlagSet(name, flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	printEnv := false
+	if name == "up" {
+		flags.BoolVar(&printEnv, "print-env", false, "print the env lines after starting")
+	}
+	if err := flags.Parse(args); err != nil {
+		return fmt.Errorf("%s: %w (%w)", name, err, errUsage)
+	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q (%w)", name, flags.Arg(0), errUsage)
+	}
+
+	switch name {
+	case "env":
+		writeEnv(stdout)
+		return nil
+	case "up", "down", "status":
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q (%w)", name, errUsage)
+	}
+
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	data := filepath.Join(root, ".data")
+	pg := &postgres{root: root, data: data}
+	rd := &redis{dir: filepath.Join(data, "redis")}
+
+	switch name {
+	case "up":
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", data, err)
+		}
+		unlock, err := lock(data)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		if os.Getenv("DATABASE_URL") == "" {
+			if err := pg.up(); err != nil {
+				return fmt.Errorf("postgres: %w", err)
+			}
+		} else {
+			logf("DATABASE_URL is set: not starting local PostgreSQL")
+		}
+		if os.Getenv("REDIS_URL") == "" {
+			if err := rd.up(); err != nil {
+				return fmt.Errorf("redis: %w", err)
+			}
+		} else {
+			logf("REDIS_URL is set: not starting local Redis")
+		}
+		if printEnv {
+			writeEnv(stdout)
+		}
+		return nil
+
+	case "down":
+		if _, err := os.Stat(data); errors.Is(err, os.ErrNotExist) {
+			logf("nothing to stop: %s does not exist", data)
+			return nil
+		}
+		unlock, err := lock(data)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		// Stop both even if one fails, then report.
+		return errors.Join(
+			wrap("postgres", pg.down()),
+			wrap("redis", rd.down()),
+		)
+
+	default: // status
+		if os.Getenv("DATABASE_URL") != "" {
+			fmt.Fprintln(stdout, "DATABASE_URL is set: the server and tests use it, not the local PostgreSQL")
+		}
+		fmt.Fprintln(stdout, pg.status())
+		if os.Getenv("REDIS_URL") != "" {
+			fmt.Fprintln(stdout, "REDIS_URL is set: the server and tests use it, not the local Redis")
+		}
+		fmt.Fprintln(stdout, rd.status())
+		return nil
+	}
+}
+
+// writeEnv prints one shell export per URL. Values the user set win; a test
+// URL left unset follows its main URL when that was set by the user, so tests
+// never silently talk to a different server than the one chosen.
+func writeEnv(w io.Writer) {
+	set := func(name, value string) {
+		fmt.Fprintf(w, "export %s=%s\n", name, shellQuote(value))
+	}
+	pgURL := func(db string) string {
+		return fmt.Sprintf("postgres://postgres@%s:%d/%s?sslmode=disable", pgHost, pgPort, db)
+	}
+	redisURL := func(db int) string {
+		return fmt.Sprintf("redis://127.0.0.1:%d/%d", redisPort, db)
+	}
+	pair := func(mainName, testName, mainDefault, testDefault string) {
+		mainURL, testURL := os.Getenv(mainName), os.Getenv(testName)
+		if testURL == "" {
+			testURL = testDefault
+			if mainURL != "" {
+				testURL = mainURL
+			}
+		}
+		if mainURL == "" {
+			mainURL = mainDefault
+		}
+		set(mainName, mainURL)
+		set(testName, testURL)
+	}
+	pair("DATABASE_URL", "TEST_DATABASE_URL", pgURL("clinic"), pgURL("clinic_test"))
+	pair("REDIS_URL", "TEST_REDIS_URL", redisURL(0), redisURL(1))
+}
+
+// shellQuote wraps s in single quotes for sh; a single quote inside s is
+// closed, escaped and reopened.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// repoRoot walks up from the working directory to the one holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the working directory: %w", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod in %s or any parent: run devenv inside the repository", dir)
+		}
+	}
+}
+
+// lock serialises up and down within one repository, so two terminals (or a
+// Makefile running targets in parallel) do not both run initdb.
+func lock(data string) (unlock func(), err error) {
+	path := filepath.Join(data, "devenv.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		logf("waiting for another devenv in this repository (%s)", path)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+	}
+	return func() { f.Close() }, nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "devenv: "+format+"\n", args...)
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

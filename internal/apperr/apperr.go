@@ -1,0 +1,105 @@
+// Package apperr is the one error type of the application: a kind that the
+// HTTP layer maps to a status, a public code, and a message safe to show a
+// user. Anything that is not an *Error is an internal error to the user.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind says what sort of failure an error is; web maps each to one status.
+type Kind int
+
+const (
+	Internal             Kind = iota // 500
+	Invalid                          // 400: bad input, Details["field"] names it
+	Unauthorized                     // 401
+	Forbidden                        // 403
+	NotFound                         // 404
+	Conflict                         // 409
+	Gone                             // 410
+	PreconditionFailed               // 412
+	Unprocessable                    // 422
+	Locked                           // 423
+	PreconditionRequired             // 428
+	TooMany                          // 429, with RetryAfter
+	Unavailable                      // 503
+)
+
+// Error is a failure a user may be told about.
+type Error struct {
+	Kind       Kind
+	Code       string // stable, public: SLOT_TAKEN, INVALID_ARGUMENT, ...
+	Message    string // safe to show a user
+	Details    map[string]any
+	RetryAfter time.Duration // for TooMany and Locked
+	Err        error         // the cause, for logs only
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Field is the input field an Invalid error names, or "".
+func (e *Error) Field() string {
+	f, _ := e.Details["field"].(string)
+	return f
+}
+
+// As returns the *Error in err's chain, or nil.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// CodeOf is the public code of err, or "" when it is not an *Error.
+func CodeOf(err error) string {
+	if e := As(err); e != nil {
+		return e.Code
+	}
+	return ""
+}
+
+// Invalidf names the field that was wrong.
+func Invalidf(field, format string, args ...any) *Error {
+	return &Error{
+		Kind:    Invalid,
+		Code:    "INVALID_ARGUMENT",
+		Message: fmt.Sprintf(format, args...),
+		Details: map[string]any{"field": field},
+	}
+}
+
+// NotFoundf says which thing was not found; field is the input that named it.
+func NotFoundf(field, format string, args ...any) *Error {
+	e := &Error{Kind: NotFound, Code: "NOT_FOUND", Message: fmt.Sprintf(format, args...)}
+	if field != "" {
+		e.Details = map[string]any{"field": field}
+	}
+	return e
+}
+
+// New builds an error of any kind with a public code.
+func New(kind Kind, code, message string) *Error {
+	return &Error{Kind: kind, Code: code, Message: message}
+}
+
+// Codes shared across packages.
+const (
+	CodeSlotTaken = "SLOT_TAKEN"
+)
+
+// SlotTaken is what every lost race for a slot becomes, whichever guard caught it.
+func SlotTaken() *Error {
+	return New(Conflict, CodeSlotTaken, "That slot is no longer available. Please pick another time.")
+}

@@ -1,0 +1,456 @@
+// Package booking is the correctness gate: every confirmed booking, cancel
+// and reschedule goes through here, in one transaction with its audit row.
+// PostgreSQL's unique index and exclusion constraint decide who wins a slot;
+// nothing here depends on Redis.
+package booking
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/db"
+)
+
+// Statuses of a booking. Only confirmed bookings hold a slot.
+const (
+	StatusConfirmed   = "confirmed"
+	StatusCancelled   = "cancelled"
+	StatusRescheduled = "rescheduled"
+)
+
+// Booking is a booking as the rest of the application sees it.
+type Booking struct {
+	ID                uuid.UUID `json:"id"`
+	ClinicID          uuid.UUID `json:"clinicId"`
+	AppointmentTypeID uuid.UUID `json:"appointmentTypeId"`
+	SpecialistID      uuid.UUID `json:"specialistId"`
+	Start             time.Time `json:"slotStartDate"`
+	End               time.Time `json:"slotEndDate"`
+	Status            string    `json:"status"`
+	Patient           Patient   `json:"patient"`
+	ClientID          string    `json:"-"`
+	RescheduledFrom   uuid.UUID `json:"rescheduledFrom,omitzero"`
+	CancelReason      string    `json:"cancelReason,omitempty"`
+	CreatedAt         time.Time `json:"createdAt"`
+	Version           int32     `json:"version"`
+}
+
+// Patient is who the booking is for.
+type Patient struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Phone string `json:"phone"`
+}
+
+func fromRow(r db.Booking) Booking {
+	return Booking{
+		ID:                r.ID,
+		ClinicID:          r.ClinicID,
+		AppointmentTypeID: r.AppointmentTypeID,
+		SpecialistID:      r.SpecialistID,
+		Start:             r.SlotStart.UTC(),
+		End:               r.SlotEnd.UTC(),
+		Status:            r.Status,
+		Patient:           Patient{Name: r.PatientName, Email: r.PatientEmail, Phone: r.PatientPhone},
+		ClientID:          r.ClientID,
+		RescheduledFrom:   r.RescheduledFrom.UUID,
+		CancelReason:      r.CancelReason,
+		CreatedAt:         r.CreatedAt.UTC(),
+		Version:           r.Version,
+	}
+}
+
+// Service books, cancels and reschedules.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+func NewService(pool *pgxpool.Pool) *Service {
+	return &Service{pool: pool}
+}
+
+// BookRequest asks for one confirmed booking.
+type BookRequest struct {
+	AppointmentTypeID uuid.UUID
+	SpecialistID      uuid.UUID
+	Start             time.Time
+	End               time.Time // zero: Start plus the type's duration
+	Patient           Patient
+	ClientID          string
+	Actor             string // who is booking, for the audit row: "patient", "staff:<id>"
+	// ClinicID, when set, scopes the request to one clinic (a staff member's).
+	ClinicID uuid.UUID
+	// InTx runs inside the booking's transaction after the insert and its
+	// audit row; an error rolls everything back. The idempotency record uses it.
+	InTx func(ctx context.Context, tx pgx.Tx, b Booking) error
+}
+
+// Confirmation is a booking just made, with the private token of its manage
+// link; only the token's hash is stored, so this is the one chance to read it.
+type Confirmation struct {
+	Booking     Booking
+	ManageToken string
+}
+
+// Book inserts a confirmed booking.
+//
+// Errors: INVALID_ARGUMENT (400, naming the field) for bad input, NOT_FOUND
+// for an unknown appointment type, SLOT_TAKEN (409) when the specialist already
+// has a confirmed booking at that start or overlapping it.
+func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, error) {
+	token, hash, err := newManageToken()
+	if err != nil {
+		return Confirmation{}, err
+	}
+	var b Booking
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		params, err := validate(ctx, q, req)
+		if err != nil {
+			return err
+		}
+		params.ManageTokenHash = hash
+		b, err = insert(ctx, q, params)
+		if err != nil {
+			return err
+		}
+		if err := audit(ctx, q, b.ClinicID, req.Actor, "booking.create", b.ID, nil, &b, ""); err != nil {
+			return err
+		}
+		if req.InTx != nil {
+			return req.InTx(ctx, tx, b)
+		}
+		return nil
+	})
+	if err != nil {
+		return Confirmation{}, err
+	}
+	return Confirmation{Booking: b, ManageToken: token}, nil
+}
+
+// insert runs the gate: zero rows, a unique violation and an exclusion
+// violation are all the same lost race to the user.
+func insert(ctx context.Context, q *db.Queries, p db.BookingInsertParams) (Booking, error) {
+	row, err := q.BookingInsert(ctx, p)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) || isSQLState(err, "23505", "23P01") {
+			return Booking{}, apperr.SlotTaken()
+		}
+		return Booking{}, fmt.Errorf("insert booking: %w", err)
+	}
+	return fromRow(row), nil
+}
+
+func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingInsertParams, error) {
+	if req.AppointmentTypeID == uuid.Nil {
+		return db.BookingInsertParams{}, apperr.Invalidf("appointmentTypeId", "appointmentTypeId is required")
+	}
+	at, err := q.AppointmentTypeGet(ctx, req.AppointmentTypeID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && req.ClinicID != uuid.Nil && at.ClinicID != req.ClinicID) {
+		return db.BookingInsertParams{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type.")
+	}
+	if err != nil {
+		return db.BookingInsertParams{}, fmt.Errorf("load appointment type: %w", err)
+	}
+	if req.SpecialistID == uuid.Nil {
+		return db.BookingInsertParams{}, apperr.Invalidf("specialistId", "specialistId is required")
+	}
+	sp, err := q.SpecialistGet(ctx, req.SpecialistID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && sp.ClinicID != at.ClinicID) {
+		return db.BookingInsertParams{}, apperr.Invalidf("specialistId", "No such specialist at this clinic.")
+	}
+	if err != nil {
+		return db.BookingInsertParams{}, fmt.Errorf("load specialist: %w", err)
+	}
+	if !sp.Active {
+		return db.BookingInsertParams{}, apperr.Invalidf("specialistId", "This specialist is not taking bookings.")
+	}
+	performs, err := q.AppointmentTypeSpecialistExists(ctx, db.AppointmentTypeSpecialistExistsParams{
+		AppointmentTypeID: at.ID, SpecialistID: sp.ID,
+	})
+	if err != nil {
+		return db.BookingInsertParams{}, fmt.Errorf("check specialist performs type: %w", err)
+	}
+	if !performs {
+		return db.BookingInsertParams{}, apperr.Invalidf("specialistId", "This specialist does not perform %s.", at.Name)
+	}
+
+	start, end := req.Start.UTC(), req.End.UTC()
+	duration := time.Duration(at.DurationMin) * time.Minute
+	switch {
+	case start.IsZero():
+		return db.BookingInsertParams{}, apperr.Invalidf("slotStartDate", "slotStartDate is required")
+	case !start.Truncate(time.Minute).Equal(start):
+		return db.BookingInsertParams{}, apperr.Invalidf("slotStartDate", "slotStartDate must be on a whole minute")
+	case req.End.IsZero():
+		end = start.Add(duration)
+	case !end.After(start):
+		return db.BookingInsertParams{}, apperr.Invalidf("slotEndDate", "slotEndDate must be after slotStartDate")
+	case end.Sub(start) != duration:
+		return db.BookingInsertParams{}, apperr.Invalidf("slotEndDate",
+			"%s takes %d minutes, but the slot given is %d minutes long", at.Name, at.DurationMin, int(end.Sub(start)/time.Minute))
+	}
+
+	p, err := ValidatePatient(req.Patient)
+	if err != nil {
+		return db.BookingInsertParams{}, err
+	}
+	return db.BookingInsertParams{
+		ClinicID:          at.ClinicID,
+		AppointmentTypeID: at.ID,
+		SpecialistID:      sp.ID,
+		SlotStart:         start,
+		SlotEnd:           end,
+		PatientName:       p.Name,
+		PatientEmail:      p.Email,
+		PatientPhone:      p.Phone,
+		ClientID:          req.ClientID,
+	}, nil
+}
+
+// ValidatePatient trims the patient's details and names the first field that
+// is wrong.
+func ValidatePatient(p Patient) (Patient, error) {
+	p.Name = strings.TrimSpace(p.Name)
+	p.Email = strings.TrimSpace(p.Email)
+	p.Phone = strings.TrimSpace(p.Phone)
+	switch {
+	case p.Name == "":
+		return p, apperr.Invalidf("patient.name", "Please enter your name.")
+	case len(p.Name) > 200:
+		return p, apperr.Invalidf("patient.name", "The name is too long (200 characters at most).")
+	case p.Email == "":
+		return p, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
+	case len(p.Email) > 254 || !validEmail(p.Email):
+		return p, apperr.Invalidf("patient.email", "That does not look like an e-mail address.")
+	case len(p.Phone) > 40 || !validPhone(p.Phone):
+		return p, apperr.Invalidf("patient.phone", "A phone number has digits, spaces and + - ( ) only.")
+	}
+	return p, nil
+}
+
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && strings.Contains(s[strings.LastIndex(s, "@"):], ".")
+}
+
+func validPhone(s string) bool {
+	digits := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case strings.ContainsRune(" +-()./", r):
+		default:
+			return false
+		}
+	}
+	return s == "" || digits >= 5
+}
+
+// CancelRequest cancels one booking.
+type CancelRequest struct {
+	BookingID uuid.UUID
+	ClinicID  uuid.UUID // when set, a booking of another clinic is not found
+	Actor     string
+	Reason    string
+}
+
+// Cancel frees a booking's slot at once. Cancelling a booking that is no
+// longer confirmed changes nothing and is not an error; changed says which.
+//
+// Errors: NOT_FOUND.
+func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, changed bool, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
+		if err != nil {
+			return err
+		}
+		if old.Status != StatusConfirmed {
+			b = old
+			return nil
+		}
+		b, err = setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true)
+		if err != nil {
+			return err
+		}
+		changed = true
+		return audit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason)
+	})
+	return b, changed, err
+}
+
+// RescheduleRequest moves a confirmed booking to another start, and
+// optionally another specialist of the same type.
+type RescheduleRequest struct {
+	BookingID    uuid.UUID
+	ClinicID     uuid.UUID
+	Start        time.Time
+	SpecialistID uuid.UUID // uuid.Nil: the same specialist
+	Actor        string
+	Reason       string
+}
+
+// Reschedule cancels the old booking and inserts the new one in one
+// transaction: when the new slot is taken, nothing changes. The manage link
+// moves to the new booking.
+//
+// Errors: NOT_FOUND, BOOKING_NOT_ACTIVE (409), INVALID_ARGUMENT, SLOT_TAKEN.
+func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Booking, error) {
+	var nb Booking
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
+		if err != nil {
+			return err
+		}
+		if old.Status != StatusConfirmed {
+			return apperr.New(apperr.Conflict, "BOOKING_NOT_ACTIVE", "This booking was cancelled or moved and cannot be rescheduled.")
+		}
+		row, err := q.BookingGet(ctx, old.ID)
+		if err != nil {
+			return fmt.Errorf("load booking: %w", err)
+		}
+		specialist := req.SpecialistID
+		if specialist == uuid.Nil {
+			specialist = old.SpecialistID
+		}
+		params, err := validate(ctx, q, BookRequest{
+			AppointmentTypeID: old.AppointmentTypeID,
+			SpecialistID:      specialist,
+			Start:             req.Start,
+			Patient:           old.Patient,
+			ClientID:          old.ClientID,
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false); err != nil {
+			return err
+		}
+		params.ManageTokenHash = row.ManageTokenHash
+		params.RescheduledFrom = uuid.NullUUID{UUID: old.ID, Valid: true}
+		nb, err = insert(ctx, q, params)
+		if err != nil {
+			return err
+		}
+		return audit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason)
+	})
+	return nb, err
+}
+
+func lockBooking(ctx context.Context, q *db.Queries, id, clinicID uuid.UUID) (Booking, error) {
+	row, err := q.BookingGetForUpdate(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && clinicID != uuid.Nil && row.ClinicID != clinicID) {
+		return Booking{}, apperr.NotFoundf("bookingId", "No such booking.")
+	}
+	if err != nil {
+		return Booking{}, fmt.Errorf("lock booking: %w", err)
+	}
+	return fromRow(row), nil
+}
+
+func setStatus(ctx context.Context, q *db.Queries, id uuid.UUID, status, reason string, keepToken bool) (Booking, error) {
+	row, err := q.BookingSetStatus(ctx, db.BookingSetStatusParams{
+		ID: id, Status: status, CancelReason: reason, KeepToken: keepToken,
+	})
+	if err != nil {
+		return Booking{}, fmt.Errorf("set booking status: %w", err)
+	}
+	return fromRow(row), nil
+}
+
+func audit(ctx context.Context, q *db.Queries, clinicID uuid.UUID, actor, action string, id uuid.UUID, before, after *Booking, reason string) error {
+	if actor == "" {
+		actor = "system"
+	}
+	var bj, aj json.RawMessage
+	var err error
+	if before != nil {
+		if bj, err = json.Marshal(before); err != nil {
+			return err
+		}
+	}
+	if after != nil {
+		if aj, err = json.Marshal(after); err != nil {
+			return err
+		}
+	}
+	err = q.AuditInsert(ctx, db.AuditInsertParams{
+		ClinicID: clinicID, Actor: actor, Action: action, Entity: "booking", EntityID: id.String(),
+		Before: bj, After: aj, Reason: reason,
+	})
+	if err != nil {
+		return fmt.Errorf("insert audit row: %w", err)
+	}
+	return nil
+}
+
+// ByManageToken finds the booking a manage link points at.
+//
+// Errors: NOT_FOUND.
+func (s *Service) ByManageToken(ctx context.Context, token string) (Booking, error) {
+	row, err := db.New(s.pool).BookingGetByTokenHash(ctx, HashToken(token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Booking{}, apperr.NotFoundf("", "This link is not valid (any more).")
+	}
+	if err != nil {
+		return Booking{}, fmt.Errorf("find booking by token: %w", err)
+	}
+	return fromRow(row), nil
+}
+
+// Get finds a booking by id, scoped to a clinic when clinicID is set.
+func (s *Service) Get(ctx context.Context, id, clinicID uuid.UUID) (Booking, error) {
+	row, err := db.New(s.pool).BookingGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && clinicID != uuid.Nil && row.ClinicID != clinicID) {
+		return Booking{}, apperr.NotFoundf("bookingId", "No such booking.")
+	}
+	if err != nil {
+		return Booking{}, fmt.Errorf("get booking: %w", err)
+	}
+	return fromRow(row), nil
+}
+
+func newManageToken() (token string, hash []byte, err error) {
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return "", nil, fmt.Errorf("manage token: %w", err)
+	}
+	token = base64.RawURLEncoding.EncodeToString(buf)
+	return token, HashToken(token), nil
+}
+
+// HashToken is how manage tokens are stored: a leaked table does not leak links.
+func HashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+func isSQLState(err error, codes ...string) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	for _, c := range codes {
+		if pgErr.Code == c {
+			return true
+		}
+	}
+	return false
+}

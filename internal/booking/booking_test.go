@@ -1,0 +1,359 @@
+package booking_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/testkit"
+)
+
+type bundle struct {
+	pool   *pgxpool.Pool
+	svc    *booking.Service
+	clinic testkit.Clinic
+	loc    *time.Location
+}
+
+// setup makes a clinic of the test's own with two specialists and a 30- and
+// a 60-minute type both perform.
+func setup(t *testing.T) bundle {
+	t.Helper()
+	pool := testkit.DB(t)
+	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Types: []db.AppointmentTypeInsertParams{
+		{Name: "Consultation", DurationMin: 30},
+		{Name: "Examination", DurationMin: 60},
+	}})
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bundle{pool: pool, svc: booking.NewService(pool), clinic: c, loc: loc}
+}
+
+func (b bundle) req(typ, specialist int, start time.Time) booking.BookRequest {
+	return booking.BookRequest{
+		AppointmentTypeID: b.clinic.Types[typ].ID,
+		SpecialistID:      b.clinic.Specialists[specialist].ID,
+		Start:             start,
+		Patient:           booking.Patient{Name: "Erika Mustermann", Email: "erika@example.org", Phone: "+49 30 1234567"},
+		ClientID:          "client-" + uuid.NewString(),
+		Actor:             "patient",
+	}
+}
+
+func (b bundle) monday(hour, min int) time.Time {
+	return testkit.NextWeekday(time.Now(), b.loc, time.Monday, hour, min)
+}
+
+func countConfirmed(t *testing.T, pool *pgxpool.Pool, specialist uuid.UUID, start time.Time) int64 {
+	t.Helper()
+	n, err := db.New(pool).BookingCountConfirmedAt(context.Background(), db.BookingCountConfirmedAtParams{
+		SpecialistID: specialist, SlotStart: start,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func auditCount(t *testing.T, pool *pgxpool.Pool, clinic uuid.UUID) int64 {
+	t.Helper()
+	n, err := db.New(pool).AuditCountByClinic(context.Background(), clinic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// race runs each attempt in its own goroutine, all released together at a
+// barrier, and returns their errors.
+func race(n int, attempt func(i int) error) []error {
+	errs := make([]error, n)
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(n)
+	done.Add(n)
+	for i := range n {
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			errs[i] = attempt(i)
+		}()
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+	return errs
+}
+
+func tally(t *testing.T, errs []error) (won, taken int) {
+	t.Helper()
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case apperr.CodeOf(err) == apperr.CodeSlotTaken:
+			taken++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	return won, taken
+}
+
+func TestBookConcurrentSameSlotOneWinner(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	start := b.monday(10, 0)
+	const n = 50
+	errs := race(n, func(int) error {
+		_, err := b.svc.Book(context.Background(), b.req(0, 0, start))
+		return err
+	})
+	won, taken := tally(t, errs)
+	t.Logf("%d goroutines on one slot: %d confirmed, %d SLOT_TAKEN", n, won, taken)
+	if won != 1 || taken != n-1 {
+		t.Fatalf("want 1 confirmed and %d SLOT_TAKEN, got %d and %d", n-1, won, taken)
+	}
+	if got := countConfirmed(t, b.pool, b.clinic.Specialists[0].ID, start); got != 1 {
+		t.Fatalf("want exactly one row, got %d", got)
+	}
+	if got := auditCount(t, b.pool, b.clinic.ID); got != 1 {
+		t.Fatalf("want exactly one audit row (the winner's), got %d", got)
+	}
+}
+
+// The first booking of an empty day has no row to lock; the constraints
+// must still let exactly one of mixed-length overlapping attempts win.
+func TestBookEmptyDayFirstSlotOneWinner(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	start := b.monday(9, 0) // the first slot of a day with nothing booked
+	const n = 20
+	errs := race(n, func(i int) error {
+		if i%2 == 0 {
+			_, err := b.svc.Book(context.Background(), b.req(1, 0, start)) // 09:00-10:00
+			return err
+		}
+		_, err := b.svc.Book(context.Background(), b.req(0, 0, start.Add(30*time.Minute))) // 09:30-10:00
+		return err
+	})
+	won, taken := tally(t, errs)
+	t.Logf("empty day, %d mixed-length attempts: %d confirmed, %d SLOT_TAKEN", n, won, taken)
+	if won != 1 || taken != n-1 {
+		t.Fatalf("want exactly one winner, got %d winners and %d SLOT_TAKEN", won, taken)
+	}
+}
+
+func TestBookOverlapOfDifferentLengths(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	if _, err := b.svc.Book(ctx, b.req(1, 0, b.monday(8, 30))); err != nil { // 60 min, 08:30-09:30
+		t.Fatal(err)
+	}
+	t.Run("BlocksOverlapForSameSpecialist", func(t *testing.T) {
+		_, err := b.svc.Book(ctx, b.req(0, 0, b.monday(9, 0)))
+		if apperr.CodeOf(err) != apperr.CodeSlotTaken {
+			t.Fatalf("want SLOT_TAKEN, got %v", err)
+		}
+	})
+	t.Run("AllowsSameTimeForAnotherSpecialist", func(t *testing.T) {
+		if _, err := b.svc.Book(ctx, b.req(0, 1, b.monday(9, 0))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("AllowsBackToBack", func(t *testing.T) {
+		if _, err := b.svc.Book(ctx, b.req(0, 0, b.monday(9, 30))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.svc.Book(ctx, b.req(0, 0, b.monday(10, 0))); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	start := b.monday(11, 0)
+	conf, err := b.svc.Book(ctx, b.req(0, 0, start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("FreesTheSlotForRebooking", func(t *testing.T) {
+		got, changed, err := b.svc.Cancel(ctx, booking.CancelRequest{BookingID: conf.Booking.ID, Actor: "patient", Reason: "feeling better"})
+		if err != nil || !changed || got.Status != booking.StatusCancelled {
+			t.Fatalf("cancel: %+v changed=%v err=%v", got, changed, err)
+		}
+		if _, err := b.svc.Book(ctx, b.req(0, 0, start)); err != nil {
+			t.Fatalf("rebook after cancel: %v", err)
+		}
+	})
+	t.Run("TwiceIsHarmless", func(t *testing.T) {
+		got, changed, err := b.svc.Cancel(ctx, booking.CancelRequest{BookingID: conf.Booking.ID, Actor: "patient"})
+		if err != nil || changed || got.Status != booking.StatusCancelled {
+			t.Fatalf("second cancel: %+v changed=%v err=%v", got, changed, err)
+		}
+		if n := countConfirmed(t, b.pool, b.clinic.Specialists[0].ID, start); n != 1 {
+			t.Fatalf("the rebooking must still stand, got %d confirmed", n)
+		}
+	})
+	t.Run("OfAnotherClinicIsNotFound", func(t *testing.T) {
+		_, _, err := b.svc.Cancel(ctx, booking.CancelRequest{BookingID: conf.Booking.ID, ClinicID: uuid.New()})
+		if e := apperr.As(err); e == nil || e.Kind != apperr.NotFound {
+			t.Fatalf("want NOT_FOUND, got %v", err)
+		}
+	})
+	t.Run("UnknownIsNotFound", func(t *testing.T) {
+		_, _, err := b.svc.Cancel(ctx, booking.CancelRequest{BookingID: uuid.New()})
+		if e := apperr.As(err); e == nil || e.Kind != apperr.NotFound {
+			t.Fatalf("want NOT_FOUND, got %v", err)
+		}
+	})
+	// book, cancel, rebook: three state changes, three audit rows; the
+	// harmless second cancel and the refused ones wrote none.
+	if got := auditCount(t, b.pool, b.clinic.ID); got != 3 {
+		t.Fatalf("want 3 audit rows, got %d", got)
+	}
+}
+
+func TestReschedule(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	mine, err := b.svc.Book(ctx, b.req(0, 0, b.monday(9, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.Book(ctx, b.req(0, 0, b.monday(10, 0))); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("OntoTakenSlotChangesNothing", func(t *testing.T) {
+		before := auditCount(t, b.pool, b.clinic.ID)
+		_, err := b.svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: mine.Booking.ID, Start: b.monday(10, 0), Actor: "patient"})
+		if apperr.CodeOf(err) != apperr.CodeSlotTaken {
+			t.Fatalf("want SLOT_TAKEN, got %v", err)
+		}
+		got, err := b.svc.Get(ctx, mine.Booking.ID, uuid.Nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != booking.StatusConfirmed || !got.Start.Equal(mine.Booking.Start) || got.Version != mine.Booking.Version {
+			t.Fatalf("original changed: %+v", got)
+		}
+		if _, err := b.svc.ByManageToken(ctx, mine.ManageToken); err != nil {
+			t.Fatalf("manage link must still work: %v", err)
+		}
+		if after := auditCount(t, b.pool, b.clinic.ID); after != before {
+			t.Fatalf("a failed reschedule wrote %d audit rows", after-before)
+		}
+	})
+
+	t.Run("OntoOverlappingOwnTimeWorks", func(t *testing.T) {
+		before := auditCount(t, b.pool, b.clinic.ID)
+		nb, err := b.svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: mine.Booking.ID, Start: b.monday(9, 15), Actor: "patient"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nb.RescheduledFrom != mine.Booking.ID || nb.Status != booking.StatusConfirmed {
+			t.Fatalf("new booking: %+v", nb)
+		}
+		old, _ := b.svc.Get(ctx, mine.Booking.ID, uuid.Nil)
+		if old.Status != booking.StatusRescheduled {
+			t.Fatalf("old status %q", old.Status)
+		}
+		viaLink, err := b.svc.ByManageToken(ctx, mine.ManageToken)
+		if err != nil || viaLink.ID != nb.ID {
+			t.Fatalf("the manage link must follow the booking: %v %v", viaLink.ID, err)
+		}
+		if after := auditCount(t, b.pool, b.clinic.ID); after != before+1 {
+			t.Fatalf("want one audit row for the reschedule, got %d", after-before)
+		}
+		_, err = b.svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: mine.Booking.ID, Start: b.monday(15, 0)})
+		if apperr.CodeOf(err) != "BOOKING_NOT_ACTIVE" {
+			t.Fatalf("rescheduling the moved-away booking: want BOOKING_NOT_ACTIVE, got %v", err)
+		}
+	})
+}
+
+func TestBookRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	other := setup(t) // another clinic
+	ctx := context.Background()
+	start := b.monday(14, 0)
+	cases := []struct {
+		name      string
+		mutate    func(r *booking.BookRequest)
+		wantKind  apperr.Kind
+		wantField string
+	}{
+		{"UnknownSpecialist", func(r *booking.BookRequest) { r.SpecialistID = uuid.New() }, apperr.Invalid, "specialistId"},
+		{"SpecialistOfAnotherClinic", func(r *booking.BookRequest) { r.SpecialistID = other.clinic.Specialists[0].ID }, apperr.Invalid, "specialistId"},
+		{"MissingSpecialist", func(r *booking.BookRequest) { r.SpecialistID = uuid.Nil }, apperr.Invalid, "specialistId"},
+		{"UnknownType", func(r *booking.BookRequest) { r.AppointmentTypeID = uuid.New() }, apperr.NotFound, "appointmentTypeId"},
+		{"TypeOfAnotherClinicWhenScoped", func(r *booking.BookRequest) { r.ClinicID = other.clinic.ID }, apperr.NotFound, "appointmentTypeId"},
+		{"EndBeforeStart", func(r *booking.BookRequest) { r.End = r.Start.Add(-30 * time.Minute) }, apperr.Invalid, "slotEndDate"},
+		{"EndEqualsStart", func(r *booking.BookRequest) { r.End = r.Start }, apperr.Invalid, "slotEndDate"},
+		{"DurationNotTheType", func(r *booking.BookRequest) { r.End = r.Start.Add(45 * time.Minute) }, apperr.Invalid, "slotEndDate"},
+		{"MissingStart", func(r *booking.BookRequest) { r.Start = time.Time{} }, apperr.Invalid, "slotStartDate"},
+		{"StartOffTheMinute", func(r *booking.BookRequest) { r.Start = r.Start.Add(7 * time.Second) }, apperr.Invalid, "slotStartDate"},
+		{"MissingName", func(r *booking.BookRequest) { r.Patient.Name = "  " }, apperr.Invalid, "patient.name"},
+		{"BadEmail", func(r *booking.BookRequest) { r.Patient.Email = "not-an-email" }, apperr.Invalid, "patient.email"},
+		{"BadPhone", func(r *booking.BookRequest) { r.Patient.Phone = "call me maybe" }, apperr.Invalid, "patient.phone"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := b.req(0, 0, start)
+			tc.mutate(&r)
+			_, err := b.svc.Book(ctx, r)
+			e := apperr.As(err)
+			if e == nil || e.Kind != tc.wantKind || e.Field() != tc.wantField {
+				t.Fatalf("want kind %d on field %q, got %v", tc.wantKind, tc.wantField, err)
+			}
+		})
+	}
+	t.Run("InactiveSpecialist", func(t *testing.T) {
+		if _, err := b.pool.Exec(ctx, "UPDATE specialists SET active = false WHERE id = $1", b.clinic.Specialists[1].ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.svc.Book(ctx, b.req(0, 1, start))
+		if e := apperr.As(err); e == nil || e.Field() != "specialistId" {
+			t.Fatalf("want specialistId error, got %v", err)
+		}
+	})
+	if got := auditCount(t, b.pool, b.clinic.ID); got != 0 {
+		t.Fatalf("refused bookings wrote %d audit rows", got)
+	}
+}
+
+// InTx failing rolls the booking back with it: no row, no audit.
+func TestBookInTxFailureRollsBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.req(0, 0, b.monday(16, 0))
+	r.InTx = func(context.Context, pgx.Tx, booking.Booking) error { return fmt.Errorf("boom") }
+	if _, err := b.svc.Book(context.Background(), r); err == nil {
+		t.Fatal("want the InTx error")
+	}
+	if n := countConfirmed(t, b.pool, b.clinic.Specialists[0].ID, r.Start); n != 0 {
+		t.Fatalf("want no booking, got %d", n)
+	}
+	if n := auditCount(t, b.pool, b.clinic.ID); n != 0 {
+		t.Fatalf("want no audit row, got %d", n)
+	}
+}

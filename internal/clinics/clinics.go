@@ -1,0 +1,82 @@
+// Package clinics holds the tenant: a clinic, its zone and its catalogue.
+package clinics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/db"
+)
+
+// LoadZone resolves an IANA zone name. Go accepts "" and "Local" as zones of
+// its own; a clinic must name a real place.
+//
+// Errors: INVALID_ARGUMENT naming the field "timezone".
+func LoadZone(name string) (*time.Location, error) {
+	if name == "" || name == "Local" || strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
+		return nil, apperr.Invalidf("timezone", "%q is not an IANA time zone name such as Europe/Berlin.", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, apperr.Invalidf("timezone", "%q is not an IANA time zone name such as Europe/Berlin.", name)
+	}
+	return loc, nil
+}
+
+var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// Clinic is what a new clinic needs.
+type Clinic struct {
+	Slug, Name, Timezone, Address string
+}
+
+// Service creates and finds clinics.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// Upsert creates the clinic, or updates the one with that slug.
+//
+// Errors: INVALID_ARGUMENT naming slug, name or timezone.
+func (s *Service) Upsert(ctx context.Context, c Clinic) (db.Clinic, error) {
+	if !slugRe.MatchString(c.Slug) {
+		return db.Clinic{}, apperr.Invalidf("slug", "A slug is lower-case letters, digits and dashes.")
+	}
+	if strings.TrimSpace(c.Name) == "" {
+		return db.Clinic{}, apperr.Invalidf("name", "A clinic needs a name.")
+	}
+	if _, err := LoadZone(c.Timezone); err != nil {
+		return db.Clinic{}, err
+	}
+	row, err := db.New(s.pool).ClinicUpsert(ctx, db.ClinicUpsertParams{
+		Slug: c.Slug, Name: strings.TrimSpace(c.Name), Timezone: c.Timezone, Address: c.Address,
+	})
+	if err != nil {
+		return db.Clinic{}, fmt.Errorf("upsert clinic: %w", err)
+	}
+	return row, nil
+}
+
+// BySlug finds a clinic.
+//
+// Errors: NOT_FOUND.
+func (s *Service) BySlug(ctx context.Context, slug string) (db.Clinic, error) {
+	row, err := db.New(s.pool).ClinicGetBySlug(ctx, slug)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Clinic{}, apperr.NotFoundf("slug", "No clinic %q.", slug)
+	}
+	if err != nil {
+		return db.Clinic{}, fmt.Errorf("get clinic: %w", err)
+	}
+	return row, nil
+}

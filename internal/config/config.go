@@ -1,0 +1,136 @@
+// Package config reads the server's settings from the environment, with
+// defaults that work on a developer's machine.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the server.
+type Config struct {
+	Addr             string
+	DatabaseURL      string
+	RedisURL         string
+	DBMaxConns       int32
+	DBMinConns       int32
+	RedisPoolSize    int
+	LogLevel         slog.Level
+	LogFormat        string // "text" or "json"
+	MigrateOnStart   bool
+	ShutdownTimeout  time.Duration
+	TimeslotCacheTTL time.Duration
+	HoldTTL          time.Duration
+	SecureCookies    bool
+}
+
+// Defaults for a local run, matching what `make services` starts.
+const (
+	DefaultDatabaseURL = "postgres://postgres@127.0.0.1:54320/clinic?sslmode=disable"
+	DefaultRedisURL    = "redis://127.0.0.1:63790/0"
+)
+
+// Load reads the environment through getenv (os.Getenv in main, a map in tests)
+// and names every setting that is wrong.
+func Load(getenv func(string) string) (Config, error) {
+	c := Config{
+		Addr:        or(getenv("ADDR"), ":8080"),
+		DatabaseURL: or(getenv("DATABASE_URL"), DefaultDatabaseURL),
+		RedisURL:    or(getenv("REDIS_URL"), DefaultRedisURL),
+		LogFormat:   or(getenv("LOG_FORMAT"), "text"),
+	}
+	var errs []string
+	intVar := func(name string, def, min, max int) int {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min || n > max {
+			errs = append(errs, fmt.Sprintf("%s=%q: want a whole number from %d to %d", name, v, min, max))
+			return def
+		}
+		return n
+	}
+	boolVar := func(name string, def bool) bool {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s=%q: want true or false", name, v))
+			return def
+		}
+		return b
+	}
+	c.DBMaxConns = int32(intVar("DB_MAX_CONNS", 20, 1, 1000))
+	c.DBMinConns = int32(intVar("DB_MIN_CONNS", 2, 0, 1000))
+	c.RedisPoolSize = intVar("REDIS_POOL_SIZE", 50, 1, 10000)
+	c.MigrateOnStart = boolVar("MIGRATE_ON_START", true)
+	c.ShutdownTimeout = time.Duration(intVar("SHUTDOWN_TIMEOUT_SECONDS", 10, 1, 600)) * time.Second
+	c.TimeslotCacheTTL = time.Duration(intVar("TIMESLOTS_CACHE_TTL_SECONDS", 300, 1, 86400)) * time.Second
+	c.HoldTTL = time.Duration(intVar("HOLD_TTL_SECONDS", 30, 5, 3600)) * time.Second
+	c.SecureCookies = boolVar("SECURE_COOKIES", false)
+
+	if c.DBMinConns > c.DBMaxConns {
+		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
+		errs = append(errs, fmt.Sprintf("LOG_LEVEL=%q: want debug, info, warn or error", getenv("LOG_LEVEL")))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Sprintf("LOG_FORMAT=%q: want text or json", c.LogFormat))
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		errs = append(errs, "DATABASE_URL: want postgres://user:password@host:port/dbname")
+	}
+	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+		errs = append(errs, "REDIS_URL: want redis://host:port/db")
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+// LogValue prints the settings with passwords masked.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("database_url", Mask(c.DatabaseURL)),
+		slog.String("redis_url", Mask(c.RedisURL)),
+		slog.Int("db_max_conns", int(c.DBMaxConns)),
+		slog.Int("db_min_conns", int(c.DBMinConns)),
+		slog.Int("redis_pool_size", c.RedisPoolSize),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.Bool("migrate_on_start", c.MigrateOnStart),
+		slog.Duration("timeslots_cache_ttl", c.TimeslotCacheTTL),
+		slog.Duration("hold_ttl", c.HoldTTL),
+		slog.Bool("secure_cookies", c.SecureCookies),
+	)
+}
+
+// Mask hides the password of a URL.
+func Mask(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,80 @@
+// Package postgres opens the connection pool and applies the embedded
+// migrations.
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/clinic/booking/migrations"
+)
+
+// Connect opens a pool with explicit sizes (pgxpool's default of
+// max(4, NumCPU) is far too small for a booking burst) and checks it answers.
+func Connect(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	cfg.MaxConns = maxConns
+	cfg.MinConns = minConns
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	cfg.HealthCheckPeriod = 15 * time.Second
+	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("reach PostgreSQL: %w", err)
+	}
+	return pool, nil
+}
+
+// NewMigrator builds a goose provider over the embedded migrations. The
+// session lock lets several instances start at once: one migrates, the
+// others wait and find nothing to do.
+func NewMigrator(pool *pgxpool.Pool, logger *slog.Logger) (*goose.Provider, error) {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return nil, fmt.Errorf("migration lock: %w", err)
+	}
+	opts := []goose.ProviderOption{goose.WithSessionLocker(locker)}
+	if logger != nil {
+		opts = append(opts, goose.WithSlog(logger))
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(pool), migrations.FS, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	return p, nil
+}
+
+// Migrate applies every pending migration.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	p, err := NewMigrator(pool, logger)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	results, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	for _, r := range results {
+		if logger != nil {
+			logger.Info("migration applied", "version", r.Source.Version, "duration", r.Duration)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+// Package seed creates the demo clinic. Running it again finds what exists
+// and adds nothing twice.
+package seed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/db"
+)
+
+// Demo is what the seed made, for the message main prints and for tests.
+type Demo struct {
+	Clinic        db.Clinic
+	Specialists   []db.Specialist
+	Types         []db.AppointmentType
+	AdminEmail    string
+	AdminPassword string
+	AdminCreated  bool
+	ClosedDay     time.Time
+}
+
+type specialistSeed struct {
+	name     string
+	priority int32
+}
+
+type typeSeed struct {
+	name, description string
+	minutes           int32
+	specialists       []int // indexes into specialists
+}
+
+var (
+	demoSpecialists = []specialistSeed{
+		{"Dr. Anna Weber", 30},
+		{"Dr. Jonas Keller", 20},
+		{"Dr. Lea Fischer", 10},
+	}
+	demoTypes = []typeSeed{
+		{"Quick check-up", "A short follow-up or prescription renewal.", 15, []int{0, 1}},
+		{"Consultation", "A standard appointment with a doctor.", 30, []int{0, 1, 2}},
+		{"Extended examination", "A full examination with time for questions.", 60, []int{0, 2}},
+	}
+)
+
+// Run seeds the demo clinic (slug "demo", Europe/Berlin): three specialists
+// of different priorities, three appointment types, weekday hours with a
+// lunch break, one closed day and one admin. now picks the closed day.
+func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time.Time) (Demo, error) {
+	var d Demo
+	clinic, err := clinics.NewService(pool).Upsert(ctx, clinics.Clinic{
+		Slug: "demo", Name: "Demo Health Clinic", Timezone: "Europe/Berlin",
+		Address: "Torstraße 1, 10119 Berlin",
+	})
+	if err != nil {
+		return d, err
+	}
+	d.Clinic = clinic
+	loc, _ := time.LoadLocation(clinic.Timezone)
+
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		for _, s := range demoSpecialists {
+			sp, err := q.SpecialistGetByName(ctx, db.SpecialistGetByNameParams{ClinicID: clinic.ID, Name: s.name})
+			if errors.Is(err, pgx.ErrNoRows) {
+				sp, err = q.SpecialistInsert(ctx, db.SpecialistInsertParams{
+					ClinicID: clinic.ID, Name: s.name, Priority: s.priority, Active: true,
+				})
+			}
+			if err != nil {
+				return fmt.Errorf("specialist %s: %w", s.name, err)
+			}
+			d.Specialists = append(d.Specialists, sp)
+			if err := seedHours(ctx, q, clinic.ID, sp.ID); err != nil {
+				return err
+			}
+		}
+		for _, t := range demoTypes {
+			at, err := q.AppointmentTypeGetByName(ctx, db.AppointmentTypeGetByNameParams{ClinicID: clinic.ID, Name: t.name})
+			if errors.Is(err, pgx.ErrNoRows) {
+				at, err = q.AppointmentTypeInsert(ctx, db.AppointmentTypeInsertParams{
+					ClinicID: clinic.ID, Name: t.name, Description: t.description,
+					DurationMin: t.minutes, SlotStepMin: t.minutes,
+					BufferBeforeMin: 0, BufferAfterMin: 0, MinNoticeMin: 60,
+					MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1,
+				})
+			}
+			if err != nil {
+				return fmt.Errorf("appointment type %s: %w", t.name, err)
+			}
+			d.Types = append(d.Types, at)
+			for _, i := range t.specialists {
+				err := q.AppointmentTypeSpecialistAdd(ctx, db.AppointmentTypeSpecialistAddParams{
+					ClinicID: clinic.ID, AppointmentTypeID: at.ID, SpecialistID: d.Specialists[i].ID,
+				})
+				if err != nil {
+					return fmt.Errorf("link %s to %s: %w", t.name, d.Specialists[i].Name, err)
+				}
+			}
+		}
+
+		// One closed day for the first specialist: the next Wednesday.
+		first := d.Specialists[0]
+		n, err := q.OverrideCountBySpecialist(ctx, first.ID)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			local := now.In(loc)
+			day := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, time.UTC)
+			for day = day.AddDate(0, 0, 1); day.Weekday() != time.Wednesday; day = day.AddDate(0, 0, 1) {
+			}
+			d.ClosedDay = day
+			if err := q.OverrideInsertClosed(ctx, db.OverrideInsertClosedParams{
+				ClinicID: clinic.ID, SpecialistID: first.ID, Day: day, Note: "Training day",
+			}); err != nil {
+				return fmt.Errorf("closed day: %w", err)
+			}
+		}
+
+		hash, err := bcrypt.GenerateFromPassword([]byte(adminPassword), bcrypt.DefaultCost)
+		if err != nil {
+			return err
+		}
+		d.AdminEmail, d.AdminPassword = "admin@demo.clinic", adminPassword
+		_, err = q.StaffUserUpsert(ctx, db.StaffUserUpsertParams{
+			ClinicID: clinic.ID, Email: d.AdminEmail, Name: "Demo Admin", PasswordHash: string(hash), Role: "admin",
+		})
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			// Already there; its password is whatever it was set to.
+		case err != nil:
+			return fmt.Errorf("admin: %w", err)
+		default:
+			d.AdminCreated = true
+		}
+		return nil
+	})
+	return d, err
+}
+
+// seedHours gives a specialist Monday to Friday, 08:30-12:30 and 13:30-17:00,
+// unless they already have hours.
+func seedHours(ctx context.Context, q *db.Queries, clinicID, specialistID uuid.UUID) error {
+	n, err := q.WeeklyHoursCountBySpecialist(ctx, specialistID)
+	if err != nil || n > 0 {
+		return err
+	}
+	for wd := time.Monday; wd <= time.Friday; wd++ {
+		for _, r := range [][2]int32{{8*60 + 30, 12*60 + 30}, {13*60 + 30, 17 * 60}} {
+			if err := q.WeeklyHoursInsert(ctx, db.WeeklyHoursInsertParams{
+				ClinicID: clinicID, SpecialistID: specialistID, Weekday: int16(wd), StartMin: r[0], EndMin: r[1],
+			}); err != nil {
+				return fmt.Errorf("weekly hours: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,252 @@
+// Package testkit gives tests real PostgreSQL and Redis: a database per test
+// binary (or a fresh one on request), migrated, and row factories. Tests
+// isolate themselves by creating their own clinic, so they can run in
+// parallel against one database.
+package testkit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/platform/postgres"
+)
+
+// DefaultTestDatabaseURL and DefaultTestRedisURL match what `make services` starts.
+const (
+	DefaultTestDatabaseURL = "postgres://postgres@127.0.0.1:54320/clinic_test?sslmode=disable"
+	DefaultTestRedisURL    = "redis://127.0.0.1:63790/1"
+)
+
+func baseURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultTestDatabaseURL
+}
+
+var (
+	shared     *pgxpool.Pool
+	sharedErr  error
+	sharedOnce sync.Once
+)
+
+// DB is a migrated database shared by the tests of one test binary.
+func DB(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	sharedOnce.Do(func() {
+		name := "clinic_test_" + sanitize(filepath.Base(os.Args[0]))
+		var url string
+		url, sharedErr = createDatabase(name)
+		if sharedErr != nil {
+			return
+		}
+		shared, sharedErr = openMigrated(url, 60)
+	})
+	if sharedErr != nil {
+		t.Fatalf("test database: %v (is PostgreSQL running? `make services`)", sharedErr)
+	}
+	return shared
+}
+
+// FreshDB is a new, empty (unmigrated) database of the test's own, dropped
+// at the end of the test. It returns the URL.
+func FreshDB(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	name := "clinic_fresh_" + hex.EncodeToString(b)
+	url, err := createDatabase(name)
+	if err != nil {
+		t.Fatalf("fresh database: %v", err)
+	}
+	t.Cleanup(func() { _ = dropDatabase(name) })
+	return url
+}
+
+func openMigrated(url string, maxConns int32) (*pgxpool.Pool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pool, err := postgres.Connect(ctx, url, maxConns, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := postgres.Migrate(ctx, pool, nil); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// createDatabase drops and recreates a database next to the base one and
+// returns its URL.
+func createDatabase(name string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, baseURL())
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	ident := pgx.Identifier{name}.Sanitize()
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
+		return "", err
+	}
+	u, err := url.Parse(baseURL())
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func dropDatabase(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, baseURL())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	return err
+}
+
+var nonWord = regexp.MustCompile(`[^a-z0-9_]+`)
+
+func sanitize(s string) string {
+	s = nonWord.ReplaceAllString(strings.ToLower(strings.TrimSuffix(s, ".test")), "_")
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return s
+}
+
+// Redis is a client on the test Redis database.
+func Redis(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	u := os.Getenv("TEST_REDIS_URL")
+	if u == "" {
+		u = DefaultTestRedisURL
+	}
+	opt, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatalf("TEST_REDIS_URL: %v", err)
+	}
+	opt.PoolSize = 100
+	c := redis.NewClient(opt)
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("test redis: %v (is Redis running? `make services`)", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Clinic is a clinic made for one test, with its specialists and types.
+type Clinic struct {
+	db.Clinic
+	Specialists []db.Specialist
+	Types       []db.AppointmentType
+}
+
+// ClinicOptions shape a test clinic. Zero values give a Europe/Berlin clinic
+// with two specialists (priorities 20 and 10) and one 30-minute type both
+// perform, working Monday to Friday 09:00-17:00.
+type ClinicOptions struct {
+	Timezone    string
+	Specialists int
+	Types       []db.AppointmentTypeInsertParams // ClinicID is filled in
+}
+
+// NewClinic creates a clinic of the test's own.
+func NewClinic(t testing.TB, pool *pgxpool.Pool, o ClinicOptions) Clinic {
+	t.Helper()
+	ctx := context.Background()
+	if o.Timezone == "" {
+		o.Timezone = "Europe/Berlin"
+	}
+	if o.Specialists == 0 {
+		o.Specialists = 2
+	}
+	if len(o.Types) == 0 {
+		o.Types = []db.AppointmentTypeInsertParams{{
+			Name: "Consultation", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1,
+		}}
+	}
+	q := db.New(pool)
+	slug := "t-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:20]
+	c, err := q.ClinicUpsert(ctx, db.ClinicUpsertParams{Slug: slug, Name: "Test clinic " + slug, Timezone: o.Timezone})
+	if err != nil {
+		t.Fatalf("create clinic: %v", err)
+	}
+	out := Clinic{Clinic: c}
+	for i := range o.Specialists {
+		sp, err := q.SpecialistInsert(ctx, db.SpecialistInsertParams{
+			ClinicID: c.ID, Name: fmt.Sprintf("Specialist %d", i+1), Priority: int32(10 * (o.Specialists - i)), Active: true,
+		})
+		if err != nil {
+			t.Fatalf("create specialist: %v", err)
+		}
+		for wd := time.Monday; wd <= time.Friday; wd++ {
+			if err := q.WeeklyHoursInsert(ctx, db.WeeklyHoursInsertParams{
+				ClinicID: c.ID, SpecialistID: sp.ID, Weekday: int16(wd), StartMin: 9 * 60, EndMin: 17 * 60,
+			}); err != nil {
+				t.Fatalf("weekly hours: %v", err)
+			}
+		}
+		out.Specialists = append(out.Specialists, sp)
+	}
+	for _, tp := range o.Types {
+		tp.ClinicID = c.ID
+		if tp.SlotStepMin == 0 {
+			tp.SlotStepMin = tp.DurationMin
+		}
+		if tp.MaxAdvanceDays == 0 {
+			tp.MaxAdvanceDays = 60
+		}
+		if tp.MaxHoldsPerClient == 0 {
+			tp.MaxHoldsPerClient = 1
+		}
+		at, err := q.AppointmentTypeInsert(ctx, tp)
+		if err != nil {
+			t.Fatalf("create appointment type: %v", err)
+		}
+		for _, sp := range out.Specialists {
+			if err := q.AppointmentTypeSpecialistAdd(ctx, db.AppointmentTypeSpecialistAddParams{
+				ClinicID: c.ID, AppointmentTypeID: at.ID, SpecialistID: sp.ID,
+			}); err != nil {
+				t.Fatalf("link type: %v", err)
+			}
+		}
+		out.Types = append(out.Types, at)
+	}
+	return out
+}
+
+// NextWeekday is the next date (at least tomorrow) that falls on wd, at the
+// given local wall-clock time in loc.
+func NextWeekday(now time.Time, loc *time.Location, wd time.Weekday, hour, min int) time.Time {
+	d := now.In(loc).AddDate(0, 0, 1)
+	for d.Weekday() != wd {
+		d = d.AddDate(0, 0, 1)
+	}
+	return time.Date(d.Year(), d.Month(), d.Day(), hour, min, 0, 0, loc)
+}

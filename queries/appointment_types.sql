@@ -1,0 +1,36 @@
+-- name: AppointmentTypeGet :one
+SELECT * FROM appointment_types WHERE id = @id;
+
+-- name: AppointmentTypeListByClinic :many
+SELECT * FROM appointment_types WHERE clinic_id = @clinic_id ORDER BY duration_min, name;
+
+-- name: AppointmentTypeGetByName :one
+SELECT * FROM appointment_types WHERE clinic_id = @clinic_id AND name = @name;
+
+-- name: AppointmentTypeInsert :one
+INSERT INTO appointment_types (
+    clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min,
+    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client
+) VALUES (
+    @clinic_id, @name, @description, @duration_min, @slot_step_min, @buffer_before_min, @buffer_after_min,
+    @min_notice_min, @max_advance_days, @cooldown_min, @max_holds_per_client
+)
+RETURNING *;
+
+-- name: AppointmentTypeSpecialistAdd :exec
+INSERT INTO appointment_type_specialists (clinic_id, appointment_type_id, specialist_id)
+VALUES (@clinic_id, @appointment_type_id, @specialist_id)
+ON CONFLICT DO NOTHING;
+
+-- name: AppointmentTypeSpecialistExists :one
+SELECT EXISTS (
+    SELECT 1 FROM appointment_type_specialists
+    WHERE appointment_type_id = @appointment_type_id AND specialist_id = @specialist_id
+);
+
+-- name: AppointmentTypeSpecialistListByClinic :many
+SELECT ats.appointment_type_id, s.id, s.name, s.priority, s.active
+FROM appointment_type_specialists ats
+JOIN specialists s ON s.id = ats.specialist_id
+WHERE ats.clinic_id = @clinic_id
+ORDER BY s.priority DESC, s.name;

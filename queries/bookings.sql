@@ -1,0 +1,47 @@
+-- name: BookingInsert :one
+-- The booking gate. The arbiter repeats the partial index's predicate; the
+-- exclusion constraint cannot be an arbiter and surfaces as SQLSTATE 23P01.
+INSERT INTO bookings (
+    clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
+    patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from
+) VALUES (
+    @clinic_id, @appointment_type_id, @specialist_id, @slot_start, @slot_end,
+    @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @rescheduled_from
+)
+ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
+RETURNING *;
+
+-- name: BookingGet :one
+SELECT * FROM bookings WHERE id = @id;
+
+-- name: BookingGetForUpdate :one
+SELECT * FROM bookings WHERE id = @id FOR UPDATE;
+
+-- name: BookingGetByTokenHash :one
+SELECT * FROM bookings WHERE manage_token_hash = @manage_token_hash;
+
+-- name: BookingSetStatus :one
+UPDATE bookings
+SET status = @status, cancel_reason = @cancel_reason, cancelled_at = now(),
+    manage_token_hash = CASE WHEN @keep_token::boolean THEN manage_token_hash ELSE NULL END,
+    version = version + 1
+WHERE id = @id
+RETURNING *;
+
+-- name: BookingListConfirmedByType :many
+-- Confirmed bookings of every specialist who performs the type, in any type,
+-- with the buffers of their own type, for the slot engine.
+SELECT b.specialist_id, b.slot_start, b.slot_end, t.buffer_before_min, t.buffer_after_min
+FROM bookings b
+JOIN appointment_types t ON t.id = b.appointment_type_id
+WHERE b.status = 'confirmed'
+  AND b.specialist_id IN (
+      SELECT ats.specialist_id FROM appointment_type_specialists ats
+      WHERE ats.appointment_type_id = @appointment_type_id)
+  AND b.slot_start < @range_end
+  AND b.slot_end > @range_start
+ORDER BY b.specialist_id, b.slot_start;
+
+-- name: BookingCountConfirmedAt :one
+SELECT count(*) FROM bookings
+WHERE specialist_id = @specialist_id AND slot_start = @slot_start AND status = 'confirmed';

@@ -1,0 +1,14 @@
+-- name: ClinicGetBySlug :one
+SELECT * FROM clinics WHERE slug = @slug;
+
+-- name: ClinicGet :one
+SELECT * FROM clinics WHERE id = @id;
+
+-- name: ClinicList :many
+SELECT * FROM clinics ORDER BY name;
+
+-- name: ClinicUpsert :one
+INSERT INTO clinics (slug, name, timezone, address)
+VALUES (@slug, @name, @timezone, @address)
+ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
+RETURNING *;

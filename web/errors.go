@@ -1,0 +1,122 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+)
+
+var statusOf = map[apperr.Kind]int{
+	apperr.Internal:             http.StatusInternalServerError,
+	apperr.Invalid:              http.StatusBadRequest,
+	apperr.Unauthorized:         http.StatusUnauthorized,
+	apperr.Forbidden:            http.StatusForbidden,
+	apperr.NotFound:             http.StatusNotFound,
+	apperr.Conflict:             http.StatusConflict,
+	apperr.Gone:                 http.StatusGone,
+	apperr.PreconditionFailed:   http.StatusPreconditionFailed,
+	apperr.Unprocessable:        http.StatusUnprocessableEntity,
+	apperr.Locked:               http.StatusLocked,
+	apperr.PreconditionRequired: http.StatusPreconditionRequired,
+	apperr.TooMany:              http.StatusTooManyRequests,
+	apperr.Unavailable:          http.StatusServiceUnavailable,
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+// handleError is the one place errors become responses: an *apperr.Error
+// keeps its code and message, Echo's own errors keep their status, and
+// anything else is an internal error whose cause only the log sees.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, body := toResponse(err)
+	log := loggerFrom(c)
+	if status >= 500 {
+		log.Error("request failed", "status", status, "err", err)
+	} else {
+		log.Debug("request refused", "status", status, "code", body.Error.Code)
+	}
+	if ae := apperr.As(err); ae != nil && ae.RetryAfter > 0 {
+		secs := int((ae.RetryAfter + 999_999_999) / 1_000_000_000)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	if c.Request().Method == http.MethodHead {
+		err = c.NoContent(status)
+	} else {
+		err = c.JSON(status, body)
+	}
+	if err != nil {
+		log.Warn("write error response", "err", err)
+	}
+}
+
+func toResponse(err error) (int, errorBody) {
+	if ae := apperr.As(err); ae != nil {
+		details := ae.Details
+		if details == nil {
+			details = map[string]any{}
+		}
+		status, ok := statusOf[ae.Kind]
+		if !ok || ae.Kind == apperr.Internal {
+			return http.StatusInternalServerError, internalBody()
+		}
+		return status, errorBody{errorDetail{Code: ae.Code, Message: ae.Message, Details: details}}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && he.Code < 500 {
+			msg = m
+		}
+		return he.Code, errorBody{errorDetail{Code: codeForStatus(he.Code), Message: msg, Details: map[string]any{}}}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusServiceUnavailable, errorBody{errorDetail{
+			Code: "UNAVAILABLE", Message: "The server is busy. Please try again in a moment.", Details: map[string]any{},
+		}}
+	}
+	return http.StatusInternalServerError, internalBody()
+}
+
+func internalBody() errorBody {
+	return errorBody{errorDetail{Code: "INTERNAL", Message: "Internal error.", Details: map[string]any{}}}
+}
+
+func codeForStatus(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusMethodNotAllowed:
+		return "METHOD_NOT_ALLOWED"
+	case http.StatusBadRequest:
+		return "INVALID_ARGUMENT"
+	case http.StatusRequestEntityTooLarge:
+		return "TOO_LARGE"
+	case http.StatusUnsupportedMediaType:
+		return "UNSUPPORTED_MEDIA_TYPE"
+	case http.StatusTooManyRequests:
+		return "RATE_LIMITED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	default:
+		if status >= 500 {
+			return "INTERNAL"
+		}
+		return "ERROR"
+	}
+}

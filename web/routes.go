@@ -1,0 +1,16 @@
+package web
+
+import (
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// routes lists every route in one place.
+func (s *Server) routes() {
+	e := s.echo
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{}))
+	e.Use(s.requestLogger)
+	e.Use(s.recoverer)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+}

@@ -1,0 +1,83 @@
+// Package web is the HTTP face of the booking server: Echo routes,
+// middleware, handlers and the error handler.
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
+)
+
+// Deps is everything the handlers use; main builds it.
+type Deps struct {
+	Logger   *slog.Logger
+	Pool     *pgxpool.Pool
+	Redis    redis.UniversalClient
+	Bookings *booking.Service
+	Clinics  *clinics.Service
+}
+
+// Server is the Echo app and the http.Server around it.
+type Server struct {
+	deps Deps
+	echo *echo.Echo
+	http *http.Server
+}
+
+// New builds the app with every route (see routes.go).
+func New(deps Deps, addr string) *Server {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	s := &Server{deps: deps, echo: e}
+	e.HTTPErrorHandler = s.handleError
+	s.routes()
+	s.http = &http.Server{
+		Addr:              addr,
+		Handler:           e,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		// Streams clear their own write deadline; everything else must answer in time.
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  120 * time.Second,
+		ErrorLog:     slog.NewLogLogger(deps.Logger.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+// Handler is the app as an http.Handler, for httptest servers.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// ListenAndServe serves until ctx is cancelled, then shuts down gracefully,
+// waiting at most shutdownTimeout for requests in flight.
+func (s *Server) ListenAndServe(ctx context.Context, shutdownTimeout time.Duration) error {
+	errc := make(chan error, 1)
+	go func() {
+		s.deps.Logger.Info("listening", "addr", s.http.Addr)
+		errc <- s.http.ListenAndServe()
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.deps.Logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := s.http.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
