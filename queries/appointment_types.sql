@@ -34,3 +34,9 @@ FROM appointment_type_specialists ats
 JOIN specialists s ON s.id = ats.specialist_id
 WHERE ats.clinic_id = @clinic_id
 ORDER BY s.priority DESC, s.name;
+
+-- name: AppointmentTypeGetWithClinic :one
+SELECT sqlc.embed(appointment_types), clinics.timezone, clinics.slug AS clinic_slug
+FROM appointment_types
+JOIN clinics ON clinics.id = appointment_types.clinic_id
+WHERE appointment_types.id = @id;

@@ -45,3 +45,9 @@ ORDER BY b.specialist_id, b.slot_start;
 -- name: BookingCountConfirmedAt :one
 SELECT count(*) FROM bookings
 WHERE specialist_id = @specialist_id AND slot_start = @slot_start AND status = 'confirmed';
+
+-- name: BookingListConfirmedBySpecialistRange :many
+SELECT slot_start, slot_end FROM bookings
+WHERE specialist_id = @specialist_id AND status = 'confirmed'
+  AND slot_start < @range_end AND slot_end > @range_start
+ORDER BY slot_start;

@@ -12,3 +12,6 @@ INSERT INTO clinics (slug, name, timezone, address)
 VALUES (@slug, @name, @timezone, @address)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
 RETURNING *;
+
+-- name: ClinicTimezone :one
+SELECT timezone FROM clinics WHERE id = @id;

@@ -13,4 +13,8 @@ func (s *Server) routes() {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+
+	v1 := e.Group("/v1")
+	v1.GET("/clinics/:slug/appointment-types", s.clinicAppointmentTypes)
+	v1.GET("/appointment-types/:id/timeslots", s.timeslots)
 }

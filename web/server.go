@@ -15,6 +15,7 @@ import (
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/slots"
 )
 
 // Deps is everything the handlers use; main builds it.
@@ -24,6 +25,7 @@ type Deps struct {
 	Redis    redis.UniversalClient
 	Bookings *booking.Service
 	Clinics  *clinics.Service
+	Slots    *slots.Service
 }
 
 // Server is the Echo app and the http.Server around it.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
@@ -24,12 +25,17 @@ func newServer(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 	if rdb == nil {
 		rdb = testkit.Redis(t)
 	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bookings := booking.NewService(pool)
+	slotSvc := slots.New(pool, rdb, slots.Options{Logger: logger})
+	bookings.Observe(slotSvc.OnBookingChange)
 	srv := web.New(web.Deps{
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:   logger,
 		Pool:     pool,
 		Redis:    rdb,
-		Bookings: booking.NewService(pool),
+		Bookings: bookings,
 		Clinics:  clinics.NewService(pool),
+		Slots:    slotSvc,
 	}, "127.0.0.1:0")
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
@@ -107,4 +113,3 @@ func TestUnknownRouteUsesTheErrorShape(t *testing.T) {
 		t.Fatal("every response carries a request id")
 	}
 }
-

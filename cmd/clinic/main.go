@@ -21,6 +21,7 @@ import (
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/platform/redisx"
 	"github.com/clinic/booking/internal/seed"
+	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/web"
 )
 
@@ -91,12 +92,17 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		logger.Warn("redis unreachable at start; holds answer 503 until it is back", "err", err)
 	}
 
+	bookings := booking.NewService(pool)
+	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: cfg.TimeslotCacheTTL, Logger: logger})
+	bookings.Observe(slotSvc.OnBookingChange)
+
 	srv := web.New(web.Deps{
 		Logger:   logger,
 		Pool:     pool,
 		Redis:    rdb,
-		Bookings: booking.NewService(pool),
+		Bookings: bookings,
 		Clinics:  clinics.NewService(pool),
+		Slots:    slotSvc,
 	}, cfg.Addr)
 	return srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
 }

@@ -76,11 +76,36 @@ func fromRow(r db.Booking) Booking {
 
 // Service books, cancels and reschedules.
 type Service struct {
-	pool *pgxpool.Pool
+	pool      *pgxpool.Pool
+	observers []Observer
 }
 
 func NewService(pool *pgxpool.Pool) *Service {
 	return &Service{pool: pool}
+}
+
+// Change is a committed change of bookings, told to observers.
+type Change struct {
+	Kind     string   // "confirm", "cancel" or "reschedule"
+	Booking  Booking  // the booking as it is now (for reschedule: the new one)
+	Previous *Booking // for reschedule: the old booking, now rescheduled
+}
+
+// Observer hears of every committed change, after the commit: caches,
+// bitmaps and live events follow the database, never lead it. Observers are
+// best effort and must not fail the change.
+type Observer func(ctx context.Context, ch Change)
+
+// Observe adds an observer; call it while wiring, before serving.
+func (s *Service) Observe(o Observer) { s.observers = append(s.observers, o) }
+
+func (s *Service) notify(ctx context.Context, ch Change) {
+	// The request may be cancelled the moment the client has its answer;
+	// the follow-up work must still happen.
+	ctx = context.WithoutCancel(ctx)
+	for _, o := range s.observers {
+		o(ctx, ch)
+	}
 }
 
 // BookRequest asks for one confirmed booking.
@@ -139,6 +164,7 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 	if err != nil {
 		return Confirmation{}, err
 	}
+	s.notify(ctx, Change{Kind: "confirm", Booking: b})
 	return Confirmation{Booking: b, ManageToken: token}, nil
 }
 
@@ -292,6 +318,9 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 		changed = true
 		return audit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason)
 	})
+	if err == nil && changed {
+		s.notify(ctx, Change{Kind: "cancel", Booking: b})
+	}
 	return b, changed, err
 }
 
@@ -312,7 +341,7 @@ type RescheduleRequest struct {
 //
 // Errors: NOT_FOUND, BOOKING_NOT_ACTIVE (409), INVALID_ARGUMENT, SLOT_TAKEN.
 func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Booking, error) {
-	var nb Booking
+	var nb, prev Booking
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
@@ -340,7 +369,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		if err != nil {
 			return err
 		}
-		if _, err := setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false); err != nil {
+		if prev, err = setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false); err != nil {
 			return err
 		}
 		params.ManageTokenHash = row.ManageTokenHash
@@ -351,7 +380,11 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		}
 		return audit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason)
 	})
-	return nb, err
+	if err != nil {
+		return Booking{}, err
+	}
+	s.notify(ctx, Change{Kind: "reschedule", Booking: nb, Previous: &prev})
+	return nb, nil
 }
 
 func lockBooking(ctx context.Context, q *db.Queries, id, clinicID uuid.UUID) (Booking, error) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -79,4 +80,45 @@ func (s *Service) BySlug(ctx context.Context, slug string) (db.Clinic, error) {
 		return db.Clinic{}, fmt.Errorf("get clinic: %w", err)
 	}
 	return row, nil
+}
+
+// AppointmentType is a type as patients see it: what, how long, by whom.
+type AppointmentType struct {
+	ID          uuid.UUID    `json:"id"`
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	DurationMin int32        `json:"durationMinutes"`
+	Specialists []Specialist `json:"specialists"`
+}
+
+// Specialist is a specialist as patients see them.
+type Specialist struct {
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+}
+
+// AppointmentTypes lists a clinic's types with the active specialists who
+// perform each: two queries, whatever the number of types.
+func (s *Service) AppointmentTypes(ctx context.Context, clinicID uuid.UUID) ([]AppointmentType, error) {
+	q := db.New(s.pool)
+	types, err := q.AppointmentTypeListByClinic(ctx, clinicID)
+	if err != nil {
+		return nil, fmt.Errorf("list appointment types: %w", err)
+	}
+	links, err := q.AppointmentTypeSpecialistListByClinic(ctx, clinicID)
+	if err != nil {
+		return nil, fmt.Errorf("list type specialists: %w", err)
+	}
+	out := make([]AppointmentType, len(types))
+	index := make(map[uuid.UUID]*AppointmentType, len(types))
+	for i, t := range types {
+		out[i] = AppointmentType{ID: t.ID, Name: t.Name, Description: t.Description, DurationMin: t.DurationMin, Specialists: []Specialist{}}
+		index[t.ID] = &out[i]
+	}
+	for _, l := range links {
+		if t := index[l.AppointmentTypeID]; t != nil && l.Active {
+			t.Specialists = append(t.Specialists, Specialist{ID: l.ID, Name: l.Name})
+		}
+	}
+	return out, nil
 }

@@ -70,6 +70,44 @@ func (q *Queries) AppointmentTypeGetByName(ctx context.Context, arg AppointmentT
 	return i, err
 }
 
+const appointmentTypeGetWithClinic = `-- name: AppointmentTypeGetWithClinic :one
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, clinics.timezone, clinics.slug AS clinic_slug
+FROM appointment_types
+JOIN clinics ON clinics.id = appointment_types.clinic_id
+WHERE appointment_types.id = $1
+`
+
+type AppointmentTypeGetWithClinicRow struct {
+	AppointmentType AppointmentType
+	Timezone        string
+	ClinicSlug      string
+}
+
+func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID) (AppointmentTypeGetWithClinicRow, error) {
+	row := q.db.QueryRow(ctx, appointmentTypeGetWithClinic, id)
+	var i AppointmentTypeGetWithClinicRow
+	err := row.Scan(
+		&i.AppointmentType.ID,
+		&i.AppointmentType.ClinicID,
+		&i.AppointmentType.Name,
+		&i.AppointmentType.Description,
+		&i.AppointmentType.DurationMin,
+		&i.AppointmentType.SlotStepMin,
+		&i.AppointmentType.BufferBeforeMin,
+		&i.AppointmentType.BufferAfterMin,
+		&i.AppointmentType.MinNoticeMin,
+		&i.AppointmentType.MaxAdvanceDays,
+		&i.AppointmentType.CooldownMin,
+		&i.AppointmentType.MaxHoldsPerClient,
+		&i.AppointmentType.Version,
+		&i.AppointmentType.CreatedAt,
+		&i.AppointmentType.UpdatedAt,
+		&i.Timezone,
+		&i.ClinicSlug,
+	)
+	return i, err
+}
+
 const appointmentTypeInsert = `-- name: AppointmentTypeInsert :one
 INSERT INTO appointment_types (
     clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min,

@@ -181,6 +181,44 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 	return i, err
 }
 
+const bookingListConfirmedBySpecialistRange = `-- name: BookingListConfirmedBySpecialistRange :many
+SELECT slot_start, slot_end FROM bookings
+WHERE specialist_id = $1 AND status = 'confirmed'
+  AND slot_start < $2 AND slot_end > $3
+ORDER BY slot_start
+`
+
+type BookingListConfirmedBySpecialistRangeParams struct {
+	SpecialistID uuid.UUID
+	RangeEnd     time.Time
+	RangeStart   time.Time
+}
+
+type BookingListConfirmedBySpecialistRangeRow struct {
+	SlotStart time.Time
+	SlotEnd   time.Time
+}
+
+func (q *Queries) BookingListConfirmedBySpecialistRange(ctx context.Context, arg BookingListConfirmedBySpecialistRangeParams) ([]BookingListConfirmedBySpecialistRangeRow, error) {
+	rows, err := q.db.Query(ctx, bookingListConfirmedBySpecialistRange, arg.SpecialistID, arg.RangeEnd, arg.RangeStart)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BookingListConfirmedBySpecialistRangeRow{}
+	for rows.Next() {
+		var i BookingListConfirmedBySpecialistRangeRow
+		if err := rows.Scan(&i.SlotStart, &i.SlotEnd); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const bookingListConfirmedByType = `-- name: BookingListConfirmedByType :many
 SELECT b.specialist_id, b.slot_start, b.slot_end, t.buffer_before_min, t.buffer_after_min
 FROM bookings b

@@ -84,6 +84,17 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 	return items, nil
 }
 
+const clinicTimezone = `-- name: ClinicTimezone :one
+SELECT timezone FROM clinics WHERE id = $1
+`
+
+func (q *Queries) ClinicTimezone(ctx context.Context, id uuid.UUID) (string, error) {
+	row := q.db.QueryRow(ctx, clinicTimezone, id)
+	var timezone string
+	err := row.Scan(&timezone)
+	return timezone, err
+}
+
 const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)

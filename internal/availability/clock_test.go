@@ -1,0 +1,133 @@
+package availability
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestDayClockAgainstMinuteScan compares dayClock with the dumbest possible
+// method: look at the wall clock of every real minute around the date.
+func TestDayClockAgainstMinuteScan(t *testing.T) {
+	var days []struct {
+		zone string
+		date Date
+	}
+	add := func(zone string, dates ...string) {
+		for _, s := range dates {
+			days = append(days, struct {
+				zone string
+				date Date
+			}{zone, mustDate(t, s)})
+		}
+	}
+	// Every 2026 change day of these zones, with its neighbours.
+	for _, zone := range []string{
+		"Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata",
+		"Pacific/Chatham",  // 45-minute offsets
+		"America/Havana",   // changes at midnight
+		"Antarctica/Troll", // a two-hour change
+		"Asia/Kathmandu",   // +0545, no change
+		"UTC",
+	} {
+		loc := mustZone(t, zone)
+		end := mustTime(t, "2027-01-01T00:00:00Z")
+		for at := mustTime(t, "2026-01-01T00:00:00Z").In(loc); ; {
+			_, next := at.ZoneBounds()
+			if next.IsZero() || !next.Before(end) {
+				break
+			}
+			d := DateOf(next, loc)
+			add(zone, d.AddDays(-1).String(), d.String(), d.AddDays(1).String())
+			at = next.In(loc)
+		}
+		add(zone, "2026-06-15")
+	}
+	// Historic oddities.
+	add("America/Sao_Paulo", "2018-11-04", "2019-02-16", "2019-02-17") // midnight gap; 23:00 repeated
+	add("Pacific/Apia", "2011-12-29", "2011-12-30", "2011-12-31")      // 30 December never happened
+
+	for _, day := range days {
+		t.Run(day.zone+" "+day.date.String()+" maps wall times like a minute-by-minute scan", func(t *testing.T) {
+			loc := mustZone(t, day.zone)
+			var c dayClock
+			c.reset(loc, day.date)
+
+			// wall[i] is what the clock shows at minute i of the window,
+			// as minutes relative to the date's midnight.
+			lo := time.Unix(0, c.midnight-nsPerDay)
+			n := 3 * 24 * 60
+			wall := make([]int, n)
+			for i := range wall {
+				at := lo.Add(time.Duration(i) * time.Minute).In(loc)
+				y, m, d := at.Date()
+				wall[i] = DaysBetween(day.date, Date{y, m, d})*1440 + at.Hour()*60 + at.Minute()
+			}
+			instant := func(i int) int64 { return lo.Add(time.Duration(i) * time.Minute).UnixNano() }
+
+			for w := 0; w <= 1440; w += 15 {
+				wallNs := int64(w) * int64(time.Minute)
+
+				var want []int64
+				first, last := int64(-1), int64(-1)
+				for i, v := range wall {
+					if v == w {
+						want = append(want, instant(i))
+					}
+					if v >= w && first < 0 {
+						first = instant(i)
+					}
+					if v < w {
+						last = instant(i) + int64(time.Minute)
+					}
+				}
+				if w < 1440 {
+					if got := c.instants(nil, wallNs); !slices.Equal(got, want) {
+						t.Errorf("instants(%s) = %v, want %v", hhmm(w), fmtNs(got), fmtNs(want))
+					}
+				}
+				if got := c.first(wallNs); got != first {
+					t.Errorf("first(%s) = %v, want %v", hhmm(w), fmtNs([]int64{got}), fmtNs([]int64{first}))
+				}
+				if got := c.last(wallNs); got != last {
+					t.Errorf("last(%s) = %v, want %v", hhmm(w), fmtNs([]int64{got}), fmtNs([]int64{last}))
+				}
+			}
+		})
+	}
+}
+
+func TestDayClockFastPath(t *testing.T) {
+	tests := []struct {
+		zone, date string
+		spans      int
+	}{
+		{"Europe/Berlin", "2026-06-15", 1},
+		{"Asia/Kolkata", "2026-03-29", 1},
+		{"UTC", "2026-03-29", 1},
+		{"Europe/Berlin", "2026-03-29", 2},
+		{"Europe/Berlin", "2026-10-25", 2},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s %s has %d offset spans", tt.zone, tt.date, tt.spans), func(t *testing.T) {
+			var c dayClock
+			c.reset(mustZone(t, tt.zone), mustDate(t, tt.date))
+			if len(c.spans) != tt.spans {
+				t.Errorf("got %d spans %v, want %d", len(c.spans), c.spans, tt.spans)
+			}
+		})
+	}
+}
+
+func hhmm(w int) string {
+	return fmt.Sprintf("%02d:%02d", w/60, w%60)
+}
+
+func fmtNs(ts []int64) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = time.Unix(0, t).UTC().Format(time.RFC3339)
+	}
+	return out
+}

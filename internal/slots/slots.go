@@ -1,0 +1,441 @@
+// Package slots answers "which slots are free?" for the pages, the API and
+// the booking path: it loads one appointment type's calendar from
+// PostgreSQL (one query per kind of data for the whole range), runs the
+// pure engine in internal/availability, caches the result in Redis under a
+// generation that every change bumps, and overlays the live holds at read
+// time so a hold never needs an invalidation.
+package slots
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+)
+
+// MaxRangeDays is the longest range one request may ask for, both ends included.
+const MaxRangeDays = 62
+
+// HoldSource lists the live holds on a clinic's specialists, of any type.
+// The holds package implements it; nil means "no holds".
+type HoldSource interface {
+	ActiveHolds(ctx context.Context, clinicID uuid.UUID) ([]availability.Busy, error)
+}
+
+// Service computes free slots.
+type Service struct {
+	pool       *pgxpool.Pool
+	rdb        redis.UniversalClient
+	ttl        time.Duration
+	holds      HoldSource
+	logger     *slog.Logger
+	now        func() time.Time
+	zones      sync.Map // clinic id -> *time.Location
+	typeClinic sync.Map // appointment type id -> clinic id
+	Bitmap     *Bitmap
+}
+
+// Options for New.
+type Options struct {
+	CacheTTL time.Duration // default 300 s
+	Logger   *slog.Logger
+	Now      func() time.Time // default time.Now
+}
+
+func New(pool *pgxpool.Pool, rdb redis.UniversalClient, o Options) *Service {
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = 300 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Service{pool: pool, rdb: rdb, ttl: o.CacheTTL, logger: o.Logger, now: o.Now}
+	s.Bitmap = &Bitmap{pool: pool, rdb: rdb, logger: o.Logger}
+	return s
+}
+
+// SetHoldSource wires the live holds in; call it while wiring, before serving.
+func (s *Service) SetHoldSource(h HoldSource) { s.holds = h }
+
+// Request asks for the free slots of one type.
+type Request struct {
+	AppointmentTypeID uuid.UUID
+	From, To          availability.Date // local to the clinic, both included
+	SpecialistID      uuid.UUID         // uuid.Nil: any specialist (pooled)
+	// NoCache skips the Redis cache (tests, and the booking path's exact check).
+	NoCache bool
+}
+
+// Result is the free slots in the clinic's zone.
+type Result struct {
+	Timezone string
+	Location *time.Location
+	ClinicID uuid.UUID
+	Slots    []availability.Slot
+}
+
+// Free computes the free slots. A cache hit costs two Redis reads and no
+// database query.
+//
+// Errors: NOT_FOUND (unknown type), INVALID_ARGUMENT naming from, to or
+// specialistId.
+func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
+	if req.To.Before(req.From) {
+		return Result{}, apperr.Invalidf("to", "to (%s) is before from (%s).", req.To, req.From)
+	}
+	if n := availability.DaysBetween(req.From, req.To) + 1; n > MaxRangeDays {
+		return Result{}, apperr.Invalidf("to", "The range is %d days; at most %d days can be asked for at once.", n, MaxRangeDays)
+	}
+	now := s.now()
+	key := ""
+	var e *entry
+	if !req.NoCache && s.rdb != nil {
+		clinicID, err := s.clinicOfType(ctx, req.AppointmentTypeID)
+		if err != nil {
+			return Result{}, err
+		}
+		key = s.cacheKey(ctx, clinicID, req)
+		if key != "" {
+			e = s.cached(ctx, key)
+		}
+	}
+	if e == nil {
+		cal, err := s.load(ctx, req)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := s.loadBusy(ctx, cal); err != nil {
+			return Result{}, err
+		}
+		// Cached lists are computed with the window stretched by the cache's
+		// lifetime and trimmed on every read, so a slot that comes into the
+		// window while the entry lives is not missing.
+		q := cal.q
+		q.Now = now
+		if q.Type.MaxAdvance > 0 {
+			q.Type.MaxAdvance += s.ttl
+		}
+		e = &entry{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Slots: availability.Compute(q)}
+		if key != "" {
+			s.store(ctx, key, e)
+		}
+	}
+	loc, err := time.LoadLocation(e.Zone)
+	if err != nil {
+		return Result{}, fmt.Errorf("clinic zone %q: %w", e.Zone, err)
+	}
+	slots := trim(e.Slots, now, e.Type)
+	if s.holds != nil {
+		holds, err := s.holds.ActiveHolds(ctx, e.ClinicID)
+		if err != nil {
+			// Without Redis there are no holds to show; the booking path still
+			// refuses a held slot, because its claim fails closed.
+			s.logger.Warn("list holds for slots", "err", err)
+		} else if len(holds) > 0 {
+			slots = availability.ApplyHolds(e.Type, slots, holds)
+		}
+	}
+	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Slots: slots}, nil
+}
+
+// clinicOfType maps a type to its clinic, which never changes, from memory.
+func (s *Service) clinicOfType(ctx context.Context, typeID uuid.UUID) (uuid.UUID, error) {
+	if id, ok := s.typeClinic.Load(typeID); ok {
+		return id.(uuid.UUID), nil
+	}
+	t, err := db.New(s.pool).AppointmentTypeGet(ctx, typeID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, apperr.NotFoundf("id", "No such appointment type.")
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("load appointment type: %w", err)
+	}
+	s.typeClinic.Store(typeID, t.ClinicID)
+	return t.ClinicID, nil
+}
+
+// trim applies the minimum notice and window to a list computed earlier.
+func trim(slots []availability.Slot, now time.Time, t availability.AppointmentType) []availability.Slot {
+	earliest := now.Add(t.MinNotice)
+	out := make([]availability.Slot, 0, len(slots))
+	for _, sl := range slots {
+		if sl.Start.Before(earliest) {
+			continue
+		}
+		if t.MaxAdvance > 0 && sl.Start.After(now.Add(t.MaxAdvance)) {
+			continue
+		}
+		out = append(out, sl)
+	}
+	return out
+}
+
+// calendar is one type's data for one request.
+type calendar struct {
+	clinicID   uuid.UUID
+	zoneName   string
+	typeRow    db.AppointmentType
+	q          availability.Query
+	rangeStart time.Time
+	rangeEnd   time.Time
+}
+
+// load reads the type, its clinic's zone, its specialists with their hours
+// and overrides: one query per kind of data.
+func (s *Service) load(ctx context.Context, req Request) (*calendar, error) {
+	q := db.New(s.pool)
+	row, err := q.AppointmentTypeGetWithClinic(ctx, req.AppointmentTypeID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, apperr.NotFoundf("id", "No such appointment type.")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load appointment type: %w", err)
+	}
+	loc, err := time.LoadLocation(row.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("clinic zone %q: %w", row.Timezone, err)
+	}
+	s.zones.Store(row.AppointmentType.ClinicID, loc)
+	t := row.AppointmentType
+	cal := &calendar{
+		clinicID: t.ClinicID,
+		zoneName: row.Timezone,
+		typeRow:  t,
+		q: availability.Query{
+			Zone:         loc,
+			Type:         TypeOf(t),
+			From:         req.From,
+			To:           req.To,
+			SpecialistID: req.SpecialistID,
+		},
+	}
+
+	specialists, err := q.SpecialistListByType(ctx, t.ID)
+	if err != nil {
+		return nil, fmt.Errorf("load specialists: %w", err)
+	}
+	byID := make(map[uuid.UUID]*availability.Specialist, len(specialists))
+	cal.q.Specialists = make([]availability.Specialist, len(specialists))
+	for i, sp := range specialists {
+		cal.q.Specialists[i] = availability.Specialist{ID: sp.ID, Priority: int(sp.Priority), Active: sp.Active}
+		byID[sp.ID] = &cal.q.Specialists[i]
+	}
+	if req.SpecialistID != uuid.Nil {
+		if _, ok := byID[req.SpecialistID]; !ok {
+			return nil, apperr.Invalidf("specialistId", "That specialist does not perform %s.", t.Name)
+		}
+	}
+
+	hours, err := q.WeeklyHoursListByType(ctx, t.ID)
+	if err != nil {
+		return nil, fmt.Errorf("load weekly hours: %w", err)
+	}
+	for _, h := range hours {
+		if sp := byID[h.SpecialistID]; sp != nil {
+			sp.Weekly = append(sp.Weekly, availability.WeeklyRange{
+				Weekday: time.Weekday(h.Weekday),
+				Range:   availability.Range{Start: int(h.StartMin), End: int(h.EndMin)},
+			})
+		}
+	}
+
+	overrides, err := q.OverrideListByType(ctx, db.OverrideListByTypeParams{
+		AppointmentTypeID: t.ID, FromDay: dateTime(req.From), ToDay: dateTime(req.To),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load overrides: %w", err)
+	}
+	for _, o := range overrides {
+		sp := byID[o.SpecialistID]
+		if sp == nil {
+			continue
+		}
+		d := availability.Date{Year: o.Day.Year(), Month: o.Day.Month(), Day: o.Day.Day()}
+		n := len(sp.Overrides)
+		if n == 0 || sp.Overrides[n-1].Date != d {
+			sp.Overrides = append(sp.Overrides, availability.Override{Date: d})
+			n++
+		}
+		ov := &sp.Overrides[n-1]
+		if o.Closed {
+			ov.Closed = true
+		} else {
+			ov.Ranges = append(ov.Ranges, availability.Range{Start: int(o.StartMin), End: int(o.EndMin)})
+		}
+	}
+
+	// Bookings are read for the range with a day of margin on each side:
+	// buffers and long appointments reach across midnight.
+	cal.rangeStart = time.Date(req.From.Year, req.From.Month, req.From.Day, 0, 0, 0, 0, loc).AddDate(0, 0, -1)
+	cal.rangeEnd = time.Date(req.To.Year, req.To.Month, req.To.Day, 0, 0, 0, 0, loc).AddDate(0, 0, 2)
+	return cal, nil
+}
+
+// loadBusy reads the confirmed bookings, only when the cache missed.
+func (s *Service) loadBusy(ctx context.Context, cal *calendar) error {
+	rows, err := db.New(s.pool).BookingListConfirmedByType(ctx, db.BookingListConfirmedByTypeParams{
+		AppointmentTypeID: cal.typeRow.ID, RangeStart: cal.rangeStart, RangeEnd: cal.rangeEnd,
+	})
+	if err != nil {
+		return fmt.Errorf("load bookings: %w", err)
+	}
+	cal.q.Bookings = make([]availability.Busy, len(rows))
+	for i, r := range rows {
+		cal.q.Bookings[i] = availability.Busy{
+			SpecialistID: r.SpecialistID,
+			Start:        r.SlotStart,
+			End:          r.SlotEnd,
+			BufferBefore: time.Duration(r.BufferBeforeMin) * time.Minute,
+			BufferAfter:  time.Duration(r.BufferAfterMin) * time.Minute,
+		}
+	}
+	return nil
+}
+
+// TypeOf is the engine's view of an appointment type row.
+func TypeOf(t db.AppointmentType) availability.AppointmentType {
+	return availability.AppointmentType{
+		Duration:     time.Duration(t.DurationMin) * time.Minute,
+		Step:         time.Duration(t.SlotStepMin) * time.Minute,
+		BufferBefore: time.Duration(t.BufferBeforeMin) * time.Minute,
+		BufferAfter:  time.Duration(t.BufferAfterMin) * time.Minute,
+		MinNotice:    time.Duration(t.MinNoticeMin) * time.Minute,
+		MaxAdvance:   time.Duration(t.MaxAdvanceDays) * 24 * time.Hour,
+	}
+}
+
+func dateTime(d availability.Date) time.Time {
+	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC)
+}
+
+// Zone is a clinic's location, from memory once any request has loaded it.
+func (s *Service) Zone(ctx context.Context, clinicID uuid.UUID) (*time.Location, error) {
+	if loc, ok := s.zones.Load(clinicID); ok {
+		return loc.(*time.Location), nil
+	}
+	name, err := db.New(s.pool).ClinicTimezone(ctx, clinicID)
+	if err != nil {
+		return nil, fmt.Errorf("clinic zone: %w", err)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	s.zones.Store(clinicID, loc)
+	return loc, nil
+}
+
+// --- the cache ---
+
+// GenerationKey counts the changes of a clinic's calendar. Any change that
+// can alter any of its slots bumps it, so cached lists under an older
+// generation are never read again and expire on their own: no SCAN.
+func GenerationKey(clinicID uuid.UUID) string { return "timeslots:gen:" + clinicID.String() }
+
+func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request) string {
+	gen, err := s.rdb.Get(ctx, GenerationKey(clinicID)).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		s.logger.Warn("timeslot cache unavailable", "err", err)
+		return ""
+	}
+	who := "pooled"
+	if req.SpecialistID != uuid.Nil {
+		who = req.SpecialistID.String()
+	}
+	return fmt.Sprintf("timeslots:{%s}:%s:%d:%s:%s", req.AppointmentTypeID, who, gen, req.From, req.To)
+}
+
+// entry is a cached computation: the slots without holds, and what a read
+// needs to trim them and lay the holds over them.
+type entry struct {
+	Zone     string                       `json:"zone"`
+	ClinicID uuid.UUID                    `json:"clinic"`
+	Type     availability.AppointmentType `json:"type"`
+	Slots    []availability.Slot          `json:"slots"`
+}
+
+func (s *Service) cached(ctx context.Context, key string) *entry {
+	raw, err := s.rdb.Get(ctx, key).Bytes()
+	if err != nil {
+		if !errors.Is(err, redis.Nil) {
+			s.logger.Warn("timeslot cache read", "err", err)
+		}
+		return nil
+	}
+	var e entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil
+	}
+	return &e
+}
+
+func (s *Service) store(ctx context.Context, key string, e *entry) {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	if err := s.rdb.Set(ctx, key, raw, s.ttl).Err(); err != nil {
+		s.logger.Warn("timeslot cache write", "err", err)
+	}
+}
+
+// Invalidate bumps a clinic's generation. Called after every committed
+// change of bookings, hours, overrides, types or specialists.
+func (s *Service) Invalidate(ctx context.Context, clinicID uuid.UUID) {
+	if s.rdb == nil {
+		return
+	}
+	if err := s.rdb.Incr(ctx, GenerationKey(clinicID)).Err(); err != nil {
+		// The entry under the old generation lives at most the cache's TTL.
+		s.logger.Warn("bump timeslot generation", "err", err)
+	}
+}
+
+// Generation is the current generation, for tests and the pages' ETags.
+func (s *Service) Generation(ctx context.Context, clinicID uuid.UUID) (int64, error) {
+	v, err := s.rdb.Get(ctx, GenerationKey(clinicID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// OnBookingChange keeps the cache and the bitmap in step with a committed
+// booking change; main wires it with booking.Service.Observe.
+func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
+	b := ch.Booking
+	s.Invalidate(ctx, b.ClinicID)
+	loc, err := s.Zone(ctx, b.ClinicID)
+	if err != nil {
+		s.logger.Warn("bitmap: clinic zone", "err", err)
+		return
+	}
+	if p := ch.Previous; p != nil {
+		s.Bitmap.Clear(ctx, loc, p.SpecialistID, p.Start, p.End)
+	}
+	if ch.Kind == "cancel" {
+		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
+	} else {
+		s.Bitmap.Mark(ctx, loc, b.SpecialistID, b.Start, b.End)
+	}
+}
