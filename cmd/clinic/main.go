@@ -93,7 +93,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	}
 
 	bookings := booking.NewService(pool)
-	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: cfg.TimeslotCacheTTL, Logger: logger})
+	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: cfg.TimeslotCacheTTL, NoCache: cfg.TimeslotCacheTTL == 0, Logger: logger})
 	bookings.Observe(slotSvc.OnBookingChange)
 
 	srv := web.New(web.Deps{

@@ -74,7 +74,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.RedisPoolSize = intVar("REDIS_POOL_SIZE", 50, 1, 10000)
 	c.MigrateOnStart = boolVar("MIGRATE_ON_START", true)
 	c.ShutdownTimeout = time.Duration(intVar("SHUTDOWN_TIMEOUT_SECONDS", 10, 1, 600)) * time.Second
-	c.TimeslotCacheTTL = time.Duration(intVar("TIMESLOTS_CACHE_TTL_SECONDS", 300, 1, 86400)) * time.Second
+	c.TimeslotCacheTTL = time.Duration(intVar("TIMESLOTS_CACHE_TTL_SECONDS", 300, 0, 86400)) * time.Second // 0: no cache
 	c.HoldTTL = time.Duration(intVar("HOLD_TTL_SECONDS", 30, 5, 3600)) * time.Second
 	c.SecureCookies = boolVar("SECURE_COOKIES", false)
 

@@ -41,6 +41,7 @@ type Service struct {
 	pool       *pgxpool.Pool
 	rdb        redis.UniversalClient
 	ttl        time.Duration
+	noCache    bool
 	holds      HoldSource
 	logger     *slog.Logger
 	now        func() time.Time
@@ -51,7 +52,8 @@ type Service struct {
 
 // Options for New.
 type Options struct {
-	CacheTTL time.Duration // default 300 s
+	CacheTTL time.Duration // 0: 300 s
+	NoCache  bool          // compute every request from PostgreSQL
 	Logger   *slog.Logger
 	Now      func() time.Time // default time.Now
 }
@@ -66,7 +68,7 @@ func New(pool *pgxpool.Pool, rdb redis.UniversalClient, o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Service{pool: pool, rdb: rdb, ttl: o.CacheTTL, logger: o.Logger, now: o.Now}
+	s := &Service{pool: pool, rdb: rdb, ttl: o.CacheTTL, noCache: o.NoCache, logger: o.Logger, now: o.Now}
 	s.Bitmap = &Bitmap{pool: pool, rdb: rdb, logger: o.Logger}
 	return s
 }
@@ -106,7 +108,7 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 	now := s.now()
 	key := ""
 	var e *entry
-	if !req.NoCache && s.rdb != nil {
+	if !req.NoCache && !s.noCache && s.rdb != nil {
 		clinicID, err := s.clinicOfType(ctx, req.AppointmentTypeID)
 		if err != nil {
 			return Result{}, err
