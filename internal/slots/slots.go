@@ -47,6 +47,7 @@ type Service struct {
 	now        func() time.Time
 	zones      sync.Map // clinic id -> *time.Location
 	typeClinic sync.Map // appointment type id -> clinic id
+	memo       memo
 	Bitmap     *Bitmap
 }
 
@@ -115,7 +116,11 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		}
 		key = s.cacheKey(ctx, clinicID, req)
 		if key != "" {
-			e = s.cached(ctx, key)
+			if e = s.memo.get(key, now); e == nil {
+				if e = s.cached(ctx, key); e != nil {
+					s.memo.put(key, e, now.Add(s.ttl))
+				}
+			}
 		}
 	}
 	if e == nil {
@@ -137,9 +142,10 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		e = &entry{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Slots: availability.Compute(q)}
 		if key != "" {
 			s.store(ctx, key, e)
+			s.memo.put(key, e, now.Add(s.ttl))
 		}
 	}
-	loc, err := time.LoadLocation(e.Zone)
+	loc, err := loadZone(e.Zone)
 	if err != nil {
 		return Result{}, fmt.Errorf("clinic zone %q: %w", e.Zone, err)
 	}
@@ -210,7 +216,7 @@ func (s *Service) load(ctx context.Context, req Request) (*calendar, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load appointment type: %w", err)
 	}
-	loc, err := time.LoadLocation(row.Timezone)
+	loc, err := loadZone(row.Timezone)
 	if err != nil {
 		return nil, fmt.Errorf("clinic zone %q: %w", row.Timezone, err)
 	}
@@ -440,4 +446,60 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	} else {
 		s.Bitmap.Mark(ctx, loc, b.SpecialistID, b.Start, b.End)
 	}
+}
+
+var zoneCache sync.Map // name -> *time.Location
+
+// loadZone is time.LoadLocation without reading the zone database on every
+// request.
+func loadZone(name string) (*time.Location, error) {
+	if loc, ok := zoneCache.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zoneCache.Store(name, loc)
+	return loc, nil
+}
+
+// memo keeps decoded cache entries in process. Its keys carry the
+// generation read from Redis on every request, so an instance never serves
+// an entry another instance has invalidated; it only skips fetching and
+// decoding the same entry again.
+type memo struct {
+	mu      sync.Mutex
+	entries map[string]memoEntry
+}
+
+type memoEntry struct {
+	e       *entry
+	expires time.Time
+}
+
+const memoSize = 2048
+
+func (m *memo) get(key string, now time.Time) *entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	me, ok := m.entries[key]
+	if !ok || now.After(me.expires) {
+		return nil
+	}
+	return me.e
+}
+
+func (m *memo) put(key string, e *entry, expires time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.entries == nil {
+		m.entries = make(map[string]memoEntry)
+	}
+	if len(m.entries) >= memoSize {
+		// Old generations are dead weight: drop everything and start over;
+		// the next reads refill it from Redis.
+		clear(m.entries)
+	}
+	m.entries[key] = memoEntry{e: e, expires: expires}
 }
