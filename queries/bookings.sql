@@ -51,3 +51,11 @@ SELECT slot_start, slot_end FROM bookings
 WHERE specialist_id = @specialist_id AND status = 'confirmed'
   AND slot_start < @range_end AND slot_end > @range_start
 ORDER BY slot_start;
+
+-- name: BookingOverlapExists :one
+SELECT EXISTS (
+    SELECT 1 FROM bookings
+    WHERE specialist_id = ANY(@specialist_ids::uuid[]) AND status = 'confirmed'
+      AND slot_start < @range_end AND slot_end > @range_start
+      AND id <> @exclude_id
+);

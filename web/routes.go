@@ -17,4 +17,11 @@ func (s *Server) routes() {
 	v1 := e.Group("/v1")
 	v1.GET("/clinics/:slug/appointment-types", s.clinicAppointmentTypes)
 	v1.GET("/appointment-types/:id/timeslots", s.timeslots)
+	v1.POST("/holds", s.createHold)
+	v1.PATCH("/holds", s.heartbeatHold)
+	v1.DELETE("/holds/:holdId", s.releaseHold)
+	v1.POST("/appointment-types/:id/book", s.book)
+	v1.GET("/appointments/:id", s.getAppointment)
+	v1.DELETE("/appointments/:id", s.cancelAppointment)
+	v1.PATCH("/appointments/:id", s.rescheduleAppointment)
 }

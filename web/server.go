@@ -14,7 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
 )
 
@@ -26,6 +28,8 @@ type Deps struct {
 	Bookings *booking.Service
 	Clinics  *clinics.Service
 	Slots    *slots.Service
+	Holds    *holds.Store
+	Checkout *checkout.Service
 }
 
 // Server is the Echo app and the http.Server around it.

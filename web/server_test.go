@@ -10,9 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/internal/clinics"
-	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
@@ -26,17 +23,7 @@ func newServer(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 		rdb = testkit.Redis(t)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bookings := booking.NewService(pool)
-	slotSvc := slots.New(pool, rdb, slots.Options{Logger: logger})
-	bookings.Observe(slotSvc.OnBookingChange)
-	srv := web.New(web.Deps{
-		Logger:   logger,
-		Pool:     pool,
-		Redis:    rdb,
-		Bookings: bookings,
-		Clinics:  clinics.NewService(pool),
-		Slots:    slotSvc,
-	}, "127.0.0.1:0")
+	srv := web.New(web.Wire(pool, rdb, logger, web.Options{}), "127.0.0.1:0")
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts

@@ -15,13 +15,10 @@ import (
 	"time"
 	_ "time/tzdata" // clinics' zones must resolve even on a machine without /usr/share/zoneinfo
 
-	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/config"
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/platform/redisx"
 	"github.com/clinic/booking/internal/seed"
-	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/web"
 )
 
@@ -92,18 +89,13 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		logger.Warn("redis unreachable at start; holds answer 503 until it is back", "err", err)
 	}
 
-	bookings := booking.NewService(pool)
-	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: cfg.TimeslotCacheTTL, NoCache: cfg.TimeslotCacheTTL == 0, Logger: logger})
-	bookings.Observe(slotSvc.OnBookingChange)
-
-	srv := web.New(web.Deps{
-		Logger:   logger,
-		Pool:     pool,
-		Redis:    rdb,
-		Bookings: bookings,
-		Clinics:  clinics.NewService(pool),
-		Slots:    slotSvc,
-	}, cfg.Addr)
+	deps := web.Wire(pool, rdb, logger, web.Options{
+		HoldTTL:          cfg.HoldTTL,
+		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
+		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,
+	})
+	deps.RunBackground(ctx)
+	srv := web.New(deps, cfg.Addr)
 	return srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
 }
 

@@ -89,6 +89,7 @@ type Change struct {
 	Kind     string   // "confirm", "cancel" or "reschedule"
 	Booking  Booking  // the booking as it is now (for reschedule: the new one)
 	Previous *Booking // for reschedule: the old booking, now rescheduled
+	HoldID   string   // for confirm: the hold it came from, if any
 }
 
 // Observer hears of every committed change, after the commit: caches,
@@ -116,12 +117,15 @@ type BookRequest struct {
 	End               time.Time // zero: Start plus the type's duration
 	Patient           Patient
 	ClientID          string
+	HoldID            string // the hold it came from, if any: told to observers
 	Actor             string // who is booking, for the audit row: "patient", "staff:<id>"
 	// ClinicID, when set, scopes the request to one clinic (a staff member's).
 	ClinicID uuid.UUID
-	// InTx runs inside the booking's transaction after the insert and its
-	// audit row; an error rolls everything back. The idempotency record uses it.
-	InTx func(ctx context.Context, tx pgx.Tx, b Booking) error
+	// Before runs first inside the booking's transaction, InTx after the
+	// insert and its audit row; an error from either rolls everything back.
+	// The idempotency record uses them.
+	Before func(ctx context.Context, tx pgx.Tx) error
+	InTx   func(ctx context.Context, tx pgx.Tx, c Confirmation) error
 }
 
 // Confirmation is a booking just made, with the private token of its manage
@@ -144,6 +148,11 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 	var b Booking
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
+		if req.Before != nil {
+			if err := req.Before(ctx, tx); err != nil {
+				return err
+			}
+		}
 		params, err := validate(ctx, q, req)
 		if err != nil {
 			return err
@@ -157,14 +166,14 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 			return err
 		}
 		if req.InTx != nil {
-			return req.InTx(ctx, tx, b)
+			return req.InTx(ctx, tx, Confirmation{Booking: b, ManageToken: token})
 		}
 		return nil
 	})
 	if err != nil {
 		return Confirmation{}, err
 	}
-	s.notify(ctx, Change{Kind: "confirm", Booking: b})
+	s.notify(ctx, Change{Kind: "confirm", Booking: b, HoldID: req.HoldID})
 	return Confirmation{Booking: b, ManageToken: token}, nil
 }
 
@@ -333,6 +342,9 @@ type RescheduleRequest struct {
 	SpecialistID uuid.UUID // uuid.Nil: the same specialist
 	Actor        string
 	Reason       string
+	// ExpectVersion, when set, is the version the caller saw (If-Match);
+	// checked under the row lock, so two reschedules cannot both pass.
+	ExpectVersion int32
 }
 
 // Reschedule cancels the old booking and inserts the new one in one
@@ -347,6 +359,9 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
 		if err != nil {
 			return err
+		}
+		if req.ExpectVersion != 0 && old.Version != req.ExpectVersion {
+			return ErrVersionMismatch(old.Version)
 		}
 		if old.Status != StatusConfirmed {
 			return apperr.New(apperr.Conflict, "BOOKING_NOT_ACTIVE", "This booking was cancelled or moved and cannot be rescheduled.")
@@ -385,6 +400,15 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 	}
 	s.notify(ctx, Change{Kind: "reschedule", Booking: nb, Previous: &prev})
 	return nb, nil
+}
+
+// ErrVersionMismatch is a stale If-Match or form version.
+func ErrVersionMismatch(current int32) *apperr.Error {
+	return &apperr.Error{
+		Kind: apperr.PreconditionFailed, Code: "CONCURRENCY_CONFLICT",
+		Message: "This booking changed since you loaded it. Reload it and try again.",
+		Details: map[string]any{"currentVersion": current},
+	}
 }
 
 func lockBooking(ctx context.Context, q *db.Queries, id, clinicID uuid.UUID) (Booking, error) {

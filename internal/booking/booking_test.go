@@ -346,7 +346,7 @@ func TestBookInTxFailureRollsBack(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	r := b.req(0, 0, b.monday(16, 0))
-	r.InTx = func(context.Context, pgx.Tx, booking.Booking) error { return fmt.Errorf("boom") }
+	r.InTx = func(context.Context, pgx.Tx, booking.Confirmation) error { return fmt.Errorf("boom") }
 	if _, err := b.svc.Book(context.Background(), r); err == nil {
 		t.Fatal("want the InTx error")
 	}

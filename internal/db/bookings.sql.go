@@ -274,6 +274,34 @@ func (q *Queries) BookingListConfirmedByType(ctx context.Context, arg BookingLis
 	return items, nil
 }
 
+const bookingOverlapExists = `-- name: BookingOverlapExists :one
+SELECT EXISTS (
+    SELECT 1 FROM bookings
+    WHERE specialist_id = ANY($1::uuid[]) AND status = 'confirmed'
+      AND slot_start < $2 AND slot_end > $3
+      AND id <> $4
+)
+`
+
+type BookingOverlapExistsParams struct {
+	SpecialistIds []uuid.UUID
+	RangeEnd      time.Time
+	RangeStart    time.Time
+	ExcludeID     uuid.UUID
+}
+
+func (q *Queries) BookingOverlapExists(ctx context.Context, arg BookingOverlapExistsParams) (bool, error) {
+	row := q.db.QueryRow(ctx, bookingOverlapExists,
+		arg.SpecialistIds,
+		arg.RangeEnd,
+		arg.RangeStart,
+		arg.ExcludeID,
+	)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const bookingSetStatus = `-- name: BookingSetStatus :one
 UPDATE bookings
 SET status = $1, cancel_reason = $2, cancelled_at = now(),

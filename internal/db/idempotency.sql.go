@@ -60,6 +60,9 @@ func (q *Queries) IdempotencyGet(ctx context.Context, arg IdempotencyGetParams) 
 const idempotencyInsert = `-- name: IdempotencyInsert :exec
 INSERT INTO idempotency_keys (clinic_id, principal, route, key, request_hash, status_code, body)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (clinic_id, principal, route, key) DO UPDATE
+SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now()
+WHERE idempotency_keys.created_at <= now() - interval '24 hours'
 `
 
 type IdempotencyInsertParams struct {

@@ -84,6 +84,10 @@ type Request struct {
 	SpecialistID      uuid.UUID         // uuid.Nil: any specialist (pooled)
 	// NoCache skips the Redis cache (tests, and the booking path's exact check).
 	NoCache bool
+	// NoHolds leaves live holds out, for callers that handle them themselves.
+	NoHolds bool
+	// Ignore is a booking to treat as free (a reschedule's own); it implies NoCache.
+	Ignore *Interval
 }
 
 // Result is the free slots in the clinic's zone.
@@ -91,7 +95,10 @@ type Result struct {
 	Timezone string
 	Location *time.Location
 	ClinicID uuid.UUID
+	Type     availability.AppointmentType
 	Slots    []availability.Slot
+	// Priority of each specialist who performs the type.
+	Priority map[uuid.UUID]int
 }
 
 // Free computes the free slots. A cache hit costs two Redis reads and no
@@ -109,7 +116,7 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 	now := s.now()
 	key := ""
 	var e *entry
-	if !req.NoCache && !s.noCache && s.rdb != nil {
+	if !req.NoCache && req.Ignore == nil && !s.noCache && s.rdb != nil {
 		clinicID, err := s.clinicOfType(ctx, req.AppointmentTypeID)
 		if err != nil {
 			return Result{}, err
@@ -128,7 +135,7 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		if err := s.loadBusy(ctx, cal); err != nil {
+		if err := s.loadBusy(ctx, cal, req.Ignore); err != nil {
 			return Result{}, err
 		}
 		// Cached lists are computed with the window stretched by the cache's
@@ -139,7 +146,11 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		if q.Type.MaxAdvance > 0 {
 			q.Type.MaxAdvance += s.ttl
 		}
-		e = &entry{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Slots: availability.Compute(q)}
+		e = &entry{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Slots: availability.Compute(q),
+			Priority: make(map[uuid.UUID]int, len(q.Specialists))}
+		for _, sp := range q.Specialists {
+			e.Priority[sp.ID] = sp.Priority
+		}
 		if key != "" {
 			s.store(ctx, key, e)
 			s.memo.put(key, e, now.Add(s.ttl))
@@ -150,7 +161,7 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		return Result{}, fmt.Errorf("clinic zone %q: %w", e.Zone, err)
 	}
 	slots := trim(e.Slots, now, e.Type)
-	if s.holds != nil {
+	if s.holds != nil && !req.NoHolds {
 		holds, err := s.holds.ActiveHolds(ctx, e.ClinicID)
 		if err != nil {
 			// Without Redis there are no holds to show; the booking path still
@@ -160,7 +171,7 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 			slots = availability.ApplyHolds(e.Type, slots, holds)
 		}
 	}
-	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Slots: slots}, nil
+	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Slots: slots, Priority: e.Priority}, nil
 }
 
 // clinicOfType maps a type to its clinic, which never changes, from memory.
@@ -297,22 +308,25 @@ func (s *Service) load(ctx context.Context, req Request) (*calendar, error) {
 }
 
 // loadBusy reads the confirmed bookings, only when the cache missed.
-func (s *Service) loadBusy(ctx context.Context, cal *calendar) error {
+func (s *Service) loadBusy(ctx context.Context, cal *calendar, ignore *Interval) error {
 	rows, err := db.New(s.pool).BookingListConfirmedByType(ctx, db.BookingListConfirmedByTypeParams{
 		AppointmentTypeID: cal.typeRow.ID, RangeStart: cal.rangeStart, RangeEnd: cal.rangeEnd,
 	})
 	if err != nil {
 		return fmt.Errorf("load bookings: %w", err)
 	}
-	cal.q.Bookings = make([]availability.Busy, len(rows))
-	for i, r := range rows {
-		cal.q.Bookings[i] = availability.Busy{
+	cal.q.Bookings = make([]availability.Busy, 0, len(rows))
+	for _, r := range rows {
+		if ignore != nil && r.SpecialistID == ignore.SpecialistID && r.SlotStart.Equal(ignore.Start) && r.SlotEnd.Equal(ignore.End) {
+			continue
+		}
+		cal.q.Bookings = append(cal.q.Bookings, availability.Busy{
 			SpecialistID: r.SpecialistID,
 			Start:        r.SlotStart,
 			End:          r.SlotEnd,
 			BufferBefore: time.Duration(r.BufferBeforeMin) * time.Minute,
 			BufferAfter:  time.Duration(r.BufferAfterMin) * time.Minute,
-		}
+		})
 	}
 	return nil
 }
@@ -377,6 +391,7 @@ type entry struct {
 	ClinicID uuid.UUID                    `json:"clinic"`
 	Type     availability.AppointmentType `json:"type"`
 	Slots    []availability.Slot          `json:"slots"`
+	Priority map[uuid.UUID]int            `json:"priority"`
 }
 
 func (s *Service) cached(ctx context.Context, key string) *entry {
@@ -502,4 +517,10 @@ func (m *memo) put(key string, e *entry, expires time.Time) {
 		clear(m.entries)
 	}
 	m.entries[key] = memoEntry{e: e, expires: expires}
+}
+
+// Interval is a specialist's booked time.
+type Interval struct {
+	SpecialistID uuid.UUID
+	Start, End   time.Time
 }

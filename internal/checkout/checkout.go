@@ -1,0 +1,463 @@
+// Package checkout is the patient's path to a booking: hold a slot,
+// keep it with heartbeats, confirm it, and later cancel or reschedule it
+// through the manage link. It joins the Redis holds (friendly, fast) to the
+// database gate (correct), in the order DESIGN section 6 gives.
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/assignment"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/idempotency"
+	"github.com/clinic/booking/internal/slots"
+)
+
+// PinFor is how long a confirm keeps its hold alive while the insert runs.
+const PinFor = 30 * time.Second
+
+// Service runs the patient's flow.
+type Service struct {
+	pool     *pgxpool.Pool
+	holds    *holds.Store
+	slots    *slots.Service
+	bookings *booking.Service
+	logger   *slog.Logger
+	now      func() time.Time
+}
+
+func New(pool *pgxpool.Pool, h *holds.Store, s *slots.Service, b *booking.Service, logger *slog.Logger) *Service {
+	return &Service{pool: pool, holds: h, slots: s, bookings: b, logger: logger, now: time.Now}
+}
+
+func unavailable(err error) *apperr.Error {
+	return &apperr.Error{
+		Kind: apperr.Unavailable, Code: "UNAVAILABLE",
+		Message: "Booking is briefly unavailable. Please try again in a moment.", Err: err,
+	}
+}
+
+// ValidateClientID checks a client id: 1 to 128 printable characters.
+func ValidateClientID(id string) error {
+	if id == "" {
+		return apperr.Invalidf("clientId", "clientId is required.")
+	}
+	if len(id) > 128 {
+		return apperr.Invalidf("clientId", "clientId is at most 128 characters.")
+	}
+	for _, r := range id {
+		if r < 0x21 || r > 0x7e {
+			return apperr.Invalidf("clientId", "clientId must be printable ASCII without spaces.")
+		}
+	}
+	return nil
+}
+
+// HoldRequest asks to hold one slot.
+type HoldRequest struct {
+	AppointmentTypeID uuid.UUID
+	Start             time.Time
+	SpecialistID      uuid.UUID // uuid.Nil: any specialist, by priority
+	ClientID          string
+}
+
+// Hold reserves a slot for the client: cooldown, then the slot check, then
+// the specialist choice with an atomic claim (quota included) per candidate.
+//
+// Errors: INVALID_ARGUMENT (naming the field; also a start that is not a
+// slot of the type), NOT_FOUND (type), COOLDOWN (429), HOLD_QUOTA (429),
+// SLOT_HELD (423), SLOT_TAKEN (409), UNAVAILABLE (503, Redis down).
+func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error) {
+	if err := ValidateClientID(req.ClientID); err != nil {
+		return holds.Hold{}, err
+	}
+	if req.AppointmentTypeID == uuid.Nil {
+		return holds.Hold{}, apperr.Invalidf("appointmentTypeId", "appointmentTypeId is required.")
+	}
+	if req.Start.IsZero() {
+		return holds.Hold{}, apperr.Invalidf("slotStartDate", "slotStartDate is required (RFC 3339, e.g. 2026-03-15T09:00:00Z).")
+	}
+	start := req.Start.UTC()
+	row, err := db.New(s.pool).AppointmentTypeGetWithClinic(ctx, req.AppointmentTypeID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return holds.Hold{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type.")
+	}
+	if err != nil {
+		return holds.Hold{}, fmt.Errorf("load appointment type: %w", err)
+	}
+	t := row.AppointmentType
+
+	// Cooldown fails open: a Redis hiccup must not stop a patient here; the
+	// claim below fails closed instead.
+	if rem, err := s.holds.CooldownRemaining(ctx, t.ClinicID, req.ClientID, t.ID); err != nil {
+		s.logger.Warn("cooldown check failed; letting the request through", "err", err)
+	} else if rem > 0 {
+		return holds.Hold{}, &apperr.Error{
+			Kind: apperr.TooMany, Code: "COOLDOWN", RetryAfter: rem,
+			Message: fmt.Sprintf("You booked %s recently. You can book it again in %s.", t.Name, humanDuration(rem)),
+			Details: map[string]any{"retryAfterSeconds": int((rem + time.Second - 1) / time.Second)},
+		}
+	}
+
+	cands, heldFor, err := s.candidates(ctx, t, req.SpecialistID, start, req.ClientID)
+	if err != nil {
+		return holds.Hold{}, err
+	}
+	typ := slots.TypeOf(t)
+	for _, c := range cands {
+		h, err := s.holds.Claim(ctx, holds.ClaimRequest{
+			ClientID: req.ClientID, ClinicID: t.ClinicID, AppointmentTypeID: t.ID, SpecialistID: c.ID,
+			Start: start, End: start.Add(typ.Duration),
+			BufferBefore: typ.BufferBefore, BufferAfter: typ.BufferAfter,
+			Quota: int(t.MaxHoldsPerClient),
+		})
+		var held *holds.HeldError
+		switch {
+		case err == nil:
+			return h, nil
+		case errors.As(err, &held):
+			// Lost the race for this one: try the next without asking again.
+			heldFor = maxDuration(heldFor, held.RetryAfter)
+			continue
+		case errors.Is(err, holds.ErrQuota):
+			return holds.Hold{}, &apperr.Error{
+				Kind: apperr.TooMany, Code: "HOLD_QUOTA", RetryAfter: s.holds.TTL(),
+				Message: fmt.Sprintf("You can hold %d slot(s) of %s at a time. Release or book the one you hold first.", t.MaxHoldsPerClient, t.Name),
+				Details: map[string]any{"maxHolds": t.MaxHoldsPerClient},
+			}
+		default:
+			return holds.Hold{}, unavailable(err)
+		}
+	}
+	return holds.Hold{}, slotHeld(heldFor)
+}
+
+// candidates are the specialists free at start and not held by another
+// client, in the order to try them.
+func (s *Service) candidates(ctx context.Context, t db.AppointmentType, specialist uuid.UUID, start time.Time, clientID string) ([]assignment.Candidate, time.Duration, error) {
+	return s.candidatesIgnoring(ctx, t, specialist, start, clientID, nil)
+}
+
+// candidatesIgnoring is candidates with one booking treated as free.
+func (s *Service) candidatesIgnoring(ctx context.Context, t db.AppointmentType, specialist uuid.UUID, start time.Time, clientID string, ignore *booking.Booking) ([]assignment.Candidate, time.Duration, error) {
+	var iv *slots.Interval
+	exclude := uuid.Nil
+	if ignore != nil {
+		iv = &slots.Interval{SpecialistID: ignore.SpecialistID, Start: ignore.Start, End: ignore.End}
+		exclude = ignore.ID
+	}
+	loc, err := s.slots.Zone(ctx, t.ClinicID)
+	if err != nil {
+		return nil, 0, err
+	}
+	day := availability.DateOf(start, loc)
+	res, err := s.slots.Free(ctx, slots.Request{
+		AppointmentTypeID: t.ID, From: day, To: day, SpecialistID: specialist, NoHolds: true, Ignore: iv,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var slot *availability.Slot
+	for i := range res.Slots {
+		if res.Slots[i].Start.Equal(start) {
+			slot = &res.Slots[i]
+			break
+		}
+	}
+	if slot == nil {
+		return nil, 0, s.notFree(ctx, t, specialist, res.Priority, start, exclude)
+	}
+
+	// Holds of other types or overlapping starts are separate keys: lay the
+	// clinic's live holds over the candidates first, so a patient is not
+	// offered a specialist someone else is holding.
+	active, err := s.holds.Active(ctx, t.ClinicID)
+	if err != nil {
+		return nil, 0, unavailable(err)
+	}
+	var cands []assignment.Candidate
+	var heldFor time.Duration
+	typ := slots.TypeOf(t)
+	for _, id := range slot.SpecialistIDs {
+		if h, blocked := overlappingHold(active, id, clientID, start, start.Add(typ.Duration), typ); blocked {
+			heldFor = maxDuration(heldFor, h.ExpiresAt.Sub(s.now()))
+			continue
+		}
+		cands = append(cands, assignment.Candidate{ID: id, Priority: res.Priority[id]})
+	}
+	return assignment.Order(t.ID, start, cands), heldFor, nil
+}
+
+func slotHeld(d time.Duration) *apperr.Error {
+	secs := int((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return &apperr.Error{
+		Kind: apperr.Locked, Code: "SLOT_HELD", RetryAfter: time.Duration(secs) * time.Second,
+		Message: fmt.Sprintf("Someone is booking this slot right now. It frees in %d s if they do not confirm.", secs),
+		Details: map[string]any{"retryAfterSeconds": secs},
+	}
+}
+
+// overlappingHold finds a live hold of another client that blocks the
+// specialist for [start, end) with the type's buffers.
+func overlappingHold(active []holds.Hold, specialist uuid.UUID, clientID string, start, end time.Time, t availability.AppointmentType) (holds.Hold, bool) {
+	for _, h := range active {
+		if h.SpecialistID != specialist || h.ClientID == clientID {
+			continue
+		}
+		if h.Start.Add(-h.BufferBefore).Before(end.Add(t.BufferAfter)) && start.Add(-t.BufferBefore).Before(h.End.Add(h.BufferAfter)) {
+			return h, true
+		}
+	}
+	return holds.Hold{}, false
+}
+
+// notFree tells a booked slot (409) from a time that is not a slot (400).
+func (s *Service) notFree(ctx context.Context, t db.AppointmentType, specialist uuid.UUID, priority map[uuid.UUID]int, start time.Time, exclude uuid.UUID) error {
+	ids := []uuid.UUID{specialist}
+	if specialist == uuid.Nil {
+		ids = ids[:0]
+		for id := range priority {
+			ids = append(ids, id)
+		}
+	}
+	end := start.Add(time.Duration(t.DurationMin) * time.Minute)
+	booked, err := db.New(s.pool).BookingOverlapExists(ctx, db.BookingOverlapExistsParams{
+		SpecialistIds: ids, RangeStart: start, RangeEnd: end, ExcludeID: exclude,
+	})
+	if err != nil {
+		return fmt.Errorf("check booked: %w", err)
+	}
+	if booked {
+		return apperr.SlotTaken()
+	}
+	return apperr.Invalidf("slotStartDate", "%s is not a bookable slot of %s (outside opening hours, too soon, too far ahead, or off the grid).",
+		start.Format(time.RFC3339), t.Name)
+}
+
+// Heartbeat keeps a hold for another full TTL.
+//
+// Errors: INVALID_ARGUMENT, HOLD_GONE (410: expired or not the caller's),
+// UNAVAILABLE.
+func (s *Service) Heartbeat(ctx context.Context, holdID, clientID string) (holds.Hold, error) {
+	if err := validateHoldID(holdID); err != nil {
+		return holds.Hold{}, err
+	}
+	if err := ValidateClientID(clientID); err != nil {
+		return holds.Hold{}, err
+	}
+	h, err := s.holds.Heartbeat(ctx, holdID, clientID)
+	if errors.Is(err, holds.ErrGone) {
+		return holds.Hold{}, apperr.New(apperr.Gone, "HOLD_GONE", "This hold expired or is not yours. Pick the slot again.")
+	}
+	if err != nil {
+		return holds.Hold{}, unavailable(err)
+	}
+	return h, nil
+}
+
+// Release lets go of a hold; releasing a hold that is gone is not an error.
+//
+// Errors: INVALID_ARGUMENT, NOT_YOUR_HOLD (403), UNAVAILABLE.
+func (s *Service) Release(ctx context.Context, holdID, clientID string) error {
+	if err := validateHoldID(holdID); err != nil {
+		return err
+	}
+	if err := ValidateClientID(clientID); err != nil {
+		return err
+	}
+	_, err := s.holds.Release(ctx, holdID, clientID)
+	if errors.Is(err, holds.ErrNotOwner) {
+		return apperr.New(apperr.Forbidden, "NOT_YOUR_HOLD", "This hold belongs to someone else.")
+	}
+	if err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+func validateHoldID(id string) error {
+	if id == "" {
+		return apperr.Invalidf("holdId", "holdId is required.")
+	}
+	if _, ok := holds.ParseHoldID(id); !ok {
+		return apperr.Invalidf("holdId", "holdId is not a hold id.")
+	}
+	return nil
+}
+
+// ConfirmRequest turns a hold into a booking.
+type ConfirmRequest struct {
+	AppointmentTypeID uuid.UUID
+	HoldID            string
+	ClientID          string
+	Patient           booking.Patient
+	// IdempotencyKey, when set, makes a retry return the first answer;
+	// RequestHash fingerprints the request.
+	IdempotencyKey string
+	RequestHash    []byte
+	// Encode renders the success answer, which is stored with the key.
+	Encode func(booking.Confirmation) (status int, body []byte, err error)
+}
+
+// Confirmed is the answer to a confirm: a fresh booking, or a replay of the
+// answer stored for the idempotency key.
+type Confirmed struct {
+	Confirmation booking.Confirmation
+	Replay       *idempotency.Record
+}
+
+type replayError struct{ rec *idempotency.Record }
+
+func (e *replayError) Error() string { return "idempotent replay" }
+
+// Confirm books a held slot.
+//
+// Errors: INVALID_ARGUMENT (naming holdId, clientId or a patient field),
+// HOLD_EXPIRED (410), NOT_YOUR_HOLD (403), SLOT_TAKEN (409),
+// IDEMPOTENCY_MISMATCH (422), UNAVAILABLE (503).
+func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (Confirmed, error) {
+	if err := validateHoldID(req.HoldID); err != nil {
+		return Confirmed{}, err
+	}
+	if err := ValidateClientID(req.ClientID); err != nil {
+		return Confirmed{}, err
+	}
+	patient, err := booking.ValidatePatient(req.Patient)
+	if err != nil {
+		return Confirmed{}, err
+	}
+	clinicID, _ := holds.ParseHoldID(req.HoldID)
+	var key *idempotency.Key
+	if req.IdempotencyKey != "" {
+		if err := idempotency.Validate(req.IdempotencyKey); err != nil {
+			return Confirmed{}, err
+		}
+		key = &idempotency.Key{
+			ClinicID: clinicID, Principal: "client:" + req.ClientID,
+			Route: "book:" + req.AppointmentTypeID.String(), Key: req.IdempotencyKey, RequestHash: req.RequestHash,
+		}
+		if rec, err := idempotency.Find(ctx, s.pool, *key); err != nil || rec != nil {
+			return Confirmed{Replay: rec}, err
+		}
+	}
+
+	h, err := s.holds.Pin(ctx, req.HoldID, req.ClientID, PinFor)
+	switch {
+	case errors.Is(err, holds.ErrExpired):
+		if key != nil {
+			// A concurrent retry may have booked with this very hold.
+			if rec, ferr := idempotency.Find(ctx, s.pool, *key); ferr != nil || rec != nil {
+				return Confirmed{Replay: rec}, ferr
+			}
+		}
+		return Confirmed{}, apperr.New(apperr.Gone, "HOLD_EXPIRED", "Your hold on this slot expired. Pick the slot again.")
+	case errors.Is(err, holds.ErrNotOwner):
+		return Confirmed{}, apperr.New(apperr.Forbidden, "NOT_YOUR_HOLD", "This hold belongs to someone else.")
+	case err != nil:
+		return Confirmed{}, unavailable(err)
+	}
+	if h.AppointmentTypeID != req.AppointmentTypeID {
+		return Confirmed{}, apperr.Invalidf("holdId", "This hold is for another appointment type.")
+	}
+
+	// The fast reject: a hot slot's losers end here without a database round trip.
+	if loc, err := s.slots.Zone(ctx, h.ClinicID); err == nil {
+		if taken, known := s.slots.Bitmap.Taken(ctx, loc, h.SpecialistID, h.Start, h.End); known && taken {
+			return Confirmed{}, apperr.SlotTaken()
+		}
+	}
+
+	breq := booking.BookRequest{
+		AppointmentTypeID: h.AppointmentTypeID,
+		SpecialistID:      h.SpecialistID,
+		Start:             h.Start,
+		End:               h.End,
+		Patient:           patient,
+		ClientID:          req.ClientID,
+		HoldID:            h.HoldID,
+		Actor:             "patient",
+		ClinicID:          h.ClinicID,
+	}
+	if key != nil {
+		breq.Before = func(ctx context.Context, tx pgx.Tx) error {
+			rec, err := idempotency.Lock(ctx, tx, *key)
+			if err != nil {
+				return err
+			}
+			if rec != nil {
+				return &replayError{rec}
+			}
+			return nil
+		}
+		breq.InTx = func(ctx context.Context, tx pgx.Tx, c booking.Confirmation) error {
+			status, body, err := req.Encode(c)
+			if err != nil {
+				return err
+			}
+			return idempotency.Save(ctx, tx, *key, idempotency.Record{Status: status, Body: body})
+		}
+	}
+	conf, err := s.bookings.Book(ctx, breq)
+	var replay *replayError
+	if errors.As(err, &replay) {
+		return Confirmed{Replay: replay.rec}, nil
+	}
+	if err != nil {
+		return Confirmed{}, err
+	}
+
+	// After the commit: the hold is spent and the cooldown starts. (The
+	// bitmap, the cache generation and the confirm event follow every
+	// booking through the booking service's observers.)
+	after := context.WithoutCancel(ctx)
+	if err := s.holds.Consume(after, h); err != nil {
+		s.logger.Warn("consume hold after booking", "err", err)
+	}
+	if cooldown, err := s.cooldownOf(after, h.AppointmentTypeID); err != nil {
+		s.logger.Warn("cooldown length", "err", err)
+	} else if err := s.holds.SetCooldown(after, h.ClinicID, req.ClientID, h.AppointmentTypeID, conf.Booking.ID, cooldown); err != nil {
+		s.logger.Warn("set cooldown", "err", err)
+	}
+	return Confirmed{Confirmation: conf}, nil
+}
+
+func (s *Service) cooldownOf(ctx context.Context, typeID uuid.UUID) (time.Duration, error) {
+	t, err := db.New(s.pool).AppointmentTypeGet(ctx, typeID)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(t.CooldownMin) * time.Minute, nil
+}
+
+func maxDuration(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func humanDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%d h %02d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	case d >= time.Minute:
+		return fmt.Sprintf("%d min", int((d+time.Minute-1)/time.Minute))
+	default:
+		return fmt.Sprintf("%d s", int((d+time.Second-1)/time.Second))
+	}
+}

@@ -1,0 +1,72 @@
+package holds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// The booking cooldown: after a booking, the client may not hold slots of
+// the same type for a while. Failing open when Redis is down is the
+// caller's decision, so these functions return every error.
+
+// CooldownRemaining is how long the client's cooldown for the type still
+// runs; 0 means none.
+func (s *Store) CooldownRemaining(ctx context.Context, clinicID uuid.UUID, clientID string, atid uuid.UUID) (time.Duration, error) {
+	d, err := s.rdb.PTTL(ctx, cooldownKey(clinicID, clientID, atid)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("holds: cooldown: %w", err)
+	}
+	// go-redis reports "no key" and "no TTL" as -2ns and -1ns. We always set
+	// a TTL, so a key without one is not ours to enforce.
+	return max(d, 0), nil
+}
+
+// SetCooldown starts the client's cooldown for the type after bookingID,
+// together with the reverse key that lets ClearCooldown find it by booking.
+// d <= 0 is a no-op (the type has no cooldown).
+func (s *Store) SetCooldown(ctx context.Context, clinicID uuid.UUID, clientID string, atid, bookingID uuid.UUID, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	d = max(d, time.Millisecond) // PX counts whole milliseconds
+	key := cooldownKey(clinicID, clientID, atid)
+	// One MULTI: both keys exist, with the same TTL, or neither.
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, key, bookingID.String(), d)
+		p.Set(ctx, cooldownReverseKey(clinicID, bookingID), key, d)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("holds: set cooldown: %w", err)
+	}
+	return nil
+}
+
+// ClearCooldown lifts the cooldown a booking started (on cancellation),
+// found through its reverse key: no SCAN. A cooldown that expired, or that a
+// later booking has replaced, is left as it is.
+func (s *Store) ClearCooldown(ctx context.Context, clinicID, bookingID uuid.UUID) error {
+	rev := cooldownReverseKey(clinicID, bookingID)
+	key, err := s.rdb.Get(ctx, rev).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("holds: clear cooldown: %w", err)
+	}
+	// The reverse key names the cooldown key; only one of this clinic's may
+	// be deleted (and only such a key shares the script's hash slot).
+	if !strings.HasPrefix(key, "client_limit:"+tag(clinicID)+":") {
+		return fmt.Errorf("holds: clear cooldown: reverse key %s names %q", rev, key)
+	}
+	if err := clearCooldownScript.Run(ctx, s.rdb, []string{key, rev}, bookingID.String()).Err(); err != nil {
+		return fmt.Errorf("holds: clear cooldown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+// Package holds keeps the short-lived slot reservations ("holds") a browser
+// takes before it books, in Redis, and publishes their changes for the
+// live streams.
+//
+// A hold reserves one slot (start) of one appointment type with one
+// specialist for one browser client, for a TTL (30 s by default) that
+// heartbeats extend. Reference note 003 describes the same lifecycle but
+// leaves three things soft; this package makes them exact:
+//
+//   - The per-client quota is checked and the slot claimed in ONE script, so
+//     twenty concurrent claims by a client with quota 1 give exactly one hold
+//     (the note's SCARD-then-SET may exceed it).
+//   - Heartbeat, release, pin and consume each verify the owner and change
+//     the hold and its indexes in ONE script, so a hold never expires or
+//     changes hands between the check and the write.
+//   - An expired hold is announced: an expiry index is swept (every second by
+//     RunSweeper), and the sweep script removes each expired hold atomically,
+//     so exactly one caller across all server instances publishes its
+//     "release" event with reason "expired". Note 003 published nothing on
+//     expiry, which left kiosks showing phantom holds.
+//
+// # Keys
+//
+// All keys of one clinic carry the hash tag {<clinicID>}, so every script
+// touches a single hash slot (Redis Cluster-safe) and one clinic's holds are
+// listed with one read. DESIGN.md section 5 tags by appointment type
+// ({atid}); tagging by clinic is a deliberate refinement: the slot overlay
+// and the calendar/kiosk streams need all holds of a clinic (a specialist
+// can be held through any type), and the quota index per client then lives
+// in the same slot as the holds it counts.
+//
+//	hold:{c}:<atid>:<start>:<sp>   string, the hold's JSON payload, SET NX PX ttl.
+//	                               Existence = the slot is held. <start> is RFC3339 UTC.
+//	holds:meta:{c}                 hash holdId -> payload. Outlives the hold key until
+//	                               the hold is released, consumed or swept: this is
+//	                               how the sweeper still knows an expired hold.
+//	holds:expiry:{c}               sorted set holdId -> expiry (unix ms). The sweep
+//	                               index; heartbeats and pins move the score.
+//	client:{c}:<clientId>:holds    set of the client's holdIds, the quota index;
+//	                               its TTL is extended (never shortened) to the
+//	                               hold's on every claim, heartbeat and pin.
+//	holds:clinics                  set of clinic ids that ever had a hold (never
+//	                               shrinks); the sweeper iterates it. It has no tag:
+//	                               it is written with a plain SADD, outside scripts.
+//	client_limit:{c}:<clientId>:<atid>     booking cooldown; value = booking id.
+//	client_limit:booking:{c}:<bookingId>   reverse key -> the cooldown key, so a
+//	                                       cancellation clears the cooldown without SCAN.
+//
+// A hold's id encodes its clinic ("h" + hex(clinic uuid) + hex(10 random
+// bytes)), so heartbeat and release requests, which carry only holdId and
+// clientId, find the clinic's keys without a lookup (ParseHoldID).
+//
+// # Declared keys
+//
+// Redis requires every key a script touches to be passed in KEYS (that is
+// what makes a script routable in a cluster). The hold key's name derives
+// from the hold's payload, so operations that start from a holdId first
+// read the payload from holds:meta (one HGET) to name the keys, and the
+// script then re-verifies everything it relies on. The read is only a
+// routing hint; a hold that changes in between is seen by the script.
+//
+// # Time
+//
+// Scripts never call TIME: "now" is passed in from Go (Store.now, which
+// tests replace) and expiries are computed as now+ttl, in milliseconds.
+// The hold key's own TTL is what decides whether a slot is held; the
+// expiry scores only index holds for listing, quota and sweeping.
+//
+// # Events
+//
+// Every change is published as JSON (Event) on two channels: Channel(atid)
+// for the booking page of that type and ClinicChannel(c) for the calendar
+// and kiosk streams. Events carry the client id so a stream can mark a
+// viewer's own holds; the SSE layer strips it before anything reaches a
+// browser.
+package holds

@@ -1,0 +1,136 @@
+package holds
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+func TestChannelNames(t *testing.T) {
+	t.Parallel()
+	id := uuid.MustParse("550e8400-e29b-41d4-a716-446655440000")
+	if got := Channel(id); got != "holds:events:{550e8400-e29b-41d4-a716-446655440000}" {
+		t.Errorf("Channel = %s", got)
+	}
+	if got := ClinicChannel(id); got != "holds:events:clinic:{550e8400-e29b-41d4-a716-446655440000}" {
+		t.Errorf("ClinicChannel = %s", got)
+	}
+}
+
+// expectOnBothChannels reads the next two events and checks they are the
+// same event, once on the type's channel and once on the clinic's.
+func expectOnBothChannels(t *testing.T, f *fixture, sub *subscription) Event {
+	t.Helper()
+	a, b := sub.next(2*time.Second), sub.next(2*time.Second)
+	if a.Event != b.Event {
+		t.Fatalf("the two channels carried different events: %+v and %+v", a.Event, b.Event)
+	}
+	got := map[string]bool{a.Channel: true, b.Channel: true}
+	if !got[Channel(f.atid)] || !got[ClinicChannel(f.clinic)] {
+		t.Fatalf("event came on %s and %s, want the type's and the clinic's channel", a.Channel, b.Channel)
+	}
+	return a.Event
+}
+
+func TestHoldHeartbeatAndReleaseArePublishedOnBothChannels(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
+
+	h := f.claim("client-a", f.start)
+	if ev := expectOnBothChannels(t, f, sub); ev != (Event{Type: EventHold, Hold: h}) {
+		t.Fatalf("hold event %+v, want %+v", ev, Event{Type: EventHold, Hold: h})
+	}
+
+	beat, err := f.s.Heartbeat(ctx, h.HoldID, "client-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := expectOnBothChannels(t, f, sub); ev != (Event{Type: EventHeartbeat, Hold: beat}) {
+		t.Fatalf("heartbeat event %+v, want %+v", ev, Event{Type: EventHeartbeat, Hold: beat})
+	}
+
+	if _, err := f.s.Release(ctx, h.HoldID, "client-a"); err != nil {
+		t.Fatal(err)
+	}
+	want := Event{Type: EventRelease, Hold: beat, Reason: ReasonReleased}
+	if ev := expectOnBothChannels(t, f, sub); ev != want {
+		t.Fatalf("release event %+v, want %+v", ev, want)
+	}
+
+	// Failed operations publish nothing.
+	_, _ = f.s.Release(ctx, h.HoldID, "client-a")
+	_, _ = f.s.Heartbeat(ctx, h.HoldID, "client-a")
+	other := f.claim("client-b", f.slot(1))
+	expectOnBothChannels(t, f, sub)
+	_, _ = f.s.Claim(ctx, f.req("client-c", f.slot(1)))
+	_, _ = f.s.Release(ctx, other.HoldID, "client-c")
+	if evs := sub.drain(200 * time.Millisecond); len(evs) != 0 {
+		t.Fatalf("failed operations published %+v", evs)
+	}
+}
+
+func TestPublishedConfirmCarriesWhatTheCallerFilledIn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
+	ev := Event{Type: EventConfirm, Hold: Hold{
+		ClinicID: f.clinic, AppointmentTypeID: f.atid, SpecialistID: f.sp,
+		Start: f.start, End: f.start.Add(30 * time.Minute),
+	}}
+	if err := f.s.Publish(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if got := expectOnBothChannels(t, f, sub); got != ev {
+		t.Fatalf("confirm event %+v, want %+v", got, ev)
+	}
+	if err := f.s.Publish(t.Context(), Event{Type: EventCancel}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("event without a clinic: err = %v, want ErrInvalid", err)
+	}
+}
+
+func TestEventJSONIsFlatWithTypeAndReason(t *testing.T) {
+	t.Parallel()
+	ev := Event{Type: EventRelease, Reason: ReasonExpired, Hold: Hold{
+		HoldID: "h1", ClientID: "c1", ClinicID: uuid.New(), AppointmentTypeID: uuid.New(), SpecialistID: uuid.New(),
+		Start:       time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC),
+		End:         time.Date(2030, 1, 2, 9, 30, 0, 0, time.UTC),
+		ExpiresAt:   time.Date(2030, 1, 2, 8, 0, 30, 123e6, time.UTC),
+		BufferAfter: 15 * time.Minute,
+	}}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]any{
+		"type": "release", "reason": "expired", "holdId": "h1", "clientId": "c1",
+		"slotStartDate": "2030-01-02T09:00:00Z", "holdExpiresAt": "2030-01-02T08:00:30.123Z",
+		"bufferBeforeMin": 0.0, "bufferAfterMin": 15.0,
+	} {
+		if fields[k] != v {
+			t.Errorf("%s = %v, want %v (in %s)", k, fields[k], v, b)
+		}
+	}
+	var back Event
+	if err := json.Unmarshal(b, &back); err != nil || back != ev {
+		t.Fatalf("round trip = %+v, %v; want %+v", back, err, ev)
+	}
+
+	// A confirm with only some fields leaves the rest out.
+	b, _ = json.Marshal(Event{Type: EventConfirm, Hold: Hold{ClinicID: ev.ClinicID}})
+	fields = nil
+	_ = json.Unmarshal(b, &fields)
+	for _, k := range []string{"holdId", "clientId", "specialistId", "slotStartDate", "holdExpiresAt", "reason"} {
+		if _, ok := fields[k]; ok {
+			t.Errorf("confirm event %s carries an empty %s", b, k)
+		}
+	}
+}

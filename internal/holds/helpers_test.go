@@ -1,0 +1,161 @@
+package holds
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/testkit"
+)
+
+// fixture is one test's own clinic, type and specialist on the shared test
+// Redis: unique ids keep parallel tests (and earlier runs) apart.
+type fixture struct {
+	t      *testing.T
+	rdb    redis.UniversalClient
+	s      *Store
+	clinic uuid.UUID
+	atid   uuid.UUID
+	sp     uuid.UUID
+	start  time.Time // a slot start; slot(i) gives others
+}
+
+func newFixture(t *testing.T, ttl time.Duration) *fixture {
+	t.Helper()
+	rdb := testkit.Redis(t)
+	f := &fixture{
+		t:      t,
+		rdb:    rdb,
+		s:      NewStore(rdb, ttl, nil),
+		clinic: uuid.New(),
+		atid:   uuid.New(),
+		sp:     uuid.New(),
+		start:  time.Date(2030, 3, 15, 9, 0, 0, 0, time.UTC),
+	}
+	t.Cleanup(f.cleanup)
+	return f
+}
+
+// cleanup removes what this test's clinic left in the shared database, so
+// repeated runs do not grow holds:clinics or leave holds for later sweeps.
+func (f *fixture) cleanup() {
+	ctx := context.Background()
+	meta, _ := f.rdb.HGetAll(ctx, metaKey(f.clinic)).Result()
+	keys := []string{metaKey(f.clinic), expiryKey(f.clinic)}
+	for _, raw := range meta {
+		if h, err := decodeHold(raw); err == nil {
+			keys = append(keys, h.key(), clientKey(h.ClinicID, h.ClientID))
+		}
+	}
+	f.rdb.Del(ctx, keys...)
+	f.rdb.SRem(ctx, clinicsKey, f.clinic.String())
+}
+
+func (f *fixture) slot(i int) time.Time { return f.start.Add(time.Duration(i) * 30 * time.Minute) }
+
+func (f *fixture) req(client string, start time.Time) ClaimRequest {
+	return ClaimRequest{
+		ClientID:          client,
+		ClinicID:          f.clinic,
+		AppointmentTypeID: f.atid,
+		SpecialistID:      f.sp,
+		Start:             start,
+		End:               start.Add(30 * time.Minute),
+		BufferBefore:      5 * time.Minute,
+		BufferAfter:       10 * time.Minute,
+		Quota:             1,
+	}
+}
+
+func (f *fixture) claim(client string, start time.Time) Hold {
+	f.t.Helper()
+	h, err := f.s.Claim(f.t.Context(), f.req(client, start))
+	if err != nil {
+		f.t.Fatalf("claim %s %s: %v", client, start, err)
+	}
+	return h
+}
+
+func (f *fixture) heldBy(start time.Time) (Hold, bool) {
+	f.t.Helper()
+	h, ok, err := f.s.HeldBy(f.t.Context(), f.clinic, f.atid, f.sp, start)
+	if err != nil {
+		f.t.Fatalf("held by: %v", err)
+	}
+	return h, ok
+}
+
+// indexed reports whether the hold is in the meta hash, the expiry index
+// and its client's set.
+func (f *fixture) indexed(h Hold) (meta, expiry, client bool) {
+	f.t.Helper()
+	ctx := f.t.Context()
+	meta = f.rdb.HExists(ctx, metaKey(f.clinic), h.HoldID).Val()
+	expiry = f.rdb.ZScore(ctx, expiryKey(f.clinic), h.HoldID).Err() == nil
+	client = f.rdb.SIsMember(ctx, clientKey(f.clinic, h.ClientID), h.HoldID).Val()
+	return meta, expiry, client
+}
+
+// subscription collects events from channels, remembering which channel
+// each came on.
+type subscription struct {
+	t  *testing.T
+	ps *redis.PubSub
+	ch <-chan *redis.Message
+}
+
+type received struct {
+	Channel string
+	Event   Event
+}
+
+func (f *fixture) subscribe(channels ...string) *subscription {
+	f.t.Helper()
+	ps := f.rdb.Subscribe(context.Background(), channels...)
+	f.t.Cleanup(func() { _ = ps.Close() })
+	// Wait for every subscription to be confirmed, or early events are lost.
+	for range channels {
+		if _, err := ps.Receive(f.t.Context()); err != nil {
+			f.t.Fatalf("subscribe: %v", err)
+		}
+	}
+	return &subscription{t: f.t, ps: ps, ch: ps.Channel()}
+}
+
+// next returns the next event, failing the test after timeout.
+func (s *subscription) next(timeout time.Duration) received {
+	s.t.Helper()
+	select {
+	case m := <-s.ch:
+		var ev Event
+		if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
+			s.t.Fatalf("event %q: %v", m.Payload, err)
+		}
+		return received{Channel: m.Channel, Event: ev}
+	case <-time.After(timeout):
+		s.t.Fatalf("no event within %s", timeout)
+		return received{}
+	}
+}
+
+// drain returns every event arriving within quiet of the previous one.
+func (s *subscription) drain(quiet time.Duration) []received {
+	s.t.Helper()
+	var out []received
+	for {
+		select {
+		case m := <-s.ch:
+			var ev Event
+			if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
+				s.t.Fatalf("event %q: %v", m.Payload, err)
+			}
+			out = append(out, received{Channel: m.Channel, Event: ev})
+		case <-time.After(quiet):
+			return out
+		}
+	}
+}

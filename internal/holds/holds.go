@@ -1,0 +1,246 @@
+package holds
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Hold is one reservation, and also the JSON payload stored in Redis.
+type Hold struct {
+	HoldID            string
+	ClientID          string
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	SpecialistID      uuid.UUID
+	Start             time.Time // slot start, UTC
+	End               time.Time // slot end, UTC
+	ExpiresAt         time.Time // when the hold lapses without a heartbeat, UTC, ms precision
+	// The buffers of the held type: the slot overlay blocks them around the
+	// hold just as it does around a booking. Stored as whole minutes.
+	BufferBefore, BufferAfter time.Duration
+}
+
+// holdJSON is the wire form of Hold. Field names follow reference note 003
+// (slotStartDate, holdExpiresAt, ...) so existing clients read it; omitzero
+// lets confirm/cancel events carry only what their caller knows. The
+// buffers are always written: 0 is a meaningful value for the overlay.
+type holdJSON struct {
+	HoldID            string    `json:"holdId,omitzero"`
+	ClientID          string    `json:"clientId,omitzero"`
+	ClinicID          uuid.UUID `json:"clinicId,omitzero"`
+	AppointmentTypeID uuid.UUID `json:"appointmentTypeId,omitzero"`
+	SpecialistID      uuid.UUID `json:"specialistId,omitzero"`
+	Start             time.Time `json:"slotStartDate,omitzero"`
+	End               time.Time `json:"slotEndDate,omitzero"`
+	ExpiresAt         time.Time `json:"holdExpiresAt,omitzero"`
+	BufferBeforeMin   int       `json:"bufferBeforeMin"`
+	BufferAfterMin    int       `json:"bufferAfterMin"`
+}
+
+func (h Hold) wire() holdJSON {
+	return holdJSON{
+		HoldID:            h.HoldID,
+		ClientID:          h.ClientID,
+		ClinicID:          h.ClinicID,
+		AppointmentTypeID: h.AppointmentTypeID,
+		SpecialistID:      h.SpecialistID,
+		Start:             utc(h.Start),
+		End:               utc(h.End),
+		ExpiresAt:         utc(h.ExpiresAt),
+		BufferBeforeMin:   int(h.BufferBefore / time.Minute),
+		BufferAfterMin:    int(h.BufferAfter / time.Minute),
+	}
+}
+
+func (w holdJSON) hold() Hold {
+	return Hold{
+		HoldID:            w.HoldID,
+		ClientID:          w.ClientID,
+		ClinicID:          w.ClinicID,
+		AppointmentTypeID: w.AppointmentTypeID,
+		SpecialistID:      w.SpecialistID,
+		Start:             utc(w.Start),
+		End:               utc(w.End),
+		ExpiresAt:         utc(w.ExpiresAt),
+		BufferBefore:      time.Duration(w.BufferBeforeMin) * time.Minute,
+		BufferAfter:       time.Duration(w.BufferAfterMin) * time.Minute,
+	}
+}
+
+// utc keeps the zero time zero (an event may leave times out).
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// MarshalJSON writes the payload form (buffers as minutes).
+func (h Hold) MarshalJSON() ([]byte, error) { return json.Marshal(h.wire()) }
+
+// UnmarshalJSON reads the payload form.
+func (h *Hold) UnmarshalJSON(b []byte) error {
+	var w holdJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*h = w.hold()
+	return nil
+}
+
+func decodeHold(raw string) (Hold, error) {
+	var h Hold
+	if err := json.Unmarshal([]byte(raw), &h); err != nil {
+		return Hold{}, fmt.Errorf("holds: decode payload: %w", err)
+	}
+	return h, nil
+}
+
+// Event types and release reasons.
+const (
+	EventHold      = "hold"
+	EventHeartbeat = "heartbeat"
+	EventRelease   = "release"
+	EventConfirm   = "confirm"
+	EventCancel    = "cancel"
+
+	ReasonReleased = "released" // the owner let go
+	ReasonExpired  = "expired"  // the TTL ran out; published by the sweeper
+)
+
+// Event is what is published on pub/sub. It carries the client id; the SSE
+// layer strips it before anything reaches a browser.
+type Event struct {
+	Type   string // EventHold, EventHeartbeat, ...
+	Hold          // for confirm/cancel the caller fills what it has
+	Reason string // release only: ReasonReleased or ReasonExpired
+}
+
+type eventJSON struct {
+	Type string `json:"type"`
+	holdJSON
+	Reason string `json:"reason,omitempty"`
+}
+
+// MarshalJSON flattens the hold's fields next to "type" and "reason". It
+// must be defined: Hold's own MarshalJSON would otherwise be promoted and
+// drop the type.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(eventJSON{Type: e.Type, holdJSON: e.Hold.wire(), Reason: e.Reason})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var w eventJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = Event{Type: w.Type, Hold: w.holdJSON.hold(), Reason: w.Reason}
+	return nil
+}
+
+// Channel is the pub/sub channel of one appointment type's booking page.
+func Channel(appointmentTypeID uuid.UUID) string {
+	return "holds:events:{" + appointmentTypeID.String() + "}"
+}
+
+// ClinicChannel is the pub/sub channel of all holds of a clinic (calendar
+// and kiosk streams).
+func ClinicChannel(clinicID uuid.UUID) string {
+	return "holds:events:clinic:{" + clinicID.String() + "}"
+}
+
+// Errors. The HTTP layer maps them; they carry no status codes.
+var (
+	// ErrQuota: the client already has its quota of live holds of this type.
+	ErrQuota = errors.New("holds: client hold quota reached")
+	// ErrHeld matches (errors.Is) every *HeldError.
+	ErrHeld = errors.New("holds: slot is held by another client")
+	// ErrGone: heartbeat of a hold that expired, never existed, or is not the caller's.
+	ErrGone = errors.New("holds: hold is gone")
+	// ErrExpired: pin of a hold that expired or never existed.
+	ErrExpired = errors.New("holds: hold expired")
+	// ErrNotOwner: the hold is live but belongs to another client.
+	ErrNotOwner = errors.New("holds: hold belongs to another client")
+	// ErrInvalid: a malformed request (empty client id, nil ids, end before start).
+	ErrInvalid = errors.New("holds: invalid request")
+)
+
+// HeldError is returned by Claim when another client holds the slot. It is
+// never about the caller's own hold: re-claiming one's own slot returns
+// that hold without an error.
+type HeldError struct {
+	RetryAfter time.Duration // the other hold's remaining TTL
+	Hold       Hold          // the other hold (its ClientID must not reach the browser)
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("holds: slot is held by another client (retry after %s)", e.RetryAfter)
+}
+
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// Hold ids: "h" + 32 hex digits of the clinic id + 20 hex digits of random.
+const (
+	holdIDRandomBytes = 10
+	holdIDLen         = 1 + 2*16 + 2*holdIDRandomBytes
+)
+
+func newHoldID(clinicID uuid.UUID) string {
+	var r [holdIDRandomBytes]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (it aborts the process instead)
+	return "h" + hex.EncodeToString(clinicID[:]) + hex.EncodeToString(r[:])
+}
+
+// ParseHoldID returns the clinic encoded in a hold id. It accepts only the
+// exact form newHoldID writes (lowercase hex, fixed length, non-nil clinic),
+// so a client-supplied id can never name keys outside its clinic's tag.
+func ParseHoldID(s string) (clinicID uuid.UUID, ok bool) {
+	if len(s) != holdIDLen || s[0] != 'h' {
+		return uuid.Nil, false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return uuid.Nil, false
+		}
+	}
+	if _, err := hex.Decode(clinicID[:], []byte(s[1:33])); err != nil || clinicID == uuid.Nil {
+		return uuid.Nil, false
+	}
+	return clinicID, true
+}
+
+// Key names; see the package doc.
+
+const clinicsKey = "holds:clinics"
+
+func tag(clinicID uuid.UUID) string { return "{" + clinicID.String() + "}" }
+
+func holdKey(clinicID, atid, specialistID uuid.UUID, start time.Time) string {
+	return "hold:" + tag(clinicID) + ":" + atid.String() + ":" + start.UTC().Format(time.RFC3339) + ":" + specialistID.String()
+}
+
+func (h Hold) key() string { return holdKey(h.ClinicID, h.AppointmentTypeID, h.SpecialistID, h.Start) }
+
+func metaKey(clinicID uuid.UUID) string   { return "holds:meta:" + tag(clinicID) }
+func expiryKey(clinicID uuid.UUID) string { return "holds:expiry:" + tag(clinicID) }
+
+func clientKey(clinicID uuid.UUID, clientID string) string {
+	return "client:" + tag(clinicID) + ":" + clientID + ":holds"
+}
+
+func cooldownKey(clinicID uuid.UUID, clientID string, atid uuid.UUID) string {
+	return "client_limit:" + tag(clinicID) + ":" + clientID + ":" + atid.String()
+}
+
+func cooldownReverseKey(clinicID, bookingID uuid.UUID) string {
+	return "client_limit:booking:" + tag(clinicID) + ":" + bookingID.String()
+}

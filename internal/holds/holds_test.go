@@ -1,0 +1,493 @@
+package holds
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/availability"
+)
+
+func TestClaimStoresTheHoldWithItsTTLAndIndexes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	before := time.Now()
+
+	h := f.claim("client-a", f.start)
+
+	if clinic, ok := ParseHoldID(h.HoldID); !ok || clinic != f.clinic {
+		t.Fatalf("hold id %q does not encode clinic %s", h.HoldID, f.clinic)
+	}
+	want := Hold{
+		HoldID: h.HoldID, ClientID: "client-a", ClinicID: f.clinic, AppointmentTypeID: f.atid, SpecialistID: f.sp,
+		Start: f.start, End: f.start.Add(30 * time.Minute), ExpiresAt: h.ExpiresAt,
+		BufferBefore: 5 * time.Minute, BufferAfter: 10 * time.Minute,
+	}
+	if h != want {
+		t.Fatalf("claim returned %+v, want %+v", h, want)
+	}
+	if d := h.ExpiresAt.Sub(before); d < 29*time.Second || d > 31*time.Second {
+		t.Fatalf("expires %s after the claim, want about 30s", d)
+	}
+
+	got, ok := f.heldBy(f.start)
+	if !ok || got != h {
+		t.Fatalf("HeldBy = %+v, %v; want the claimed hold", got, ok)
+	}
+	for _, key := range []string{h.key(), clientKey(f.clinic, "client-a")} {
+		if pttl := f.rdb.PTTL(ctx, key).Val(); pttl <= 0 || pttl > 30*time.Second {
+			t.Fatalf("PTTL %s = %s, want (0, 30s]", key, pttl)
+		}
+	}
+	if score := f.rdb.ZScore(ctx, expiryKey(f.clinic), h.HoldID).Val(); int64(score) != h.ExpiresAt.UnixMilli() {
+		t.Fatalf("expiry score %v, want %d", score, h.ExpiresAt.UnixMilli())
+	}
+	if meta, expiry, client := f.indexed(h); !meta || !expiry || !client {
+		t.Fatalf("indexed: meta %v expiry %v client %v", meta, expiry, client)
+	}
+	if !f.rdb.SIsMember(ctx, clinicsKey, f.clinic.String()).Val() {
+		t.Fatal("clinic not registered in holds:clinics")
+	}
+
+	active, err := f.s.Active(ctx, f.clinic)
+	if err != nil || len(active) != 1 || active[0] != h {
+		t.Fatalf("Active = %+v, %v; want [the hold]", active, err)
+	}
+	busy, err := f.s.ActiveHolds(ctx, f.clinic)
+	wantBusy := availability.Busy{SpecialistID: f.sp, Start: h.Start, End: h.End, BufferBefore: 5 * time.Minute, BufferAfter: 10 * time.Minute}
+	if err != nil || len(busy) != 1 || busy[0] != wantBusy {
+		t.Fatalf("ActiveHolds = %+v, %v; want [%+v]", busy, err, wantBusy)
+	}
+}
+
+func TestPayloadUsesTheDocumentedFieldNames(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	h := f.claim("client-a", f.start)
+
+	raw := f.rdb.Get(t.Context(), h.key()).Val()
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(raw), &fields); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"holdId": h.HoldID, "clientId": "client-a", "clinicId": f.clinic.String(),
+		"appointmentTypeId": f.atid.String(), "specialistId": f.sp.String(),
+		"slotStartDate": "2030-03-15T09:00:00Z", "slotEndDate": "2030-03-15T09:30:00Z",
+		"holdExpiresAt":   h.ExpiresAt.Format(time.RFC3339Nano),
+		"bufferBeforeMin": 5.0, "bufferAfterMin": 10.0,
+	}
+	if len(fields) != len(want) {
+		t.Fatalf("payload %s has fields %v, want %v", raw, fields, want)
+	}
+	for k, v := range want {
+		if fields[k] != v {
+			t.Errorf("payload %s = %v, want %v", k, fields[k], v)
+		}
+	}
+	if meta := f.rdb.HGet(t.Context(), metaKey(f.clinic), h.HoldID).Val(); meta != raw {
+		t.Fatalf("meta payload %s differs from the key's %s", meta, raw)
+	}
+}
+
+func TestClaimOfOwnSlotReturnsTheSameHoldAndDuplicatesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	sub := f.subscribe(ClinicChannel(f.clinic))
+
+	first := f.claim("client-a", f.start)
+	again := f.claim("client-a", f.start) // quota 1 is already used by first: the re-click must not be ErrQuota
+
+	if again != first {
+		t.Fatalf("re-claim returned %+v, want %+v", again, first)
+	}
+	if n := f.rdb.HLen(ctx, metaKey(f.clinic)).Val(); n != 1 {
+		t.Fatalf("%d meta entries, want 1", n)
+	}
+	if n := f.rdb.ZCard(ctx, expiryKey(f.clinic)).Val(); n != 1 {
+		t.Fatalf("%d expiry entries, want 1", n)
+	}
+	if n := f.rdb.SCard(ctx, clientKey(f.clinic, "client-a")).Val(); n != 1 {
+		t.Fatalf("%d client set members, want 1", n)
+	}
+	evs := sub.drain(200 * time.Millisecond)
+	if len(evs) != 1 || evs[0].Event.Type != EventHold {
+		t.Fatalf("events %+v, want one hold event", evs)
+	}
+}
+
+func TestClaimOfAnotherClientsSlotIsHeldErrorWithRetryAfter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	first := f.claim("client-a", f.start)
+
+	_, err := f.s.Claim(t.Context(), f.req("client-b", f.start))
+	var held *HeldError
+	if !errors.As(err, &held) || !errors.Is(err, ErrHeld) {
+		t.Fatalf("err = %v, want *HeldError", err)
+	}
+	if held.RetryAfter <= 25*time.Second || held.RetryAfter > 30*time.Second {
+		t.Fatalf("RetryAfter = %s, want the remaining TTL (~30s)", held.RetryAfter)
+	}
+	if held.Hold != first {
+		t.Fatalf("HeldError.Hold = %+v, want %+v", held.Hold, first)
+	}
+	if got, _ := f.heldBy(f.start); got != first {
+		t.Fatalf("slot now held by %+v, want the first hold", got)
+	}
+}
+
+func TestClaimRejectsMalformedRequests(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	cases := map[string]func(*ClaimRequest){
+		"empty client":       func(r *ClaimRequest) { r.ClientID = "" },
+		"huge client":        func(r *ClaimRequest) { r.ClientID = string(make([]byte, 201)) },
+		"nil clinic":         func(r *ClaimRequest) { r.ClinicID = uuid.Nil },
+		"nil type":           func(r *ClaimRequest) { r.AppointmentTypeID = uuid.Nil },
+		"nil specialist":     func(r *ClaimRequest) { r.SpecialistID = uuid.Nil },
+		"end before start":   func(r *ClaimRequest) { r.End = r.Start.Add(-time.Minute) },
+		"empty slot":         func(r *ClaimRequest) { r.End = r.Start },
+		"negative buffer":    func(r *ClaimRequest) { r.BufferAfter = -time.Minute },
+		"zero start and end": func(r *ClaimRequest) { r.Start, r.End = time.Time{}, time.Time{} },
+	}
+	for name, mutate := range cases {
+		r := f.req("client-a", f.start)
+		mutate(&r)
+		if _, err := f.s.Claim(t.Context(), r); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+func TestQuotaCountsLiveHoldsOfTheSameTypeOnly(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	first := f.claim("client-a", f.slot(0))
+
+	if _, err := f.s.Claim(ctx, f.req("client-a", f.slot(1))); !errors.Is(err, ErrQuota) {
+		t.Fatalf("second hold of the type: err = %v, want ErrQuota", err)
+	}
+	other := f.req("client-a", f.slot(1))
+	other.AppointmentTypeID = uuid.New()
+	if _, err := f.s.Claim(ctx, other); err != nil {
+		t.Fatalf("hold of another type: %v", err)
+	}
+	if _, err := f.s.Claim(ctx, f.req("client-b", f.slot(1))); err != nil {
+		t.Fatalf("another client's hold: %v", err)
+	}
+	if ok, err := f.s.Release(ctx, first.HoldID, "client-a"); !ok || err != nil {
+		t.Fatalf("release = %v, %v", ok, err)
+	}
+	if _, err := f.s.Claim(ctx, f.req("client-a", f.slot(2))); err != nil {
+		t.Fatalf("after releasing, the quota should be free: %v", err)
+	}
+}
+
+func TestQuotaBelowOneCountsAsOne(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	r := f.req("client-a", f.slot(0))
+	r.Quota = 0
+	if _, err := f.s.Claim(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	r.Start, r.End = f.slot(1), f.slot(2)
+	if _, err := f.s.Claim(t.Context(), r); !errors.Is(err, ErrQuota) {
+		t.Fatalf("err = %v, want ErrQuota", err)
+	}
+}
+
+func TestQuotaAndActiveFollowTheStoresClock(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	f.claim("client-a", f.slot(0))
+
+	// An hour later by the store's clock every score is in the past: the
+	// hold no longer counts, though its key (on Redis' clock) still exists.
+	f.s.now = func() time.Time { return time.Now().Add(time.Hour) }
+	if active, err := f.s.Active(ctx, f.clinic); err != nil || len(active) != 0 {
+		t.Fatalf("Active = %+v, %v; want none", active, err)
+	}
+	if _, err := f.s.Claim(ctx, f.req("client-a", f.slot(1))); err != nil {
+		t.Fatalf("claim with the old hold expired by score: %v", err)
+	}
+}
+
+func TestActiveListsOnlyThisClinicsLiveHoldsInOrder(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	g := newFixture(t, 30*time.Second) // another clinic
+	ctx := t.Context()
+	later := f.claim("client-a", f.slot(3))
+	earlier := f.claim("client-b", f.slot(1))
+	g.claim("client-c", g.slot(2))
+
+	active, err := f.s.Active(ctx, f.clinic)
+	if err != nil || len(active) != 2 || active[0] != earlier || active[1] != later {
+		t.Fatalf("Active = %+v, %v; want [earlier later]", active, err)
+	}
+	if active, _ := f.s.Active(ctx, uuid.New()); len(active) != 0 {
+		t.Fatalf("unknown clinic has holds %+v", active)
+	}
+}
+
+func TestHeldByAnUnheldSlotIsFalse(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	f.claim("client-a", f.slot(0))
+	if h, ok := f.heldBy(f.slot(1)); ok {
+		t.Fatalf("free slot held by %+v", h)
+	}
+}
+
+func TestHeartbeatMovesTheExpiryForward(t *testing.T) {
+	t.Parallel()
+	const ttl = 600 * time.Millisecond
+	f := newFixture(t, ttl)
+	ctx := t.Context()
+	h := f.claim("client-a", f.start)
+
+	time.Sleep(300 * time.Millisecond)
+	beat, err := f.s.Heartbeat(ctx, h.HoldID, "client-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved := beat.ExpiresAt.Sub(h.ExpiresAt); moved < 250*time.Millisecond {
+		t.Fatalf("heartbeat moved the expiry by %s, want ~300ms", moved)
+	}
+	want := h
+	want.ExpiresAt = beat.ExpiresAt
+	if beat != want {
+		t.Fatalf("heartbeat returned %+v, want %+v", beat, want)
+	}
+	if got, _ := f.heldBy(f.start); got != beat {
+		t.Fatalf("key payload %+v, want %+v", got, beat)
+	}
+	if meta := f.rdb.HGet(ctx, metaKey(f.clinic), h.HoldID).Val(); meta != f.rdb.Get(ctx, h.key()).Val() {
+		t.Fatalf("meta payload %s differs from the key's", meta)
+	}
+	if score := f.rdb.ZScore(ctx, expiryKey(f.clinic), h.HoldID).Val(); int64(score) != beat.ExpiresAt.UnixMilli() {
+		t.Fatalf("expiry score %v, want %d", score, beat.ExpiresAt.UnixMilli())
+	}
+	if pttl := f.rdb.PTTL(ctx, h.key()).Val(); pttl < 500*time.Millisecond {
+		t.Fatalf("hold key PTTL %s after heartbeat, want ~%s", pttl, ttl)
+	}
+	if pttl := f.rdb.PTTL(ctx, clientKey(f.clinic, "client-a")).Val(); pttl < 500*time.Millisecond {
+		t.Fatalf("client set PTTL %s after heartbeat, want ~%s", pttl, ttl)
+	}
+
+	time.Sleep(450 * time.Millisecond) // past the original expiry, before the new one
+	if _, ok := f.heldBy(f.start); !ok {
+		t.Fatal("heartbeated hold expired at its original time")
+	}
+}
+
+func TestHeartbeatOfAnotherClientOrAnExpiredHoldIsGone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 200*time.Millisecond)
+	ctx := t.Context()
+	h := f.claim("client-a", f.start)
+
+	if _, err := f.s.Heartbeat(ctx, h.HoldID, "client-b"); !errors.Is(err, ErrGone) {
+		t.Fatalf("non-owner heartbeat: err = %v, want ErrGone", err)
+	}
+	for _, id := range []string{"", "nonsense", newHoldID(f.clinic)} {
+		if _, err := f.s.Heartbeat(ctx, id, "client-a"); !errors.Is(err, ErrGone) {
+			t.Fatalf("heartbeat of %q: err = %v, want ErrGone", id, err)
+		}
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := f.s.Heartbeat(ctx, h.HoldID, "client-a"); !errors.Is(err, ErrGone) {
+		t.Fatalf("heartbeat after expiry: err = %v, want ErrGone", err)
+	}
+	if _, ok := f.heldBy(f.start); ok {
+		t.Fatal("heartbeat revived an expired hold")
+	}
+}
+
+func TestHeartbeatDoesNotTouchAHoldThatReplacedAnExpiredOne(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 200*time.Millisecond)
+	ctx := t.Context()
+	old := f.claim("client-a", f.start)
+	time.Sleep(400 * time.Millisecond)
+	f.s = NewStore(f.rdb, 30*time.Second, nil)
+	fresh := f.claim("client-a", f.start) // same client, same slot, new hold; old's meta is still unswept
+
+	if fresh.HoldID == old.HoldID {
+		t.Fatal("expired hold came back instead of a new one")
+	}
+	if _, err := f.s.Heartbeat(ctx, old.HoldID, "client-a"); !errors.Is(err, ErrGone) {
+		t.Fatalf("heartbeat of the expired hold: err = %v, want ErrGone", err)
+	}
+	if got, _ := f.heldBy(f.start); got != fresh {
+		t.Fatalf("slot held by %+v, want the fresh hold", got)
+	}
+}
+
+func TestReleaseIsOwnerOnlyAndIdempotent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	h := f.claim("client-a", f.start)
+
+	if ok, err := f.s.Release(ctx, h.HoldID, "client-b"); ok || !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("release by another client = %v, %v; want false, ErrNotOwner", ok, err)
+	}
+	if got, ok := f.heldBy(f.start); !ok || got != h {
+		t.Fatal("another client's release removed the hold")
+	}
+
+	if ok, err := f.s.Release(ctx, h.HoldID, "client-a"); !ok || err != nil {
+		t.Fatalf("release = %v, %v; want true, nil", ok, err)
+	}
+	if ok, err := f.s.Release(ctx, h.HoldID, "client-a"); ok || err != nil {
+		t.Fatalf("second release = %v, %v; want false, nil", ok, err)
+	}
+	if _, ok := f.heldBy(f.start); ok {
+		t.Fatal("released slot is still held")
+	}
+	if meta, expiry, client := f.indexed(h); meta || expiry || client {
+		t.Fatalf("released hold still indexed: meta %v expiry %v client %v", meta, expiry, client)
+	}
+	for _, id := range []string{"", "garbage", newHoldID(f.clinic)} {
+		if ok, err := f.s.Release(ctx, id, "client-a"); ok || err != nil {
+			t.Fatalf("release of %q = %v, %v; want false, nil", id, ok, err)
+		}
+	}
+}
+
+func TestReleaseOfAnExpiredHoldLeavesItToTheSweeper(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 200*time.Millisecond)
+	ctx := t.Context()
+	h := f.claim("client-a", f.start)
+	time.Sleep(400 * time.Millisecond)
+
+	if ok, err := f.s.Release(ctx, h.HoldID, "client-a"); ok || err != nil {
+		t.Fatalf("release of an expired hold = %v, %v; want false, nil", ok, err)
+	}
+	if n, err := f.s.SweepClinic(ctx, f.clinic); n != 1 || err != nil {
+		t.Fatalf("sweep = %d, %v; want the expired hold", n, err)
+	}
+}
+
+func TestPinExtendsToAtLeastThePin(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 2*time.Second)
+	ctx := t.Context()
+	h := f.claim("client-a", f.start)
+
+	pinned, err := f.s.Pin(ctx, h.HoldID, "client-a", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(pinned.ExpiresAt); d < 9*time.Second || d > 10*time.Second {
+		t.Fatalf("pinned hold expires in %s, want ~10s", d)
+	}
+	if pttl := f.rdb.PTTL(ctx, h.key()).Val(); pttl < 9*time.Second {
+		t.Fatalf("pinned key PTTL %s, want ~10s", pttl)
+	}
+	if pttl := f.rdb.PTTL(ctx, clientKey(f.clinic, "client-a")).Val(); pttl < 9*time.Second {
+		t.Fatalf("client set PTTL %s, want ~10s", pttl)
+	}
+	if score := f.rdb.ZScore(ctx, expiryKey(f.clinic), h.HoldID).Val(); int64(score) != pinned.ExpiresAt.UnixMilli() {
+		t.Fatalf("expiry score %v, want %d", score, pinned.ExpiresAt.UnixMilli())
+	}
+
+	// A shorter pin, or a heartbeat, must not shorten it.
+	again, err := f.s.Pin(ctx, h.HoldID, "client-a", time.Second)
+	if err != nil || again != pinned {
+		t.Fatalf("shorter pin = %+v, %v; want the hold unchanged", again, err)
+	}
+	if beat, err := f.s.Heartbeat(ctx, h.HoldID, "client-a"); err != nil || beat != pinned {
+		t.Fatalf("heartbeat = %+v, %v; want the pinned hold unchanged", beat, err)
+	}
+	if pttl := f.rdb.PTTL(ctx, h.key()).Val(); pttl < 9*time.Second {
+		t.Fatalf("PTTL after heartbeat %s, want the pin kept", pttl)
+	}
+}
+
+func TestPinChecksOwnerAndLiveness(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 200*time.Millisecond)
+	ctx := t.Context()
+	h := f.claim("client-a", f.start)
+
+	if _, err := f.s.Pin(ctx, h.HoldID, "client-b", time.Minute); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("pin by another client: err = %v, want ErrNotOwner", err)
+	}
+	if _, err := f.s.Pin(ctx, "garbage", "client-a", time.Minute); !errors.Is(err, ErrExpired) {
+		t.Fatalf("pin of garbage: err = %v, want ErrExpired", err)
+	}
+	if _, err := f.s.Pin(ctx, newHoldID(f.clinic), "client-a", time.Minute); !errors.Is(err, ErrExpired) {
+		t.Fatalf("pin of unknown hold: err = %v, want ErrExpired", err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := f.s.Pin(ctx, h.HoldID, "client-a", time.Minute); !errors.Is(err, ErrExpired) {
+		t.Fatalf("pin after expiry: err = %v, want ErrExpired", err)
+	}
+}
+
+func TestConsumeRemovesTheHoldSilently(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	h := f.claim("client-a", f.start)
+	pinned, err := f.s.Pin(ctx, h.HoldID, "client-a", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
+
+	if err := f.s.Consume(ctx, pinned); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.heldBy(f.start); ok {
+		t.Fatal("consumed slot still held")
+	}
+	if meta, expiry, client := f.indexed(h); meta || expiry || client {
+		t.Fatalf("consumed hold still indexed: meta %v expiry %v client %v", meta, expiry, client)
+	}
+	if active, _ := f.s.Active(ctx, f.clinic); len(active) != 0 {
+		t.Fatalf("Active after consume = %+v", active)
+	}
+	if evs := sub.drain(200 * time.Millisecond); len(evs) != 0 {
+		t.Fatalf("consume published %+v", evs)
+	}
+	if err := f.s.Consume(ctx, pinned); err != nil {
+		t.Fatalf("second consume: %v", err)
+	}
+}
+
+func TestConsumeAfterExpiryStillClearsTheIndexButNotANewerHold(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 200*time.Millisecond)
+	ctx := t.Context()
+	old := f.claim("client-a", f.start)
+	time.Sleep(400 * time.Millisecond)
+	f.s = NewStore(f.rdb, 30*time.Second, nil)
+	fresh := f.claim("client-b", f.start)
+
+	if err := f.s.Consume(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if meta, expiry, client := f.indexed(old); meta || expiry || client {
+		t.Fatalf("consumed hold still indexed: meta %v expiry %v client %v", meta, expiry, client)
+	}
+	if got, ok := f.heldBy(f.start); !ok || got != fresh {
+		t.Fatalf("consume of the old hold removed the newer one: %+v %v", got, ok)
+	}
+	// Nothing left for the sweeper to announce about the consumed hold.
+	if n, err := f.s.SweepClinic(ctx, f.clinic); n != 0 || err != nil {
+		t.Fatalf("sweep after consume = %d, %v; want 0", n, err)
+	}
+}

@@ -1,0 +1,213 @@
+package holds
+
+import "github.com/redis/go-redis/v9"
+
+// The scripts. Each exists because its operation reads something and writes
+// based on it; run as separate commands, another client could change the
+// hold in between (the races reference note 003 accepts). Scripts run
+// atomically, so here the check and the write are one step.
+//
+// Every operation on one hold declares the same four keys:
+//
+//	KEYS[1] hold key   KEYS[2] client set   KEYS[3] holds:meta   KEYS[4] holds:expiry
+//
+// Replies are tables whose first element is a status word; Go maps the
+// words to errors. Times are unix milliseconds passed in from Go.
+
+// extendTTL is shared Lua: extend a key's TTL to at least ms milliseconds,
+// never shorten it (the client set may already live longer for another,
+// pinned hold). PTTL -1 (no TTL yet, a fresh SADD) gets one; -2 (no key)
+// makes PEXPIRE a no-op.
+const extendTTL = `
+local function extendTTL(key, ms)
+  local cur = redis.call('PTTL', key)
+  if cur == -1 or cur < ms then
+    redis.call('PEXPIRE', key, ms)
+  end
+end
+`
+
+// claimScript takes a slot, enforcing the quota, in one step.
+//
+//	ARGV[1] now  ARGV[2] ttl  ARGV[3] expiry (now+ttl)  ARGV[4] payload
+//	ARGV[5] holdId  ARGV[6] clientId  ARGV[7] appointmentTypeId  ARGV[8] quota
+//
+// Replies: {'ok'} | {'own', payload} | {'quota'} | {'held', payload, pttl}.
+//
+// The caller's own hold on this very slot is answered first, so a re-click
+// by a client at its quota gets its hold back rather than ErrQuota. The
+// quota counts the client's holds of this type whose expiry is still ahead;
+// members that are dead (expired, or without index entries) are pruned on
+// the way, which keeps the set small without any other cleanup.
+var claimScript = redis.NewScript(extendTTL + `
+local now = tonumber(ARGV[1])
+local existing = redis.call('GET', KEYS[1])
+if existing and cjson.decode(existing).clientId == ARGV[6] then
+  return {'own', existing}
+end
+
+local live = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local score = redis.call('ZSCORE', KEYS[4], id)
+  local raw = redis.call('HGET', KEYS[3], id)
+  if not score or not raw or tonumber(score) <= now then
+    redis.call('SREM', KEYS[2], id)
+  elseif cjson.decode(raw).appointmentTypeId == ARGV[7] then
+    live = live + 1
+  end
+end
+if live >= tonumber(ARGV[8]) then
+  return {'quota'}
+end
+
+if existing then
+  return {'held', existing, redis.call('PTTL', KEYS[1])}
+end
+
+redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[5], ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
+redis.call('SADD', KEYS[2], ARGV[5])
+extendTTL(KEYS[2], tonumber(ARGV[2]))
+return {'ok'}
+`)
+
+// extendScript serves Heartbeat (d = ttl) and Pin (d = the pin): the hold
+// must be live and the caller's; it then lives at least d more.
+//
+//	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] d  ARGV[4] expiry (now+d)
+//	ARGV[5] expiry as the payload's RFC3339 string
+//
+// Replies: {'ok', payload} | {'gone'} | {'notowner'}.
+//
+// "Live" means the hold key exists AND holds this holdId: after an expiry
+// someone else may have claimed the same slot under a new id while our meta
+// entry waits for the sweeper. The TTL is only ever raised (max(remaining,
+// d)), so a heartbeat during a booking's insert cannot undo its pin. The
+// payload is re-encoded with the new expiry in both the key and the meta
+// hash, so every reader sees the same hold.
+var extendScript = redis.NewScript(extendTTL + `
+if not redis.call('HGET', KEYS[3], ARGV[1]) then
+  return {'gone'}
+end
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  return {'gone'}
+end
+local p = cjson.decode(cur)
+if p.holdId ~= ARGV[1] then
+  return {'gone'}
+end
+if p.clientId ~= ARGV[2] then
+  return {'notowner'}
+end
+
+local d = tonumber(ARGV[3])
+local payload = cur
+if redis.call('PTTL', KEYS[1]) < d then
+  p.holdExpiresAt = ARGV[5]
+  payload = cjson.encode(p)
+  redis.call('SET', KEYS[1], payload, 'PX', d)
+  redis.call('HSET', KEYS[3], ARGV[1], payload)
+  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+end
+-- The claim script may have pruned the member if the score had run out
+-- a moment before the key did; a live hold belongs in its client's set.
+redis.call('SADD', KEYS[2], ARGV[1])
+extendTTL(KEYS[2], d)
+return {'ok', payload}
+`)
+
+// releaseScript deletes the caller's live hold and its index entries.
+//
+//	ARGV[1] holdId  ARGV[2] clientId
+//
+// Replies: {'ok', payload} | {'gone'} | {'notowner'}.
+//
+// A hold whose key has already expired is 'gone' and left alone: its index
+// entries are the sweeper's, which announces it as expired.
+var releaseScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  return {'gone'}
+end
+local p = cjson.decode(cur)
+if p.holdId ~= ARGV[1] then
+  return {'gone'}
+end
+if p.clientId ~= ARGV[2] then
+  return {'notowner'}
+end
+redis.call('DEL', KEYS[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+return {'ok', cur}
+`)
+
+// consumeScript removes a hold that became a booking.
+//
+//	ARGV[1] holdId
+//
+// The index entries go even if the key has just expired, so the sweeper
+// never announces "expired" for a slot that was booked. The key is deleted
+// only if it is still this hold: it may already be someone else's.
+var consumeScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur and cjson.decode(cur).holdId == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+return 1
+`)
+
+// sweepScript removes expired holds of one clinic and returns their
+// payloads. Concurrent sweepers all see the same candidates, but the script
+// runs atomically and removes what it returns, so each expired hold is
+// returned to exactly one of them.
+//
+//	KEYS[1] holds:meta  KEYS[2] holds:expiry
+//	KEYS[2i+1], KEYS[2i+2]: hold key and client set of candidate i (i >= 1)
+//	ARGV[1] now  ARGV[i+1] holdId of candidate i
+//
+// A candidate is swept only if its score is (still) <= now, its meta entry
+// is still there, and its hold key no longer holds it. A hold heartbeated
+// since the caller's read has a new score and stays; one whose key outlives
+// its score by a few ms (clocks) is left for the next sweep.
+var sweepScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+local out = {}
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  local hk = KEYS[2 * i - 1]
+  local ck = KEYS[2 * i]
+  local score = redis.call('ZSCORE', KEYS[2], id)
+  local raw = redis.call('HGET', KEYS[1], id)
+  if score and raw and tonumber(score) <= now then
+    local cur = redis.call('GET', hk)
+    if not cur or cjson.decode(cur).holdId ~= id then
+      redis.call('HDEL', KEYS[1], id)
+      redis.call('ZREM', KEYS[2], id)
+      redis.call('SREM', ck, id)
+      out[#out + 1] = raw
+    end
+  end
+end
+return out
+`)
+
+// clearCooldownScript deletes a cooldown through its reverse key, but only
+// if the cooldown is still this booking's: a later booking of the same
+// client and type overwrites the cooldown, and cancelling the earlier one
+// must not lift the later one's.
+//
+//	KEYS[1] cooldown key  KEYS[2] reverse key  ARGV[1] bookingId
+var clearCooldownScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+redis.call('DEL', KEYS[2])
+return 1
+`)

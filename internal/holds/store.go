@@ -1,0 +1,377 @@
+package holds
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/availability"
+)
+
+// DefaultTTL is a hold's life without heartbeats when NewStore is given none.
+const DefaultTTL = 30 * time.Second
+
+// maxClientIDLen bounds client ids, which become part of key names.
+const maxClientIDLen = 200
+
+// Store keeps holds in Redis. It is safe for concurrent use.
+type Store struct {
+	rdb redis.UniversalClient
+	ttl time.Duration
+	log *slog.Logger
+	// now is the clock every script is given; tests replace it.
+	now func() time.Time
+}
+
+// NewStore returns a store whose holds live ttl (DefaultTTL if <= 0)
+// without a heartbeat. A nil logger means slog.Default().
+func NewStore(rdb redis.UniversalClient, ttl time.Duration, logger *slog.Logger) *Store {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Store{rdb: rdb, ttl: ttl, log: logger, now: time.Now}
+}
+
+// TTL is a hold's life without heartbeats.
+func (s *Store) TTL() time.Duration { return s.ttl }
+
+// ClaimRequest asks for one slot with one specialist.
+type ClaimRequest struct {
+	ClientID                                  string
+	ClinicID, AppointmentTypeID, SpecialistID uuid.UUID
+	Start, End                                time.Time
+	BufferBefore, BufferAfter                 time.Duration
+	// Quota is the most live holds of this appointment type the client may
+	// have. Values below 1 count as 1 (the schema's default), so a forgotten
+	// field never means "unlimited".
+	Quota int
+}
+
+// Claim takes the slot for the client. Errors: ErrQuota, *HeldError (also
+// errors.Is ErrHeld), ErrInvalid, or a Redis error. Claiming a slot the
+// client already holds returns that hold unchanged and no error (a
+// re-click), and publishes nothing.
+func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
+	if err := req.validate(); err != nil {
+		return Hold{}, err
+	}
+	now := s.now()
+	exp := now.Add(s.ttl)
+	h := Hold{
+		HoldID:            newHoldID(req.ClinicID),
+		ClientID:          req.ClientID,
+		ClinicID:          req.ClinicID,
+		AppointmentTypeID: req.AppointmentTypeID,
+		SpecialistID:      req.SpecialistID,
+		Start:             req.Start.UTC(),
+		End:               req.End.UTC(),
+		ExpiresAt:         msTime(exp.UnixMilli()),
+		BufferBefore:      req.BufferBefore,
+		BufferAfter:       req.BufferAfter,
+	}
+	payload, err := json.Marshal(h)
+	if err != nil {
+		return Hold{}, fmt.Errorf("holds: encode payload: %w", err)
+	}
+
+	// Register the clinic for the sweeper BEFORE the hold exists: then every
+	// clinic with a hold is always in the set. (After the claim, a failed
+	// SADD would leave a hold the sweeper never visits.) Adding a clinic whose
+	// claim then fails is harmless.
+	if err := s.rdb.SAdd(ctx, clinicsKey, req.ClinicID.String()).Err(); err != nil {
+		return Hold{}, fmt.Errorf("holds: register clinic: %w", err)
+	}
+
+	keys := []string{h.key(), clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID)}
+	res, err := claimScript.Run(ctx, s.rdb, keys,
+		now.UnixMilli(), s.ttl.Milliseconds(), exp.UnixMilli(), string(payload),
+		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1),
+	).Slice()
+	if err != nil {
+		return Hold{}, fmt.Errorf("holds: claim: %w", err)
+	}
+	switch status(res) {
+	case "ok":
+		s.publishOrLog(ctx, Event{Type: EventHold, Hold: h})
+		return h, nil
+	case "own":
+		return decodeHold(str(res, 1))
+	case "quota":
+		return Hold{}, ErrQuota
+	case "held":
+		other, err := decodeHold(str(res, 1))
+		if err != nil {
+			return Hold{}, err
+		}
+		pttl, _ := res[2].(int64)
+		return Hold{}, &HeldError{RetryAfter: max(time.Duration(pttl)*time.Millisecond, 0), Hold: other}
+	default:
+		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
+	}
+}
+
+func (r ClaimRequest) validate() error {
+	switch {
+	case r.ClientID == "" || len(r.ClientID) > maxClientIDLen:
+		return fmt.Errorf("%w: client id must be 1-%d bytes", ErrInvalid, maxClientIDLen)
+	case r.ClinicID == uuid.Nil || r.AppointmentTypeID == uuid.Nil || r.SpecialistID == uuid.Nil:
+		return fmt.Errorf("%w: clinic, appointment type and specialist are required", ErrInvalid)
+	case r.Start.IsZero() || !r.End.After(r.Start):
+		return fmt.Errorf("%w: slot must end after it starts", ErrInvalid)
+	case r.BufferBefore < 0 || r.BufferAfter < 0:
+		return fmt.Errorf("%w: negative buffer", ErrInvalid)
+	}
+	return nil
+}
+
+// Heartbeat extends the client's hold to a full TTL from now and returns
+// it. A hold that expired, never existed or is another client's: ErrGone
+// (the caller cannot tell them apart, and need not).
+func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, error) {
+	h, err := s.extend(ctx, holdID, clientID, s.ttl)
+	switch {
+	case errors.Is(err, errNoHold), errors.Is(err, ErrNotOwner):
+		return Hold{}, ErrGone
+	case err != nil:
+		return Hold{}, err
+	}
+	s.publishOrLog(ctx, Event{Type: EventHeartbeat, Hold: h})
+	return h, nil
+}
+
+// Pin prepares the booking path: the hold must be live and the client's,
+// and it then lives at least pin more (max of its remaining TTL and pin),
+// so it cannot lapse while the booking is inserted. Errors: ErrExpired
+// (expired or unknown), ErrNotOwner. Publishes nothing.
+func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Duration) (Hold, error) {
+	h, err := s.extend(ctx, holdID, clientID, max(pin, time.Millisecond))
+	if errors.Is(err, errNoHold) {
+		return Hold{}, ErrExpired
+	}
+	return h, err
+}
+
+// errNoHold is extend's "expired or unknown"; callers name it their way.
+var errNoHold = errors.New("holds: no such live hold")
+
+func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Duration) (Hold, error) {
+	h, ok, err := s.lookup(ctx, holdID)
+	if err != nil {
+		return Hold{}, err
+	}
+	if !ok {
+		return Hold{}, errNoHold
+	}
+	exp := s.now().Add(d)
+	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
+	// script's re-encoded payload reads back like one Go wrote.
+	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
+	res, err := extendScript.Run(ctx, s.rdb, h.keys(),
+		holdID, clientID, d.Milliseconds(), exp.UnixMilli(), expText,
+	).Slice()
+	if err != nil {
+		return Hold{}, fmt.Errorf("holds: extend: %w", err)
+	}
+	switch status(res) {
+	case "ok":
+		return decodeHold(str(res, 1))
+	case "gone":
+		return Hold{}, errNoHold
+	case "notowner":
+		return Hold{}, ErrNotOwner
+	default:
+		return Hold{}, fmt.Errorf("holds: extend: unexpected reply %v", res)
+	}
+}
+
+// Release deletes the client's live hold and reports whether it did. An
+// unknown, expired or already released hold is (false, nil): release is
+// idempotent, and an expired hold is announced by the sweeper. Another
+// client's live hold: ErrNotOwner, and the hold stays. Publishes "release"
+// (reason "released") only when something was released.
+func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, error) {
+	h, ok, err := s.lookup(ctx, holdID)
+	if err != nil || !ok {
+		return false, err
+	}
+	res, err := releaseScript.Run(ctx, s.rdb, h.keys(), holdID, clientID).Slice()
+	if err != nil {
+		return false, fmt.Errorf("holds: release: %w", err)
+	}
+	switch status(res) {
+	case "ok":
+		released, err := decodeHold(str(res, 1))
+		if err != nil {
+			return true, err
+		}
+		s.publishOrLog(ctx, Event{Type: EventRelease, Hold: released, Reason: ReasonReleased})
+		return true, nil
+	case "gone":
+		return false, nil
+	case "notowner":
+		return false, ErrNotOwner
+	default:
+		return false, fmt.Errorf("holds: release: unexpected reply %v", res)
+	}
+}
+
+// Consume removes a hold after its booking committed, with its index
+// entries, whether or not the key has expired meanwhile. It publishes
+// nothing: the caller publishes "confirm" with the booking.
+func (s *Store) Consume(ctx context.Context, h Hold) error {
+	if h.ClinicID == uuid.Nil || h.HoldID == "" {
+		return fmt.Errorf("%w: consume needs the hold as Pin returned it", ErrInvalid)
+	}
+	if err := consumeScript.Run(ctx, s.rdb, h.keys(), h.HoldID).Err(); err != nil {
+		return fmt.Errorf("holds: consume: %w", err)
+	}
+	return nil
+}
+
+// HeldBy returns the live hold on one slot of one specialist, if any.
+func (s *Store) HeldBy(ctx context.Context, clinicID, atid, specialistID uuid.UUID, start time.Time) (Hold, bool, error) {
+	raw, err := s.rdb.Get(ctx, holdKey(clinicID, atid, specialistID, start)).Result()
+	if errors.Is(err, redis.Nil) {
+		return Hold{}, false, nil
+	}
+	if err != nil {
+		return Hold{}, false, fmt.Errorf("holds: get: %w", err)
+	}
+	h, err := decodeHold(raw)
+	return h, err == nil, err
+}
+
+// Active lists every live hold of a clinic (meta entries whose expiry is
+// ahead), ordered by start, specialist and id. One round trip: a MULTI of
+// HGETALL and ZRANGEBYSCORE, so both describe the same moment.
+func (s *Store) Active(ctx context.Context, clinicID uuid.UUID) ([]Hold, error) {
+	var meta *redis.MapStringStringCmd
+	var live *redis.StringSliceCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		meta = p.HGetAll(ctx, metaKey(clinicID))
+		live = p.ZRangeByScore(ctx, expiryKey(clinicID), &redis.ZRangeBy{
+			Min: "(" + strconv.FormatInt(s.now().UnixMilli(), 10), Max: "+inf",
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("holds: list: %w", err)
+	}
+	payloads := meta.Val()
+	out := make([]Hold, 0, len(live.Val()))
+	for _, id := range live.Val() {
+		raw, ok := payloads[id]
+		if !ok {
+			continue
+		}
+		h, err := decodeHold(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b Hold) int {
+		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.SpecialistID.String(), b.SpecialistID.String()), cmp.Compare(a.HoldID, b.HoldID))
+	})
+	return out, nil
+}
+
+// ActiveHolds is Active in the slot engine's terms (slots.HoldSource).
+func (s *Store) ActiveHolds(ctx context.Context, clinicID uuid.UUID) ([]availability.Busy, error) {
+	hs, err := s.Active(ctx, clinicID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]availability.Busy, len(hs))
+	for i, h := range hs {
+		out[i] = availability.Busy{SpecialistID: h.SpecialistID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter}
+	}
+	return out, nil
+}
+
+// Publish sends an event, as JSON, on both the type's and the clinic's
+// channel (one round trip). Events without a type or clinic id cannot be
+// routed and are refused.
+func (s *Store) Publish(ctx context.Context, ev Event) error {
+	if ev.Type == "" || ev.ClinicID == uuid.Nil {
+		return fmt.Errorf("%w: event needs a type and a clinic id", ErrInvalid)
+	}
+	msg, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("holds: encode event: %w", err)
+	}
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if ev.AppointmentTypeID != uuid.Nil {
+			p.Publish(ctx, Channel(ev.AppointmentTypeID), msg)
+		}
+		p.Publish(ctx, ClinicChannel(ev.ClinicID), msg)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("holds: publish %s: %w", ev.Type, err)
+	}
+	return nil
+}
+
+// publishOrLog publishes after a state change that already happened in
+// Redis: failing the request then would misreport the change, so a lost
+// event is logged (streams resync from their snapshot on reconnect).
+func (s *Store) publishOrLog(ctx context.Context, ev Event) {
+	if err := s.Publish(ctx, ev); err != nil {
+		s.log.Warn("publish hold event", "type", ev.Type, "holdId", ev.HoldID, "err", err)
+	}
+}
+
+// lookup reads a hold's payload from the meta hash, to name its keys for a
+// script (see "Declared keys" in the package doc). ok is false for a
+// malformed id or a hold the index no longer knows.
+func (s *Store) lookup(ctx context.Context, holdID string) (Hold, bool, error) {
+	clinicID, ok := ParseHoldID(holdID)
+	if !ok {
+		return Hold{}, false, nil
+	}
+	raw, err := s.rdb.HGet(ctx, metaKey(clinicID), holdID).Result()
+	if errors.Is(err, redis.Nil) {
+		return Hold{}, false, nil
+	}
+	if err != nil {
+		return Hold{}, false, fmt.Errorf("holds: read hold: %w", err)
+	}
+	h, err := decodeHold(raw)
+	if err != nil {
+		return Hold{}, false, err
+	}
+	if h.ClinicID != clinicID || h.HoldID != holdID {
+		return Hold{}, false, fmt.Errorf("holds: meta entry %s does not match its id", holdID)
+	}
+	return h, true, nil
+}
+
+// keys are the four keys every single-hold script declares, in order.
+func (h Hold) keys() []string {
+	return []string{h.key(), clientKey(h.ClinicID, h.ClientID), metaKey(h.ClinicID), expiryKey(h.ClinicID)}
+}
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func status(res []any) string { return str(res, 0) }
+
+func str(res []any, i int) string {
+	if i >= len(res) {
+		return ""
+	}
+	s, _ := res[i].(string)
+	return s
+}

@@ -1,0 +1,108 @@
+// Package idempotency makes a retried request with the same Idempotency-Key
+// return the original answer and create nothing new (reference note 004).
+// Records live 24 hours.
+package idempotency
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/db"
+)
+
+// Key identifies one logical request: who, which route, which key, and a
+// hash of what was asked.
+type Key struct {
+	ClinicID    uuid.UUID
+	Principal   string // the client or staff member; keys are per principal
+	Route       string
+	Key         string
+	RequestHash []byte
+}
+
+// Record is a stored answer.
+type Record struct {
+	Status int
+	Body   []byte
+}
+
+// HashRequest is the request fingerprint stored with a key.
+func HashRequest(parts ...[]byte) []byte {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+		h.Write([]byte{0})
+	}
+	return h.Sum(nil)
+}
+
+// Validate checks the header's value: 1 to 200 printable characters.
+//
+// Errors: INVALID_ARGUMENT naming Idempotency-Key.
+func Validate(key string) error {
+	if len(key) == 0 || len(key) > 200 {
+		return apperr.Invalidf("Idempotency-Key", "The Idempotency-Key header must be 1 to 200 characters.")
+	}
+	for _, r := range key {
+		if r < 0x21 || r > 0x7e {
+			return apperr.Invalidf("Idempotency-Key", "The Idempotency-Key header must be printable ASCII without spaces.")
+		}
+	}
+	return nil
+}
+
+// ErrMismatch is the same key sent with a different request.
+func ErrMismatch() *apperr.Error {
+	return apperr.New(apperr.Unprocessable, "IDEMPOTENCY_MISMATCH",
+		"This Idempotency-Key was already used for a different request.")
+}
+
+// Find returns the stored answer for k, or nil. A record for a different
+// request is ErrMismatch.
+func Find(ctx context.Context, q db.DBTX, k Key) (*Record, error) {
+	row, err := db.New(q).IdempotencyGet(ctx, db.IdempotencyGetParams{
+		ClinicID: k.ClinicID, Principal: k.Principal, Route: k.Route, Key: k.Key,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find idempotency record: %w", err)
+	}
+	if string(row.RequestHash) != string(k.RequestHash) {
+		return nil, ErrMismatch()
+	}
+	return &Record{Status: int(row.StatusCode), Body: row.Body}, nil
+}
+
+// Lock serialises the requests of one key inside tx (a transaction-scoped
+// advisory lock), then returns the record a request before it committed, if
+// any. Concurrent requests with one key thus run one after another, and all
+// but the first find the first's answer.
+func Lock(ctx context.Context, tx pgx.Tx, k Key) (*Record, error) {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", k.ClinicID, k.Principal, k.Route, k.Key)
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(h.Sum64())); err != nil {
+		return nil, fmt.Errorf("idempotency lock: %w", err)
+	}
+	return Find(ctx, tx, k)
+}
+
+// Save stores the answer, in the same transaction as the change it answers.
+func Save(ctx context.Context, tx pgx.Tx, k Key, r Record) error {
+	err := db.New(tx).IdempotencyInsert(ctx, db.IdempotencyInsertParams{
+		ClinicID: k.ClinicID, Principal: k.Principal, Route: k.Route, Key: k.Key,
+		RequestHash: k.RequestHash, StatusCode: int32(r.Status), Body: r.Body,
+	})
+	if err != nil {
+		return fmt.Errorf("save idempotency record: %w", err)
+	}
+	return nil
+}

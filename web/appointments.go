@@ -1,0 +1,150 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/idempotency"
+)
+
+type bookBody struct {
+	HoldID   string          `json:"holdId"`
+	ClientID string          `json:"clientId"`
+	Patient  booking.Patient `json:"patient"`
+}
+
+type bookAnswer struct {
+	Appointment booking.Booking `json:"appointment"`
+	ManageToken string          `json:"manageToken"`
+}
+
+// book answers POST /v1/appointment-types/:id/book, honouring Idempotency-Key.
+func (s *Server) book(c echo.Context) error {
+	typeID, err := uuidParam(c.Param("id"), "id")
+	if err != nil {
+		return err
+	}
+	var body bookBody
+	if err := bindJSON(c, &body); err != nil {
+		return err
+	}
+	canonical, _ := json.Marshal(body)
+	res, err := s.deps.Checkout.Confirm(c.Request().Context(), checkout.ConfirmRequest{
+		AppointmentTypeID: typeID,
+		HoldID:            body.HoldID,
+		ClientID:          body.ClientID,
+		Patient:           body.Patient,
+		IdempotencyKey:    c.Request().Header.Get("Idempotency-Key"),
+		RequestHash:       idempotency.HashRequest([]byte(typeID.String()), canonical),
+		Encode: func(conf booking.Confirmation) (int, []byte, error) {
+			b, err := json.Marshal(bookAnswer{Appointment: conf.Booking, ManageToken: conf.ManageToken})
+			return http.StatusCreated, b, err
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if res.Replay != nil {
+		c.Response().Header().Set("Idempotent-Replayed", "true")
+		return c.JSONBlob(res.Replay.Status, res.Replay.Body)
+	}
+	conf := res.Confirmation
+	setETag(c, conf.Booking)
+	return c.JSON(http.StatusCreated, bookAnswer{Appointment: conf.Booking, ManageToken: conf.ManageToken})
+}
+
+// manageToken reads the token of a manage link: Authorization: Bearer, or ?token=.
+func manageToken(c echo.Context) string {
+	if h := c.Request().Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		return strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
+	}
+	return c.QueryParam("token")
+}
+
+func setETag(c echo.Context, b booking.Booking) {
+	c.Response().Header().Set("ETag", fmt.Sprintf(`"v%d"`, b.Version))
+}
+
+// getAppointment answers GET /v1/appointments/:id
+func (s *Server) getAppointment(c echo.Context) error {
+	id, err := uuidParam(c.Param("id"), "id")
+	if err != nil {
+		return err
+	}
+	b, err := s.deps.Checkout.Appointment(c.Request().Context(), id, manageToken(c))
+	if err != nil {
+		return err
+	}
+	setETag(c, b)
+	return c.JSON(http.StatusOK, map[string]any{"appointment": b})
+}
+
+// cancelAppointment answers DELETE /v1/appointments/:id
+func (s *Server) cancelAppointment(c echo.Context) error {
+	id, err := uuidParam(c.Param("id"), "id")
+	if err != nil {
+		return err
+	}
+	b, err := s.deps.Checkout.CancelAppointment(c.Request().Context(), id, manageToken(c), c.QueryParam("reason"))
+	if err != nil {
+		return err
+	}
+	setETag(c, b)
+	return c.JSON(http.StatusOK, map[string]any{"appointment": b})
+}
+
+type rescheduleBody struct {
+	SlotStartDate string `json:"slotStartDate"`
+}
+
+// rescheduleAppointment answers PATCH /v1/appointments/:id; If-Match is required.
+func (s *Server) rescheduleAppointment(c echo.Context) error {
+	id, err := uuidParam(c.Param("id"), "id")
+	if err != nil {
+		return err
+	}
+	ifMatch := c.Request().Header.Get("If-Match")
+	if ifMatch == "" {
+		return apperr.New(apperr.PreconditionRequired, "PRECONDITION_REQUIRED",
+			"Send If-Match with the ETag from GET /v1/appointments/{id}, so a change made meanwhile is not overwritten.")
+	}
+	version, ok := parseETag(ifMatch)
+	if !ok {
+		return booking.ErrVersionMismatch(0)
+	}
+	var body rescheduleBody
+	if err := bindJSON(c, &body); err != nil {
+		return err
+	}
+	start, err := parseTime("slotStartDate", body.SlotStartDate)
+	if err != nil {
+		return err
+	}
+	b, err := s.deps.Checkout.RescheduleAppointment(c.Request().Context(), id, manageToken(c), version, start)
+	if err != nil {
+		return err
+	}
+	setETag(c, b)
+	return c.JSON(http.StatusOK, map[string]any{"appointment": b})
+}
+
+func parseETag(v string) (int32, bool) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "W/")
+	v = strings.Trim(v, `"`)
+	if !strings.HasPrefix(v, "v") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v[1:], 10, 32)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return int32(n), true
+}

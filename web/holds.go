@@ -1,0 +1,99 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/holds"
+)
+
+type holdJSON struct {
+	HoldID        string    `json:"holdId"`
+	SpecialistID  uuid.UUID `json:"specialistId"`
+	SlotStartDate string    `json:"slotStartDate"`
+	SlotEndDate   string    `json:"slotEndDate"`
+	HoldExpiresAt string    `json:"holdExpiresAt"`
+}
+
+func holdView(h holds.Hold) holdJSON {
+	return holdJSON{
+		HoldID:        h.HoldID,
+		SpecialistID:  h.SpecialistID,
+		SlotStartDate: h.Start.UTC().Format(time.RFC3339),
+		SlotEndDate:   h.End.UTC().Format(time.RFC3339),
+		HoldExpiresAt: h.ExpiresAt.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+type createHoldBody struct {
+	AppointmentTypeID string `json:"appointmentTypeId"`
+	SlotStartDate     string `json:"slotStartDate"`
+	SpecialistID      string `json:"specialistId"`
+	ClientID          string `json:"clientId"`
+}
+
+// createHold answers POST /v1/holds.
+func (s *Server) createHold(c echo.Context) error {
+	var body createHoldBody
+	if err := bindJSON(c, &body); err != nil {
+		return err
+	}
+	typeID, err := uuidParam(body.AppointmentTypeID, "appointmentTypeId")
+	if err != nil {
+		return err
+	}
+	start, err := parseTime("slotStartDate", body.SlotStartDate)
+	if err != nil {
+		return err
+	}
+	var specialist uuid.UUID
+	if body.SpecialistID != "" {
+		if specialist, err = uuidParam(body.SpecialistID, "specialistId"); err != nil {
+			return err
+		}
+	}
+	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
+		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: body.ClientID,
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, holdView(h))
+}
+
+type heartbeatBody struct {
+	HoldID   string `json:"holdId"`
+	ClientID string `json:"clientId"`
+}
+
+// heartbeatHold answers PATCH /v1/holds.
+func (s *Server) heartbeatHold(c echo.Context) error {
+	var body heartbeatBody
+	if err := bindJSON(c, &body); err != nil {
+		return err
+	}
+	h, err := s.deps.Checkout.Heartbeat(c.Request().Context(), body.HoldID, body.ClientID)
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Gone {
+		return c.JSON(http.StatusGone, map[string]any{
+			"ok":    false,
+			"error": errorDetail{Code: ae.Code, Message: ae.Message, Details: map[string]any{}},
+		})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"ok": true, "holdExpiresAt": h.ExpiresAt.UTC().Format(time.RFC3339Nano)})
+}
+
+// releaseHold answers DELETE /v1/holds/:holdId?clientId=
+func (s *Server) releaseHold(c echo.Context) error {
+	if err := s.deps.Checkout.Release(c.Request().Context(), c.Param("holdId"), c.QueryParam("clientId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,73 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/slots"
+)
+
+// Options are the tunables of Wire.
+type Options struct {
+	HoldTTL          time.Duration // 0: 30 s
+	TimeslotCacheTTL time.Duration // 0: 300 s
+	NoTimeslotCache  bool
+}
+
+// Wire builds every service and connects the observers: each committed
+// booking change updates the slot cache and bitmap, and is published. main
+// and the end-to-end tests share it, so tests run what production runs.
+func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o Options) Deps {
+	if o.HoldTTL <= 0 {
+		o.HoldTTL = 30 * time.Second
+	}
+	bookings := booking.NewService(pool)
+	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
+	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
+	slotSvc.SetHoldSource(holdStore)
+	co := checkout.New(pool, holdStore, slotSvc, bookings, logger)
+	bookings.Observe(slotSvc.OnBookingChange)
+	bookings.Observe(co.OnBookingChange)
+	return Deps{
+		Logger:   logger,
+		Pool:     pool,
+		Redis:    rdb,
+		Bookings: bookings,
+		Clinics:  clinics.NewService(pool),
+		Slots:    slotSvc,
+		Holds:    holdStore,
+		Checkout: co,
+	}
+}
+
+// RunBackground runs the work every instance does besides answering
+// requests, until ctx ends: the hold expiry sweeper (each second) and the
+// removal of day-old idempotency records (each hour).
+func (d Deps) RunBackground(ctx context.Context) {
+	go d.Holds.RunSweeper(ctx, time.Second)
+	go func() {
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			if n, err := db.New(d.Pool).IdempotencyDeleteExpired(ctx); err != nil && ctx.Err() == nil {
+				d.Logger.Warn("delete expired idempotency keys", "err", err)
+			} else if n > 0 {
+				d.Logger.Info("deleted expired idempotency keys", "count", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
