@@ -1,0 +1,319 @@
+// Command loadgen drives a running booking server the way patients do —
+// timeslots, hold, heartbeat, book — and reports confirmed bookings per
+// second and latency percentiles per step. After the run it checks in
+// PostgreSQL that no specialist has overlapping confirmed bookings and that
+// every 201 it saw is a row.
+//
+//	go run ./cmd/loadgen -url http://127.0.0.1:8080 -patients 32 -duration 10s
+//
+// It creates its own clinic (20 specialists working around the clock, a
+// 30-minute type without cooldown) so runs do not interfere.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/config"
+	"github.com/clinic/booking/internal/db"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	url         string
+	databaseURL string
+	patients    int
+	duration    time.Duration
+	specialists int
+}
+
+func run(ctx context.Context, args []string) error {
+	var o options
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "server base URL")
+	fs.StringVar(&o.databaseURL, "database-url", envOr("DATABASE_URL", config.DefaultDatabaseURL), "PostgreSQL, for setup and the final check")
+	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
+	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	clinicID, typeID, err := setup(ctx, pool, o.specialists)
+	if err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	fmt.Printf("clinic %s, type %s, %d patients for %s against %s\n", clinicID, typeID, o.patients, o.duration, o.url)
+
+	r := &runner{
+		base:   strings.TrimRight(o.url, "/"),
+		typeID: typeID,
+		client: &http.Client{
+			Timeout:   10 * time.Second,
+			Transport: &http.Transport{MaxIdleConnsPerHost: o.patients * 2, MaxConnsPerHost: o.patients * 2},
+		},
+		stats: map[string]*latencies{},
+	}
+	runCtx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	began := time.Now()
+	var wg sync.WaitGroup
+	for i := range o.patients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.patient(runCtx, rand.New(rand.NewPCG(uint64(i), uint64(began.UnixNano()))))
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	r.report(elapsed)
+	return verify(ctx, pool, clinicID, r.confirmed.Load())
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// setup makes the load clinic: specialists working every day, all day.
+func setup(ctx context.Context, pool *pgxpool.Pool, specialists int) (clinicID, typeID uuid.UUID, err error) {
+	q := db.New(pool)
+	slug := fmt.Sprintf("loadgen-%d", time.Now().UnixNano())
+	c, err := q.ClinicUpsert(ctx, db.ClinicUpsertParams{Slug: slug, Name: "Load clinic " + slug, Timezone: "Europe/Berlin"})
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	at, err := q.AppointmentTypeInsert(ctx, db.AppointmentTypeInsertParams{
+		ClinicID: c.ID, Name: "Load test", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60,
+		CooldownMin: 0, MaxHoldsPerClient: 1,
+	})
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	for i := range specialists {
+		sp, err := q.SpecialistInsert(ctx, db.SpecialistInsertParams{ClinicID: c.ID, Name: fmt.Sprintf("Specialist %02d", i+1), Priority: int32(i % 3), Active: true})
+		if err != nil {
+			return uuid.Nil, uuid.Nil, err
+		}
+		for wd := range 7 {
+			if err := q.WeeklyHoursInsert(ctx, db.WeeklyHoursInsertParams{ClinicID: c.ID, SpecialistID: sp.ID, Weekday: int16(wd), StartMin: 0, EndMin: 1440}); err != nil {
+				return uuid.Nil, uuid.Nil, err
+			}
+		}
+		if err := q.AppointmentTypeSpecialistAdd(ctx, db.AppointmentTypeSpecialistAddParams{ClinicID: c.ID, AppointmentTypeID: at.ID, SpecialistID: sp.ID}); err != nil {
+			return uuid.Nil, uuid.Nil, err
+		}
+	}
+	return c.ID, at.ID, nil
+}
+
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	l.d = append(l.d, d)
+	l.mu.Unlock()
+}
+
+func (l *latencies) pct(p float64) time.Duration {
+	if len(l.d) == 0 {
+		return 0
+	}
+	i := int(p / 100 * float64(len(l.d)-1))
+	return l.d[i]
+}
+
+type runner struct {
+	base      string
+	typeID    uuid.UUID
+	client    *http.Client
+	mu        sync.Mutex
+	stats     map[string]*latencies
+	confirmed atomic.Int64
+	conflicts atomic.Int64
+	errors    atomic.Int64
+}
+
+func (r *runner) stat(step string) *latencies {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.stats[step]
+	if !ok {
+		l = &latencies{}
+		r.stats[step] = l
+	}
+	return l
+}
+
+// call does one request and records its latency under step; it returns the
+// status and the decoded body.
+func (r *runner) call(ctx context.Context, step, method, path string, body any, headers map[string]string, into any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	start := time.Now()
+	res, err := r.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r.stat(step).add(time.Since(start))
+	if into != nil && res.StatusCode < 300 {
+		_ = json.Unmarshal(raw, into)
+	}
+	return res.StatusCode, nil
+}
+
+// patient books until the run ends. An attempt under way finishes: cutting
+// a request short would leave a booking the server made uncounted.
+func (r *runner) patient(run context.Context, rng *rand.Rand) {
+	for run.Err() == nil {
+		if err := r.attempt(context.Background(), rng); err != nil {
+			r.errors.Add(1)
+		}
+	}
+}
+
+func (r *runner) attempt(ctx context.Context, rng *rand.Rand) error {
+	day := time.Now().AddDate(0, 0, 1+rng.IntN(58)).Format("2006-01-02")
+	var slots struct {
+		Timeslots []struct {
+			Start string `json:"start"`
+		} `json:"timeslots"`
+	}
+	st, err := r.call(ctx, "timeslots", http.MethodGet, "/v1/appointment-types/"+r.typeID.String()+"/timeslots?from="+day+"&to="+day, nil, nil, &slots)
+	if err != nil || st != 200 {
+		return errStatus(err, st)
+	}
+	if len(slots.Timeslots) == 0 {
+		return nil
+	}
+	start := slots.Timeslots[rng.IntN(len(slots.Timeslots))].Start
+	client := uuid.NewString()
+	var hold struct {
+		HoldID string `json:"holdId"`
+	}
+	st, err = r.call(ctx, "hold", http.MethodPost, "/v1/holds", map[string]string{
+		"appointmentTypeId": r.typeID.String(), "slotStartDate": start, "clientId": client,
+	}, nil, &hold)
+	if err != nil {
+		return err
+	}
+	if st == 409 || st == 423 {
+		r.conflicts.Add(1)
+		return nil
+	}
+	if st != 201 {
+		return errStatus(nil, st)
+	}
+	st, err = r.call(ctx, "heartbeat", http.MethodPatch, "/v1/holds", map[string]string{"holdId": hold.HoldID, "clientId": client}, nil, nil)
+	if err != nil || st != 200 {
+		return errStatus(err, st)
+	}
+	st, err = r.call(ctx, "book", http.MethodPost, "/v1/appointment-types/"+r.typeID.String()+"/book", map[string]any{
+		"holdId": hold.HoldID, "clientId": client,
+		"patient": map[string]string{"name": "Load Patient", "email": "load@example.org", "phone": "+49 30 1234567"},
+	}, map[string]string{"Idempotency-Key": uuid.NewString()}, nil)
+	if err != nil {
+		return err
+	}
+	switch st {
+	case 201:
+		r.confirmed.Add(1)
+	case 409, 410:
+		r.conflicts.Add(1)
+	default:
+		return errStatus(nil, st)
+	}
+	return nil
+}
+
+func errStatus(err error, st int) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("status %d", st)
+}
+
+func (r *runner) report(elapsed time.Duration) {
+	n := r.confirmed.Load()
+	fmt.Printf("\nconfirmed %d in %.1fs = %.1f bookings/s; conflicts %d; errors %d\n",
+		n, elapsed.Seconds(), float64(n)/elapsed.Seconds(), r.conflicts.Load(), r.errors.Load())
+	fmt.Printf("%-10s %8s %9s %9s %9s\n", "step", "count", "p50", "p95", "p99")
+	for _, step := range []string{"timeslots", "hold", "heartbeat", "book"} {
+		l := r.stat(step)
+		slices.Sort(l.d)
+		fmt.Printf("%-10s %8d %9s %9s %9s\n", step, len(l.d), round(l.pct(50)), round(l.pct(95)), round(l.pct(99)))
+	}
+}
+
+func round(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
+
+// verify checks the database: no overlapping confirmed bookings of one
+// specialist, and exactly as many confirmed rows as 201 answers.
+func verify(ctx context.Context, pool *pgxpool.Pool, clinicID uuid.UUID, confirmed int64) error {
+	var overlaps, rows int64
+	err := pool.QueryRow(ctx, `
+		SELECT count(*) FROM bookings a JOIN bookings b
+		  ON a.specialist_id = b.specialist_id AND a.id < b.id
+		 AND tstzrange(a.slot_start, a.slot_end) && tstzrange(b.slot_start, b.slot_end)
+		WHERE a.clinic_id = $1 AND a.status = 'confirmed' AND b.status = 'confirmed'`, clinicID).Scan(&overlaps)
+	if err != nil {
+		return err
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND status = 'confirmed'`, clinicID).Scan(&rows); err != nil {
+		return err
+	}
+	fmt.Printf("check: %d overlapping confirmed pairs; %d confirmed rows for %d answers of 201\n", overlaps, rows, confirmed)
+	if overlaps != 0 || rows != confirmed {
+		return errors.New("check FAILED")
+	}
+	fmt.Println("check: ok")
+	return nil
+}
