@@ -109,7 +109,7 @@ func TestPackageUsesNoScanOrKeysCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forbidden := regexp.MustCompile(`(?i)\.(keys|scan|sscan|hscan|zscan|scantype)\(|'(keys|scan|sscan|hscan|zscan)'|"(keys|scan|sscan|hscan|zscan)"`)
+	forbidden := regexp.MustCompile(`\.(Keys|Scan|SScan|HScan|ZScan|ScanType)\(|(?i:'(keys|scan|sscan|hscan|zscan)'|"(keys|scan|sscan|hscan|zscan)")`)
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue

@@ -55,6 +55,18 @@ func (f *fixture) cleanup() {
 	f.rdb.SRem(ctx, clinicsKey, f.clinic.String())
 }
 
+// hideFromGlobalSweepers takes the clinic out of holds:clinics, so that
+// Sweep in other test processes sharing the database (or this binary's
+// non-parallel sweep tests) cannot release its holds: a test that counts
+// what its own SweepClinic calls release needs to be the only sweeper.
+// Call it after the last claim (a claim registers the clinic again).
+func (f *fixture) hideFromGlobalSweepers() {
+	f.t.Helper()
+	if err := f.rdb.SRem(f.t.Context(), clinicsKey, f.clinic.String()).Err(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *fixture) slot(i int) time.Time { return f.start.Add(time.Duration(i) * 30 * time.Minute) }
 
 func (f *fixture) req(client string, start time.Time) ClaimRequest {

@@ -370,6 +370,7 @@ func TestReleaseOfAnExpiredHoldLeavesItToTheSweeper(t *testing.T) {
 	f := newFixture(t, 200*time.Millisecond)
 	ctx := t.Context()
 	h := f.claim("client-a", f.start)
+	f.hideFromGlobalSweepers()
 	time.Sleep(400 * time.Millisecond)
 
 	if ok, err := f.s.Release(ctx, h.HoldID, "client-a"); ok || err != nil {

@@ -178,7 +178,7 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
-	res, err := extendScript.Run(ctx, s.rdb, h.keys(),
+	res, err := extendScript.Run(ctx, s.rdb, h.scriptKeys(),
 		holdID, clientID, d.Milliseconds(), exp.UnixMilli(), expText,
 	).Slice()
 	if err != nil {
@@ -206,7 +206,7 @@ func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, err
 	if err != nil || !ok {
 		return false, err
 	}
-	res, err := releaseScript.Run(ctx, s.rdb, h.keys(), holdID, clientID).Slice()
+	res, err := releaseScript.Run(ctx, s.rdb, h.scriptKeys(), holdID, clientID).Slice()
 	if err != nil {
 		return false, fmt.Errorf("holds: release: %w", err)
 	}
@@ -234,7 +234,7 @@ func (s *Store) Consume(ctx context.Context, h Hold) error {
 	if h.ClinicID == uuid.Nil || h.HoldID == "" {
 		return fmt.Errorf("%w: consume needs the hold as Pin returned it", ErrInvalid)
 	}
-	if err := consumeScript.Run(ctx, s.rdb, h.keys(), h.HoldID).Err(); err != nil {
+	if err := consumeScript.Run(ctx, s.rdb, h.scriptKeys(), h.HoldID).Err(); err != nil {
 		return fmt.Errorf("holds: consume: %w", err)
 	}
 	return nil
@@ -359,8 +359,8 @@ func (s *Store) lookup(ctx context.Context, holdID string) (Hold, bool, error) {
 	return h, true, nil
 }
 
-// keys are the four keys every single-hold script declares, in order.
-func (h Hold) keys() []string {
+// scriptKeys are the four keys every single-hold script declares, in order.
+func (h Hold) scriptKeys() []string {
 	return []string{h.key(), clientKey(h.ClinicID, h.ClientID), metaKey(h.ClinicID), expiryKey(h.ClinicID)}
 }
 
