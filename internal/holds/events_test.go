@@ -42,22 +42,22 @@ func TestHoldHeartbeatAndReleaseArePublishedOnBothChannels(t *testing.T) {
 	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
 
 	h := f.claim("client-a", f.start)
-	if ev := expectOnBothChannels(t, f, sub); ev != (Event{Type: EventHold, Hold: h}) {
-		t.Fatalf("hold event %+v, want %+v", ev, Event{Type: EventHold, Hold: h})
+	if ev := expectOnBothChannels(t, f, sub); ev != published(EventHold, h, "") {
+		t.Fatalf("hold event %+v, want %+v", ev, published(EventHold, h, ""))
 	}
 
 	beat, err := f.s.Heartbeat(ctx, h.HoldID, "client-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev := expectOnBothChannels(t, f, sub); ev != (Event{Type: EventHeartbeat, Hold: beat}) {
-		t.Fatalf("heartbeat event %+v, want %+v", ev, Event{Type: EventHeartbeat, Hold: beat})
+	if ev := expectOnBothChannels(t, f, sub); ev != published(EventHeartbeat, beat, "") {
+		t.Fatalf("heartbeat event %+v, want %+v", ev, published(EventHeartbeat, beat, ""))
 	}
 
 	if _, err := f.s.Release(ctx, h.HoldID, "client-a"); err != nil {
 		t.Fatal(err)
 	}
-	want := Event{Type: EventRelease, Hold: beat, Reason: ReasonReleased}
+	want := published(EventRelease, beat, ReasonReleased)
 	if ev := expectOnBothChannels(t, f, sub); ev != want {
 		t.Fatalf("release event %+v, want %+v", ev, want)
 	}
@@ -111,7 +111,7 @@ func TestEventJSONIsFlatWithTypeAndReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, v := range map[string]any{
-		"type": "release", "reason": "expired", "holdId": "h1", "clientId": "c1",
+		"type": "release", "reason": "expired", "holdId": "h1", "clientHash": ClientHash("c1"), "clientId": nil,
 		"slotStartDate": "2030-01-02T09:00:00Z", "holdExpiresAt": "2030-01-02T08:00:30.123Z",
 		"bufferBeforeMin": 0.0, "bufferAfterMin": 15.0,
 	} {
@@ -120,8 +120,8 @@ func TestEventJSONIsFlatWithTypeAndReason(t *testing.T) {
 		}
 	}
 	var back Event
-	if err := json.Unmarshal(b, &back); err != nil || back != ev {
-		t.Fatalf("round trip = %+v, %v; want %+v", back, err, ev)
+	if want := published(ev.Type, ev.Hold, ev.Reason); json.Unmarshal(b, &back) != nil || back != want {
+		t.Fatalf("round trip = %+v; want %+v", back, want)
 	}
 
 	// A confirm with only some fields leaves the rest out.
@@ -133,4 +133,12 @@ func TestEventJSONIsFlatWithTypeAndReason(t *testing.T) {
 			t.Errorf("confirm event %s carries an empty %s", b, k)
 		}
 	}
+}
+
+// published is an event as it comes off the wire: the owner's client id
+// replaced by its hash.
+func published(typ string, h Hold, reason string) Event {
+	hash := ClientHash(h.ClientID)
+	h.ClientID = ""
+	return Event{Type: typ, Hold: h, Reason: reason, ClientHash: hash}
 }

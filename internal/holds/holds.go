@@ -2,6 +2,7 @@ package holds
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -114,25 +115,45 @@ const (
 	ReasonExpired  = "expired"  // the TTL ran out; published by the sweeper
 )
 
-// Event is what is published on pub/sub. It carries the client id; the SSE
-// layer strips it before anything reaches a browser.
+// Event is what is published on pub/sub. It never carries a raw client id
+// (only its hash) and never patient data.
 type Event struct {
 	Type   string // EventHold, EventHeartbeat, ...
 	Hold          // for confirm/cancel the caller fills what it has
 	Reason string // release only: ReasonReleased or ReasonExpired
+	// ClientHash is ClientHash(owner's client id). On the wire it replaces
+	// the client id: events never carry a raw client id, yet a stream can
+	// tell its own holds by hashing its own id.
+	ClientHash string
 }
 
 type eventJSON struct {
 	Type string `json:"type"`
 	holdJSON
-	Reason string `json:"reason,omitempty"`
+	ClientHash string `json:"clientHash,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
-// MarshalJSON flattens the hold's fields next to "type" and "reason". It
-// must be defined: Hold's own MarshalJSON would otherwise be promoted and
-// drop the type.
+// ClientHash is how events name a hold's owner.
+func ClientHash(clientID string) string {
+	if clientID == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("clinic-booking-client:" + clientID))
+	return hex.EncodeToString(sum[:12])
+}
+
+// MarshalJSON flattens the hold's fields next to "type" and "reason", with
+// the owner as a hash. It must be defined: Hold's own MarshalJSON would
+// otherwise be promoted and drop the type.
 func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(eventJSON{Type: e.Type, holdJSON: e.Hold.wire(), Reason: e.Reason})
+	w := e.Hold.wire()
+	hash := e.ClientHash
+	if hash == "" {
+		hash = ClientHash(w.ClientID)
+	}
+	w.ClientID = ""
+	return json.Marshal(eventJSON{Type: e.Type, holdJSON: w, ClientHash: hash, Reason: e.Reason})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -141,7 +162,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*e = Event{Type: w.Type, Hold: w.holdJSON.hold(), Reason: w.Reason}
+	*e = Event{Type: w.Type, Hold: w.holdJSON.hold(), Reason: w.Reason, ClientHash: w.ClientHash}
 	return nil
 }
 

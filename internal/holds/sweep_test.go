@@ -60,7 +60,7 @@ func TestSweepReleasesAnExpiredHoldExactlyOnceAcrossConcurrentSweepers(t *testin
 		if ev.Type != EventRelease {
 			continue // the claims' and the heartbeat's events
 		}
-		if ev.Reason != ReasonExpired || ev.Hold != expiring {
+		if ev != published(EventRelease, expiring, ReasonExpired) {
 			t.Fatalf("release event %+v, want the expired hold %+v", ev, expiring)
 		}
 		perChannel[r.Channel]++
