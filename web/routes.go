@@ -1,7 +1,9 @@
 package web
 
 import (
+	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // routes lists every route in one place.
@@ -13,10 +15,12 @@ func (s *Server) routes() {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})))
 
 	v1 := e.Group("/v1")
 	v1.GET("/clinics/:slug/appointment-types", s.clinicAppointmentTypes)
 	v1.GET("/appointment-types/:id/timeslots", s.timeslots)
+	v1.GET("/holds/stream", s.holdStream)
 	v1.POST("/holds", s.createHold)
 	v1.PATCH("/holds", s.heartbeatHold)
 	v1.DELETE("/holds/:holdId", s.releaseHold)

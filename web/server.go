@@ -11,11 +11,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
 )
@@ -30,6 +32,10 @@ type Deps struct {
 	Slots    *slots.Service
 	Holds    *holds.Store
 	Checkout *checkout.Service
+
+	Hub           *events.Hub
+	StreamMetrics *events.Metrics
+	Registry      *prometheus.Registry
 }
 
 // Server is the Echo app and the http.Server around it.
@@ -77,6 +83,9 @@ func (s *Server) ListenAndServe(ctx context.Context, shutdownTimeout time.Durati
 	case <-ctx.Done():
 	}
 	s.deps.Logger.Info("shutting down")
+	// Shutdown never sees a stream go idle: end the streams first (each
+	// sends "end" with "server-shutdown"), then drain the requests.
+	s.deps.Hub.Shutdown()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := s.http.Shutdown(sctx); err != nil {

@@ -23,7 +23,9 @@ func newServer(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 		rdb = testkit.Redis(t)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := web.New(web.Wire(pool, rdb, logger, web.Options{}), "127.0.0.1:0")
+	deps := web.Wire(pool, rdb, logger, web.Options{})
+	deps.RunBackground(t.Context())
+	srv := web.New(deps, "127.0.0.1:0")
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts

@@ -6,12 +6,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
 )
@@ -37,15 +40,21 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	co := checkout.New(pool, holdStore, slotSvc, bookings, logger)
 	bookings.Observe(slotSvc.OnBookingChange)
 	bookings.Observe(co.OnBookingChange)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := events.NewMetrics(reg)
 	return Deps{
-		Logger:   logger,
-		Pool:     pool,
-		Redis:    rdb,
-		Bookings: bookings,
-		Clinics:  clinics.NewService(pool),
-		Slots:    slotSvc,
-		Holds:    holdStore,
-		Checkout: co,
+		Hub:           events.NewHub(rdb, logger, metrics),
+		StreamMetrics: metrics,
+		Registry:      reg,
+		Logger:        logger,
+		Pool:          pool,
+		Redis:         rdb,
+		Bookings:      bookings,
+		Clinics:       clinics.NewService(pool),
+		Slots:         slotSvc,
+		Holds:         holdStore,
+		Checkout:      co,
 	}
 }
 
@@ -53,6 +62,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 // requests, until ctx ends: the hold expiry sweeper (each second) and the
 // removal of day-old idempotency records (each hour).
 func (d Deps) RunBackground(ctx context.Context) {
+	go d.Hub.Run(ctx)
 	go d.Holds.RunSweeper(ctx, time.Second)
 	go func() {
 		t := time.NewTicker(time.Hour)

@@ -117,7 +117,7 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 	key := ""
 	var e *entry
 	if !req.NoCache && req.Ignore == nil && !s.noCache && s.rdb != nil {
-		clinicID, err := s.clinicOfType(ctx, req.AppointmentTypeID)
+		clinicID, err := s.ClinicOfType(ctx, req.AppointmentTypeID)
 		if err != nil {
 			return Result{}, err
 		}
@@ -174,8 +174,10 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Slots: slots, Priority: e.Priority}, nil
 }
 
-// clinicOfType maps a type to its clinic, which never changes, from memory.
-func (s *Service) clinicOfType(ctx context.Context, typeID uuid.UUID) (uuid.UUID, error) {
+// ClinicOfType maps a type to its clinic, which never changes, from memory.
+//
+// Errors: NOT_FOUND naming "id".
+func (s *Service) ClinicOfType(ctx context.Context, typeID uuid.UUID) (uuid.UUID, error) {
 	if id, ok := s.typeClinic.Load(typeID); ok {
 		return id.(uuid.UUID), nil
 	}

@@ -1,0 +1,219 @@
+package checkout_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/testkit"
+	"github.com/clinic/booking/web"
+)
+
+// env is one test's application, wired as production wires it (web.Wire),
+// on the shared test PostgreSQL and Redis, with a clinic of the test's own.
+type env struct {
+	t      *testing.T
+	pool   *pgxpool.Pool
+	rdb    redis.UniversalClient
+	deps   web.Deps
+	co     *checkout.Service
+	clinic testkit.Clinic
+	loc    *time.Location
+}
+
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newEnv wires the services with the given hold TTL (0: the default) and
+// creates a clinic shaped by o.
+func newEnv(t *testing.T, ttl time.Duration, o testkit.ClinicOptions) *env {
+	t.Helper()
+	pool := testkit.DB(t)
+	rdb := testkit.Redis(t)
+	deps := web.Wire(pool, rdb, quietLogger, web.Options{HoldTTL: ttl})
+	c := testkit.NewClinic(t, pool, o)
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, pool: pool, rdb: rdb, deps: deps, co: deps.Checkout, clinic: c, loc: loc}
+	t.Cleanup(func() { forgetHolds(rdb, c.ID) })
+	return e
+}
+
+// forgetHolds releases what a test's clinic still holds and unregisters the
+// clinic from the sweeper's set, so runs do not pile up in the shared Redis.
+func forgetHolds(rdb redis.UniversalClient, clinicID uuid.UUID) {
+	ctx := context.Background()
+	s := holds.NewStore(rdb, 0, quietLogger)
+	if active, err := s.Active(ctx, clinicID); err == nil {
+		for _, h := range active {
+			_, _ = s.Release(ctx, h.HoldID, h.ClientID)
+		}
+	}
+	_, _ = s.SweepClinic(ctx, clinicID)
+	rdb.SRem(ctx, "holds:clinics", clinicID.String()) // the key the holds package documents
+}
+
+// monday is next week's (or later) Monday at hh:mm clinic time: a real slot
+// of a 30-minute type for every testkit specialist.
+func (e *env) monday(hh, mm int) time.Time {
+	return testkit.NextWeekday(time.Now(), e.loc, time.Monday, hh, mm).UTC()
+}
+
+// tuesday is the day after monday.
+func (e *env) tuesday(hh, mm int) time.Time {
+	return testkit.NextWeekday(time.Now(), e.loc, time.Tuesday, hh, mm).UTC()
+}
+
+func (e *env) typeID(i int) uuid.UUID { return e.clinic.Types[i].ID }
+
+func (e *env) specialist(i int) uuid.UUID { return e.clinic.Specialists[i].ID }
+
+func newClient() string { return "client-" + uuid.NewString() }
+
+var patient = booking.Patient{Name: "Ada Lovelace", Email: "ada@example.com", Phone: "+49 30 1234567"}
+
+// hold must succeed.
+func (e *env) hold(typeID uuid.UUID, start time.Time, specialist uuid.UUID, client string) holds.Hold {
+	e.t.Helper()
+	h, err := e.co.Hold(e.t.Context(), checkout.HoldRequest{
+		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: client,
+	})
+	if err != nil {
+		e.t.Fatalf("hold %s for %s: %v", start, client, err)
+	}
+	return h
+}
+
+// tryHold returns what Hold returns.
+func (e *env) tryHold(typeID uuid.UUID, start time.Time, client string) (holds.Hold, error) {
+	return e.co.Hold(e.t.Context(), checkout.HoldRequest{AppointmentTypeID: typeID, Start: start, ClientID: client})
+}
+
+// confirm books a hold without an idempotency key.
+func (e *env) confirm(h holds.Hold, typeID uuid.UUID, client string) (booking.Confirmation, error) {
+	e.t.Helper()
+	res, err := e.co.Confirm(e.t.Context(), checkout.ConfirmRequest{
+		AppointmentTypeID: typeID, HoldID: h.HoldID, ClientID: client, Patient: patient,
+	})
+	return res.Confirmation, err
+}
+
+// mustConfirm books the hold for its owner.
+func (e *env) mustConfirm(h holds.Hold) booking.Confirmation {
+	e.t.Helper()
+	c, err := e.confirm(h, h.AppointmentTypeID, h.ClientID)
+	if err != nil {
+		e.t.Fatalf("confirm %s: %v", h.HoldID, err)
+	}
+	return c
+}
+
+// confirmedAt counts the confirmed bookings of a specialist at a start.
+func (e *env) confirmedAt(specialist uuid.UUID, start time.Time) int64 {
+	e.t.Helper()
+	n, err := db.New(e.pool).BookingCountConfirmedAt(context.Background(), db.BookingCountConfirmedAtParams{
+		SpecialistID: specialist, SlotStart: start,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// active lists the clinic's live holds.
+func (e *env) active() []holds.Hold {
+	e.t.Helper()
+	hs, err := e.deps.Holds.Active(context.Background(), e.clinic.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return hs
+}
+
+// wantCode asserts an *apperr.Error with this code and kind.
+func wantCode(t *testing.T, err error, code string, kind apperr.Kind) *apperr.Error {
+	t.Helper()
+	ae := apperr.As(err)
+	if ae == nil || ae.Code != code || ae.Kind != kind {
+		t.Fatalf("got error %v, want %s (kind %d)", err, code, kind)
+	}
+	return ae
+}
+
+// together runs fn(0..n-1) on n goroutines released at once by closing a
+// channel, and waits for all of them.
+func together(n int, fn func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			fn(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
+
+// events collects hold events from one pub/sub channel.
+type events struct {
+	t  *testing.T
+	ch <-chan *redis.Message
+}
+
+func subscribe(t *testing.T, rdb redis.UniversalClient, channel string) *events {
+	t.Helper()
+	ps := rdb.Subscribe(context.Background(), channel)
+	t.Cleanup(func() { _ = ps.Close() })
+	if _, err := ps.Receive(t.Context()); err != nil { // the subscription's confirmation
+		t.Fatalf("subscribe %s: %v", channel, err)
+	}
+	return &events{t: t, ch: ps.Channel()}
+}
+
+// until collects events until stop says so or timeout passes.
+func (s *events) until(timeout time.Duration, stop func([]holds.Event) bool) []holds.Event {
+	s.t.Helper()
+	var out []holds.Event
+	deadline := time.After(timeout)
+	for !stop(out) {
+		select {
+		case m := <-s.ch:
+			var ev holds.Event
+			if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
+				s.t.Fatalf("event %q: %v", m.Payload, err)
+			}
+			out = append(out, ev)
+		case <-deadline:
+			return out
+		}
+	}
+	return out
+}
+
+// releases filters release events of one hold with a reason.
+func releases(evs []holds.Event, holdID, reason string) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == holds.EventRelease && ev.HoldID == holdID && ev.Reason == reason {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,72 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// sseWriter writes Server-Sent Events. The server's WriteTimeout would cut
+// a stream after 30 s, so each write sets its own deadline instead: a client
+// that stops reading is detected within sseWriteTimeout.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+const sseWriteTimeout = 10 * time.Second
+
+func startSSE(c echo.Context) *sseWriter {
+	h := c.Response().Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	c.Response().WriteHeader(http.StatusOK)
+	s := &sseWriter{w: c.Response(), rc: http.NewResponseController(c.Response())}
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	return s
+}
+
+func (s *sseWriter) write(b []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// retry sends the reconnection delay hint.
+func (s *sseWriter) retry(ms int) error {
+	return s.write([]byte("retry: " + strconv.Itoa(ms) + "\n\n"))
+}
+
+// data sends one unnamed event whose data is a single line (JSON).
+func (s *sseWriter) data(line []byte) error {
+	var b bytes.Buffer
+	b.Grow(len(line) + 8)
+	b.WriteString("data: ")
+	b.Write(line)
+	b.WriteString("\n\n")
+	return s.write(b.Bytes())
+}
+
+// encodeNamed renders a named event whose data may span lines: each line
+// of the payload becomes its own "data:" line, as the format requires.
+func encodeNamed(name string, payload []byte) []byte {
+	var b bytes.Buffer
+	b.Grow(len(payload) + len(name) + 32)
+	b.WriteString("event: ")
+	b.WriteString(name)
+	b.WriteByte('\n')
+	for _, line := range bytes.Split(bytes.TrimRight(payload, "\n"), []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(bytes.TrimRight(line, "\r"))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
