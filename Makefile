@@ -14,17 +14,32 @@ help:
 
 ## run: build, start services, migrate, seed the demo clinic and serve on :8080
 .PHONY: run
-run: build
+run: static build
 	@$(WITH_SERVICES) ./bin/clinic migrate && ./bin/clinic seed && exec ./bin/clinic serve
 
 ## test: start services, then run every test with -race
 .PHONY: test
-test:
+test: static
 	@$(WITH_SERVICES) $(GO) test -race -count=1 ./...
+
+## static: install the pinned front-end packages and copy them into static/vendor
+.PHONY: static
+static: static/vendor/htmx.min.js static/vendor/sse.js
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+static/vendor/htmx.min.js: node_modules/.package-lock.json
+	@mkdir -p static/vendor
+	cp node_modules/htmx.org/dist/htmx.min.js $@
+
+static/vendor/sse.js: node_modules/.package-lock.json
+	@mkdir -p static/vendor
+	cp node_modules/htmx-ext-sse/dist/sse.min.js $@
 
 ## build: compile the server into bin/clinic
 .PHONY: build
-build:
+build: static
 	$(GO) build -o bin/clinic ./cmd/clinic
 
 ## generate: regenerate sqlc queries and templ views

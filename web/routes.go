@@ -17,6 +17,12 @@ func (s *Server) routes() {
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})))
 
+	e.GET("/static/*", s.deps.Assets.serve)
+
+	pages := e.Group("", s.sessions)
+	pages.GET("/c/:slug/book/:typeId", s.bookingPage)
+	pages.GET("/c/:slug/book/:typeId/live", s.bookingStream)
+
 	v1 := e.Group("/v1")
 	v1.GET("/clinics/:slug/appointment-types", s.clinicAppointmentTypes)
 	v1.GET("/appointment-types/:id/timeslots", s.timeslots)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ import (
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/events"
+	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
 )
@@ -33,6 +35,9 @@ type Deps struct {
 	Holds    *holds.Store
 	Checkout *checkout.Service
 
+	Sessions      *scs.SessionManager
+	Grid          *grid.Service
+	Assets        *Assets
 	Hub           *events.Hub
 	StreamMetrics *events.Metrics
 	Registry      *prometheus.Registry
@@ -41,6 +46,7 @@ type Deps struct {
 // Server is the Echo app and the http.Server around it.
 type Server struct {
 	deps Deps
+	live *liveGrids
 	echo *echo.Echo
 	http *http.Server
 }
@@ -51,6 +57,7 @@ func New(deps Deps, addr string) *Server {
 	e.HideBanner = true
 	e.HidePort = true
 	s := &Server{deps: deps, echo: e}
+	s.live = newLiveGrids(s)
 	e.HTTPErrorHandler = s.handleError
 	s.routes()
 	s.http = &http.Server{

@@ -15,6 +15,7 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/events"
+	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
 )
@@ -24,6 +25,7 @@ type Options struct {
 	HoldTTL          time.Duration // 0: 30 s
 	TimeslotCacheTTL time.Duration // 0: 300 s
 	NoTimeslotCache  bool
+	SecureCookies    bool
 }
 
 // Wire builds every service and connects the observers: each committed
@@ -44,6 +46,9 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := events.NewMetrics(reg)
 	return Deps{
+		Sessions:      newSessions(pool, o.SecureCookies),
+		Grid:          grid.New(slotSvc, holdStore),
+		Assets:        NewAssets(),
 		Hub:           events.NewHub(rdb, logger, metrics),
 		StreamMetrics: metrics,
 		Registry:      reg,

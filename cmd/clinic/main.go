@@ -93,6 +93,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		HoldTTL:          cfg.HoldTTL,
 		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
 		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,
+		SecureCookies:    cfg.SecureCookies,
 	})
 	deps.RunBackground(ctx)
 	srv := web.New(deps, cfg.Addr)

@@ -76,6 +76,9 @@ func (s *Sub) Reason() string {
 // ConnID is the subscription's connection id.
 func (s *Sub) ConnID() string { return s.connID }
 
+// End ends the subscription from the subscriber's side.
+func (s *Sub) End() { s.end(ReasonClientAbort) }
+
 func (s *Sub) end(reason string) {
 	s.once.Do(func() {
 		s.reason.Store(reason)

@@ -88,6 +88,9 @@ type Request struct {
 	NoHolds bool
 	// Ignore is a booking to treat as free (a reschedule's own); it implies NoCache.
 	Ignore *Interval
+	// NoBookings gives the grid of slot positions from hours alone: where
+	// slots would be if nothing were booked (the pages' cells).
+	NoBookings bool
 }
 
 // Result is the free slots in the clinic's zone.
@@ -135,8 +138,10 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		if err := s.loadBusy(ctx, cal, req.Ignore); err != nil {
-			return Result{}, err
+		if !req.NoBookings {
+			if err := s.loadBusy(ctx, cal, req.Ignore); err != nil {
+				return Result{}, err
+			}
 		}
 		// Cached lists are computed with the window stretched by the cache's
 		// lifetime and trimmed on every read, so a slot that comes into the
@@ -383,7 +388,11 @@ func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request)
 	if req.SpecialistID != uuid.Nil {
 		who = req.SpecialistID.String()
 	}
-	return fmt.Sprintf("timeslots:{%s}:%s:%d:%s:%s", req.AppointmentTypeID, who, gen, req.From, req.To)
+	kind := "free"
+	if req.NoBookings {
+		kind = "grid"
+	}
+	return fmt.Sprintf("timeslots:{%s}:%s:%s:%d:%s:%s", req.AppointmentTypeID, who, kind, gen, req.From, req.To)
 }
 
 // entry is a cached computation: the slots without holds, and what a read

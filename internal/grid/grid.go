@@ -1,0 +1,165 @@
+// Package grid computes what each cell of a slot grid shows to one viewer:
+// free, held for you, held (by someone else), or taken. The booking page,
+// its live stream and the kiosk all render from here, so a cell reads the
+// same however it reached the browser.
+package grid
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/slots"
+)
+
+// State of a cell.
+type State string
+
+const (
+	Free  State = "free"
+	Mine  State = "mine"  // held by the viewer
+	Held  State = "held"  // held by someone else
+	Taken State = "taken" // booked
+)
+
+// View is what a page shows: one type, one specialist or any, some days.
+type View struct {
+	AppointmentTypeID uuid.UUID
+	SpecialistID      uuid.UUID // uuid.Nil: any specialist
+	From, To          availability.Date
+}
+
+// Key identifies a view, for sharing one computation among its streams.
+func (v View) Key() string {
+	return fmt.Sprintf("%s|%s|%s|%s", v.AppointmentTypeID, v.SpecialistID, v.From, v.To)
+}
+
+// Cell is one slot position and its state for one viewer.
+type Cell struct {
+	ID         string // stable DOM id and SSE event name
+	Start, End time.Time
+	State      State
+	HoldID     string    // Mine only
+	ExpiresAt  time.Time // Mine only
+}
+
+// CellID is the DOM id of the cell at start in a view of specialist (or any).
+func CellID(specialist uuid.UUID, start time.Time) string {
+	who := "any"
+	if specialist != uuid.Nil {
+		who = specialist.String()[:8]
+	}
+	return fmt.Sprintf("slot-%s-%d", who, start.Unix())
+}
+
+// Service builds snapshots.
+type Service struct {
+	slots *slots.Service
+	holds *holds.Store
+}
+
+func New(s *slots.Service, h *holds.Store) *Service { return &Service{slots: s, holds: h} }
+
+// Snapshot is a view's state at one moment, before it is seen by anyone in
+// particular. Cells personalises it.
+type Snapshot struct {
+	View      View
+	ClinicID  uuid.UUID
+	Zone      *time.Location
+	Timezone  string
+	typ       availability.AppointmentType
+	positions []availability.Slot
+	free      map[int64][]uuid.UUID // start (unix) -> specialists free of bookings
+	holds     []holds.Hold          // every live hold of the clinic
+}
+
+// Snapshot reads a view's state: the grid (from hours), the free slots
+// (from bookings) and the clinic's live holds. With Redis down the holds
+// are unknown and the grid shows none.
+func (s *Service) Snapshot(ctx context.Context, v View) (*Snapshot, error) {
+	grid, err := s.slots.Free(ctx, slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoBookings: true, NoHolds: true})
+	if err != nil {
+		return nil, err
+	}
+	free, err := s.slots.Free(ctx, slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoHolds: true})
+	if err != nil {
+		return nil, err
+	}
+	sn := &Snapshot{
+		View: v, ClinicID: grid.ClinicID, Zone: grid.Location, Timezone: grid.Timezone,
+		typ: grid.Type, positions: grid.Slots, free: make(map[int64][]uuid.UUID, len(free.Slots)),
+	}
+	for _, sl := range free.Slots {
+		sn.free[sl.Start.Unix()] = sl.SpecialistIDs
+	}
+	if s.holds != nil {
+		if hs, err := s.holds.Active(ctx, grid.ClinicID); err == nil {
+			sn.holds = hs
+		}
+	}
+	return sn, nil
+}
+
+// Personal reports whether clientID owns a live hold in the clinic: only
+// then can its cells differ from the anonymous ones.
+func (sn *Snapshot) Personal(clientID string) bool {
+	if clientID == "" {
+		return false
+	}
+	for _, h := range sn.holds {
+		if h.ClientID == clientID {
+			return true
+		}
+	}
+	return false
+}
+
+// Cells is every cell of the view as clientID sees it ("" for anyone).
+func (sn *Snapshot) Cells(clientID string) []Cell {
+	out := make([]Cell, len(sn.positions))
+	for i, p := range sn.positions {
+		out[i] = sn.cell(p, clientID)
+	}
+	return out
+}
+
+func (sn *Snapshot) cell(p availability.Slot, clientID string) Cell {
+	c := Cell{ID: CellID(sn.View.SpecialistID, p.Start), Start: p.Start, End: p.End}
+	free := sn.free[p.Start.Unix()]
+	if len(free) == 0 {
+		c.State = Taken
+		return c
+	}
+	if clientID != "" {
+		for _, h := range sn.holds {
+			if h.ClientID == clientID && h.AppointmentTypeID == sn.View.AppointmentTypeID && h.Start.Equal(p.Start) &&
+				(sn.View.SpecialistID == uuid.Nil || h.SpecialistID == sn.View.SpecialistID) {
+				c.State, c.HoldID, c.ExpiresAt = Mine, h.HoldID, h.ExpiresAt
+				return c
+			}
+		}
+	}
+	for _, sp := range free {
+		if !sn.blocked(sp, p) {
+			c.State = Free
+			return c
+		}
+	}
+	c.State = Held
+	return c
+}
+
+// blocked: a live hold keeps the specialist from this slot, buffers included.
+func (sn *Snapshot) blocked(sp uuid.UUID, p availability.Slot) bool {
+	start, end := p.Start.Add(-sn.typ.BufferBefore), p.End.Add(sn.typ.BufferAfter)
+	for _, h := range sn.holds {
+		if h.SpecialistID == sp && h.Start.Add(-h.BufferBefore).Before(end) && start.Before(h.End.Add(h.BufferAfter)) {
+			return true
+		}
+	}
+	return false
+}

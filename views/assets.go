@@ -1,0 +1,9 @@
+// Package views holds the templ components: layouts, the slot grid, the
+// patient, staff and kiosk pages. Components take view models shaped for
+// display and do no I/O.
+package views
+
+// Assets turns a static file's name into its versioned URL.
+type Assets interface {
+	URL(name string) string
+}

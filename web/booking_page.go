@@ -1,0 +1,180 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/events"
+	"github.com/clinic/booking/internal/grid"
+	"github.com/clinic/booking/views"
+)
+
+// pageView is the grid view a booking page or its stream asks for.
+type pageView struct {
+	slug       string
+	clinicID   uuid.UUID
+	typeID     uuid.UUID
+	specialist uuid.UUID
+	monday     availability.Date
+	loc        *time.Location
+}
+
+func (p pageView) grid() grid.View {
+	return grid.View{AppointmentTypeID: p.typeID, SpecialistID: p.specialist, From: p.monday, To: p.monday.AddDays(6)}
+}
+
+func (p pageView) base() string { return "/c/" + p.slug + "/book/" + p.typeID.String() }
+
+func (p pageView) query() string {
+	q := "?week=" + p.monday.String()
+	if p.specialist != uuid.Nil {
+		q += "&specialist=" + p.specialist.String()
+	}
+	return q
+}
+
+// readPageView reads slug, typeId, week and specialist; the type must be
+// the clinic's.
+func (s *Server) readPageView(c echo.Context) (pageView, error) {
+	ctx := c.Request().Context()
+	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return pageView{}, err
+	}
+	typeID, err := uuid.Parse(c.Param("typeId"))
+	if err != nil {
+		return pageView{}, apperr.NotFoundf("typeId", "No such appointment type.")
+	}
+	if owner, err := s.deps.Slots.ClinicOfType(ctx, typeID); err != nil || owner != clinic.ID {
+		return pageView{}, apperr.NotFoundf("typeId", "No such appointment type.")
+	}
+	loc, err := s.deps.Slots.Zone(ctx, clinic.ID)
+	if err != nil {
+		return pageView{}, err
+	}
+	p := pageView{slug: clinic.Slug, clinicID: clinic.ID, typeID: typeID, loc: loc}
+	day := availability.DateOf(time.Now(), loc)
+	if w := c.QueryParam("week"); w != "" {
+		if day, err = availability.ParseDate(w); err != nil {
+			return pageView{}, apperr.Invalidf("week", "week must be a date, YYYY-MM-DD.")
+		}
+	}
+	p.monday = day.AddDays(-((int(day.Weekday()) + 6) % 7))
+	if v := c.QueryParam("specialist"); v != "" {
+		if p.specialist, err = uuid.Parse(v); err != nil {
+			return pageView{}, apperr.Invalidf("specialist", "specialist must be a specialist's id.")
+		}
+	}
+	return p, nil
+}
+
+// cellVM shapes a grid cell for the page.
+func (p pageView) cellVM(c grid.Cell, live bool) views.SlotCellVM {
+	vm := views.SlotCellVM{
+		ID: c.ID, State: string(c.State), Time: c.Start.In(p.loc).Format("15:04"),
+		StartUTC: c.Start.UTC().Format(time.RFC3339), HoldURL: p.base() + "/hold", Live: live,
+		HoldID: c.HoldID,
+	}
+	if p.specialist != uuid.Nil {
+		vm.Specialist = p.specialist.String()
+	}
+	if !c.ExpiresAt.IsZero() {
+		vm.ExpiresAt = c.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return vm
+}
+
+// weekDays lays the cells out by local day.
+func (p pageView) weekDays(cells []grid.Cell, live bool) []views.DayVM {
+	days := make([]views.DayVM, 7)
+	for i := range days {
+		d := p.monday.AddDays(i)
+		t := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, p.loc)
+		days[i] = views.DayVM{Label: t.Format("Mon 2 Jan"), Date: d.String()}
+	}
+	for _, c := range cells {
+		i := availability.DaysBetween(p.monday, availability.DateOf(c.Start, p.loc))
+		if i >= 0 && i < 7 {
+			days[i].Cells = append(days[i].Cells, p.cellVM(c, live))
+		}
+	}
+	return days
+}
+
+// bookingStream answers GET /c/:slug/book/:typeId/live: the HTML stream a
+// booking page's grid connects to. Each event is named after the cell it
+// replaces and carries that cell as the page renders it for this viewer.
+func (s *Server) bookingStream(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	st := &htmlStream{clientID: s.existingClientID(c), out: make(chan []byte, streamBuffer), done: make(chan struct{})}
+	render := func(cell grid.Cell) string { return renderCell(p.cellVM(cell, true)) }
+	return s.serveHTMLStream(c, p.grid(), p.clinicID, render, st, p.typeID.String())
+}
+
+// serveHTMLStream joins a live view and writes its events until the
+// stream ends. Every connect starts with every cell: the SSE extension
+// reconnects without Last-Event-ID.
+func (s *Server) serveHTMLStream(c echo.Context, v grid.View, clinicID uuid.UUID, render cellRenderer, st *htmlStream, scope string) error {
+	ctx := c.Request().Context()
+	m := s.deps.StreamMetrics
+	m.StreamOpened("html", scope)
+	reason := events.ReasonClientAbort
+	defer func() { m.StreamEnded("html", scope, reason) }()
+
+	lv, err := s.live.join(ctx, v, clinicID, render, st)
+	if err != nil {
+		reason = events.ReasonInitFailed
+		return err
+	}
+	defer lv.leave(st)
+	w := startSSE(c)
+	if err := w.retry(2000); err != nil {
+		reason = events.ReasonSendFailed
+		return nil
+	}
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-st.done:
+			reason = st.reason
+			_ = w.write(encodeNamed("end", []byte(st.reason)))
+			return nil
+		case b := <-st.out:
+			err = w.write(b)
+		case <-ping.C:
+			err = w.write([]byte(": ping\n\n"))
+		}
+		if err != nil {
+			reason = events.ReasonSendFailed
+			return nil
+		}
+	}
+}
+
+// bookingPage answers GET /c/:slug/book/:typeId (the full page comes with
+// issue 6's layout; this renders the live grid).
+func (s *Server) bookingPage(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	s.clientID(c) // the session gets its client id before the stream connects
+	sn, err := s.deps.Grid.Snapshot(c.Request().Context(), p.grid())
+	if err != nil {
+		return err
+	}
+	days := p.weekDays(sn.Cells(s.existingClientID(c)), true)
+	return render(c, http.StatusOK, views.Page("Book", s.deps.Assets), views.WeekGrid(days, p.base()+"/live"+p.query()))
+}

@@ -1,0 +1,27 @@
+package web
+
+import (
+	"bytes"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+)
+
+// render writes a page: the body alone for htmx requests, inside the
+// layout otherwise. It renders into a buffer first, so a failing component
+// is still a clean error response rather than half a page.
+func render(c echo.Context, status int, layout, body templ.Component) error {
+	c.Response().Header().Add("Vary", "HX-Request")
+	var buf bytes.Buffer
+	ctx := c.Request().Context()
+	var err error
+	if c.Request().Header.Get("HX-Request") == "true" || layout == nil {
+		err = body.Render(ctx, &buf)
+	} else {
+		err = layout.Render(templ.WithChildren(ctx, body), &buf)
+	}
+	if err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
