@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,6 +21,7 @@ type pageView struct {
 	specialist uuid.UUID
 	monday     availability.Date
 	loc        *time.Location
+	token      string // set on the reschedule grid of a manage link
 }
 
 func (p pageView) grid() grid.View {
@@ -29,6 +29,38 @@ func (p pageView) grid() grid.View {
 }
 
 func (p pageView) base() string { return "/c/" + p.slug + "/book/" + p.typeID.String() }
+
+// pageURL is the grid page itself: booking, or moving a booking.
+func (p pageView) pageURL() string {
+	if p.token != "" {
+		return "/manage/" + p.token + "/reschedule"
+	}
+	return p.base()
+}
+
+// holdURL is where a click on a free cell posts.
+func (p pageView) holdURL() string {
+	if p.token != "" {
+		return p.pageURL()
+	}
+	return p.base() + "/hold"
+}
+
+func (p pageView) streamURL() string { return p.pageURL() + "/live" + p.query() }
+
+func (p pageView) heading() string {
+	if p.token != "" {
+		return "Move your appointment"
+	}
+	return "Book"
+}
+
+func (p pageView) filter() string {
+	if p.specialist == uuid.Nil {
+		return ""
+	}
+	return p.specialist.String()
+}
 
 func (p pageView) query() string {
 	q := "?week=" + p.monday.String()
@@ -77,7 +109,7 @@ func (s *Server) readPageView(c echo.Context) (pageView, error) {
 func (p pageView) cellVM(c grid.Cell, live bool) views.SlotCellVM {
 	vm := views.SlotCellVM{
 		ID: c.ID, State: string(c.State), Time: c.Start.In(p.loc).Format("15:04"),
-		StartUTC: c.Start.UTC().Format(time.RFC3339), HoldURL: p.base() + "/hold", Live: live,
+		StartUTC: c.Start.UTC().Format(time.RFC3339), HoldURL: p.holdURL(), Live: live,
 		HoldID: c.HoldID,
 	}
 	if p.specialist != uuid.Nil {
@@ -114,22 +146,30 @@ func (s *Server) bookingStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st := &htmlStream{clientID: s.existingClientID(c), out: make(chan []byte, streamBuffer), done: make(chan struct{})}
-	render := func(cell grid.Cell) string { return renderCell(p.cellVM(cell, true)) }
-	return s.serveHTMLStream(c, p.grid(), p.clinicID, render, st, p.typeID.String())
+	return s.serveHTMLStream(c, p.source(s), p.typeID.String())
+}
+
+// source is the page's grid as a live source; grids whose cells post
+// elsewhere (booking, moving one booking) are different views.
+func (p pageView) source(s *Server) gridSource {
+	return gridSource{
+		srv: s, view: p.grid(), key: p.pageURL() + "|" + p.grid().Key(), clinic: p.clinicID,
+		cell: func(c grid.Cell) views.SlotCellVM { return p.cellVM(c, true) },
+	}
 }
 
 // serveHTMLStream joins a live view and writes its events until the
 // stream ends. Every connect starts with every cell: the SSE extension
 // reconnects without Last-Event-ID.
-func (s *Server) serveHTMLStream(c echo.Context, v grid.View, clinicID uuid.UUID, render cellRenderer, st *htmlStream, scope string) error {
+func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope string) error {
 	ctx := c.Request().Context()
 	m := s.deps.StreamMetrics
 	m.StreamOpened("html", scope)
 	reason := events.ReasonClientAbort
 	defer func() { m.StreamEnded("html", scope, reason) }()
 
-	lv, err := s.live.join(ctx, v, clinicID, render, st)
+	st := &htmlStream{clientID: s.existingClientID(c), out: make(chan []byte, streamBuffer), done: make(chan struct{})}
+	lv, err := s.live.join(ctx, src, st)
 	if err != nil {
 		reason = events.ReasonInitFailed
 		return err
@@ -161,20 +201,4 @@ func (s *Server) serveHTMLStream(c echo.Context, v grid.View, clinicID uuid.UUID
 			return nil
 		}
 	}
-}
-
-// bookingPage answers GET /c/:slug/book/:typeId (the full page comes with
-// issue 6's layout; this renders the live grid).
-func (s *Server) bookingPage(c echo.Context) error {
-	p, err := s.readPageView(c)
-	if err != nil {
-		return err
-	}
-	s.clientID(c) // the session gets its client id before the stream connects
-	sn, err := s.deps.Grid.Snapshot(c.Request().Context(), p.grid())
-	if err != nil {
-		return err
-	}
-	days := p.weekDays(sn.Cells(s.existingClientID(c)), true)
-	return render(c, http.StatusOK, views.Page("Book", s.deps.Assets), views.WeekGrid(days, p.base()+"/live"+p.query()))
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/views"
 )
 
 var statusOf = map[apperr.Kind]int{
@@ -55,9 +57,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		secs := int((ae.RetryAfter + 999_999_999) / 1_000_000_000)
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	if c.Request().Method == http.MethodHead {
+	switch {
+	case c.Request().Method == http.MethodHead:
 		err = c.NoContent(status)
-	} else {
+	case wantsHTML(c):
+		err = render(c, status, views.Page(pageTitle(status), s.deps.Assets), views.ErrorPage(status, pageTitle(status), body.Error.Message))
+	default:
 		err = c.JSON(status, body)
 	}
 	if err != nil {
@@ -119,4 +124,34 @@ func codeForStatus(status int) string {
 		}
 		return "ERROR"
 	}
+}
+
+// wantsHTML: pages get an error page, never raw JSON; the API and the
+// streams keep the JSON shape.
+func wantsHTML(c echo.Context) bool {
+	p := c.Request().URL.Path
+	if strings.HasPrefix(p, "/v1/") || p == "/healthz" || p == "/readyz" || strings.HasSuffix(p, "/live") {
+		return false
+	}
+	return strings.Contains(c.Request().Header.Get("Accept"), "text/html") || c.Request().Header.Get("HX-Request") == "true" ||
+		!strings.Contains(c.Request().Header.Get("Accept"), "json")
+}
+
+func pageTitle(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "Not found"
+	case http.StatusBadRequest:
+		return "That did not work"
+	case http.StatusConflict:
+		return "Not possible any more"
+	case http.StatusTooManyRequests:
+		return "Please wait a moment"
+	case http.StatusServiceUnavailable:
+		return "Briefly unavailable"
+	}
+	if status >= 500 {
+		return "Something went wrong"
+	}
+	return http.StatusText(status)
 }

@@ -13,10 +13,11 @@ import (
 	"github.com/clinic/booking/views"
 )
 
-// liveGrids shares the work of live slot grids: every stream watching the
-// same view (type, specialist filter, days) is served by one liveView that
-// recomputes the view once per change and renders each changed cell once;
-// only viewers who hold a slot get cells rendered for them alone.
+// liveGrids shares the work of live pages: every stream watching the same
+// view (a booking grid's type, specialist filter and days; a kiosk board)
+// is served by one liveView that recomputes the view once per change and
+// renders each changed fragment once; only viewers who hold a slot get
+// fragments rendered for them alone.
 type liveGrids struct {
 	srv   *Server
 	mu    sync.Mutex
@@ -27,15 +28,30 @@ func newLiveGrids(s *Server) *liveGrids {
 	return &liveGrids{srv: s, views: map[string]*liveView{}}
 }
 
+// fragment is one swappable piece of a page: its DOM id (also the SSE
+// event name) and its HTML.
+type fragment struct {
+	ID, HTML string
+}
+
+// liveSource computes a view's fragments.
+type liveSource interface {
+	Key() string
+	ClinicID() uuid.UUID
+	// Snapshot returns the fragments as anyone sees them, and a function
+	// giving a viewer's own fragments when they differ from those (ok false
+	// when they do not).
+	Snapshot(ctx context.Context) (anon []fragment, personal func(clientID string) ([]fragment, bool), err error)
+}
+
 // liveView is one view's shared state and its streams.
 type liveView struct {
-	lg       *liveGrids
-	view     grid.View
-	sub      *events.Sub
-	mu       sync.Mutex
-	streams  map[*htmlStream]struct{}
-	generic  map[string]string // cell id -> HTML as anyone sees it now
-	rendered cellRenderer
+	lg      *liveGrids
+	src     liveSource
+	sub     *events.Sub
+	mu      sync.Mutex
+	streams map[*htmlStream]struct{}
+	generic map[string]string // fragment id -> HTML as anyone sees it now
 }
 
 // htmlStream is one browser's stream.
@@ -66,42 +82,39 @@ func (st *htmlStream) send(b []byte) bool {
 	}
 }
 
-// cellRenderer turns grid cells into the page's cell HTML.
-type cellRenderer func(c grid.Cell) string
-
 // join registers a stream for a view and queues the whole current state as
 // its first events. It runs under the view's lock, so no change computed
 // later can overtake the snapshot.
-func (lg *liveGrids) join(ctx context.Context, v grid.View, clinicID uuid.UUID, render cellRenderer, st *htmlStream) (*liveView, error) {
+func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream) (*liveView, error) {
 	lg.mu.Lock()
-	lv := lg.views[v.Key()]
+	lv := lg.views[src.Key()]
 	if lv == nil {
 		lv = &liveView{
-			lg: lg, view: v, streams: map[*htmlStream]struct{}{}, rendered: render,
-			sub: lg.srv.deps.Hub.Subscribe(context.WithoutCancel(ctx), []string{events.ClinicKey(clinicID)}, "", 1024),
+			lg: lg, src: src, streams: map[*htmlStream]struct{}{},
+			sub: lg.srv.deps.Hub.Subscribe(context.WithoutCancel(ctx), []string{events.ClinicKey(src.ClinicID())}, "", 1024),
 		}
-		lg.views[v.Key()] = lv
+		lg.views[src.Key()] = lv
 		go lv.run()
 	}
 	lv.mu.Lock()
 	lg.mu.Unlock()
 	defer lv.mu.Unlock()
 
-	sn, err := lg.srv.deps.Grid.Snapshot(ctx, v)
+	anon, personal, err := src.Snapshot(ctx)
 	if err != nil {
 		lv.leaveLocked(st)
 		return nil, err
 	}
 	if lv.generic == nil {
-		lv.generic = lv.renderAll(sn.Cells(""))
+		lv.generic = asMap(anon)
 	}
-	cells := lv.generic
-	if sn.Personal(st.clientID) {
-		cells = lv.renderAll(sn.Cells(st.clientID))
-		st.last = cells
+	frags := anon
+	if mine, ok := personal(st.clientID); ok {
+		frags = mine
+		st.last = asMap(mine)
 	}
-	for _, c := range sn.Cells(st.clientID) {
-		if !st.send(encodeNamed(c.ID, []byte(cells[c.ID]))) {
+	for _, f := range frags {
+		if !st.send(encodeNamed(f.ID, []byte(f.HTML))) {
 			break
 		}
 	}
@@ -109,12 +122,12 @@ func (lg *liveGrids) join(ctx context.Context, v grid.View, clinicID uuid.UUID, 
 	return lv, nil
 }
 
-func (lv *liveView) renderAll(cells []grid.Cell) map[string]string {
-	out := make(map[string]string, len(cells))
-	for _, c := range cells {
-		out[c.ID] = lv.rendered(c)
+func asMap(fs []fragment) map[string]string {
+	m := make(map[string]string, len(fs))
+	for _, f := range fs {
+		m[f.ID] = f.HTML
 	}
-	return out
+	return m
 }
 
 // leave removes a stream; the last one out stops the view.
@@ -129,8 +142,8 @@ func (lv *liveView) leave(st *htmlStream) {
 // leaveLocked needs lg.mu and lv.mu held.
 func (lv *liveView) leaveLocked(st *htmlStream) {
 	delete(lv.streams, st)
-	if len(lv.streams) == 0 && lv.lg.views[lv.view.Key()] == lv {
-		delete(lv.lg.views, lv.view.Key())
+	if len(lv.streams) == 0 && lv.lg.views[lv.src.Key()] == lv {
+		delete(lv.lg.views, lv.src.Key())
 		lv.lg.srv.deps.Hub.Unsubscribe(lv.sub)
 		lv.sub.End()
 	}
@@ -176,35 +189,32 @@ func (lv *liveView) update(full bool) {
 	if len(lv.streams) == 0 {
 		return
 	}
-	sn, err := lv.lg.srv.deps.Grid.Snapshot(ctx, lv.view)
+	anon, personal, err := lv.src.Snapshot(ctx)
 	if err != nil {
-		lv.lg.srv.deps.Logger.Warn("live grid update", "err", err)
+		lv.lg.srv.deps.Logger.Warn("live view update", "err", err)
 		return
 	}
-	anon := sn.Cells("")
-	next := make(map[string]string, len(anon))
-	var changed [][]byte // encoded events of cells whose anonymous HTML changed
-	for _, c := range anon {
-		h := lv.rendered(c)
-		next[c.ID] = h
-		if full || lv.generic[c.ID] != h {
-			changed = append(changed, encodeNamed(c.ID, []byte(h)))
+	next := asMap(anon)
+	var changed [][]byte // encoded events of fragments whose anonymous HTML changed
+	for _, f := range anon {
+		if full || lv.generic[f.ID] != f.HTML {
+			changed = append(changed, encodeNamed(f.ID, []byte(f.HTML)))
 		}
 	}
 	prev := lv.generic
 	lv.generic = next
 	for st := range lv.streams {
-		if sn.Personal(st.clientID) {
+		if mine, ok := personal(st.clientID); ok {
 			if st.last == nil {
 				st.last = prev
 			}
-			mine := lv.renderAll(sn.Cells(st.clientID))
-			lv.sendDiff(st, st.last, mine, full)
-			st.last = mine
+			m := asMap(mine)
+			lv.sendDiff(st, st.last, m, full)
+			st.last = m
 			continue
 		}
 		if st.last != nil {
-			// No longer holding anything: back to the shared cells.
+			// No longer holding anything: back to the shared fragments.
 			lv.sendDiff(st, st.last, next, full)
 			st.last = nil
 			continue
@@ -232,4 +242,37 @@ func renderCell(vm views.SlotCellVM) string {
 	var b bytes.Buffer
 	_ = views.SlotCell(vm).Render(context.Background(), &b)
 	return b.String()
+}
+
+// gridSource is a booking grid as a live source.
+type gridSource struct {
+	srv    *Server
+	view   grid.View
+	key    string
+	clinic uuid.UUID
+	cell   func(grid.Cell) views.SlotCellVM
+}
+
+func (g gridSource) Key() string         { return g.key }
+func (g gridSource) ClinicID() uuid.UUID { return g.clinic }
+
+func (g gridSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]fragment, bool), error) {
+	sn, err := g.srv.deps.Grid.Snapshot(ctx, g.view)
+	if err != nil {
+		return nil, nil, err
+	}
+	renderAll := func(cells []grid.Cell) []fragment {
+		out := make([]fragment, len(cells))
+		for i, c := range cells {
+			out[i] = fragment{ID: c.ID, HTML: renderCell(g.cell(c))}
+		}
+		return out
+	}
+	personal := func(clientID string) ([]fragment, bool) {
+		if !sn.Personal(clientID) {
+			return nil, false
+		}
+		return renderAll(sn.Cells(clientID)), true
+	}
+	return renderAll(sn.Cells("")), personal, nil
 }

@@ -19,9 +19,24 @@ func (s *Server) routes() {
 
 	e.GET("/static/*", s.deps.Assets.serve)
 
+	e.GET("/kiosk/:slug", s.kiosk)
+	e.GET("/kiosk/:slug/live", s.kioskStream)
+
 	pages := e.Group("", s.sessions)
+	pages.GET("/", s.home)
+	pages.GET("/c/:slug", s.clinicPage)
 	pages.GET("/c/:slug/book/:typeId", s.bookingPage)
 	pages.GET("/c/:slug/book/:typeId/live", s.bookingStream)
+	pages.POST("/c/:slug/book/:typeId/hold", s.holdSlot)
+	pages.POST("/c/:slug/book/:typeId/heartbeat", s.heartbeat)
+	pages.POST("/c/:slug/book/:typeId/release", s.release)
+	pages.POST("/c/:slug/book/:typeId/confirm", s.confirm)
+	pages.GET("/manage/:token", s.managePage)
+	pages.POST("/manage/:token/cancel", s.manageCancel)
+	pages.GET("/manage/:token/calendar.ics", s.manageICS)
+	pages.GET("/manage/:token/reschedule", s.manageReschedulePage)
+	pages.GET("/manage/:token/reschedule/live", s.manageRescheduleStream)
+	pages.POST("/manage/:token/reschedule", s.manageReschedule)
 
 	v1 := e.Group("/v1")
 	v1.GET("/clinics/:slug/appointment-types", s.clinicAppointmentTypes)

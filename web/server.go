@@ -21,6 +21,7 @@ import (
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 )
 
@@ -36,6 +37,7 @@ type Deps struct {
 	Checkout *checkout.Service
 
 	Sessions      *scs.SessionManager
+	HoldLimiter   *ratelimit.Limiter
 	Grid          *grid.Service
 	Assets        *Assets
 	Hub           *events.Hub

@@ -94,7 +94,7 @@ func TestUnknownRouteUsesTheErrorShape(t *testing.T) {
 	t.Parallel()
 	ts := newServer(t, nil)
 	var body errorShape
-	res := getJSON(t, ts.URL+"/no/such/page", &body)
+	res := getJSON(t, ts.URL+"/v1/no/such/thing", &body)
 	if res.StatusCode != 404 || body.Error.Code != "NOT_FOUND" || body.Error.Details == nil {
 		t.Fatalf("got %d %+v", res.StatusCode, body)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 )
 
@@ -26,6 +27,7 @@ type Options struct {
 	TimeslotCacheTTL time.Duration // 0: 300 s
 	NoTimeslotCache  bool
 	SecureCookies    bool
+	HoldsPerMinute   int // per IP on the pages; 0: 30
 }
 
 // Wire builds every service and connects the observers: each committed
@@ -45,7 +47,11 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := events.NewMetrics(reg)
+	if o.HoldsPerMinute <= 0 {
+		o.HoldsPerMinute = 30
+	}
 	return Deps{
+		HoldLimiter:   ratelimit.New(rdb, "hold-ip", o.HoldsPerMinute, time.Minute, logger),
 		Sessions:      newSessions(pool, o.SecureCookies),
 		Grid:          grid.New(slotSvc, holdStore),
 		Assets:        NewAssets(),

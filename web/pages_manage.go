@@ -1,0 +1,236 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/views"
+)
+
+// manageData is a booking opened by its manage token, with what its pages show.
+type manageData struct {
+	b      booking.Booking
+	clinic db.Clinic
+	typ    db.AppointmentType
+	sp     db.Specialist
+	loc    *time.Location
+	token  string
+}
+
+func (s *Server) loadManage(c echo.Context) (manageData, error) {
+	ctx := c.Request().Context()
+	token := c.Param("token")
+	b, err := s.deps.Bookings.ByManageToken(ctx, token)
+	if err != nil {
+		return manageData{}, err
+	}
+	q := db.New(s.deps.Pool)
+	clinic, err := q.ClinicGet(ctx, b.ClinicID)
+	if err != nil {
+		return manageData{}, err
+	}
+	typ, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
+	if err != nil {
+		return manageData{}, err
+	}
+	sp, err := q.SpecialistGet(ctx, b.SpecialistID)
+	if err != nil {
+		return manageData{}, err
+	}
+	loc, err := s.deps.Slots.Zone(ctx, b.ClinicID)
+	if err != nil {
+		return manageData{}, err
+	}
+	return manageData{b: b, clinic: clinic, typ: typ, sp: sp, loc: loc, token: token}, nil
+}
+
+func (m manageData) vm() views.ManageVM {
+	base := "/manage/" + m.token
+	return views.ManageVM{
+		Clinic: clinicVM(m.clinic), Token: m.token, Status: m.b.Status, TypeName: m.typ.Name,
+		When: longWhen(m.b.Start, m.loc), Ends: m.b.End.In(m.loc).Format("15:04"),
+		Specialist: m.sp.Name, Patient: m.b.Patient.Name,
+		ManageURL: base, ICSURL: base + "/calendar.ics", CancelURL: base + "/cancel",
+		RescheduleURL: base + "/reschedule", Version: m.b.Version,
+	}
+}
+
+// managePage answers GET /manage/:token: the booking, and the confirmation
+// right after booking.
+func (s *Server) managePage(c echo.Context) error {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return err
+	}
+	vm := m.vm()
+	ctx := c.Request().Context()
+	if s.deps.Sessions.PopString(ctx, "justBooked") == m.b.ID.String() {
+		vm.JustBooked = true
+	}
+	vm.Notice = s.deps.Sessions.PopString(ctx, "notice")
+	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
+	return s.page(c, http.StatusOK, "Your appointment", views.ManagePage(vm))
+}
+
+// manageCancel answers POST /manage/:token/cancel: first a confirmation,
+// then the cancel.
+func (s *Server) manageCancel(c echo.Context) error {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("confirm") != "yes" {
+		return s.page(c, http.StatusOK, "Cancel appointment", views.CancelConfirm(m.vm()))
+	}
+	reason := strings.TrimSpace(c.FormValue("reason"))
+	if len(reason) > 200 {
+		reason = reason[:200]
+	}
+	if _, err := s.deps.Checkout.CancelAppointment(c.Request().Context(), m.b.ID, m.token, reason); err != nil {
+		return err
+	}
+	s.deps.Sessions.Put(c.Request().Context(), "notice", "Your appointment is cancelled. The time is free for others again.")
+	return redirect(c, "/manage/"+m.token)
+}
+
+// manageReschedulePage answers GET /manage/:token/reschedule?week=: the live
+// grid of the booking's type; a click moves the booking there.
+func (s *Server) manageReschedulePage(c echo.Context) error {
+	m, p, err := s.manageView(c)
+	if err != nil {
+		return err
+	}
+	vm, err := s.bookingPageVM(c, p, views.HoldPanelVM{Message: "Your current time: " + longWhen(m.b.Start, m.loc) + ". Pick a new one."})
+	if err != nil {
+		return err
+	}
+	vm.Specialists = nil // the booking keeps its type; any specialist free then will do
+	return s.page(c, http.StatusOK, "Move your appointment", views.BookingPage(vm))
+}
+
+func (s *Server) manageView(c echo.Context) (manageData, pageView, error) {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return m, pageView{}, err
+	}
+	if m.b.Status != booking.StatusConfirmed {
+		return m, pageView{}, apperr.New(apperr.Conflict, "BOOKING_NOT_ACTIVE", "This booking was cancelled or moved and cannot be moved again.")
+	}
+	p := pageView{slug: m.clinic.Slug, clinicID: m.clinic.ID, typeID: m.typ.ID, loc: m.loc, token: m.token}
+	day := availability.DateOf(time.Now(), m.loc)
+	if w := c.QueryParam("week"); w != "" {
+		if day, err = availability.ParseDate(w); err != nil {
+			return m, pageView{}, apperr.Invalidf("week", "week must be a date, YYYY-MM-DD.")
+		}
+	}
+	p.monday = day.AddDays(-((int(day.Weekday()) + 6) % 7))
+	return m, p, nil
+}
+
+// manageRescheduleStream answers GET /manage/:token/reschedule/live.
+func (s *Server) manageRescheduleStream(c echo.Context) error {
+	_, p, err := s.manageView(c)
+	if err != nil {
+		return err
+	}
+	return s.serveHTMLStream(c, p.source(s), p.typeID.String())
+}
+
+// manageReschedule answers POST /manage/:token/reschedule (start).
+func (s *Server) manageReschedule(c echo.Context) error {
+	m, p, err := s.manageView(c)
+	if err != nil {
+		return err
+	}
+	start, err := parseTime("start", c.FormValue("start"))
+	if err != nil {
+		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: "Please pick a time from the week."})
+	}
+	nb, err := s.deps.Checkout.RescheduleAppointment(c.Request().Context(), m.b.ID, m.token, m.b.Version, start)
+	if err != nil {
+		if status, panel, ok := problemPanel(p, err, ""); ok {
+			panel.Retry = false
+			return s.panel(c, p, status, panel)
+		}
+		return err
+	}
+	s.deps.Sessions.Put(c.Request().Context(), "notice", "Moved. Your appointment is now "+longWhen(nb.Start, m.loc)+".")
+	return redirect(c, "/manage/"+m.token)
+}
+
+// manageICS answers GET /manage/:token/calendar.ics: one VEVENT with its
+// instants in UTC, which every calendar reads right across DST.
+func (s *Server) manageICS(c echo.Context) error {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="appointment.ics"`)
+	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(ICS(m.b, m.typ.Name, m.sp.Name, m.clinic, time.Now())))
+}
+
+// ICS renders a booking as an iCalendar file (RFC 5545).
+func ICS(b booking.Booking, typeName, specialist string, clinic db.Clinic, now time.Time) string {
+	const stamp = "20060102T150405Z"
+	status := "CONFIRMED"
+	if b.Status != booking.StatusConfirmed {
+		status = "CANCELLED"
+	}
+	lines := []string{
+		"BEGIN:VCALENDAR",
+		"VERSION:2.0",
+		"PRODID:-//Clinic Booking//EN",
+		"CALSCALE:GREGORIAN",
+		"METHOD:PUBLISH",
+		"BEGIN:VEVENT",
+		"UID:" + b.ID.String() + "@clinic-booking",
+		"DTSTAMP:" + now.UTC().Format(stamp),
+		"DTSTART:" + b.Start.UTC().Format(stamp),
+		"DTEND:" + b.End.UTC().Format(stamp),
+		"SUMMARY:" + icsEscape(typeName+" with "+specialist),
+		"LOCATION:" + icsEscape(clinic.Name+", "+clinic.Address),
+		"DESCRIPTION:" + icsEscape(fmt.Sprintf("%s at %s. Times shown in your calendar's zone; the clinic is in %s.", typeName, clinic.Name, clinic.Timezone)),
+		"STATUS:" + status,
+		"END:VEVENT",
+		"END:VCALENDAR",
+	}
+	var out strings.Builder
+	for _, l := range lines {
+		out.WriteString(icsFold(l))
+		out.WriteString("\r\n")
+	}
+	return out.String()
+}
+
+func icsEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, ";", `\;`, ",", `\,`, "\n", `\n`)
+	return r.Replace(s)
+}
+
+// icsFold folds lines at 75 octets, as RFC 5545 requires.
+func icsFold(l string) string {
+	if len(l) <= 75 {
+		return l
+	}
+	var b strings.Builder
+	for len(l) > 75 {
+		cut := 75
+		for cut > 0 && (l[cut]&0xC0) == 0x80 { // do not split a UTF-8 sequence
+			cut--
+		}
+		b.WriteString(l[:cut])
+		b.WriteString("\r\n ")
+		l = l[cut:]
+	}
+	b.WriteString(l)
+	return b.String()
+}

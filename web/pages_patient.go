@@ -1,0 +1,365 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/views"
+)
+
+// home answers GET /: the clinics, or straight to the only one.
+func (s *Server) home(c echo.Context) error {
+	rows, err := db.New(s.deps.Pool).ClinicList(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if len(rows) == 1 {
+		return c.Redirect(http.StatusFound, "/c/"+rows[0].Slug)
+	}
+	vms := make([]views.ClinicVM, len(rows))
+	for i, r := range rows {
+		vms[i] = clinicVM(r)
+	}
+	return s.page(c, http.StatusOK, "Book an appointment", views.ClinicList(vms))
+}
+
+func clinicVM(r db.Clinic) views.ClinicVM {
+	return views.ClinicVM{Slug: r.Slug, Name: r.Name, Address: r.Address, Timezone: r.Timezone}
+}
+
+// page renders a body inside the layout (or alone for htmx).
+func (s *Server) page(c echo.Context, status int, title string, body templ.Component) error {
+	return render(c, status, views.Page(title, s.deps.Assets), body)
+}
+
+// clinicPage answers GET /c/:slug.
+func (s *Server) clinicPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinic.ID)
+	if err != nil {
+		return err
+	}
+	vm := views.ClinicPageVM{Clinic: clinicVM(clinic)}
+	for _, t := range types {
+		tv := views.TypeVM{ID: t.ID.String(), Name: t.Name, Description: t.Description, DurationMin: int(t.DurationMin),
+			BookURL: "/c/" + clinic.Slug + "/book/" + t.ID.String()}
+		for _, sp := range t.Specialists {
+			tv.Specialists = append(tv.Specialists, sp.Name)
+		}
+		vm.Types = append(vm.Types, tv)
+	}
+	return s.page(c, http.StatusOK, clinic.Name, views.ClinicPage(vm))
+}
+
+// bookingPageVM builds the week page around a panel.
+func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanelVM) (views.BookingPageVM, error) {
+	ctx := c.Request().Context()
+	clinic, err := s.deps.Clinics.BySlug(ctx, p.slug)
+	if err != nil {
+		return views.BookingPageVM{}, err
+	}
+	t, err := db.New(s.deps.Pool).AppointmentTypeGet(ctx, p.typeID)
+	if err != nil {
+		return views.BookingPageVM{}, err
+	}
+	specialists, err := db.New(s.deps.Pool).SpecialistListByType(ctx, p.typeID)
+	if err != nil {
+		return views.BookingPageVM{}, err
+	}
+	known := p.specialist == uuid.Nil
+	opts := []views.OptionVM{{Value: "", Label: "Any specialist", Selected: p.specialist == uuid.Nil}}
+	for _, sp := range specialists {
+		if !sp.Active {
+			continue
+		}
+		opts = append(opts, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == p.specialist})
+		known = known || sp.ID == p.specialist
+	}
+	if !known {
+		return views.BookingPageVM{}, apperr.Invalidf("specialist", "That specialist does not perform %s.", t.Name)
+	}
+	sn, err := s.deps.Grid.Snapshot(ctx, p.grid())
+	if err != nil {
+		return views.BookingPageVM{}, err
+	}
+	prev, next := p, p
+	prev.monday, next.monday = p.monday.AddDays(-7), p.monday.AddDays(7)
+	first := time.Date(p.monday.Year, p.monday.Month, p.monday.Day, 12, 0, 0, 0, p.loc)
+	last := first.AddDate(0, 0, 6)
+	return views.BookingPageVM{
+		Clinic: clinicVM(clinic), TypeName: t.Name, DurationMin: int(t.DurationMin),
+		WeekLabel: first.Format("2 Jan") + " – " + last.Format("2 Jan 2006"),
+		PrevURL:   p.pageURL() + prev.query(), NextURL: p.pageURL() + next.query(),
+		FilterURL: p.pageURL(), Week: p.monday.String(), Specialists: opts,
+		Days:      p.weekDays(sn.Cells(s.existingClientID(c)), true),
+		StreamURL: p.streamURL(), Panel: panel, Heading: p.heading(),
+	}, nil
+}
+
+// bookingPage answers GET /c/:slug/book/:typeId?week=&specialist=
+func (s *Server) bookingPage(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	s.clientID(c) // the session gets its client id before the stream connects
+	vm, err := s.bookingPageVM(c, p, s.restorePanel(c, p))
+	if err != nil {
+		return err
+	}
+	return s.page(c, http.StatusOK, vm.TypeName+" · "+vm.Clinic.Name, views.BookingPage(vm))
+}
+
+// restorePanel shows the hold this browser still has on the page's type,
+// so a reload does not lose it.
+func (s *Server) restorePanel(c echo.Context, p pageView) views.HoldPanelVM {
+	clientID := s.existingClientID(c)
+	if clientID == "" || p.token != "" {
+		return views.HoldPanelVM{}
+	}
+	active, err := s.deps.Holds.Active(c.Request().Context(), p.clinicID)
+	if err != nil {
+		return views.HoldPanelVM{}
+	}
+	for _, h := range active {
+		if h.ClientID == clientID && h.AppointmentTypeID == p.typeID {
+			return s.heldPanel(c, p, h, draft{}, nil, "")
+		}
+	}
+	return views.HoldPanelVM{}
+}
+
+// draft is what a patient typed, kept across a lost slot.
+type draft struct{ Name, Email, Phone string }
+
+func (s *Server) saveDraft(c echo.Context, d draft) {
+	ctx := c.Request().Context()
+	s.deps.Sessions.Put(ctx, "draft.name", d.Name)
+	s.deps.Sessions.Put(ctx, "draft.email", d.Email)
+	s.deps.Sessions.Put(ctx, "draft.phone", d.Phone)
+}
+
+func (s *Server) loadDraft(c echo.Context) draft {
+	ctx := c.Request().Context()
+	return draft{
+		Name:  s.deps.Sessions.GetString(ctx, "draft.name"),
+		Email: s.deps.Sessions.GetString(ctx, "draft.email"),
+		Phone: s.deps.Sessions.GetString(ctx, "draft.phone"),
+	}
+}
+
+func (s *Server) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, errs map[string]string, msg string) views.HoldPanelVM {
+	if d == (draft{}) {
+		d = s.loadDraft(c)
+	}
+	name := ""
+	if sp, err := db.New(s.deps.Pool).SpecialistGet(c.Request().Context(), h.SpecialistID); err == nil {
+		name = sp.Name
+	}
+	return views.HoldPanelVM{
+		State: "held", HoldID: h.HoldID, Message: msg,
+		When:       longWhen(h.Start, p.loc),
+		Specialist: name,
+		ExpiresAt:  h.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		ConfirmURL: p.base() + "/confirm", ReleaseURL: p.base() + "/release", BeatURL: p.base() + "/heartbeat",
+		HoldURL: p.base() + "/hold", Start: h.Start.UTC().Format(time.RFC3339), Filter: p.filter(),
+		Name: d.Name, Email: d.Email, Phone: d.Phone, Errors: errs,
+	}
+}
+
+func longWhen(t time.Time, loc *time.Location) string {
+	l := t.In(loc)
+	return l.Format("Monday 2 January 2006, 15:04") + " (" + loc.String() + ")"
+}
+
+// panel answers a panel action: the panel alone for htmx, the whole page
+// around it otherwise (the flow works without JavaScript).
+func (s *Server) panel(c echo.Context, p pageView, status int, panel views.HoldPanelVM) error {
+	if c.Request().Header.Get("HX-Request") == "true" {
+		return render(c, status, nil, views.HoldPanel(panel))
+	}
+	vm, err := s.bookingPageVM(c, p, panel)
+	if err != nil {
+		return err
+	}
+	return s.page(c, status, vm.TypeName+" · "+vm.Clinic.Name, views.BookingPage(vm))
+}
+
+// problem turns a domain error into the panel's message, or returns it
+// when it is not one a patient can act on here.
+func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, bool) {
+	ae := apperr.As(err)
+	if ae == nil {
+		return 0, views.HoldPanelVM{}, false
+	}
+	panel := views.HoldPanelVM{State: "problem", HoldURL: p.base() + "/hold", Start: start, Filter: p.filter()}
+	status := http.StatusConflict
+	switch ae.Code {
+	case apperr.CodeSlotTaken:
+		panel.Message = "That time was just taken. Please pick another."
+	case "SLOT_HELD":
+		status = http.StatusLocked
+		panel.Message = "Someone else is booking that time right now. Pick another, or try again in a moment."
+	case "HOLD_EXPIRED", "HOLD_GONE":
+		status = http.StatusGone
+		panel.Message = "Your hold on this time expired."
+		panel.Retry = true
+	case "HOLD_QUOTA", "COOLDOWN", "RATE_LIMITED":
+		status = http.StatusTooManyRequests
+		panel.Message = ae.Message
+	case "NOT_YOUR_HOLD":
+		status = http.StatusForbidden
+		panel.Message = "That hold is not yours. Pick a time to hold it."
+	case "INVALID_ARGUMENT":
+		status = http.StatusBadRequest
+		panel.Message = ae.Message
+	case "UNAVAILABLE":
+		status = http.StatusServiceUnavailable
+		panel.Message = ae.Message
+	default:
+		return 0, views.HoldPanelVM{}, false
+	}
+	return status, panel, true
+}
+
+// holdSlot answers POST /c/:slug/book/:typeId/hold (start, specialist).
+func (s *Server) holdSlot(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	if ok, wait := s.deps.HoldLimiter.Allow(c.Request().Context(), c.RealIP()); !ok {
+		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
+		return s.panel(c, p, http.StatusTooManyRequests, views.HoldPanelVM{State: "problem",
+			Message: "Too many tries from this connection. Please wait a minute and try again."})
+	}
+	startStr := c.FormValue("start")
+	start, err := parseTime("start", startStr)
+	if err != nil {
+		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: "Please pick a time from the week."})
+	}
+	specialist := p.specialist
+	if v := c.FormValue("specialist"); v != "" {
+		if specialist, err = uuid.Parse(v); err != nil {
+			return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: "Please pick a time from the week."})
+		}
+	}
+	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
+		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.clientID(c),
+	})
+	if err != nil {
+		if status, panel, ok := problemPanel(p, err, startStr); ok {
+			if ae := apperr.As(err); ae != nil && ae.RetryAfter > 0 {
+				c.Response().Header().Set("Retry-After", fmt.Sprint(int(ae.RetryAfter.Seconds()+0.999)))
+			}
+			return s.panel(c, p, status, panel)
+		}
+		return err
+	}
+	return s.panel(c, p, http.StatusOK, s.heldPanel(c, p, h, draft{}, nil, ""))
+}
+
+// heartbeat answers POST /c/:slug/book/:typeId/heartbeat: 204 while the
+// hold lives; the "expired" panel when it is gone.
+func (s *Server) heartbeat(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	h, err := s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.clientID(c))
+	if err != nil {
+		status, panel, ok := problemPanel(p, err, "")
+		if !ok {
+			return err
+		}
+		return s.panel(c, p, status, panel)
+	}
+	_ = h
+	return c.NoContent(http.StatusNoContent)
+}
+
+// release answers POST /c/:slug/book/:typeId/release.
+func (s *Server) release(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Checkout.Release(c.Request().Context(), c.FormValue("holdId"), s.clientID(c)); err != nil {
+		if status, panel, ok := problemPanel(p, err, ""); ok {
+			return s.panel(c, p, status, panel)
+		}
+		return err
+	}
+	return s.panel(c, p, http.StatusOK, views.HoldPanelVM{Message: "Released. Pick another time whenever you like."})
+}
+
+// confirm answers POST /c/:slug/book/:typeId/confirm.
+func (s *Server) confirm(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	d := draft{Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone")}
+	holdID := c.FormValue("holdId")
+	clientID := s.clientID(c)
+	res, err := s.deps.Checkout.Confirm(ctx, checkout.ConfirmRequest{
+		AppointmentTypeID: p.typeID, HoldID: holdID, ClientID: clientID,
+		Patient: booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
+	})
+	if err != nil {
+		ae := apperr.As(err)
+		if ae != nil && ae.Kind == apperr.Invalid && strings.HasPrefix(ae.Field(), "patient.") {
+			// Field errors in place, with what was typed; the hold stays.
+			if h, ok := s.ownHold(c, p, holdID, clientID); ok {
+				return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): ae.Message}, ""))
+			}
+		}
+		s.saveDraft(c, d) // a lost slot must not lose what was typed
+		if status, panel, ok := problemPanel(p, err, c.FormValue("start")); ok {
+			return s.panel(c, p, status, panel)
+		}
+		return err
+	}
+	s.saveDraft(c, draft{})
+	s.deps.Sessions.Put(ctx, "justBooked", res.Confirmation.Booking.ID.String())
+	return redirect(c, "/manage/"+res.Confirmation.ManageToken)
+}
+
+// ownHold finds the client's hold by id.
+func (s *Server) ownHold(c echo.Context, p pageView, holdID, clientID string) (holds.Hold, bool) {
+	active, err := s.deps.Holds.Active(c.Request().Context(), p.clinicID)
+	if err != nil {
+		return holds.Hold{}, false
+	}
+	for _, h := range active {
+		if h.HoldID == holdID && h.ClientID == clientID {
+			return h, true
+		}
+	}
+	return holds.Hold{}, false
+}
+
+// redirect sends the browser on: HX-Redirect for htmx, 303 otherwise.
+func redirect(c echo.Context, to string) error {
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
