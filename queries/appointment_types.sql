@@ -40,3 +40,22 @@ SELECT sqlc.embed(appointment_types), clinics.timezone, clinics.slug AS clinic_s
 FROM appointment_types
 JOIN clinics ON clinics.id = appointment_types.clinic_id
 WHERE appointment_types.id = @id;
+
+-- name: AppointmentTypeGetInClinic :one
+SELECT * FROM appointment_types WHERE id = @id AND clinic_id = @clinic_id;
+
+-- name: AppointmentTypeUpdate :one
+UPDATE appointment_types
+SET name = @name, description = @description, duration_min = @duration_min, slot_step_min = @slot_step_min,
+    buffer_before_min = @buffer_before_min, buffer_after_min = @buffer_after_min,
+    min_notice_min = @min_notice_min, max_advance_days = @max_advance_days,
+    cooldown_min = @cooldown_min, max_holds_per_client = @max_holds_per_client,
+    version = version + 1, updated_at = now()
+WHERE id = @id AND clinic_id = @clinic_id AND version = @version
+RETURNING *;
+
+-- name: AppointmentTypeSpecialistDeleteAll :exec
+DELETE FROM appointment_type_specialists WHERE appointment_type_id = @appointment_type_id;
+
+-- name: AppointmentTypeSpecialistIDs :many
+SELECT specialist_id FROM appointment_type_specialists WHERE appointment_type_id = @appointment_type_id ORDER BY specialist_id;

@@ -59,3 +59,32 @@ SELECT EXISTS (
       AND slot_start < @range_end AND slot_end > @range_start
       AND id <> @exclude_id
 );
+
+-- name: BookingCalendar :many
+-- A clinic's confirmed bookings in a range, for the staff calendar.
+SELECT b.id, b.specialist_id, b.appointment_type_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email,
+       b.patient_phone, b.version, t.name AS type_name, s.name AS specialist_name
+FROM bookings b
+JOIN appointment_types t ON t.id = b.appointment_type_id
+JOIN specialists s ON s.id = b.specialist_id
+WHERE b.clinic_id = @clinic_id AND b.status = 'confirmed'
+  AND b.slot_start < @range_end AND b.slot_end > @range_start
+ORDER BY b.slot_start, s.priority DESC;
+
+-- name: BookingSearch :many
+SELECT b.id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone,
+       t.name AS type_name, s.name AS specialist_name
+FROM bookings b
+JOIN appointment_types t ON t.id = b.appointment_type_id
+JOIN specialists s ON s.id = b.specialist_id
+WHERE b.clinic_id = @clinic_id
+  AND (@q::text = '' OR b.patient_name ILIKE '%' || @q || '%' OR b.patient_email ILIKE '%' || @q || '%' OR b.patient_phone ILIKE '%' || @q || '%')
+  AND b.slot_start >= @range_start AND b.slot_start < @range_end
+ORDER BY b.slot_start
+LIMIT 200;
+
+-- name: BookingListFutureBySpecialist :many
+SELECT b.id, b.slot_start, b.slot_end, b.patient_name, t.name AS type_name
+FROM bookings b JOIN appointment_types t ON t.id = b.appointment_type_id
+WHERE b.specialist_id = @specialist_id AND b.clinic_id = @clinic_id AND b.status = 'confirmed' AND b.slot_start >= now()
+ORDER BY b.slot_start;

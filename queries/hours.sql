@@ -42,3 +42,40 @@ SELECT count(*) FROM weekly_hours WHERE specialist_id = @specialist_id;
 
 -- name: OverrideCountBySpecialist :one
 SELECT count(*) FROM overrides WHERE specialist_id = @specialist_id;
+
+-- name: WeeklyHoursListBySpecialist :many
+SELECT weekday,
+       (extract(epoch FROM start_local) / 60)::integer AS start_min,
+       (extract(epoch FROM end_local) / 60)::integer AS end_min
+FROM weekly_hours WHERE specialist_id = @specialist_id
+ORDER BY weekday, start_local;
+
+-- name: OverrideListBySpecialist :many
+SELECT id, day, closed,
+       coalesce((extract(epoch FROM start_local) / 60)::integer, 0)::integer AS start_min,
+       coalesce((extract(epoch FROM end_local) / 60)::integer, 0)::integer AS end_min,
+       note
+FROM overrides WHERE specialist_id = @specialist_id AND day >= @from_day::date
+ORDER BY day, start_local;
+
+-- name: OverrideListByClinicRange :many
+SELECT o.id, o.specialist_id, o.day, o.closed,
+       coalesce((extract(epoch FROM o.start_local) / 60)::integer, 0)::integer AS start_min,
+       coalesce((extract(epoch FROM o.end_local) / 60)::integer, 0)::integer AS end_min,
+       o.note
+FROM overrides o WHERE o.clinic_id = @clinic_id AND o.day BETWEEN @from_day::date AND @to_day::date
+ORDER BY o.day, o.specialist_id, o.start_local;
+
+-- name: OverrideInsert :one
+INSERT INTO overrides (clinic_id, specialist_id, day, closed, start_local, end_local, note)
+VALUES (@clinic_id, @specialist_id, @day, @closed,
+        CASE WHEN @closed::boolean THEN NULL ELSE make_interval(mins => @start_min::integer)::time END,
+        CASE WHEN @closed::boolean THEN NULL WHEN @end_min::integer = 1440 THEN '24:00'::time ELSE make_interval(mins => @end_min::integer)::time END,
+        @note)
+RETURNING id;
+
+-- name: OverrideGet :one
+SELECT * FROM overrides WHERE id = @id AND clinic_id = @clinic_id;
+
+-- name: OverrideDelete :execrows
+DELETE FROM overrides WHERE id = @id AND clinic_id = @clinic_id;

@@ -6,3 +6,24 @@ RETURNING *;
 
 -- name: StaffUserGetByEmail :one
 SELECT * FROM staff_users WHERE email = @email;
+
+-- name: StaffUserGet :one
+SELECT * FROM staff_users WHERE id = @id;
+
+-- name: StaffUserListByClinic :many
+SELECT * FROM staff_users WHERE clinic_id = @clinic_id ORDER BY email;
+
+-- name: KioskTokenInsert :one
+INSERT INTO kiosk_tokens (clinic_id, name, token_hash) VALUES (@clinic_id, @name, @token_hash) RETURNING *;
+
+-- name: KioskTokenListByClinic :many
+SELECT * FROM kiosk_tokens WHERE clinic_id = @clinic_id ORDER BY created_at DESC;
+
+-- name: KioskTokenValid :one
+SELECT EXISTS (SELECT 1 FROM kiosk_tokens WHERE clinic_id = @clinic_id AND token_hash = @token_hash AND revoked_at IS NULL);
+
+-- name: KioskTokenRevoke :execrows
+UPDATE kiosk_tokens SET revoked_at = now() WHERE id = @id AND clinic_id = @clinic_id AND revoked_at IS NULL;
+
+-- name: KioskTokenActiveCount :one
+SELECT count(*) FROM kiosk_tokens WHERE clinic_id = @clinic_id AND revoked_at IS NULL;

@@ -36,3 +36,28 @@ func statusText(s string) string {
 	}
 	return s
 }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func joinTimes(ts []string) string {
+	out := ""
+	for i, t := range ts {
+		if i > 0 {
+			out += " "
+		}
+		out += t
+	}
+	return out
+}
+
+func typeFormAction(id string) string {
+	if id == "" {
+		return "/staff/types"
+	}
+	return "/staff/types/" + id
+}

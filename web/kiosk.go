@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
@@ -98,10 +100,36 @@ func (k kioskSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]
 	return out, func(string) ([]fragment, bool) { return nil, false }, nil
 }
 
+// kioskClinic is the board's clinic. Once an admin has made device tokens
+// for a clinic, its board opens only with one of them (?device=); before
+// that it is public, having nothing private on it.
+func (s *Server) kioskClinic(c echo.Context) (db.Clinic, error) {
+	ctx := c.Request().Context()
+	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return db.Clinic{}, err
+	}
+	device := c.QueryParam("device")
+	if device == "" {
+		n, err := db.New(s.deps.Pool).KioskTokenActiveCount(ctx, clinic.ID)
+		if err != nil {
+			return db.Clinic{}, err
+		}
+		if n == 0 {
+			return clinic, nil
+		}
+	} else if ok, err := s.deps.Staff.KioskTokenValid(ctx, clinic.ID, device); err != nil {
+		return db.Clinic{}, err
+	} else if ok {
+		return clinic, nil
+	}
+	return db.Clinic{}, apperr.New(apperr.Forbidden, "KIOSK_TOKEN", "This screen needs a valid device link from the clinic's staff.")
+}
+
 // kiosk answers GET /kiosk/:slug: the read-only board for a waiting room.
 func (s *Server) kiosk(c echo.Context) error {
 	ctx := c.Request().Context()
-	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
+	clinic, err := s.kioskClinic(c)
 	if err != nil {
 		return err
 	}
@@ -114,7 +142,7 @@ func (s *Server) kiosk(c echo.Context) error {
 	now := time.Now().In(loc)
 	vm := views.KioskVM{
 		Clinic: clinicVM(clinic), Clock: now.Format("15:04"), Today: now.Format("Monday 2 January"),
-		StreamURL: "/kiosk/" + clinic.Slug + "/live", Blocks: blocks,
+		StreamURL: "/kiosk/" + clinic.Slug + "/live" + deviceQuery(c.QueryParam("device")), Blocks: blocks,
 	}
 	// No session, no cookies: a kiosk is nobody.
 	return render(c, http.StatusOK, views.Page(clinic.Name+" · free appointments", s.deps.Assets), views.Kiosk(vm))
@@ -122,9 +150,16 @@ func (s *Server) kiosk(c echo.Context) error {
 
 // kioskStream answers GET /kiosk/:slug/live.
 func (s *Server) kioskStream(c echo.Context) error {
-	clinic, err := s.deps.Clinics.BySlug(c.Request().Context(), c.Param("slug"))
+	clinic, err := s.kioskClinic(c)
 	if err != nil {
 		return err
 	}
 	return s.serveHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String())
+}
+
+func deviceQuery(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "?device=" + url.QueryEscape(token)
 }

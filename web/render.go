@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"io"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -24,4 +26,11 @@ func render(c echo.Context, status int, layout, body templ.Component) error {
 		return err
 	}
 	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// templChildren renders parent with child as its children.
+func templChildren(parent, child templ.Component) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		return parent.Render(templ.WithChildren(ctx, child), w)
+	})
 }

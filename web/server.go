@@ -23,6 +23,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // Deps is everything the handlers use; main builds it.
@@ -36,13 +37,17 @@ type Deps struct {
 	Holds    *holds.Store
 	Checkout *checkout.Service
 
-	Sessions      *scs.SessionManager
-	HoldLimiter   *ratelimit.Limiter
-	Grid          *grid.Service
-	Assets        *Assets
-	Hub           *events.Hub
-	StreamMetrics *events.Metrics
-	Registry      *prometheus.Registry
+	Staff               *staff.Service
+	StaffBookings       *staff.Bookings
+	LoginIPLimiter      *ratelimit.Limiter
+	LoginAccountLimiter *ratelimit.Limiter
+	Sessions            *scs.SessionManager
+	HoldLimiter         *ratelimit.Limiter
+	Grid                *grid.Service
+	Assets              *Assets
+	Hub                 *events.Hub
+	StreamMetrics       *events.Metrics
+	Registry            *prometheus.Registry
 }
 
 // Server is the Echo app and the http.Server around it.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -19,6 +20,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // Options are the tunables of Wire.
@@ -28,6 +30,7 @@ type Options struct {
 	NoTimeslotCache  bool
 	SecureCookies    bool
 	HoldsPerMinute   int // per IP on the pages; 0: 30
+	LoginsPerMinute  int // sign-in attempts per account; per IP four times that; 0: 5
 }
 
 // Wire builds every service and connects the observers: each committed
@@ -50,22 +53,38 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	if o.HoldsPerMinute <= 0 {
 		o.HoldsPerMinute = 30
 	}
+	if o.LoginsPerMinute <= 0 {
+		o.LoginsPerMinute = 5
+	}
+	// Every committed calendar change invalidates the slot cache and tells
+	// the open pages of the clinic to refresh.
+	changed := func(ctx context.Context, clinicID uuid.UUID) {
+		slotSvc.Invalidate(ctx, clinicID)
+		if err := holdStore.Publish(ctx, holds.Event{Type: "calendar", Hold: holds.Hold{ClinicID: clinicID}}); err != nil {
+			logger.Warn("publish calendar change", "err", err)
+		}
+	}
+	staffSvc := staff.New(pool, changed, logger)
 	return Deps{
-		HoldLimiter:   ratelimit.New(rdb, "hold-ip", o.HoldsPerMinute, time.Minute, logger),
-		Sessions:      newSessions(pool, o.SecureCookies),
-		Grid:          grid.New(slotSvc, holdStore),
-		Assets:        NewAssets(),
-		Hub:           events.NewHub(rdb, logger, metrics),
-		StreamMetrics: metrics,
-		Registry:      reg,
-		Logger:        logger,
-		Pool:          pool,
-		Redis:         rdb,
-		Bookings:      bookings,
-		Clinics:       clinics.NewService(pool),
-		Slots:         slotSvc,
-		Holds:         holdStore,
-		Checkout:      co,
+		Staff:               staffSvc,
+		StaffBookings:       staff.NewBookings(staffSvc, bookings, holdStore),
+		LoginIPLimiter:      ratelimit.New(rdb, "login-ip", 4*o.LoginsPerMinute, time.Minute, logger),
+		LoginAccountLimiter: ratelimit.New(rdb, "login-account", o.LoginsPerMinute, time.Minute, logger),
+		HoldLimiter:         ratelimit.New(rdb, "hold-ip", o.HoldsPerMinute, time.Minute, logger),
+		Sessions:            newSessions(pool, o.SecureCookies),
+		Grid:                grid.New(slotSvc, holdStore),
+		Assets:              NewAssets(),
+		Hub:                 events.NewHub(rdb, logger, metrics),
+		StreamMetrics:       metrics,
+		Registry:            reg,
+		Logger:              logger,
+		Pool:                pool,
+		Redis:               rdb,
+		Bookings:            bookings,
+		Clinics:             clinics.NewService(pool),
+		Slots:               slotSvc,
+		Holds:               holdStore,
+		Checkout:            co,
 	}
 }
 

@@ -122,3 +122,17 @@ func (s *Service) AppointmentTypes(ctx context.Context, clinicID uuid.UUID) ([]A
 	}
 	return out, nil
 }
+
+// ByID finds a clinic by id.
+//
+// Errors: NOT_FOUND.
+func (s *Service) ByID(ctx context.Context, id uuid.UUID) (db.Clinic, error) {
+	row, err := db.New(s.pool).ClinicGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Clinic{}, apperr.NotFoundf("", "No such clinic.")
+	}
+	if err != nil {
+		return db.Clinic{}, fmt.Errorf("get clinic: %w", err)
+	}
+	return row, nil
+}

@@ -70,6 +70,38 @@ func (q *Queries) AppointmentTypeGetByName(ctx context.Context, arg AppointmentT
 	return i, err
 }
 
+const appointmentTypeGetInClinic = `-- name: AppointmentTypeGetInClinic :one
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at FROM appointment_types WHERE id = $1 AND clinic_id = $2
+`
+
+type AppointmentTypeGetInClinicParams struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+func (q *Queries) AppointmentTypeGetInClinic(ctx context.Context, arg AppointmentTypeGetInClinicParams) (AppointmentType, error) {
+	row := q.db.QueryRow(ctx, appointmentTypeGetInClinic, arg.ID, arg.ClinicID)
+	var i AppointmentType
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Description,
+		&i.DurationMin,
+		&i.SlotStepMin,
+		&i.BufferBeforeMin,
+		&i.BufferAfterMin,
+		&i.MinNoticeMin,
+		&i.MaxAdvanceDays,
+		&i.CooldownMin,
+		&i.MaxHoldsPerClient,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const appointmentTypeGetWithClinic = `-- name: AppointmentTypeGetWithClinic :one
 SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, clinics.timezone, clinics.slug AS clinic_slug
 FROM appointment_types
@@ -225,6 +257,15 @@ func (q *Queries) AppointmentTypeSpecialistAdd(ctx context.Context, arg Appointm
 	return err
 }
 
+const appointmentTypeSpecialistDeleteAll = `-- name: AppointmentTypeSpecialistDeleteAll :exec
+DELETE FROM appointment_type_specialists WHERE appointment_type_id = $1
+`
+
+func (q *Queries) AppointmentTypeSpecialistDeleteAll(ctx context.Context, appointmentTypeID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, appointmentTypeSpecialistDeleteAll, appointmentTypeID)
+	return err
+}
+
 const appointmentTypeSpecialistExists = `-- name: AppointmentTypeSpecialistExists :one
 SELECT EXISTS (
     SELECT 1 FROM appointment_type_specialists
@@ -242,6 +283,30 @@ func (q *Queries) AppointmentTypeSpecialistExists(ctx context.Context, arg Appoi
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const appointmentTypeSpecialistIDs = `-- name: AppointmentTypeSpecialistIDs :many
+SELECT specialist_id FROM appointment_type_specialists WHERE appointment_type_id = $1 ORDER BY specialist_id
+`
+
+func (q *Queries) AppointmentTypeSpecialistIDs(ctx context.Context, appointmentTypeID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, appointmentTypeSpecialistIDs, appointmentTypeID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var specialist_id uuid.UUID
+		if err := rows.Scan(&specialist_id); err != nil {
+			return nil, err
+		}
+		items = append(items, specialist_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const appointmentTypeSpecialistListByClinic = `-- name: AppointmentTypeSpecialistListByClinic :many
@@ -284,4 +349,68 @@ func (q *Queries) AppointmentTypeSpecialistListByClinic(ctx context.Context, cli
 		return nil, err
 	}
 	return items, nil
+}
+
+const appointmentTypeUpdate = `-- name: AppointmentTypeUpdate :one
+UPDATE appointment_types
+SET name = $1, description = $2, duration_min = $3, slot_step_min = $4,
+    buffer_before_min = $5, buffer_after_min = $6,
+    min_notice_min = $7, max_advance_days = $8,
+    cooldown_min = $9, max_holds_per_client = $10,
+    version = version + 1, updated_at = now()
+WHERE id = $11 AND clinic_id = $12 AND version = $13
+RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at
+`
+
+type AppointmentTypeUpdateParams struct {
+	Name              string
+	Description       string
+	DurationMin       int32
+	SlotStepMin       int32
+	BufferBeforeMin   int32
+	BufferAfterMin    int32
+	MinNoticeMin      int32
+	MaxAdvanceDays    int32
+	CooldownMin       int32
+	MaxHoldsPerClient int32
+	ID                uuid.UUID
+	ClinicID          uuid.UUID
+	Version           int32
+}
+
+func (q *Queries) AppointmentTypeUpdate(ctx context.Context, arg AppointmentTypeUpdateParams) (AppointmentType, error) {
+	row := q.db.QueryRow(ctx, appointmentTypeUpdate,
+		arg.Name,
+		arg.Description,
+		arg.DurationMin,
+		arg.SlotStepMin,
+		arg.BufferBeforeMin,
+		arg.BufferAfterMin,
+		arg.MinNoticeMin,
+		arg.MaxAdvanceDays,
+		arg.CooldownMin,
+		arg.MaxHoldsPerClient,
+		arg.ID,
+		arg.ClinicID,
+		arg.Version,
+	)
+	var i AppointmentType
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Description,
+		&i.DurationMin,
+		&i.SlotStepMin,
+		&i.BufferBeforeMin,
+		&i.BufferAfterMin,
+		&i.MinNoticeMin,
+		&i.MaxAdvanceDays,
+		&i.CooldownMin,
+		&i.MaxHoldsPerClient,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

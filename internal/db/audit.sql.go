@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -51,6 +52,65 @@ func (q *Queries) AuditInsert(ctx context.Context, arg AuditInsertParams) error 
 		arg.Reason,
 	)
 	return err
+}
+
+const auditList = `-- name: AuditList :many
+SELECT id, clinic_id, actor, action, entity, entity_id, before, after, reason, at FROM audit_log
+WHERE clinic_id = $1
+  AND ($2::text = '' OR entity = $2)
+  AND ($3::text = '' OR actor = $3)
+  AND at >= $4 AND at < $5
+ORDER BY at DESC, id DESC
+LIMIT $7 OFFSET $6
+`
+
+type AuditListParams struct {
+	ClinicID   uuid.UUID
+	Entity     string
+	Actor      string
+	FromAt     time.Time
+	ToAt       time.Time
+	PageOffset int32
+	PageSize   int32
+}
+
+func (q *Queries) AuditList(ctx context.Context, arg AuditListParams) ([]AuditLog, error) {
+	rows, err := q.db.Query(ctx, auditList,
+		arg.ClinicID,
+		arg.Entity,
+		arg.Actor,
+		arg.FromAt,
+		arg.ToAt,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditLog{}
+	for rows.Next() {
+		var i AuditLog
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClinicID,
+			&i.Actor,
+			&i.Action,
+			&i.Entity,
+			&i.EntityID,
+			&i.Before,
+			&i.After,
+			&i.Reason,
+			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const auditListByEntity = `-- name: AuditListByEntity :many

@@ -12,6 +12,70 @@ import (
 	"github.com/google/uuid"
 )
 
+const bookingCalendar = `-- name: BookingCalendar :many
+SELECT b.id, b.specialist_id, b.appointment_type_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email,
+       b.patient_phone, b.version, t.name AS type_name, s.name AS specialist_name
+FROM bookings b
+JOIN appointment_types t ON t.id = b.appointment_type_id
+JOIN specialists s ON s.id = b.specialist_id
+WHERE b.clinic_id = $1 AND b.status = 'confirmed'
+  AND b.slot_start < $2 AND b.slot_end > $3
+ORDER BY b.slot_start, s.priority DESC
+`
+
+type BookingCalendarParams struct {
+	ClinicID   uuid.UUID
+	RangeEnd   time.Time
+	RangeStart time.Time
+}
+
+type BookingCalendarRow struct {
+	ID                uuid.UUID
+	SpecialistID      uuid.UUID
+	AppointmentTypeID uuid.UUID
+	SlotStart         time.Time
+	SlotEnd           time.Time
+	PatientName       string
+	PatientEmail      string
+	PatientPhone      string
+	Version           int32
+	TypeName          string
+	SpecialistName    string
+}
+
+// A clinic's confirmed bookings in a range, for the staff calendar.
+func (q *Queries) BookingCalendar(ctx context.Context, arg BookingCalendarParams) ([]BookingCalendarRow, error) {
+	rows, err := q.db.Query(ctx, bookingCalendar, arg.ClinicID, arg.RangeEnd, arg.RangeStart)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BookingCalendarRow{}
+	for rows.Next() {
+		var i BookingCalendarRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SpecialistID,
+			&i.AppointmentTypeID,
+			&i.SlotStart,
+			&i.SlotEnd,
+			&i.PatientName,
+			&i.PatientEmail,
+			&i.PatientPhone,
+			&i.Version,
+			&i.TypeName,
+			&i.SpecialistName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const bookingCountConfirmedAt = `-- name: BookingCountConfirmedAt :one
 SELECT count(*) FROM bookings
 WHERE specialist_id = $1 AND slot_start = $2 AND status = 'confirmed'
@@ -274,6 +338,52 @@ func (q *Queries) BookingListConfirmedByType(ctx context.Context, arg BookingLis
 	return items, nil
 }
 
+const bookingListFutureBySpecialist = `-- name: BookingListFutureBySpecialist :many
+SELECT b.id, b.slot_start, b.slot_end, b.patient_name, t.name AS type_name
+FROM bookings b JOIN appointment_types t ON t.id = b.appointment_type_id
+WHERE b.specialist_id = $1 AND b.clinic_id = $2 AND b.status = 'confirmed' AND b.slot_start >= now()
+ORDER BY b.slot_start
+`
+
+type BookingListFutureBySpecialistParams struct {
+	SpecialistID uuid.UUID
+	ClinicID     uuid.UUID
+}
+
+type BookingListFutureBySpecialistRow struct {
+	ID          uuid.UUID
+	SlotStart   time.Time
+	SlotEnd     time.Time
+	PatientName string
+	TypeName    string
+}
+
+func (q *Queries) BookingListFutureBySpecialist(ctx context.Context, arg BookingListFutureBySpecialistParams) ([]BookingListFutureBySpecialistRow, error) {
+	rows, err := q.db.Query(ctx, bookingListFutureBySpecialist, arg.SpecialistID, arg.ClinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BookingListFutureBySpecialistRow{}
+	for rows.Next() {
+		var i BookingListFutureBySpecialistRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SlotStart,
+			&i.SlotEnd,
+			&i.PatientName,
+			&i.TypeName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const bookingOverlapExists = `-- name: BookingOverlapExists :one
 SELECT EXISTS (
     SELECT 1 FROM bookings
@@ -300,6 +410,75 @@ func (q *Queries) BookingOverlapExists(ctx context.Context, arg BookingOverlapEx
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const bookingSearch = `-- name: BookingSearch :many
+SELECT b.id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone,
+       t.name AS type_name, s.name AS specialist_name
+FROM bookings b
+JOIN appointment_types t ON t.id = b.appointment_type_id
+JOIN specialists s ON s.id = b.specialist_id
+WHERE b.clinic_id = $1
+  AND ($2::text = '' OR b.patient_name ILIKE '%' || $2 || '%' OR b.patient_email ILIKE '%' || $2 || '%' OR b.patient_phone ILIKE '%' || $2 || '%')
+  AND b.slot_start >= $3 AND b.slot_start < $4
+ORDER BY b.slot_start
+LIMIT 200
+`
+
+type BookingSearchParams struct {
+	ClinicID   uuid.UUID
+	Q          string
+	RangeStart time.Time
+	RangeEnd   time.Time
+}
+
+type BookingSearchRow struct {
+	ID             uuid.UUID
+	SpecialistID   uuid.UUID
+	SlotStart      time.Time
+	SlotEnd        time.Time
+	Status         string
+	PatientName    string
+	PatientEmail   string
+	PatientPhone   string
+	TypeName       string
+	SpecialistName string
+}
+
+func (q *Queries) BookingSearch(ctx context.Context, arg BookingSearchParams) ([]BookingSearchRow, error) {
+	rows, err := q.db.Query(ctx, bookingSearch,
+		arg.ClinicID,
+		arg.Q,
+		arg.RangeStart,
+		arg.RangeEnd,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BookingSearchRow{}
+	for rows.Next() {
+		var i BookingSearchRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SpecialistID,
+			&i.SlotStart,
+			&i.SlotEnd,
+			&i.Status,
+			&i.PatientName,
+			&i.PatientEmail,
+			&i.PatientPhone,
+			&i.TypeName,
+			&i.SpecialistName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const bookingSetStatus = `-- name: BookingSetStatus :one

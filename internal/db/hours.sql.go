@@ -23,6 +23,82 @@ func (q *Queries) OverrideCountBySpecialist(ctx context.Context, specialistID uu
 	return count, err
 }
 
+const overrideDelete = `-- name: OverrideDelete :execrows
+DELETE FROM overrides WHERE id = $1 AND clinic_id = $2
+`
+
+type OverrideDeleteParams struct {
+	ID       int64
+	ClinicID uuid.UUID
+}
+
+func (q *Queries) OverrideDelete(ctx context.Context, arg OverrideDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, overrideDelete, arg.ID, arg.ClinicID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const overrideGet = `-- name: OverrideGet :one
+SELECT id, clinic_id, specialist_id, day, closed, start_local, end_local, note FROM overrides WHERE id = $1 AND clinic_id = $2
+`
+
+type OverrideGetParams struct {
+	ID       int64
+	ClinicID uuid.UUID
+}
+
+func (q *Queries) OverrideGet(ctx context.Context, arg OverrideGetParams) (Override, error) {
+	row := q.db.QueryRow(ctx, overrideGet, arg.ID, arg.ClinicID)
+	var i Override
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.SpecialistID,
+		&i.Day,
+		&i.Closed,
+		&i.StartLocal,
+		&i.EndLocal,
+		&i.Note,
+	)
+	return i, err
+}
+
+const overrideInsert = `-- name: OverrideInsert :one
+INSERT INTO overrides (clinic_id, specialist_id, day, closed, start_local, end_local, note)
+VALUES ($1, $2, $3, $4,
+        CASE WHEN $4::boolean THEN NULL ELSE make_interval(mins => $5::integer)::time END,
+        CASE WHEN $4::boolean THEN NULL WHEN $6::integer = 1440 THEN '24:00'::time ELSE make_interval(mins => $6::integer)::time END,
+        $7)
+RETURNING id
+`
+
+type OverrideInsertParams struct {
+	ClinicID     uuid.UUID
+	SpecialistID uuid.UUID
+	Day          time.Time
+	Closed       bool
+	StartMin     int32
+	EndMin       int32
+	Note         string
+}
+
+func (q *Queries) OverrideInsert(ctx context.Context, arg OverrideInsertParams) (int64, error) {
+	row := q.db.QueryRow(ctx, overrideInsert,
+		arg.ClinicID,
+		arg.SpecialistID,
+		arg.Day,
+		arg.Closed,
+		arg.StartMin,
+		arg.EndMin,
+		arg.Note,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const overrideInsertClosed = `-- name: OverrideInsertClosed :exec
 INSERT INTO overrides (clinic_id, specialist_id, day, closed, note)
 VALUES ($1, $2, $3, true, $4)
@@ -44,6 +120,109 @@ func (q *Queries) OverrideInsertClosed(ctx context.Context, arg OverrideInsertCl
 		arg.Note,
 	)
 	return err
+}
+
+const overrideListByClinicRange = `-- name: OverrideListByClinicRange :many
+SELECT o.id, o.specialist_id, o.day, o.closed,
+       coalesce((extract(epoch FROM o.start_local) / 60)::integer, 0)::integer AS start_min,
+       coalesce((extract(epoch FROM o.end_local) / 60)::integer, 0)::integer AS end_min,
+       o.note
+FROM overrides o WHERE o.clinic_id = $1 AND o.day BETWEEN $2::date AND $3::date
+ORDER BY o.day, o.specialist_id, o.start_local
+`
+
+type OverrideListByClinicRangeParams struct {
+	ClinicID uuid.UUID
+	FromDay  time.Time
+	ToDay    time.Time
+}
+
+type OverrideListByClinicRangeRow struct {
+	ID           int64
+	SpecialistID uuid.UUID
+	Day          time.Time
+	Closed       bool
+	StartMin     int32
+	EndMin       int32
+	Note         string
+}
+
+func (q *Queries) OverrideListByClinicRange(ctx context.Context, arg OverrideListByClinicRangeParams) ([]OverrideListByClinicRangeRow, error) {
+	rows, err := q.db.Query(ctx, overrideListByClinicRange, arg.ClinicID, arg.FromDay, arg.ToDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OverrideListByClinicRangeRow{}
+	for rows.Next() {
+		var i OverrideListByClinicRangeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SpecialistID,
+			&i.Day,
+			&i.Closed,
+			&i.StartMin,
+			&i.EndMin,
+			&i.Note,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const overrideListBySpecialist = `-- name: OverrideListBySpecialist :many
+SELECT id, day, closed,
+       coalesce((extract(epoch FROM start_local) / 60)::integer, 0)::integer AS start_min,
+       coalesce((extract(epoch FROM end_local) / 60)::integer, 0)::integer AS end_min,
+       note
+FROM overrides WHERE specialist_id = $1 AND day >= $2::date
+ORDER BY day, start_local
+`
+
+type OverrideListBySpecialistParams struct {
+	SpecialistID uuid.UUID
+	FromDay      time.Time
+}
+
+type OverrideListBySpecialistRow struct {
+	ID       int64
+	Day      time.Time
+	Closed   bool
+	StartMin int32
+	EndMin   int32
+	Note     string
+}
+
+func (q *Queries) OverrideListBySpecialist(ctx context.Context, arg OverrideListBySpecialistParams) ([]OverrideListBySpecialistRow, error) {
+	rows, err := q.db.Query(ctx, overrideListBySpecialist, arg.SpecialistID, arg.FromDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OverrideListBySpecialistRow{}
+	for rows.Next() {
+		var i OverrideListBySpecialistRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Day,
+			&i.Closed,
+			&i.StartMin,
+			&i.EndMin,
+			&i.Note,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const overrideListByType = `-- name: OverrideListByType :many
@@ -144,6 +323,40 @@ func (q *Queries) WeeklyHoursInsert(ctx context.Context, arg WeeklyHoursInsertPa
 		arg.EndMin,
 	)
 	return err
+}
+
+const weeklyHoursListBySpecialist = `-- name: WeeklyHoursListBySpecialist :many
+SELECT weekday,
+       (extract(epoch FROM start_local) / 60)::integer AS start_min,
+       (extract(epoch FROM end_local) / 60)::integer AS end_min
+FROM weekly_hours WHERE specialist_id = $1
+ORDER BY weekday, start_local
+`
+
+type WeeklyHoursListBySpecialistRow struct {
+	Weekday  int16
+	StartMin int32
+	EndMin   int32
+}
+
+func (q *Queries) WeeklyHoursListBySpecialist(ctx context.Context, specialistID uuid.UUID) ([]WeeklyHoursListBySpecialistRow, error) {
+	rows, err := q.db.Query(ctx, weeklyHoursListBySpecialist, specialistID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WeeklyHoursListBySpecialistRow{}
+	for rows.Next() {
+		var i WeeklyHoursListBySpecialistRow
+		if err := rows.Scan(&i.Weekday, &i.StartMin, &i.EndMin); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const weeklyHoursListByType = `-- name: WeeklyHoursListByType :many

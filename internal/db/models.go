@@ -91,6 +91,15 @@ type IdempotencyKey struct {
 	CreatedAt   time.Time
 }
 
+type KioskToken struct {
+	ID        uuid.UUID
+	ClinicID  uuid.UUID
+	Name      string
+	TokenHash []byte
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
 type Override struct {
 	ID           int64
 	ClinicID     uuid.UUID

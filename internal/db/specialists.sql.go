@@ -11,6 +11,35 @@ import (
 	"github.com/google/uuid"
 )
 
+const specialistBumpVersion = `-- name: SpecialistBumpVersion :one
+UPDATE specialists SET version = version + 1, updated_at = now()
+WHERE id = $1 AND clinic_id = $2 AND version = $3
+RETURNING id, clinic_id, name, priority, active, version, created_at, updated_at
+`
+
+type SpecialistBumpVersionParams struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+	Version  int32
+}
+
+// Hours and overrides are edited under their specialist's version.
+func (q *Queries) SpecialistBumpVersion(ctx context.Context, arg SpecialistBumpVersionParams) (Specialist, error) {
+	row := q.db.QueryRow(ctx, specialistBumpVersion, arg.ID, arg.ClinicID, arg.Version)
+	var i Specialist
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Priority,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const specialistGet = `-- name: SpecialistGet :one
 SELECT id, clinic_id, name, priority, active, version, created_at, updated_at FROM specialists WHERE id = $1
 `
@@ -42,6 +71,31 @@ type SpecialistGetByNameParams struct {
 
 func (q *Queries) SpecialistGetByName(ctx context.Context, arg SpecialistGetByNameParams) (Specialist, error) {
 	row := q.db.QueryRow(ctx, specialistGetByName, arg.ClinicID, arg.Name)
+	var i Specialist
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Priority,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const specialistGetInClinic = `-- name: SpecialistGetInClinic :one
+SELECT id, clinic_id, name, priority, active, version, created_at, updated_at FROM specialists WHERE id = $1 AND clinic_id = $2
+`
+
+type SpecialistGetInClinicParams struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+func (q *Queries) SpecialistGetInClinic(ctx context.Context, arg SpecialistGetInClinicParams) (Specialist, error) {
+	row := q.db.QueryRow(ctx, specialistGetInClinic, arg.ID, arg.ClinicID)
 	var i Specialist
 	err := row.Scan(
 		&i.ID,
@@ -158,4 +212,44 @@ func (q *Queries) SpecialistListByType(ctx context.Context, appointmentTypeID uu
 		return nil, err
 	}
 	return items, nil
+}
+
+const specialistUpdate = `-- name: SpecialistUpdate :one
+UPDATE specialists
+SET name = $1, priority = $2, active = $3, version = version + 1, updated_at = now()
+WHERE id = $4 AND clinic_id = $5 AND version = $6
+RETURNING id, clinic_id, name, priority, active, version, created_at, updated_at
+`
+
+type SpecialistUpdateParams struct {
+	Name     string
+	Priority int32
+	Active   bool
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+	Version  int32
+}
+
+// Optimistic concurrency: no row when the version moved on.
+func (q *Queries) SpecialistUpdate(ctx context.Context, arg SpecialistUpdateParams) (Specialist, error) {
+	row := q.db.QueryRow(ctx, specialistUpdate,
+		arg.Name,
+		arg.Priority,
+		arg.Active,
+		arg.ID,
+		arg.ClinicID,
+		arg.Version,
+	)
+	var i Specialist
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Priority,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

@@ -11,6 +11,125 @@ import (
 	"github.com/google/uuid"
 )
 
+const kioskTokenActiveCount = `-- name: KioskTokenActiveCount :one
+SELECT count(*) FROM kiosk_tokens WHERE clinic_id = $1 AND revoked_at IS NULL
+`
+
+func (q *Queries) KioskTokenActiveCount(ctx context.Context, clinicID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, kioskTokenActiveCount, clinicID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const kioskTokenInsert = `-- name: KioskTokenInsert :one
+INSERT INTO kiosk_tokens (clinic_id, name, token_hash) VALUES ($1, $2, $3) RETURNING id, clinic_id, name, token_hash, created_at, revoked_at
+`
+
+type KioskTokenInsertParams struct {
+	ClinicID  uuid.UUID
+	Name      string
+	TokenHash []byte
+}
+
+func (q *Queries) KioskTokenInsert(ctx context.Context, arg KioskTokenInsertParams) (KioskToken, error) {
+	row := q.db.QueryRow(ctx, kioskTokenInsert, arg.ClinicID, arg.Name, arg.TokenHash)
+	var i KioskToken
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.TokenHash,
+		&i.CreatedAt,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const kioskTokenListByClinic = `-- name: KioskTokenListByClinic :many
+SELECT id, clinic_id, name, token_hash, created_at, revoked_at FROM kiosk_tokens WHERE clinic_id = $1 ORDER BY created_at DESC
+`
+
+func (q *Queries) KioskTokenListByClinic(ctx context.Context, clinicID uuid.UUID) ([]KioskToken, error) {
+	rows, err := q.db.Query(ctx, kioskTokenListByClinic, clinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []KioskToken{}
+	for rows.Next() {
+		var i KioskToken
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClinicID,
+			&i.Name,
+			&i.TokenHash,
+			&i.CreatedAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const kioskTokenRevoke = `-- name: KioskTokenRevoke :execrows
+UPDATE kiosk_tokens SET revoked_at = now() WHERE id = $1 AND clinic_id = $2 AND revoked_at IS NULL
+`
+
+type KioskTokenRevokeParams struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+func (q *Queries) KioskTokenRevoke(ctx context.Context, arg KioskTokenRevokeParams) (int64, error) {
+	result, err := q.db.Exec(ctx, kioskTokenRevoke, arg.ID, arg.ClinicID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const kioskTokenValid = `-- name: KioskTokenValid :one
+SELECT EXISTS (SELECT 1 FROM kiosk_tokens WHERE clinic_id = $1 AND token_hash = $2 AND revoked_at IS NULL)
+`
+
+type KioskTokenValidParams struct {
+	ClinicID  uuid.UUID
+	TokenHash []byte
+}
+
+func (q *Queries) KioskTokenValid(ctx context.Context, arg KioskTokenValidParams) (bool, error) {
+	row := q.db.QueryRow(ctx, kioskTokenValid, arg.ClinicID, arg.TokenHash)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const staffUserGet = `-- name: StaffUserGet :one
+SELECT id, clinic_id, email, name, password_hash, role, version, created_at FROM staff_users WHERE id = $1
+`
+
+func (q *Queries) StaffUserGet(ctx context.Context, id uuid.UUID) (StaffUser, error) {
+	row := q.db.QueryRow(ctx, staffUserGet, id)
+	var i StaffUser
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.Version,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const staffUserGetByEmail = `-- name: StaffUserGetByEmail :one
 SELECT id, clinic_id, email, name, password_hash, role, version, created_at FROM staff_users WHERE email = $1
 `
@@ -29,6 +148,39 @@ func (q *Queries) StaffUserGetByEmail(ctx context.Context, email string) (StaffU
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const staffUserListByClinic = `-- name: StaffUserListByClinic :many
+SELECT id, clinic_id, email, name, password_hash, role, version, created_at FROM staff_users WHERE clinic_id = $1 ORDER BY email
+`
+
+func (q *Queries) StaffUserListByClinic(ctx context.Context, clinicID uuid.UUID) ([]StaffUser, error) {
+	rows, err := q.db.Query(ctx, staffUserListByClinic, clinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StaffUser{}
+	for rows.Next() {
+		var i StaffUser
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClinicID,
+			&i.Email,
+			&i.Name,
+			&i.PasswordHash,
+			&i.Role,
+			&i.Version,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const staffUserUpsert = `-- name: StaffUserUpsert :one

@@ -1,0 +1,109 @@
+package staff
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/db"
+)
+
+// SpecialistInput is the specialist form.
+type SpecialistInput struct {
+	Name     string
+	Priority int
+	Active   bool
+	Version  int32 // for edits: the version the form was opened at
+}
+
+func (in *SpecialistInput) validate() error {
+	in.Name = strings.TrimSpace(in.Name)
+	switch {
+	case in.Name == "":
+		return apperr.Invalidf("name", "A specialist needs a name.")
+	case len(in.Name) > 120:
+		return apperr.Invalidf("name", "The name is too long (120 characters at most).")
+	case in.Priority < -1000 || in.Priority > 1000:
+		return apperr.Invalidf("priority", "Priority is a whole number from -1000 to 1000.")
+	}
+	return nil
+}
+
+// Specialists lists the clinic's specialists.
+func (s *Service) Specialists(ctx context.Context, u User) ([]db.Specialist, error) {
+	return db.New(s.pool).SpecialistListByClinic(ctx, u.ClinicID)
+}
+
+// Specialist is one of the clinic's specialists.
+//
+// Errors: NOT_FOUND (also for another clinic's).
+func (s *Service) Specialist(ctx context.Context, u User, id uuid.UUID) (db.Specialist, error) {
+	sp, err := db.New(s.pool).SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: id, ClinicID: u.ClinicID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Specialist{}, notFound("specialist")
+	}
+	return sp, err
+}
+
+// CreateSpecialist adds a specialist (admin).
+func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInput) (db.Specialist, error) {
+	if err := requireAdmin(u); err != nil {
+		return db.Specialist{}, err
+	}
+	if err := in.validate(); err != nil {
+		return db.Specialist{}, err
+	}
+	var sp db.Specialist
+	err := s.tx(ctx, u, func(q *db.Queries) error {
+		var err error
+		sp, err = q.SpecialistInsert(ctx, db.SpecialistInsertParams{ClinicID: u.ClinicID, Name: in.Name, Priority: int32(in.Priority), Active: in.Active})
+		if err != nil {
+			return err
+		}
+		return audit(ctx, q, u, "specialist.create", "specialist", sp.ID.String(), nil, sp, "")
+	})
+	return sp, err
+}
+
+// UpdateSpecialist edits name, priority and active (admin). Deactivating
+// keeps their bookings; FutureBookings lists them for staff to handle.
+//
+// Errors: NOT_FOUND, INVALID_ARGUMENT, CONCURRENCY_CONFLICT (412, with the current row).
+func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in SpecialistInput) (db.Specialist, error) {
+	if err := requireAdmin(u); err != nil {
+		return db.Specialist{}, err
+	}
+	if err := in.validate(); err != nil {
+		return db.Specialist{}, err
+	}
+	var sp db.Specialist
+	err := s.tx(ctx, u, func(q *db.Queries) error {
+		before, err := q.SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: id, ClinicID: u.ClinicID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("specialist")
+		}
+		if err != nil {
+			return err
+		}
+		sp, err = q.SpecialistUpdate(ctx, db.SpecialistUpdateParams{
+			ID: id, ClinicID: u.ClinicID, Name: in.Name, Priority: int32(in.Priority), Active: in.Active, Version: in.Version,
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Stale(before)
+		}
+		if err != nil {
+			return err
+		}
+		return audit(ctx, q, u, "specialist.update", "specialist", id.String(), before, sp, "")
+	})
+	return sp, err
+}
+
+// FutureBookings are a specialist's confirmed bookings from now on.
+func (s *Service) FutureBookings(ctx context.Context, u User, id uuid.UUID) ([]db.BookingListFutureBySpecialistRow, error) {
+	return db.New(s.pool).BookingListFutureBySpecialist(ctx, db.BookingListFutureBySpecialistParams{SpecialistID: id, ClinicID: u.ClinicID})
+}

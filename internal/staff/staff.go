@@ -1,0 +1,162 @@
+// Package staff is what clinic staff do: sign in, manage specialists,
+// appointment types, hours and overrides, and book, cancel or move
+// bookings for patients. Every query is scoped by the staff member's
+// clinic; every change runs in one transaction with its audit row and
+// carries the version the editor saw.
+package staff
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/db"
+)
+
+// Roles.
+const (
+	RoleAdmin = "admin"
+	RoleStaff = "staff"
+)
+
+// User is a signed-in staff member.
+type User struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+	Email    string
+	Name     string
+	Role     string
+}
+
+// Actor is how audit rows name the user.
+func (u User) Actor() string { return "staff:" + u.Email }
+
+// Notifier is told after every committed calendar change of a clinic, so
+// caches are invalidated and open pages refresh.
+type Notifier func(ctx context.Context, clinicID uuid.UUID)
+
+// Service runs staff actions.
+type Service struct {
+	pool    *pgxpool.Pool
+	changed Notifier
+	logger  *slog.Logger
+	dummy   []byte
+}
+
+func New(pool *pgxpool.Pool, changed Notifier, logger *slog.Logger) *Service {
+	// A hash to compare against when the e-mail is unknown, so both
+	// failures take the same time.
+	dummy, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), bcrypt.DefaultCost)
+	return &Service{pool: pool, changed: changed, logger: logger, dummy: dummy}
+}
+
+// ErrBadCredentials is one message for a wrong e-mail and a wrong password.
+func ErrBadCredentials() *apperr.Error {
+	return apperr.New(apperr.Unauthorized, "BAD_CREDENTIALS", "The e-mail address or the password is not right.")
+}
+
+// Authenticate checks an e-mail and password.
+//
+// Errors: BAD_CREDENTIALS (401), the same for both kinds of mistake.
+func (s *Service) Authenticate(ctx context.Context, email, password string) (User, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	row, err := db.New(s.pool).StaffUserGetByEmail(ctx, email)
+	if errors.Is(err, pgx.ErrNoRows) {
+		_ = bcrypt.CompareHashAndPassword(s.dummy, []byte(password))
+		return User{}, ErrBadCredentials()
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("find staff user: %w", err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(row.PasswordHash), []byte(password)) != nil {
+		return User{}, ErrBadCredentials()
+	}
+	return userOf(row), nil
+}
+
+func userOf(r db.StaffUser) User {
+	return User{ID: r.ID, ClinicID: r.ClinicID, Email: r.Email, Name: r.Name, Role: r.Role}
+}
+
+// UserByID loads a signed-in user again (roles may change).
+func (s *Service) UserByID(ctx context.Context, id uuid.UUID) (User, error) {
+	row, err := db.New(s.pool).StaffUserGet(ctx, id)
+	if err != nil {
+		return User{}, err
+	}
+	return userOf(row), nil
+}
+
+// Forbidden is a staff member without the role for an action.
+func Forbidden() *apperr.Error {
+	return apperr.New(apperr.Forbidden, "FORBIDDEN", "Only an admin of this clinic can do that.")
+}
+
+func requireAdmin(u User) error {
+	if u.Role != RoleAdmin {
+		return Forbidden()
+	}
+	return nil
+}
+
+// Stale is an edit made on a version that is no longer current.
+func Stale(current any) *apperr.Error {
+	return &apperr.Error{
+		Kind: apperr.PreconditionFailed, Code: "CONCURRENCY_CONFLICT",
+		Message: "This was changed by someone else since you opened it. Here are the current values; make your change again.",
+		Details: map[string]any{"current": current},
+	}
+}
+
+// audit writes the one audit row of a change, in its transaction.
+func audit(ctx context.Context, q *db.Queries, u User, action, entity, id string, before, after any, reason string) error {
+	var bj, aj json.RawMessage
+	var err error
+	if before != nil {
+		if bj, err = json.Marshal(before); err != nil {
+			return err
+		}
+	}
+	if after != nil {
+		if aj, err = json.Marshal(after); err != nil {
+			return err
+		}
+	}
+	return q.AuditInsert(ctx, db.AuditInsertParams{
+		ClinicID: u.ClinicID, Actor: u.Actor(), Action: action, Entity: entity, EntityID: id,
+		Before: bj, After: aj, Reason: reason,
+	})
+}
+
+// tx runs fn in a transaction, then tells the notifier.
+func (s *Service) tx(ctx context.Context, u User, fn func(q *db.Queries) error) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(db.New(tx)) })
+	if err == nil && s.changed != nil {
+		s.changed(context.WithoutCancel(ctx), u.ClinicID)
+	}
+	return err
+}
+
+func notFound(what string) *apperr.Error {
+	return apperr.NotFoundf("", "No such %s at this clinic.", what)
+}
+
+func isSQLState(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+func hashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	return string(h), err
+}

@@ -1,0 +1,162 @@
+package staff
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/db"
+)
+
+// TypeInput is the appointment type form: every field of the schema, and
+// who performs the type.
+type TypeInput struct {
+	Name, Description string
+	DurationMin       int
+	SlotStepMin       int
+	BufferBeforeMin   int
+	BufferAfterMin    int
+	MinNoticeMin      int
+	MaxAdvanceDays    int
+	CooldownMin       int
+	MaxHoldsPerClient int
+	SpecialistIDs     []uuid.UUID
+	Version           int32
+}
+
+func (in *TypeInput) validate() error {
+	in.Name = strings.TrimSpace(in.Name)
+	in.Description = strings.TrimSpace(in.Description)
+	between := func(field string, v, lo, hi int, what string) error {
+		if v < lo || v > hi {
+			return apperr.Invalidf(field, "%s must be from %d to %d.", what, lo, hi)
+		}
+		return nil
+	}
+	if in.Name == "" {
+		return apperr.Invalidf("name", "An appointment type needs a name.")
+	}
+	for _, err := range []error{
+		between("durationMin", in.DurationMin, 5, 480, "Duration (minutes)"),
+		between("slotStepMin", in.SlotStepMin, 5, 480, "Slot step (minutes)"),
+		between("bufferBeforeMin", in.BufferBeforeMin, 0, 240, "Buffer before (minutes)"),
+		between("bufferAfterMin", in.BufferAfterMin, 0, 240, "Buffer after (minutes)"),
+		between("minNoticeMin", in.MinNoticeMin, 0, 60*24*30, "Minimum notice (minutes)"),
+		between("maxAdvanceDays", in.MaxAdvanceDays, 1, 730, "Booking window (days)"),
+		between("cooldownMin", in.CooldownMin, 0, 60*24*365, "Cooldown (minutes)"),
+		between("maxHoldsPerClient", in.MaxHoldsPerClient, 1, 10, "Holds per patient"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Types lists the clinic's appointment types.
+func (s *Service) Types(ctx context.Context, u User) ([]db.AppointmentType, error) {
+	return db.New(s.pool).AppointmentTypeListByClinic(ctx, u.ClinicID)
+}
+
+// Type is one of the clinic's types with who performs it.
+//
+// Errors: NOT_FOUND (also for another clinic's).
+func (s *Service) Type(ctx context.Context, u User, id uuid.UUID) (db.AppointmentType, []uuid.UUID, error) {
+	q := db.New(s.pool)
+	t, err := q.AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: id, ClinicID: u.ClinicID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.AppointmentType{}, nil, notFound("appointment type")
+	}
+	if err != nil {
+		return db.AppointmentType{}, nil, err
+	}
+	ids, err := q.AppointmentTypeSpecialistIDs(ctx, id)
+	return t, ids, err
+}
+
+type typeAudit struct {
+	Type        db.AppointmentType `json:"type"`
+	Specialists []uuid.UUID        `json:"specialists"`
+}
+
+// SaveType creates (id Nil) or edits an appointment type (admin).
+//
+// Errors: NOT_FOUND, INVALID_ARGUMENT (naming the field), CONCURRENCY_CONFLICT.
+func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInput) (db.AppointmentType, error) {
+	if err := requireAdmin(u); err != nil {
+		return db.AppointmentType{}, err
+	}
+	if err := in.validate(); err != nil {
+		return db.AppointmentType{}, err
+	}
+	var t db.AppointmentType
+	err := s.tx(ctx, u, func(q *db.Queries) error {
+		for _, sp := range in.SpecialistIDs {
+			if _, err := q.SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: sp, ClinicID: u.ClinicID}); err != nil {
+				return apperr.Invalidf("specialists", "One of the chosen specialists is not at this clinic.")
+			}
+		}
+		var before *typeAudit
+		var err error
+		if id == uuid.Nil {
+			t, err = q.AppointmentTypeInsert(ctx, db.AppointmentTypeInsertParams{
+				ClinicID: u.ClinicID, Name: in.Name, Description: in.Description,
+				DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin),
+				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
+				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
+				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
+			})
+			if err != nil {
+				return err
+			}
+		} else {
+			old, err := q.AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: id, ClinicID: u.ClinicID})
+			if errors.Is(err, pgx.ErrNoRows) {
+				return notFound("appointment type")
+			}
+			if err != nil {
+				return err
+			}
+			oldIDs, err := q.AppointmentTypeSpecialistIDs(ctx, id)
+			if err != nil {
+				return err
+			}
+			before = &typeAudit{Type: old, Specialists: oldIDs}
+			t, err = q.AppointmentTypeUpdate(ctx, db.AppointmentTypeUpdateParams{
+				ID: id, ClinicID: u.ClinicID, Version: in.Version, Name: in.Name, Description: in.Description,
+				DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin),
+				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
+				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
+				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
+			})
+			if errors.Is(err, pgx.ErrNoRows) {
+				return Stale(old)
+			}
+			if err != nil {
+				return err
+			}
+			if err := q.AppointmentTypeSpecialistDeleteAll(ctx, id); err != nil {
+				return err
+			}
+		}
+		for _, sp := range in.SpecialistIDs {
+			if err := q.AppointmentTypeSpecialistAdd(ctx, db.AppointmentTypeSpecialistAddParams{ClinicID: u.ClinicID, AppointmentTypeID: t.ID, SpecialistID: sp}); err != nil {
+				return err
+			}
+		}
+		action := "type.update"
+		if before == nil {
+			action = "type.create"
+		}
+		var b any
+		if before != nil {
+			b = before
+		}
+		return audit(ctx, q, u, action, "appointment_type", t.ID.String(), b, typeAudit{Type: t, Specialists: in.SpecialistIDs}, "")
+	})
+	return t, err
+}

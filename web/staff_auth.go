@@ -1,0 +1,157 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+)
+
+type staffKey struct{}
+
+// staffUser is the signed-in staff member of a /staff request.
+func staffUser(c echo.Context) staff.User {
+	u, _ := c.Request().Context().Value(staffKey{}).(staff.User)
+	return u
+}
+
+// requireStaff lets signed-in staff through and sends everyone else to the
+// sign-in page (an htmx request gets HX-Redirect).
+func (s *Server) requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		id, err := uuid.Parse(s.deps.Sessions.GetString(ctx, "staffId"))
+		if err == nil {
+			if u, err := s.deps.Staff.UserByID(ctx, id); err == nil {
+				c.SetRequest(c.Request().WithContext(context.WithValue(ctx, staffKey{}, u)))
+				c.Response().Header().Set("Cache-Control", "no-store")
+				return next(c)
+			}
+		}
+		if strings.HasPrefix(c.Request().URL.Path, "/v1/") {
+			return apperr.New(apperr.Unauthorized, "SIGN_IN_REQUIRED", "Sign in as staff first.")
+		}
+		return redirectTo(c, "/staff/login")
+	}
+}
+
+func redirectTo(c echo.Context, to string) error {
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusUnauthorized)
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// csrfToken is the session's CSRF token, made on first use.
+func (s *Server) csrfToken(c echo.Context) string {
+	ctx := c.Request().Context()
+	if t := s.deps.Sessions.GetString(ctx, "csrf"); t != "" {
+		return t
+	}
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	t := hex.EncodeToString(b)
+	s.deps.Sessions.Put(ctx, "csrf", t)
+	return t
+}
+
+// csrf refuses state-changing staff requests without the session's token,
+// from the form field _csrf or the X-CSRF-Token header htmx sends.
+func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		want := s.deps.Sessions.GetString(c.Request().Context(), "csrf")
+		got := c.Request().Header.Get("X-CSRF-Token")
+		if got == "" {
+			got = c.FormValue("_csrf")
+		}
+		if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+			return apperr.New(apperr.Forbidden, "CSRF", "This form expired or came from another site. Reload the page and try again.")
+		}
+		return next(c)
+	}
+}
+
+// securityHeaders are sent on every answer.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+		return next(c)
+	}
+}
+
+func (s *Server) nav(c echo.Context, active string) views.StaffNav {
+	u := staffUser(c)
+	name := ""
+	if cl, err := s.deps.Clinics.ByID(c.Request().Context(), u.ClinicID); err == nil {
+		name = cl.Name
+	}
+	return views.StaffNav{Clinic: name, Email: u.Email, IsAdmin: u.Role == staff.RoleAdmin, CSRF: s.csrfToken(c), Active: active}
+}
+
+// loginPage answers GET /staff/login.
+func (s *Server) loginPage(c echo.Context) error {
+	return s.page(c, http.StatusOK, "Staff sign-in", views.StaffLogin("", "", s.csrfToken(c)))
+}
+
+// login answers POST /staff/login. Attempts are limited per address and
+// per account; a wrong e-mail and a wrong password read the same.
+func (s *Server) login(c echo.Context) error {
+	ctx := c.Request().Context()
+	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
+	if ok, wait := s.deps.LoginIPLimiter.Allow(ctx, c.RealIP()); !ok {
+		return s.tooManyLogins(c, email, wait)
+	}
+	if ok, wait := s.deps.LoginAccountLimiter.Allow(ctx, email); !ok {
+		return s.tooManyLogins(c, email, wait)
+	}
+	u, err := s.deps.Staff.Authenticate(ctx, email, c.FormValue("password"))
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
+			return s.page(c, http.StatusUnauthorized, "Staff sign-in", views.StaffLogin(email, ae.Message, s.csrfToken(c)))
+		}
+		return err
+	}
+	// A new token at sign-in: a session id seen before it is worth nothing after.
+	if err := s.deps.Sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.deps.Sessions.Put(ctx, "staffId", u.ID.String())
+	s.deps.Sessions.Remove(ctx, "csrf")
+	return c.Redirect(http.StatusSeeOther, "/staff")
+}
+
+func (s *Server) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
+	secs := int(wait.Seconds()) + 1
+	c.Response().Header().Set("Retry-After", fmt.Sprint(secs))
+	return s.page(c, http.StatusTooManyRequests, "Staff sign-in",
+		views.StaffLogin(email, fmt.Sprintf("Too many sign-in attempts. Try again in %d s.", secs), s.csrfToken(c)))
+}
+
+// logout answers POST /staff/logout: the session is deleted from the store.
+func (s *Server) logout(c echo.Context) error {
+	if err := s.deps.Sessions.Destroy(c.Request().Context()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/staff/login")
+}

@@ -1,0 +1,381 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+)
+
+// calView is what a staff calendar shows: one day or a week, one
+// specialist or all.
+type calView struct {
+	clinicID   uuid.UUID
+	loc        *time.Location
+	tz         string
+	from       availability.Date
+	days       int
+	specialist uuid.UUID
+}
+
+func (v calView) query(date availability.Date, mode string) string {
+	q := "?date=" + date.String() + "&view=" + mode
+	if v.specialist != uuid.Nil {
+		q += "&specialist=" + v.specialist.String()
+	}
+	return q
+}
+
+func (v calView) mode() string {
+	if v.days == 1 {
+		return "day"
+	}
+	return "week"
+}
+
+func (s *Server) readCalView(c echo.Context) (calView, error) {
+	ctx := c.Request().Context()
+	u := staffUser(c)
+	clinic, err := s.deps.Clinics.ByID(ctx, u.ClinicID)
+	if err != nil {
+		return calView{}, err
+	}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return calView{}, err
+	}
+	v := calView{clinicID: u.ClinicID, loc: loc, tz: clinic.Timezone, days: 7}
+	day := availability.DateOf(time.Now(), loc)
+	if d := c.QueryParam("date"); d != "" {
+		if day, err = availability.ParseDate(d); err != nil {
+			return calView{}, apperr.Invalidf("date", "date must be YYYY-MM-DD.")
+		}
+	}
+	if c.QueryParam("view") == "day" {
+		v.days = 1
+		v.from = day
+	} else {
+		v.from = day.AddDays(-((int(day.Weekday()) + 6) % 7))
+	}
+	if sp := c.QueryParam("specialist"); sp != "" {
+		if v.specialist, err = uuid.Parse(sp); err != nil {
+			return calView{}, apperr.Invalidf("specialist", "specialist must be an id.")
+		}
+		if _, err := s.deps.Staff.Specialist(ctx, u, v.specialist); err != nil {
+			return calView{}, err
+		}
+	}
+	return v, nil
+}
+
+// calSource is a staff calendar as a live source: one fragment per day.
+type calSource struct {
+	srv *Server
+	v   calView
+}
+
+func (cs calSource) Key() string {
+	return "staffcal|" + cs.v.clinicID.String() + "|" + cs.v.from.String() + "|" + itoaInt(cs.v.days) + "|" + cs.v.specialist.String()
+}
+func (cs calSource) ClinicID() uuid.UUID { return cs.v.clinicID }
+
+func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
+	v := cs.v
+	q := db.New(cs.srv.deps.Pool)
+	start := time.Date(v.from.Year, v.from.Month, v.from.Day, 0, 0, 0, 0, v.loc)
+	endDate := v.from.AddDays(v.days)
+	end := time.Date(endDate.Year, endDate.Month, endDate.Day, 0, 0, 0, 0, v.loc)
+	specialists, err := q.SpecialistListByClinic(ctx, v.clinicID)
+	if err != nil {
+		return nil, err
+	}
+	names := map[uuid.UUID]string{}
+	for _, sp := range specialists {
+		names[sp.ID] = sp.Name
+	}
+	rows, err := q.BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: v.clinicID, RangeStart: start, RangeEnd: end})
+	if err != nil {
+		return nil, err
+	}
+	overrides, err := q.OverrideListByClinicRange(ctx, db.OverrideListByClinicRangeParams{
+		ClinicID: v.clinicID, FromDay: dateUTC(v.from), ToDay: dateUTC(endDate.AddDays(-1)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.CalendarDayVM, v.days)
+	for i := range out {
+		d := v.from.AddDays(i)
+		noon := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, v.loc)
+		out[i] = views.CalendarDayVM{ID: "cal-" + d.String(), Label: noon.Format("Monday 2 January"), Date: d.String()}
+	}
+	index := func(t time.Time) int { return availability.DaysBetween(v.from, availability.DateOf(t, v.loc)) }
+	for _, r := range rows {
+		if v.specialist != uuid.Nil && r.SpecialistID != v.specialist {
+			continue
+		}
+		if i := index(r.SlotStart); i >= 0 && i < v.days {
+			out[i].Entries = append(out[i].Entries, views.CalendarEntryVM{
+				Kind: "booking", Time: r.SlotStart.In(v.loc).Format("15:04"), End: r.SlotEnd.In(v.loc).Format("15:04"),
+				Patient: r.PatientName, Contact: r.PatientEmail + " " + r.PatientPhone, TypeName: r.TypeName,
+				Specialist: r.SpecialistName, ID: r.ID.String(), Version: r.Version, StartUTC: r.SlotStart.UTC().Format(time.RFC3339),
+			})
+		}
+	}
+	if active, err := cs.srv.deps.Holds.Active(ctx, v.clinicID); err == nil {
+		for _, h := range active {
+			if v.specialist != uuid.Nil && h.SpecialistID != v.specialist {
+				continue
+			}
+			if i := index(h.Start); i >= 0 && i < v.days {
+				// A hold is shown as held, never with who holds it.
+				out[i].Entries = append(out[i].Entries, views.CalendarEntryVM{
+					Kind: "held", Time: h.Start.In(v.loc).Format("15:04"), End: h.End.In(v.loc).Format("15:04"),
+					Specialist: names[h.SpecialistID],
+				})
+			}
+		}
+	}
+	for i := range out {
+		sortEntries(out[i].Entries)
+	}
+	for _, o := range overrides {
+		if v.specialist != uuid.Nil && o.SpecialistID != v.specialist {
+			continue
+		}
+		i := availability.DaysBetween(v.from, availability.Date{Year: o.Day.Year(), Month: o.Day.Month(), Day: o.Day.Day()})
+		if i < 0 || i >= v.days {
+			continue
+		}
+		what := names[o.SpecialistID] + ": closed"
+		if !o.Closed {
+			what = names[o.SpecialistID] + ": " + staff.FormatMin(int(o.StartMin)) + "–" + staff.FormatMin(int(o.EndMin)) + " only"
+		}
+		if o.Note != "" {
+			what += " (" + o.Note + ")"
+		}
+		out[i].Overrides = append(out[i].Overrides, what)
+	}
+	types, err := cs.srv.deps.Clinics.AppointmentTypes(ctx, v.clinicID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range types {
+		req := slots.Request{AppointmentTypeID: t.ID, SpecialistID: v.specialist, From: v.from, To: v.from.AddDays(v.days - 1)}
+		if v.specialist != uuid.Nil && !performs(t.Specialists, v.specialist) {
+			continue
+		}
+		res, err := cs.srv.deps.Slots.Free(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		perDay := make([][]string, v.days)
+		for _, sl := range res.Slots {
+			if i := index(sl.Start); i >= 0 && i < v.days {
+				perDay[i] = append(perDay[i], sl.Start.In(v.loc).Format("15:04"))
+			}
+		}
+		for i, times := range perDay {
+			if len(times) > 0 {
+				out[i].Free = append(out[i].Free, views.CalendarFreeVM{Specialist: t.Name, Times: times})
+			}
+		}
+	}
+	return out, nil
+}
+
+func performs(sps []clinics.Specialist, id uuid.UUID) bool {
+	for _, sp := range sps {
+		if sp.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (cs calSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]fragment, bool), error) {
+	days, err := cs.days(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]fragment, len(days))
+	for i, d := range days {
+		var buf bytes.Buffer
+		// The CSRF token is not in live fragments' forms: htmx sends it as a
+		// header (hx-headers on the frame), and the forms are plain posts
+		// only after a reload, which renders them with the token.
+		if err := views.CalendarDay(d, views.StaffNav{}, true).Render(ctx, &buf); err != nil {
+			return nil, nil, err
+		}
+		out[i] = fragment{ID: d.ID, HTML: buf.String()}
+	}
+	return out, func(string) ([]fragment, bool) { return nil, false }, nil
+}
+
+// calendar answers GET /staff?date=&view=&specialist=
+func (s *Server) calendar(c echo.Context) error {
+	v, err := s.readCalView(c)
+	if err != nil {
+		return err
+	}
+	return s.renderCalendar(c, v, http.StatusOK, "", "")
+}
+
+func (s *Server) renderCalendar(c echo.Context, v calView, status int, notice, problem string) error {
+	ctx := c.Request().Context()
+	u := staffUser(c)
+	days, err := calSource{srv: s, v: v}.days(ctx)
+	if err != nil {
+		return err
+	}
+	nav := s.nav(c, "calendar")
+	vm := views.CalendarVM{
+		Nav: nav, Timezone: v.tz, View: v.mode(), Date: v.from.String(), Days: days,
+		StreamURL: "/staff/live" + v.query(v.from, v.mode()), Notice: notice, Error: problem,
+		DayURL: "/staff" + v.query(v.from, "day"), WeekURL: "/staff" + v.query(v.from, "week"),
+		PrevURL: "/staff" + v.query(v.from.AddDays(-v.days), v.mode()), NextURL: "/staff" + v.query(v.from.AddDays(v.days), v.mode()),
+	}
+	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
+	vm.Label = first.Format("2 Jan 2006")
+	if v.days > 1 {
+		vm.Label += " – " + first.AddDate(0, 0, v.days-1).Format("2 Jan 2006")
+	}
+	sps, err := s.deps.Staff.Specialists(ctx, u)
+	if err != nil {
+		return err
+	}
+	vm.Specialists = append(vm.Specialists, views.OptionVM{Value: "", Label: "All specialists", Selected: v.specialist == uuid.Nil})
+	for _, sp := range sps {
+		vm.Specialists = append(vm.Specialists, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == v.specialist})
+	}
+	types, err := s.deps.Staff.Types(ctx, u)
+	if err != nil {
+		return err
+	}
+	for _, t := range types {
+		vm.Types = append(vm.Types, views.OptionVM{Value: t.ID.String(), Label: t.Name})
+	}
+	return s.page(c, status, "Calendar", views.Calendar(vm))
+}
+
+// calendarStream answers GET /staff/live: the calendar's day blocks, live.
+func (s *Server) calendarStream(c echo.Context) error {
+	v, err := s.readCalView(c)
+	if err != nil {
+		return err
+	}
+	return s.serveHTMLStream(c, calSource{srv: s, v: v}, "staff:"+v.clinicID.String())
+}
+
+// phoneBooking answers POST /staff/bookings: a booking made for a patient.
+func (s *Server) phoneBooking(c echo.Context) error {
+	u := staffUser(c)
+	ctx := c.Request().Context()
+	v, err := s.readCalView(c)
+	if err != nil {
+		return err
+	}
+	typeID, err1 := uuid.Parse(c.FormValue("type"))
+	spID, err2 := uuid.Parse(c.FormValue("specialist"))
+	date, err3 := availability.ParseDate(c.FormValue("date"))
+	minutes, err4 := staff.ParseClock("time", c.FormValue("time"))
+	if err := firstErr(err1, err2, err3, err4); err != nil {
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", "Choose a type, a specialist, a date and a time.")
+	}
+	start := time.Date(date.Year, date.Month, date.Day, minutes/60, minutes%60, 0, 0, v.loc)
+	conf, err := s.deps.StaffBookings.BookForPatient(ctx, u, typeID, spID, start, booking.Patient{
+		Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone"),
+	})
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal {
+			return s.renderCalendar(c, v, statusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderCalendar(c, v, http.StatusCreated, "Booked "+conf.Booking.Patient.Name+" for "+longWhen(conf.Booking.Start, v.loc)+
+		". Manage link for the patient: /manage/"+conf.ManageToken, "")
+}
+
+// staffCancel answers POST /staff/bookings/:id/cancel.
+func (s *Server) staffCancel(c echo.Context) error {
+	v, err := s.readCalView(c)
+	if err != nil {
+		return err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such booking.")
+	}
+	b, err := s.deps.StaffBookings.Cancel(c.Request().Context(), staffUser(c), id, c.FormValue("reason"))
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {
+			return s.renderCalendar(c, v, statusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderCalendar(c, v, http.StatusOK, "Cancelled the booking of "+b.Patient.Name+".", "")
+}
+
+// staffReschedule answers POST /staff/bookings/:id/reschedule.
+func (s *Server) staffReschedule(c echo.Context) error {
+	v, err := s.readCalView(c)
+	if err != nil {
+		return err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such booking.")
+	}
+	start, err := time.ParseInLocation("2006-01-02T15:04", c.FormValue("start"), v.loc)
+	if err != nil {
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", "Give the new start as a date and time.")
+	}
+	version := atoi32(c.FormValue("version"))
+	b, err := s.deps.StaffBookings.Reschedule(c.Request().Context(), staffUser(c), id, start, uuid.Nil, version, c.FormValue("reason"))
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {
+			return s.renderCalendar(c, v, statusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderCalendar(c, v, http.StatusOK, "Moved to "+longWhen(b.Start, v.loc)+".", "")
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func dateUTC(d availability.Date) time.Time {
+	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC)
+}
+
+func sortEntries(es []views.CalendarEntryVM) {
+	slices.SortStableFunc(es, func(a, b views.CalendarEntryVM) int { return strings.Compare(a.Time, b.Time) })
+}
+
+func itoaInt(n int) string { return strconv.Itoa(n) }
+
+func atoi32(s string) int32 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+	return int32(n)
+}
