@@ -95,14 +95,14 @@ type OverrideVM struct {
 
 // TypeFormVM is the appointment type form.
 type TypeFormVM struct {
-	Nav                                              StaffNav
-	ID, Name, Description                            string
-	DurationMin, SlotStepMin, BufferBeforeMin        int32
-	BufferAfterMin, MinNoticeMin, MaxAdvanceDays     int32
-	CooldownMin, MaxHoldsPerClient, Version          int32
-	Specialists                                      []CheckVM
-	Errors                                           map[string]string
-	Stale                                            string
+	Nav                                          StaffNav
+	ID, Name, Description                        string
+	DurationMin, SlotStepMin, BufferBeforeMin    int32
+	BufferAfterMin, MinNoticeMin, MaxAdvanceDays int32
+	CooldownMin, MaxHoldsPerClient, Version      int32
+	Specialists                                  []CheckVM
+	Errors                                       map[string]string
+	Stale                                        string
 }
 
 // CheckVM is a checkbox.
@@ -118,21 +118,21 @@ type AuditRowVM struct {
 
 // AuditVM is the audit page.
 type AuditVM struct {
-	Nav            StaffNav
-	Rows           []AuditRowVM
-	Entity, Actor  string
-	From, To       string
-	Page           int
-	PrevURL        string
-	NextURL        string
+	Nav           StaffNav
+	Rows          []AuditRowVM
+	Entity, Actor string
+	From, To      string
+	Page          int
+	PrevURL       string
+	NextURL       string
 }
 
 // TableVM is a simple list page (staff accounts, kiosk tokens, search).
 type TableVM struct {
-	Nav     StaffNav
-	Title   string
-	Head    []string
-	Rows    [][]string
-	Notice  string
-	Error   string
+	Nav    StaffNav
+	Title  string
+	Head   []string
+	Rows   [][]string
+	Notice string
+	Error  string
 }
