@@ -331,6 +331,41 @@ func (e *replayError) Error() string { return "idempotent replay" }
 // HOLD_EXPIRED (410), NOT_YOUR_HOLD (403), SLOT_TAKEN (409),
 // IDEMPOTENCY_MISMATCH (422), UNAVAILABLE (503).
 func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (Confirmed, error) {
+	key, err := idempotencyKey(req)
+	if err != nil {
+		return Confirmed{}, err
+	}
+	res, err := s.confirm(ctx, req, key)
+	if err != nil && key != nil && apperr.CodeOf(err) != "IDEMPOTENCY_MISMATCH" {
+		// A retry that raced the request it repeats can fail on what that
+		// request did (its hold consumed, its slot marked taken): if that
+		// request committed, its answer is this one's too.
+		if rec, ferr := idempotency.Find(ctx, s.pool, *key); ferr == nil && rec != nil {
+			return Confirmed{Replay: rec}, nil
+		}
+	}
+	return res, err
+}
+
+// idempotencyKey is the request's key, or nil without an Idempotency-Key.
+func idempotencyKey(req ConfirmRequest) (*idempotency.Key, error) {
+	if req.IdempotencyKey == "" {
+		return nil, nil
+	}
+	if err := idempotency.Validate(req.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	if err := validateHoldID(req.HoldID); err != nil {
+		return nil, err
+	}
+	clinicID, _ := holds.ParseHoldID(req.HoldID)
+	return &idempotency.Key{
+		ClinicID: clinicID, Principal: "client:" + req.ClientID,
+		Route: "book:" + req.AppointmentTypeID.String(), Key: req.IdempotencyKey, RequestHash: req.RequestHash,
+	}, nil
+}
+
+func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempotency.Key) (Confirmed, error) {
 	if err := validateHoldID(req.HoldID); err != nil {
 		return Confirmed{}, err
 	}
@@ -341,16 +376,7 @@ func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (Confirmed, e
 	if err != nil {
 		return Confirmed{}, err
 	}
-	clinicID, _ := holds.ParseHoldID(req.HoldID)
-	var key *idempotency.Key
-	if req.IdempotencyKey != "" {
-		if err := idempotency.Validate(req.IdempotencyKey); err != nil {
-			return Confirmed{}, err
-		}
-		key = &idempotency.Key{
-			ClinicID: clinicID, Principal: "client:" + req.ClientID,
-			Route: "book:" + req.AppointmentTypeID.String(), Key: req.IdempotencyKey, RequestHash: req.RequestHash,
-		}
+	if key != nil {
 		if rec, err := idempotency.Find(ctx, s.pool, *key); err != nil || rec != nil {
 			return Confirmed{Replay: rec}, err
 		}

@@ -119,6 +119,9 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	case "reschedule":
 		if ch.Previous != nil {
 			publish(ev(holds.EventCancel, *ch.Previous, ""))
+			if err := s.holds.MoveCooldown(ctx, ch.Booking.ClinicID, ch.Previous.ID, ch.Booking.ID); err != nil {
+				s.logger.Warn("move cooldown", "err", err)
+			}
 		}
 		publish(ev(holds.EventConfirm, ch.Booking, ""))
 	}

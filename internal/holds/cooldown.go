@@ -70,3 +70,29 @@ func (s *Store) ClearCooldown(ctx context.Context, clinicID, bookingID uuid.UUID
 	}
 	return nil
 }
+
+// moveCooldownScript hands a cooldown from a rescheduled booking to the
+// booking that replaced it: the cooldown key then names the new booking
+// and a new reverse key points at it, with the time left unchanged.
+var moveCooldownScript = redis.NewScript(`
+local key = redis.call('GET', KEYS[1])
+if not key then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then return 0 end
+if redis.call('GET', key) == ARGV[1] then
+  redis.call('SET', key, ARGV[2], 'PX', ttl)
+end
+redis.call('SET', KEYS[2], key, 'PX', ttl)
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// MoveCooldown follows a reschedule: cancelling the new booking must lift
+// the cooldown the old one started.
+func (s *Store) MoveCooldown(ctx context.Context, clinicID, fromBookingID, toBookingID uuid.UUID) error {
+	keys := []string{cooldownReverseKey(clinicID, fromBookingID), cooldownReverseKey(clinicID, toBookingID)}
+	if err := moveCooldownScript.Run(ctx, s.rdb, keys, fromBookingID.String(), toBookingID.String()).Err(); err != nil {
+		return fmt.Errorf("holds: move cooldown: %w", err)
+	}
+	return nil
+}
