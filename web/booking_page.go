@@ -127,7 +127,7 @@ func (p pageView) weekDays(cells []grid.Cell, live bool) []views.DayVM {
 	for i := range days {
 		d := p.monday.AddDays(i)
 		t := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, p.loc)
-		days[i] = views.DayVM{Label: t.Format("Mon 2 Jan"), Date: d.String()}
+		days[i] = views.DayVM{ID: "day-" + d.String(), Label: t.Format("Mon 2 Jan"), Date: d.String(), Live: live}
 	}
 	for _, c := range cells {
 		i := availability.DaysBetween(p.monday, availability.DateOf(c.Start, p.loc))
@@ -152,10 +152,7 @@ func (s *Server) bookingStream(c echo.Context) error {
 // source is the page's grid as a live source; grids whose cells post
 // elsewhere (booking, moving one booking) are different views.
 func (p pageView) source(s *Server) gridSource {
-	return gridSource{
-		srv: s, view: p.grid(), key: p.pageURL() + "|" + p.grid().Key(), clinic: p.clinicID,
-		cell: func(c grid.Cell) views.SlotCellVM { return p.cellVM(c, true) },
-	}
+	return gridSource{srv: s, page: p}
 }
 
 // serveHTMLStream joins a live view and writes its events until the

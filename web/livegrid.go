@@ -29,9 +29,19 @@ func newLiveGrids(s *Server) *liveGrids {
 }
 
 // fragment is one swappable piece of a page: its DOM id (also the SSE
-// event name) and its HTML.
+// event name) and its HTML. A fragment with a Sig is a container, sent
+// only when its Sig (its shape, such as which cells it holds) changes;
+// the pieces inside it are fragments of their own.
 type fragment struct {
-	ID, HTML string
+	ID, HTML, Sig string
+}
+
+// version is what a fragment is compared by.
+func (f fragment) version() string {
+	if f.Sig != "" {
+		return "sig:" + f.Sig
+	}
+	return f.HTML
 }
 
 // liveSource computes a view's fragments.
@@ -125,7 +135,7 @@ func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream) (
 func asMap(fs []fragment) map[string]string {
 	m := make(map[string]string, len(fs))
 	for _, f := range fs {
-		m[f.ID] = f.HTML
+		m[f.ID] = f.version()
 	}
 	return m
 }
@@ -197,7 +207,7 @@ func (lv *liveView) update(full bool) {
 	next := asMap(anon)
 	var changed [][]byte // encoded events of fragments whose anonymous HTML changed
 	for _, f := range anon {
-		if full || lv.generic[f.ID] != f.HTML {
+		if full || lv.generic[f.ID] != f.version() {
 			changed = append(changed, encodeNamed(f.ID, []byte(f.HTML)))
 		}
 	}
@@ -209,13 +219,13 @@ func (lv *liveView) update(full bool) {
 				st.last = prev
 			}
 			m := asMap(mine)
-			lv.sendDiff(st, st.last, m, full)
+			lv.sendDiff(st, st.last, mine, full)
 			st.last = m
 			continue
 		}
 		if st.last != nil {
 			// No longer holding anything: back to the shared fragments.
-			lv.sendDiff(st, st.last, next, full)
+			lv.sendDiff(st, st.last, anon, full)
 			st.last = nil
 			continue
 		}
@@ -227,10 +237,12 @@ func (lv *liveView) update(full bool) {
 	}
 }
 
-func (lv *liveView) sendDiff(st *htmlStream, before, after map[string]string, full bool) {
-	for id, h := range after {
-		if full || before[id] != h {
-			if !st.send(encodeNamed(id, []byte(h))) {
+// sendDiff sends the fragments of after that differ from before, in order
+// (containers before what they contain).
+func (lv *liveView) sendDiff(st *htmlStream, before map[string]string, after []fragment, full bool) {
+	for _, f := range after {
+		if full || before[f.ID] != f.version() {
+			if !st.send(encodeNamed(f.ID, []byte(f.HTML))) {
 				return
 			}
 		}
@@ -244,27 +256,34 @@ func renderCell(vm views.SlotCellVM) string {
 	return b.String()
 }
 
-// gridSource is a booking grid as a live source.
+// gridSource is a booking grid as a live source: a fragment per day (sent
+// when the day's slots change shape) and one per cell.
 type gridSource struct {
-	srv    *Server
-	view   grid.View
-	key    string
-	clinic uuid.UUID
-	cell   func(grid.Cell) views.SlotCellVM
+	srv  *Server
+	page pageView
 }
 
-func (g gridSource) Key() string         { return g.key }
-func (g gridSource) ClinicID() uuid.UUID { return g.clinic }
+func (g gridSource) Key() string         { return g.page.pageURL() + "|" + g.page.grid().Key() }
+func (g gridSource) ClinicID() uuid.UUID { return g.page.clinicID }
 
 func (g gridSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]fragment, bool), error) {
-	sn, err := g.srv.deps.Grid.Snapshot(ctx, g.view)
+	sn, err := g.srv.deps.Grid.Snapshot(ctx, g.page.grid())
 	if err != nil {
 		return nil, nil, err
 	}
 	renderAll := func(cells []grid.Cell) []fragment {
-		out := make([]fragment, len(cells))
-		for i, c := range cells {
-			out[i] = fragment{ID: c.ID, HTML: renderCell(g.cell(c))}
+		var out []fragment
+		for _, d := range g.page.weekDays(cells, true) {
+			var buf bytes.Buffer
+			_ = views.DaySection(d).Render(ctx, &buf)
+			sig := d.ID
+			for _, c := range d.Cells {
+				sig += "," + c.ID
+			}
+			out = append(out, fragment{ID: d.ID, HTML: buf.String(), Sig: sig})
+			for _, c := range d.Cells {
+				out = append(out, fragment{ID: c.ID, HTML: renderCell(c)})
+			}
 		}
 		return out
 	}
