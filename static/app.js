@@ -1,12 +1,49 @@
-// Small enhancements on top of htmx: live countdowns for held slots.
+// Small enhancements on top of htmx: live countdowns for held slots, the
+// kiosk clock, announcements of grid changes for screen readers, and a
+// board that heals itself after a network drop or a server restart.
 (function () {
   "use strict";
+
   function tick() {
     document.querySelectorAll(".countdown[data-expires]").forEach(function (el) {
       var left = Math.max(0, Math.round((Date.parse(el.dataset.expires) - Date.now()) / 1000));
       el.textContent = left > 0 ? left + " s left" : "expired";
     });
+    document.querySelectorAll(".kiosk-clock[data-tz]").forEach(function (el) {
+      try {
+        el.textContent = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: el.dataset.tz }).format(new Date());
+      } catch (e) { /* an unknown zone keeps the server's time */ }
+    });
   }
   setInterval(tick, 1000);
   document.addEventListener("DOMContentLoaded", tick);
+
+  // Tell screen-reader users when a slot they can see changes state.
+  document.addEventListener("htmx:sseBeforeMessage", function (e) {
+    var id = e.detail && e.detail.type;
+    var old = id && document.getElementById(id);
+    if (!old || !old.classList.contains("slot")) return;
+    var before = old.dataset.state;
+    setTimeout(function () {
+      var now = document.getElementById(id);
+      var announcer = document.getElementById("grid-announcer");
+      if (!now || !announcer || now.dataset.state === before) return;
+      var words = { free: "is free again", held: "is being held by someone", taken: "was just booked", mine: "is held for you" };
+      var time = now.querySelector(".slot-time, .slot-button");
+      announcer.textContent = (time ? time.textContent : "A slot") + " " + (words[now.dataset.state] || "changed");
+    }, 0);
+  });
+
+  // The SSE extension reconnects by itself; if the stream stays down (a
+  // server restart that lost the page's session, say), reload once the
+  // server answers again, so a kiosk nobody touches recovers.
+  var lastError = 0;
+  document.addEventListener("htmx:sseError", function () {
+    if (!document.querySelector(".kiosk")) return;
+    if (lastError && Date.now() - lastError > 30000) {
+      fetch("/healthz", { cache: "no-store" }).then(function (r) { if (r.ok) location.reload(); }).catch(function () {});
+    }
+    if (!lastError) lastError = Date.now();
+  });
+  document.addEventListener("htmx:sseOpen", function () { lastError = 0; });
 })();

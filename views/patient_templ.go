@@ -1637,7 +1637,7 @@ func KioskBlock(b KioskBlockVM, live bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(d.Times) == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 138, "<p class=\"muted\">Fully booked</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 138, "<p class=\"muted\">None free</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
