@@ -61,7 +61,11 @@ type liveView struct {
 	sub     *events.Sub
 	mu      sync.Mutex
 	streams map[*htmlStream]struct{}
-	generic map[string]string // fragment id -> HTML as anyone sees it now
+	generic map[string]string // fragment id -> version as anyone sees it now
+	// The last computation, kept current by update: a stream joining a
+	// live view starts from it instead of computing the view again.
+	anon     []fragment
+	personal func(clientID string) ([]fragment, bool)
 }
 
 // htmlStream is one browser's stream.
@@ -110,14 +114,15 @@ func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream) (
 	lg.mu.Unlock()
 	defer lv.mu.Unlock()
 
-	anon, personal, err := src.Snapshot(ctx)
-	if err != nil {
-		lv.leaveLocked(st)
-		return nil, err
+	if lv.anon == nil {
+		anon, personal, err := src.Snapshot(ctx)
+		if err != nil {
+			lv.leaveLocked(st)
+			return nil, err
+		}
+		lv.anon, lv.personal, lv.generic = anon, personal, asMap(anon)
 	}
-	if lv.generic == nil {
-		lv.generic = asMap(anon)
-	}
+	anon, personal := lv.anon, lv.personal
 	frags := anon
 	if mine, ok := personal(st.clientID); ok {
 		frags = mine
@@ -162,8 +167,14 @@ func (lv *liveView) leaveLocked(st *htmlStream) {
 // run recomputes the view after each change and sends every stream the
 // cells that changed for it.
 func (lv *liveView) run() {
+	// Time moves slots out of reach (minimum notice) without any event:
+	// look again every minute.
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
 	for {
 		select {
+		case <-tick.C:
+			lv.update(false)
 		case <-lv.sub.Done():
 			lv.endAll(lv.sub.Reason())
 			return
@@ -212,7 +223,7 @@ func (lv *liveView) update(full bool) {
 		}
 	}
 	prev := lv.generic
-	lv.generic = next
+	lv.generic, lv.anon, lv.personal = next, anon, personal
 	for st := range lv.streams {
 		if mine, ok := personal(st.clientID); ok {
 			if st.last == nil {
