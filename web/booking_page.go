@@ -138,6 +138,10 @@ func (p pageView) weekDays(cells []grid.Cell, live bool) []views.DayVM {
 	return days
 }
 
+// htmlStreamBuffer is how many changes a page's stream may fall behind
+// before it is cut (its first state is written directly, not queued).
+const htmlStreamBuffer = 32
+
 // bookingStream answers GET /c/:slug/book/:typeId/live: the HTML stream a
 // booking page's grid connects to. Each event is named after the cell it
 // replaces and carries that cell as the page renders it for this viewer.
@@ -165,15 +169,25 @@ func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope string) e
 	reason := events.ReasonClientAbort
 	defer func() { m.StreamEnded("html", scope, reason) }()
 
-	st := &htmlStream{clientID: s.existingClientID(c), out: make(chan []byte, streamBuffer), done: make(chan struct{})}
-	lv, err := s.live.join(ctx, src, st)
+	st := &htmlStream{clientID: s.existingClientID(c), out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
+	lv, first, err := s.live.join(ctx, src, st)
 	if err != nil {
 		reason = events.ReasonInitFailed
 		return err
 	}
 	defer lv.leave(st)
 	w := startSSE(c)
-	if err := w.retry(2000); err != nil {
+	if err := w.writeBuffered([]byte("retry: 2000\n\n")); err != nil {
+		reason = events.ReasonSendFailed
+		return nil
+	}
+	for _, b := range first {
+		if err := w.writeBuffered(b); err != nil {
+			reason = events.ReasonSendFailed
+			return nil
+		}
+	}
+	if err := w.flush(); err != nil {
 		reason = events.ReasonSendFailed
 		return nil
 	}
@@ -189,7 +203,19 @@ func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope string) e
 			_ = w.write(encodeNamed("end", []byte(st.reason)))
 			return nil
 		case b := <-st.out:
-			err = w.write(b)
+			// Write what is queued as one batch, flushed once.
+			err = w.writeBuffered(b)
+			for more := true; more && err == nil; {
+				select {
+				case b = <-st.out:
+					err = w.writeBuffered(b)
+				default:
+					more = false
+				}
+			}
+			if err == nil {
+				err = w.flush()
+			}
 		case <-ping.C:
 			err = w.write([]byte(": ping\n\n"))
 		}

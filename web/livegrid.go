@@ -66,6 +66,7 @@ type liveView struct {
 	// live view starts from it instead of computing the view again.
 	anon     []fragment
 	personal func(clientID string) ([]fragment, bool)
+	encoded  [][]byte // anon as SSE events, shared by every joining stream
 }
 
 // htmlStream is one browser's stream.
@@ -96,10 +97,11 @@ func (st *htmlStream) send(b []byte) bool {
 	}
 }
 
-// join registers a stream for a view and queues the whole current state as
-// its first events. It runs under the view's lock, so no change computed
-// later can overtake the snapshot.
-func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream) (*liveView, error) {
+// join registers a stream for a view and returns the whole current state
+// as its first events, for the stream to write before anything it is sent
+// later. It runs under the view's lock, so no change computed later can be
+// lost between the snapshot and the registration.
+func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream) (*liveView, [][]byte, error) {
 	lg.mu.Lock()
 	lv := lg.views[src.Key()]
 	if lv == nil {
@@ -118,23 +120,28 @@ func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream) (
 		anon, personal, err := src.Snapshot(ctx)
 		if err != nil {
 			lv.leaveLocked(st)
-			return nil, err
+			return nil, nil, err
 		}
 		lv.anon, lv.personal, lv.generic = anon, personal, asMap(anon)
+		lv.encoded = nil
 	}
-	anon, personal := lv.anon, lv.personal
-	frags := anon
-	if mine, ok := personal(st.clientID); ok {
-		frags = mine
+	var first [][]byte
+	if mine, ok := lv.personal(st.clientID); ok {
 		st.last = asMap(mine)
-	}
-	for _, f := range frags {
-		if !st.send(encodeNamed(f.ID, []byte(f.HTML))) {
-			break
+		for _, f := range mine {
+			first = append(first, encodeNamed(f.ID, []byte(f.HTML)))
 		}
+	} else {
+		if lv.encoded == nil {
+			lv.encoded = make([][]byte, len(lv.anon))
+			for i, f := range lv.anon {
+				lv.encoded[i] = encodeNamed(f.ID, []byte(f.HTML))
+			}
+		}
+		first = lv.encoded // shared, never modified
 	}
 	lv.streams[st] = struct{}{}
-	return lv, nil
+	return lv, first, nil
 }
 
 func asMap(fs []fragment) map[string]string {
@@ -223,7 +230,7 @@ func (lv *liveView) update(full bool) {
 		}
 	}
 	prev := lv.generic
-	lv.generic, lv.anon, lv.personal = next, anon, personal
+	lv.generic, lv.anon, lv.personal, lv.encoded = next, anon, personal, nil
 	for st := range lv.streams {
 		if mine, ok := personal(st.clientID); ok {
 			if st.last == nil {

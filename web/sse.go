@@ -32,12 +32,20 @@ func startSSE(c echo.Context) *sseWriter {
 }
 
 func (s *sseWriter) write(b []byte) error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := s.w.Write(b); err != nil {
+	if err := s.writeBuffered(b); err != nil {
 		return err
 	}
 	return s.rc.Flush()
 }
+
+// writeBuffered writes without flushing, for a batch that ends in flush.
+func (s *sseWriter) writeBuffered(b []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	_, err := s.w.Write(b)
+	return err
+}
+
+func (s *sseWriter) flush() error { return s.rc.Flush() }
 
 // retry sends the reconnection delay hint.
 func (s *sseWriter) retry(ms int) error {

@@ -90,6 +90,12 @@ func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 // securityHeaders are sent on every answer.
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if strings.HasSuffix(c.Request().URL.Path, "/live") || strings.HasSuffix(c.Request().URL.Path, "/stream") {
+			// Event streams are never rendered as documents, and every
+			// header is kept in memory for the stream's whole life.
+			c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+			return next(c)
+		}
 		h := c.Response().Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")

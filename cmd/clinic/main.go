@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // served only on DEBUG_ADDR
 	"os"
 	"os/signal"
 	"syscall"
@@ -96,6 +98,15 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		SecureCookies:    cfg.SecureCookies,
 	})
 	deps.RunBackground(ctx)
+	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {
+		// pprof on a separate, private address, only when asked for.
+		go func() {
+			logger.Info("debug server", "addr", addr)
+			if err := http.ListenAndServe(addr, http.DefaultServeMux); err != nil {
+				logger.Warn("debug server", "err", err)
+			}
+		}()
+	}
 	srv := web.New(deps, cfg.Addr)
 	return srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
 }

@@ -23,9 +23,11 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,9 +49,14 @@ func main() {
 type options struct {
 	url         string
 	databaseURL string
+	mode        string
 	patients    int
 	duration    time.Duration
 	specialists int
+	streams     string
+	changes     int
+	bareServe   string
+	spawn       string
 }
 
 func run(ctx context.Context, args []string) error {
@@ -60,14 +67,42 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
 	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
+	fs.StringVar(&o.mode, "mode", "book", "book (patients booking) or streams (fan-out to live grids)")
+	fs.StringVar(&o.streams, "streams", "1000,5000,10000", "stream counts for -mode streams")
+	fs.IntVar(&o.changes, "changes", 10, "slot changes per stream count")
+	fs.StringVar(&o.bareServe, "bare-serve", "", "internal: run the bare SSE broadcaster on this address")
+	fs.StringVar(&o.spawn, "spawn", "bin/clinic", "-mode streams: the server binary to start afresh for each count")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.bareServe != "" {
+		return bareServe(o.bareServe)
 	}
 	pool, err := pgxpool.New(ctx, o.databaseURL)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
+	if o.mode == "streams" {
+		var counts []int
+		for _, f := range strings.Split(o.streams, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				return fmt.Errorf("-streams: %q is not a count", f)
+			}
+			counts = append(counts, n)
+		}
+		raiseFileLimit()
+		rows, err := streamsScenario(ctx, pool, o.spawn, counts, o.changes)
+		if err != nil {
+			printStreams(rows)
+			return err
+		}
+		bare, err := bareScenario(ctx, counts, o.changes)
+		rows = append(rows, bare...)
+		printStreams(rows)
+		return err
+	}
 	clinicID, typeID, err := setup(ctx, pool, o.specialists)
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)
@@ -316,4 +351,14 @@ func verify(ctx context.Context, pool *pgxpool.Pool, clinicID uuid.UUID, confirm
 	}
 	fmt.Println("check: ok")
 	return nil
+}
+
+// raiseFileLimit lifts the soft open-files limit to the hard one: ten
+// thousand streams are ten thousand sockets.
+func raiseFileLimit() {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
+		l.Cur = l.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+	}
 }
