@@ -47,3 +47,19 @@
   });
   document.addEventListener("htmx:sseOpen", function () { lastError = 0; });
 })();
+
+// After the hold panel changes, bring it into view (on a phone it sits
+// below the week) and move focus to its heading, so keyboard and screen
+// reader users land where the next step is.
+document.addEventListener("htmx:afterSwap", function (e) {
+  if (!e.detail || !e.detail.target || e.detail.target.id !== "hold-panel") return;
+  var panel = e.detail.target;
+  var heading = panel.querySelector(".panel-heading, [role=alert]");
+  var r = panel.getBoundingClientRect();
+  if (r.top < 0 || r.top > window.innerHeight - 80) panel.scrollIntoView({ block: "start" });
+  if (heading) { heading.setAttribute("tabindex", "-1"); heading.focus({ preventScroll: true }); }
+  document.querySelectorAll(".countdown[data-expires]").forEach(function (el) {
+    var left = Math.max(0, Math.round((Date.parse(el.dataset.expires) - Date.now()) / 1000));
+    el.textContent = left > 0 ? left + " s left" : "expired";
+  });
+});

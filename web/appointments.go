@@ -54,11 +54,20 @@ func (s *Server) book(c echo.Context) error {
 	}
 	if res.Replay != nil {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
+		var stored bookAnswer
+		if json.Unmarshal(res.Replay.Body, &stored) == nil && stored.Appointment.Version > 0 {
+			setETag(c, stored.Appointment)
+		}
 		return c.JSONBlob(res.Replay.Status, res.Replay.Body)
 	}
+	// The same bytes as the stored answer: a replay is byte-identical.
 	conf := res.Confirmation
 	setETag(c, conf.Booking)
-	return c.JSON(http.StatusCreated, bookAnswer{Appointment: conf.Booking, ManageToken: conf.ManageToken})
+	b, err := json.Marshal(bookAnswer{Appointment: conf.Booking, ManageToken: conf.ManageToken})
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(http.StatusCreated, b)
 }
 
 // manageToken reads the token of a manage link: Authorization: Bearer, or ?token=.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +49,12 @@ func (p pageView) holdURL() string {
 
 func (p pageView) streamURL() string { return p.pageURL() + "/live" + p.query() }
 
+// streamURLFor is the stream URL carrying the state the page shows, so
+// the stream skips resending it.
+func (p pageView) streamURLFor(ctx context.Context, cells []grid.Cell) string {
+	return p.streamURL() + "&state=" + stateHash(p.fragments(ctx, cells))
+}
+
 func (p pageView) heading() string {
 	if p.token != "" {
 		return "Move your appointment"
@@ -91,7 +98,7 @@ func (s *Server) readPageView(c echo.Context) (pageView, error) {
 	}
 	p := pageView{slug: clinic.Slug, clinicID: clinic.ID, typeID: typeID, loc: loc}
 	day := availability.DateOf(time.Now(), loc)
-	if w := c.QueryParam("week"); w != "" {
+	if w := c.FormValue("week"); w != "" {
 		if day, err = availability.ParseDate(w); err != nil {
 			return pageView{}, apperr.Invalidf("week", "week must be a date, YYYY-MM-DD.")
 		}
@@ -110,7 +117,7 @@ func (p pageView) cellVM(c grid.Cell, live bool) views.SlotCellVM {
 	vm := views.SlotCellVM{
 		ID: c.ID, State: string(c.State), Time: c.Start.In(p.loc).Format("15:04"),
 		StartUTC: c.Start.UTC().Format(time.RFC3339), HoldURL: p.holdURL(), Live: live,
-		HoldID: c.HoldID,
+		HoldID: c.HoldID, Week: p.monday.String(),
 	}
 	if p.specialist != uuid.Nil {
 		vm.Specialist = p.specialist.String()
@@ -150,7 +157,7 @@ func (s *Server) bookingStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveHTMLStream(c, p.source(s), p.typeID.String())
+	return s.serveHTMLStream(c, p.source(s), p.typeID.String(), s.existingClientID(c))
 }
 
 // source is the page's grid as a live source; grids whose cells post
@@ -162,15 +169,16 @@ func (p pageView) source(s *Server) gridSource {
 // serveHTMLStream joins a live view and writes its events until the
 // stream ends. Every connect starts with every cell: the SSE extension
 // reconnects without Last-Event-ID.
-func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope string) error {
+// clientID is the viewer ("" for kiosks and staff, who hold nothing).
+func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope, clientID string) error {
 	ctx := c.Request().Context()
 	m := s.deps.StreamMetrics
 	m.StreamOpened("html", scope)
 	reason := events.ReasonClientAbort
 	defer func() { m.StreamEnded("html", scope, reason) }()
 
-	st := &htmlStream{clientID: s.existingClientID(c), out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
-	lv, first, err := s.live.join(ctx, src, st)
+	st := &htmlStream{clientID: clientID, out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
+	lv, first, err := s.live.join(ctx, src, st, c.QueryParam("state"))
 	if err != nil {
 		reason = events.ReasonInitFailed
 		return err

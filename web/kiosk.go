@@ -154,7 +154,7 @@ func (s *Server) kioskStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String())
+	return s.serveHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String(), "")
 }
 
 func deviceQuery(token string) string {

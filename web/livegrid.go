@@ -3,6 +3,8 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"time"
 
@@ -67,6 +69,26 @@ type liveView struct {
 	anon     []fragment
 	personal func(clientID string) ([]fragment, bool)
 	encoded  [][]byte // anon as SSE events, shared by every joining stream
+	hash     string   // stateHash(anon), once asked for
+}
+
+func (lv *liveView) anonHash() string {
+	if lv.hash == "" {
+		lv.hash = stateHash(lv.anon)
+	}
+	return lv.hash
+}
+
+// stateHash names a set of fragments: the page puts it in its stream's URL.
+func stateHash(fs []fragment) string {
+	h := sha256.New()
+	for _, f := range fs {
+		h.Write([]byte(f.ID))
+		h.Write([]byte{0})
+		h.Write([]byte(f.HTML))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // htmlStream is one browser's stream.
@@ -101,7 +123,11 @@ func (st *htmlStream) send(b []byte) bool {
 // as its first events, for the stream to write before anything it is sent
 // later. It runs under the view's lock, so no change computed later can be
 // lost between the snapshot and the registration.
-func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream) (*liveView, [][]byte, error) {
+//
+// known is the state the page was rendered with (stateHash); when it is
+// still the state, the stream starts with nothing to send, so a page that
+// just loaded is not redrawn.
+func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream, known string) (*liveView, [][]byte, error) {
 	lg.mu.Lock()
 	lv := lg.views[src.Key()]
 	if lv == nil {
@@ -123,15 +149,17 @@ func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream) (
 			return nil, nil, err
 		}
 		lv.anon, lv.personal, lv.generic = anon, personal, asMap(anon)
-		lv.encoded = nil
+		lv.encoded, lv.hash = nil, ""
 	}
 	var first [][]byte
 	if mine, ok := lv.personal(st.clientID); ok {
 		st.last = asMap(mine)
-		for _, f := range mine {
-			first = append(first, encodeNamed(f.ID, []byte(f.HTML)))
+		if known == "" || known != stateHash(mine) {
+			for _, f := range mine {
+				first = append(first, encodeNamed(f.ID, []byte(f.HTML)))
+			}
 		}
-	} else {
+	} else if known == "" || known != lv.anonHash() {
 		if lv.encoded == nil {
 			lv.encoded = make([][]byte, len(lv.anon))
 			for i, f := range lv.anon {
@@ -223,14 +251,16 @@ func (lv *liveView) update(full bool) {
 		return
 	}
 	next := asMap(anon)
-	var changed [][]byte // encoded events of fragments whose anonymous HTML changed
+	// One update is one item per stream, however many fragments changed: a
+	// resync or a change of hours must not overflow a stream's buffer.
+	var changed []byte
 	for _, f := range anon {
 		if full || lv.generic[f.ID] != f.version() {
-			changed = append(changed, encodeNamed(f.ID, []byte(f.HTML)))
+			changed = append(changed, encodeNamed(f.ID, []byte(f.HTML))...)
 		}
 	}
 	prev := lv.generic
-	lv.generic, lv.anon, lv.personal, lv.encoded = next, anon, personal, nil
+	lv.generic, lv.anon, lv.personal, lv.encoded, lv.hash = next, anon, personal, nil, ""
 	for st := range lv.streams {
 		if mine, ok := personal(st.clientID); ok {
 			if st.last == nil {
@@ -247,10 +277,8 @@ func (lv *liveView) update(full bool) {
 			st.last = nil
 			continue
 		}
-		for _, ev := range changed {
-			if !st.send(ev) {
-				break
-			}
+		if len(changed) > 0 {
+			st.send(changed)
 		}
 	}
 }
@@ -258,12 +286,14 @@ func (lv *liveView) update(full bool) {
 // sendDiff sends the fragments of after that differ from before, in order
 // (containers before what they contain).
 func (lv *liveView) sendDiff(st *htmlStream, before map[string]string, after []fragment, full bool) {
+	var batch []byte
 	for _, f := range after {
 		if full || before[f.ID] != f.version() {
-			if !st.send(encodeNamed(f.ID, []byte(f.HTML))) {
-				return
-			}
+			batch = append(batch, encodeNamed(f.ID, []byte(f.HTML))...)
 		}
+	}
+	if len(batch) > 0 {
+		st.send(batch)
 	}
 }
 
@@ -289,22 +319,7 @@ func (g gridSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]f
 	if err != nil {
 		return nil, nil, err
 	}
-	renderAll := func(cells []grid.Cell) []fragment {
-		var out []fragment
-		for _, d := range g.page.weekDays(cells, true) {
-			var buf bytes.Buffer
-			_ = views.DaySection(d).Render(ctx, &buf)
-			sig := d.ID
-			for _, c := range d.Cells {
-				sig += "," + c.ID
-			}
-			out = append(out, fragment{ID: d.ID, HTML: buf.String(), Sig: sig})
-			for _, c := range d.Cells {
-				out = append(out, fragment{ID: c.ID, HTML: renderCell(c)})
-			}
-		}
-		return out
-	}
+	renderAll := func(cells []grid.Cell) []fragment { return g.page.fragments(ctx, cells) }
 	personal := func(clientID string) ([]fragment, bool) {
 		if !sn.Personal(clientID) {
 			return nil, false
@@ -312,4 +327,22 @@ func (g gridSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]f
 		return renderAll(sn.Cells(clientID)), true
 	}
 	return renderAll(sn.Cells("")), personal, nil
+}
+
+// fragments are a grid's days and cells as the live stream sends them.
+func (p pageView) fragments(ctx context.Context, cells []grid.Cell) []fragment {
+	var out []fragment
+	for _, d := range p.weekDays(cells, true) {
+		var buf bytes.Buffer
+		_ = views.DaySection(d).Render(ctx, &buf)
+		sig := d.ID
+		for _, c := range d.Cells {
+			sig += "," + c.ID
+		}
+		out = append(out, fragment{ID: d.ID, HTML: buf.String(), Sig: sig})
+		for _, c := range d.Cells {
+			out = append(out, fragment{ID: c.ID, HTML: renderCell(c)})
+		}
+	}
+	return out
 }

@@ -142,7 +142,7 @@ func (s *Server) manageRescheduleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveHTMLStream(c, p.source(s), p.typeID.String())
+	return s.serveHTMLStream(c, p.source(s), p.typeID.String(), "")
 }
 
 // manageReschedule answers POST /manage/:token/reschedule (start).
@@ -216,20 +216,23 @@ func icsEscape(s string) string {
 	return r.Replace(s)
 }
 
-// icsFold folds lines at 75 octets, as RFC 5545 requires.
+// icsFold folds lines at 75 octets, as RFC 5545 requires; a continuation
+// line's leading space is one of its 75.
 func icsFold(l string) string {
 	if len(l) <= 75 {
 		return l
 	}
 	var b strings.Builder
-	for len(l) > 75 {
-		cut := 75
+	limit := 75
+	for len(l) > limit {
+		cut := limit
 		for cut > 0 && (l[cut]&0xC0) == 0x80 { // do not split a UTF-8 sequence
 			cut--
 		}
 		b.WriteString(l[:cut])
 		b.WriteString("\r\n ")
 		l = l[cut:]
+		limit = 74
 	}
 	b.WriteString(l)
 	return b.String()

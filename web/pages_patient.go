@@ -97,6 +97,7 @@ func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanel
 	if err != nil {
 		return views.BookingPageVM{}, err
 	}
+	cells := sn.Cells(s.existingClientID(c))
 	prev, next := p, p
 	prev.monday, next.monday = p.monday.AddDays(-7), p.monday.AddDays(7)
 	first := time.Date(p.monday.Year, p.monday.Month, p.monday.Day, 12, 0, 0, 0, p.loc)
@@ -106,8 +107,8 @@ func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanel
 		WeekLabel: first.Format("2 Jan") + " – " + last.Format("2 Jan 2006"),
 		PrevURL:   p.pageURL() + prev.query(), NextURL: p.pageURL() + next.query(),
 		FilterURL: p.pageURL(), Week: p.monday.String(), Specialists: opts,
-		Days:      p.weekDays(sn.Cells(s.existingClientID(c)), true),
-		StreamURL: p.streamURL(), Panel: panel, Heading: p.heading(),
+		Days:      p.weekDays(cells, true),
+		StreamURL: p.streamURLFor(ctx, cells), Panel: panel, Heading: p.heading(),
 	}, nil
 }
 
@@ -237,6 +238,15 @@ func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, 
 	return status, panel, true
 }
 
+// formSpecialist takes the specialist filter a panel form carries, so the
+// answer shows the grid the patient was on.
+func formSpecialist(c echo.Context, p pageView) pageView {
+	if id, err := uuid.Parse(c.FormValue("specialist")); err == nil {
+		p.specialist = id
+	}
+	return p
+}
+
 // holdSlot answers POST /c/:slug/book/:typeId/hold (start, specialist).
 func (s *Server) holdSlot(c echo.Context) error {
 	p, err := s.readPageView(c)
@@ -258,6 +268,7 @@ func (s *Server) holdSlot(c echo.Context) error {
 		if specialist, err = uuid.Parse(v); err != nil {
 			return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: "Please pick a time from the week."})
 		}
+		p.specialist = specialist // the answer shows the grid the patient was on
 	}
 	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.clientID(c),
@@ -281,9 +292,10 @@ func (s *Server) heartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	p = formSpecialist(c, p)
 	h, err := s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.clientID(c))
 	if err != nil {
-		status, panel, ok := problemPanel(p, err, "")
+		status, panel, ok := problemPanel(p, err, c.FormValue("start"))
 		if !ok {
 			return err
 		}
@@ -314,6 +326,7 @@ func (s *Server) confirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	p = formSpecialist(c, p)
 	ctx := c.Request().Context()
 	d := draft{Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone")}
 	holdID := c.FormValue("holdId")

@@ -66,6 +66,9 @@ func New(deps Deps, addr string) *Server {
 	s := &Server{deps: deps, echo: e}
 	s.live = newLiveGrids(s)
 	e.HTTPErrorHandler = s.handleError
+	// Rate limits key on the peer's address; X-Forwarded-For is written by
+	// clients and is not trusted unless a proxy is configured in front.
+	e.IPExtractor = echo.ExtractIPDirect()
 	s.routes()
 	s.http = &http.Server{
 		Addr:              addr,

@@ -279,7 +279,7 @@ func (s *Server) calendarStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveHTMLStream(c, calSource{srv: s, v: v}, "staff:"+v.clinicID.String())
+	return s.serveHTMLStream(c, calSource{srv: s, v: v}, "staff:"+v.clinicID.String(), "")
 }
 
 // phoneBooking answers POST /staff/bookings: a booking made for a patient.

@@ -404,6 +404,7 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	// The fast reject: a hot slot's losers end here without a database round trip.
 	if loc, err := s.slots.Zone(ctx, h.ClinicID); err == nil {
 		if taken, known := s.slots.Bitmap.Taken(ctx, loc, h.SpecialistID, h.Start, h.End); known && taken {
+			s.dropLostHold(ctx, h, req.ClientID)
 			return Confirmed{}, apperr.SlotTaken()
 		}
 	}
@@ -444,6 +445,9 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		return Confirmed{Replay: replay.rec}, nil
 	}
 	if err != nil {
+		if apperr.CodeOf(err) == apperr.CodeSlotTaken {
+			s.dropLostHold(ctx, h, req.ClientID)
+		}
 		return Confirmed{}, err
 	}
 
@@ -460,6 +464,17 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		s.logger.Warn("set cooldown", "err", err)
 	}
 	return Confirmed{Confirmation: conf}, nil
+}
+
+// dropLostHold lets go of a hold whose slot was booked another way: it can
+// never be confirmed, and keeping it would count against the patient's
+// quota while they pick another time. It is dropped silently: the booking
+// that took the slot has announced it (and a retry that lost to its own
+// booking must not announce a release after the confirm).
+func (s *Service) dropLostHold(ctx context.Context, h holds.Hold, clientID string) {
+	if err := s.holds.Consume(context.WithoutCancel(ctx), h); err != nil {
+		s.logger.Warn("drop lost hold", "err", err)
+	}
 }
 
 func (s *Service) cooldownOf(ctx context.Context, typeID uuid.UUID) (time.Duration, error) {

@@ -339,7 +339,7 @@ func TestAssignment(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, 0, testkit.ClinicOptions{Specialists: 2})
 		start := e.monday(14, 0)
-		if _, err := e.deps.Bookings.Book(t.Context(), booking.BookRequest{
+		if _, err := e.bookings.Book(t.Context(), booking.BookRequest{
 			AppointmentTypeID: e.typeID(0), SpecialistID: e.specialist(0), Start: start, Patient: patient, Actor: "staff:test",
 		}); err != nil {
 			t.Fatal(err)
@@ -408,7 +408,7 @@ func TestHeartbeat(t *testing.T) {
 			_, err = e.tryHold(e.typeID(0), start, newClient())
 			wantCode(t, err, "SLOT_HELD", apperr.Locked)
 		}
-		if held, ok, err := e.deps.Holds.HeldBy(t.Context(), e.clinic.ID, e.typeID(0), e.specialist(0), start); err != nil || !ok || held.HoldID != h.HoldID {
+		if held, ok, err := e.holds.HeldBy(t.Context(), e.clinic.ID, e.typeID(0), e.specialist(0), start); err != nil || !ok || held.HoldID != h.HoldID {
 			t.Fatalf("after %s of heartbeats the slot is held by %+v (%v, %v), want %s", time.Since(began), held, ok, err, h.HoldID)
 		}
 		if n := releases(ev.until(300*time.Millisecond, func([]holds.Event) bool { return false }), h.HoldID, holds.ReasonExpired); n != 0 {
@@ -487,7 +487,7 @@ func TestCooldown(t *testing.T) {
 
 	remaining := func(e *env, client string) time.Duration {
 		e.t.Helper()
-		d, err := e.deps.Holds.CooldownRemaining(context.Background(), e.clinic.ID, client, e.typeID(0))
+		d, err := e.holds.CooldownRemaining(context.Background(), e.clinic.ID, client, e.typeID(0))
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -550,7 +550,7 @@ func TestCooldown(t *testing.T) {
 		client := newClient()
 		start := e.monday(10, 0)
 		h := e.hold(e.typeID(0), start, uuid.Nil, client)
-		if _, err := e.deps.Bookings.Book(t.Context(), booking.BookRequest{
+		if _, err := e.bookings.Book(t.Context(), booking.BookRequest{
 			AppointmentTypeID: e.typeID(0), SpecialistID: e.specialist(0), Start: start, Patient: patient, Actor: "staff:test",
 		}); err != nil {
 			t.Fatal(err)
@@ -591,6 +591,49 @@ func TestCooldown(t *testing.T) {
 		client := newClient()
 		e.mustConfirm(e.hold(e.typeID(0), e.monday(10, 0), uuid.Nil, client))
 		e.hold(e.typeID(0), e.monday(11, 0), uuid.Nil, client)
+	})
+}
+
+func TestFailedConfirm(t *testing.T) {
+	t.Parallel()
+
+	t.Run("ASlotTakenMeanwhileFreesTheClientToPickAnother", func(t *testing.T) {
+		t.Parallel()
+		// Quota 1: the hold on the lost slot must not keep the patient from
+		// holding the next one (the answer tells them to pick another time).
+		e := newEnv(t, 0, testkit.ClinicOptions{Specialists: 1})
+		client := newClient()
+		start := e.monday(10, 0)
+		h := e.hold(e.typeID(0), start, uuid.Nil, client)
+		if _, err := e.bookings.Book(t.Context(), booking.BookRequest{
+			AppointmentTypeID: e.typeID(0), SpecialistID: e.specialist(0), Start: start, Patient: patient, Actor: "staff:test",
+		}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := e.confirm(h, e.typeID(0), client)
+		wantCode(t, err, apperr.CodeSlotTaken, apperr.Conflict)
+
+		next, err := e.tryHold(e.typeID(0), e.monday(11, 0), client)
+		if err != nil {
+			t.Fatalf("holding another slot after SLOT_TAKEN: %v (live holds %+v)", err, e.active())
+		}
+		e.mustConfirm(next)
+	})
+
+	t.Run("ARefusedPatientKeepsTheHoldAsItWas", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 0, testkit.ClinicOptions{})
+		client := newClient()
+		h := e.hold(e.typeID(0), e.monday(10, 0), uuid.Nil, client)
+		_, err := e.co.Confirm(t.Context(), checkout.ConfirmRequest{
+			AppointmentTypeID: e.typeID(0), HoldID: h.HoldID, ClientID: client, Patient: booking.Patient{Email: "a@example.com"},
+		})
+		if ae := wantCode(t, err, "INVALID_ARGUMENT", apperr.Invalid); ae.Field() != "patient.name" {
+			t.Fatalf("field %q", ae.Field())
+		}
+		if a := e.active(); len(a) != 1 || a[0].HoldID != h.HoldID || !a[0].ExpiresAt.Equal(h.ExpiresAt) {
+			t.Fatalf("holds after a refused patient: %+v, want %+v untouched", a, h)
+		}
 	})
 }
 

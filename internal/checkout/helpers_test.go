@@ -18,20 +18,42 @@ import (
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
-// env is one test's application, wired as production wires it (web.Wire),
-// on the shared test PostgreSQL and Redis, with a clinic of the test's own.
+// env is one test's services on the shared test PostgreSQL and Redis,
+// with a clinic of the test's own.
 type env struct {
-	t      *testing.T
+	t *testing.T
+	services
 	pool   *pgxpool.Pool
 	rdb    redis.UniversalClient
-	deps   web.Deps
-	co     *checkout.Service
 	clinic testkit.Clinic
 	loc    *time.Location
+}
+
+// services are the checkout service and what it is built on.
+type services struct {
+	co       *checkout.Service
+	holds    *holds.Store
+	slots    *slots.Service
+	bookings *booking.Service
+}
+
+// wire connects the services as web.Wire does for the patient flow: the
+// slot cache and bitmap, then the checkout's events and cooldowns, follow
+// every committed booking change. (Not web.Wire itself, so these tests do
+// not depend on the web package.) ttl 0 is the holds default.
+func wire(pool *pgxpool.Pool, rdb redis.UniversalClient, ttl time.Duration) services {
+	bookings := booking.NewService(pool)
+	slotSvc := slots.New(pool, rdb, slots.Options{Logger: quietLogger})
+	store := holds.NewStore(rdb, ttl, quietLogger)
+	slotSvc.SetHoldSource(store)
+	co := checkout.New(pool, store, slotSvc, bookings, quietLogger)
+	bookings.Observe(slotSvc.OnBookingChange)
+	bookings.Observe(co.OnBookingChange)
+	return services{co: co, holds: store, slots: slotSvc, bookings: bookings}
 }
 
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -42,13 +64,12 @@ func newEnv(t *testing.T, ttl time.Duration, o testkit.ClinicOptions) *env {
 	t.Helper()
 	pool := testkit.DB(t)
 	rdb := testkit.Redis(t)
-	deps := web.Wire(pool, rdb, quietLogger, web.Options{HoldTTL: ttl})
 	c := testkit.NewClinic(t, pool, o)
 	loc, err := time.LoadLocation(c.Timezone)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, pool: pool, rdb: rdb, deps: deps, co: deps.Checkout, clinic: c, loc: loc}
+	e := &env{t: t, services: wire(pool, rdb, ttl), pool: pool, rdb: rdb, clinic: c, loc: loc}
 	t.Cleanup(func() { forgetHolds(rdb, c.ID) })
 	return e
 }
@@ -137,7 +158,7 @@ func (e *env) confirmedAt(specialist uuid.UUID, start time.Time) int64 {
 // active lists the clinic's live holds.
 func (e *env) active() []holds.Hold {
 	e.t.Helper()
-	hs, err := e.deps.Holds.Active(context.Background(), e.clinic.ID)
+	hs, err := e.holds.Active(context.Background(), e.clinic.ID)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -18,15 +18,15 @@ import (
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/idempotency"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // pauseScripts is a go-redis hook that, once armed, holds the next script
-// call (EVAL/EVALSHA) until released: a server instance stalled on its
-// way to Redis (a GC pause, a slow network) at a chosen moment.
+// call (EVAL/EVALSHA) naming a given argument until released: a server
+// instance stalled on its way to Redis (a GC pause, a slow network) at a
+// chosen moment.
 type pauseScripts struct {
 	mu      sync.Mutex
-	armed   bool
+	armed   string        // the argument to wait for; "" when disarmed
 	reached chan struct{} // closed when the held call arrives
 	release chan struct{} // close to let it through
 }
@@ -35,7 +35,7 @@ func newPause() *pauseScripts {
 	return &pauseScripts{reached: make(chan struct{}), release: make(chan struct{})}
 }
 
-func (p *pauseScripts) arm() { p.mu.Lock(); p.armed = true; p.mu.Unlock() }
+func (p *pauseScripts) arm(arg string) { p.mu.Lock(); p.armed = arg; p.mu.Unlock() }
 
 func (p *pauseScripts) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
@@ -45,8 +45,15 @@ func (p *pauseScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if name := cmd.Name(); name == "evalsha" || name == "eval" {
 			p.mu.Lock()
-			hold := p.armed
-			p.armed = false
+			hold := false
+			for _, a := range cmd.Args() {
+				if s, ok := a.(string); ok && p.armed != "" && s == p.armed {
+					hold = true
+				}
+			}
+			if hold {
+				p.armed = ""
+			}
 			p.mu.Unlock()
 			if hold {
 				close(p.reached)
@@ -77,8 +84,8 @@ func TestIdempotentConfirm(t *testing.T) {
 		e := newEnv(t, 0, testkit.ClinicOptions{Specialists: 1})
 		pause := newPause()
 		slow := testkit.Redis(t)
-		slow.(*redis.Client).AddHook(pause)
-		two := web.Wire(e.pool, slow, quietLogger, web.Options{})
+		slow.AddHook(pause)
+		two := wire(e.pool, slow, 0)
 
 		client := newClient()
 		start := e.monday(10, 0)
@@ -99,7 +106,7 @@ func TestIdempotentConfirm(t *testing.T) {
 		// have run: the bitmap is marked), lets the stalled retry go on and
 		// waits for it before it spends the hold.
 		retried := make(chan struct{})
-		e.deps.Bookings.Observe(func(ctx context.Context, ch booking.Change) {
+		e.bookings.Observe(func(ctx context.Context, ch booking.Change) {
 			if ch.Kind == "confirm" && ch.HoldID == h.HoldID {
 				close(pause.release)
 				select {
@@ -113,10 +120,10 @@ func TestIdempotentConfirm(t *testing.T) {
 		// stalls on its way to pin the hold.
 		var retry checkout.Confirmed
 		var retryErr error
-		pause.arm()
+		pause.arm(h.HoldID) // the pin's script names the hold
 		go func() {
 			defer close(retried)
-			retry, retryErr = two.Checkout.Confirm(context.Background(), req())
+			retry, retryErr = two.co.Confirm(context.Background(), req())
 		}()
 		select {
 		case <-pause.reached:

@@ -61,6 +61,9 @@ type Sub struct {
 	keys       []string
 	clientHash string // non-empty for streams that are "the" stream of a client
 	connID     string
+	// announced is set once this stream's own "open" notice came back from
+	// Redis: only a notice ordered after it may replace it.
+	announced atomic.Bool
 	hub        *Hub
 }
 
@@ -265,6 +268,8 @@ func (h *Hub) Shutdown() {
 func (h *Hub) Run(ctx context.Context) {
 	ps := h.rdb.PSubscribe(ctx, eventPattern)
 	defer ps.Close()
+	// Receive does not watch ctx: closing the subscription wakes it.
+	defer context.AfterFunc(ctx, func() { _ = ps.Close() })()
 	if err := ps.Subscribe(ctx, ControlChannel); err != nil {
 		h.logger.Warn("subscribe control channel", "err", err)
 	}
@@ -322,7 +327,21 @@ func (h *Hub) onControl(payload string) {
 	h.mu.RLock()
 	s := h.byClient[c.ClientHash]
 	h.mu.RUnlock()
-	if s != nil && s.connID != c.ConnID {
+	if s == nil {
+		return
+	}
+	if c.Instance == h.instance {
+		// Our own notice: a stream of ours replaced here was already ended
+		// when its successor registered.
+		if c.ConnID == s.connID {
+			s.announced.Store(true)
+		}
+		return
+	}
+	// Redis delivers notices to every instance in one order: the stream
+	// whose notice came last wins. A notice older than our stream's own
+	// (ours not yet seen) must not end it.
+	if s.announced.Load() {
 		h.drop(s, ReasonReplaced)
 	}
 }

@@ -74,15 +74,15 @@ func (s *Store) ClearCooldown(ctx context.Context, clinicID, bookingID uuid.UUID
 // moveCooldownScript hands a cooldown from a rescheduled booking to the
 // booking that replaced it: the cooldown key then names the new booking
 // and a new reverse key points at it, with the time left unchanged.
+// KEYS: the old reverse key, the new reverse key, the cooldown key it names.
 var moveCooldownScript = redis.NewScript(`
-local key = redis.call('GET', KEYS[1])
-if not key then return 0 end
+if redis.call('GET', KEYS[1]) ~= KEYS[3] then return 0 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl <= 0 then return 0 end
-if redis.call('GET', key) == ARGV[1] then
-  redis.call('SET', key, ARGV[2], 'PX', ttl)
+if redis.call('GET', KEYS[3]) == ARGV[1] then
+  redis.call('SET', KEYS[3], ARGV[2], 'PX', ttl)
 end
-redis.call('SET', KEYS[2], key, 'PX', ttl)
+redis.call('SET', KEYS[2], KEYS[3], 'PX', ttl)
 redis.call('DEL', KEYS[1])
 return 1
 `)
@@ -90,7 +90,18 @@ return 1
 // MoveCooldown follows a reschedule: cancelling the new booking must lift
 // the cooldown the old one started.
 func (s *Store) MoveCooldown(ctx context.Context, clinicID, fromBookingID, toBookingID uuid.UUID) error {
-	keys := []string{cooldownReverseKey(clinicID, fromBookingID), cooldownReverseKey(clinicID, toBookingID)}
+	from := cooldownReverseKey(clinicID, fromBookingID)
+	key, err := s.rdb.Get(ctx, from).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("holds: move cooldown: %w", err)
+	}
+	if !strings.HasPrefix(key, "client_limit:"+tag(clinicID)+":") {
+		return fmt.Errorf("holds: move cooldown: reverse key %s names %q", from, key)
+	}
+	keys := []string{from, cooldownReverseKey(clinicID, toBookingID), key}
 	if err := moveCooldownScript.Run(ctx, s.rdb, keys, fromBookingID.String(), toBookingID.String()).Err(); err != nil {
 		return fmt.Errorf("holds: move cooldown: %w", err)
 	}

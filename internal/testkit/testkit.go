@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +51,11 @@ var (
 func DB(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	sharedOnce.Do(func() {
-		name := "clinic_test_" + sanitize(filepath.Base(os.Args[0]))
+		// One database per test process: two runs of the same package at
+		// once must not drop each other's database.
+		prefix := "clinic_test_" + sanitize(filepath.Base(os.Args[0])) + "_"
+		dropStale(prefix)
+		name := prefix + strconv.Itoa(os.Getpid())
 		var url string
 		url, sharedErr = createDatabase(name)
 		if sharedErr != nil {
@@ -77,6 +82,32 @@ func FreshDB(t testing.TB) string {
 	}
 	t.Cleanup(func() { _ = dropDatabase(name) })
 	return url
+}
+
+// dropStale removes the databases earlier test processes left behind.
+func dropStale(prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, baseURL())
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", prefix)
+	if err != nil {
+		return
+	}
+	names, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+	for _, n := range names {
+		pid, err := strconv.Atoi(strings.TrimPrefix(n, prefix))
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+			continue // still running
+		}
+		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{n}.Sanitize()+" WITH (FORCE)")
+	}
 }
 
 func openMigrated(url string, maxConns int32) (*pgxpool.Pool, error) {
@@ -134,8 +165,8 @@ var nonWord = regexp.MustCompile(`[^a-z0-9_]+`)
 
 func sanitize(s string) string {
 	s = nonWord.ReplaceAllString(strings.ToLower(strings.TrimSuffix(s, ".test")), "_")
-	if len(s) > 40 {
-		s = s[:40]
+	if len(s) > 30 {
+		s = s[:30]
 	}
 	return s
 }
