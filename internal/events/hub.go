@@ -64,7 +64,7 @@ type Sub struct {
 	// announced is set once this stream's own "open" notice came back from
 	// Redis: only a notice ordered after it may replace it.
 	announced atomic.Bool
-	hub        *Hub
+	hub       *Hub
 }
 
 // Done is closed when the hub ends the subscription; Reason says why.
