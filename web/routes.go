@@ -70,6 +70,11 @@ func (s *Server) routes() {
 	st.POST("/kiosks", s.kioskCreate)
 	st.POST("/kiosks/revoke", s.kioskRevoke)
 
+	api := e.Group("/v1/staff", s.sessions, s.csrf, s.requireStaff)
+	api.GET("/specialists/:id", s.apiSpecialist)
+	api.PATCH("/specialists/:id", s.apiSpecialistUpdate)
+	api.PUT("/specialists/:id/hours", s.apiHours)
+
 	v1 := e.Group("/v1")
 	v1.GET("/clinics/:slug/appointment-types", s.clinicAppointmentTypes)
 	v1.GET("/appointment-types/:id/timeslots", s.timeslots)
