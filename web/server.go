@@ -48,6 +48,9 @@ type Deps struct {
 	Hub                 *events.Hub
 	StreamMetrics       *events.Metrics
 	Registry            *prometheus.Registry
+
+	warnHeap    uint64
+	warnStreams int
 }
 
 // Server is the Echo app and the http.Server around it.

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,6 +33,8 @@ type Options struct {
 	SecureCookies    bool
 	HoldsPerMinute   int // per IP on the pages; 0: 30
 	LoginsPerMinute  int // sign-in attempts per account; per IP four times that; 0: 5
+	WarnHeapMB       int // 0: 500
+	WarnStreams      int // 0: 20000
 }
 
 // Wire builds every service and connects the observers: each committed
@@ -66,6 +70,8 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	}
 	staffSvc := staff.New(pool, changed, logger)
 	return Deps{
+		warnHeap:            uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
+		warnStreams:         cmp.Or(o.WarnStreams, 20000),
 		Staff:               staffSvc,
 		StaffBookings:       staff.NewBookings(staffSvc, bookings, holdStore),
 		LoginIPLimiter:      ratelimit.New(rdb, "login-ip", 4*o.LoginsPerMinute, time.Minute, logger),
@@ -93,6 +99,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 // removal of day-old idempotency records (each hour).
 func (d Deps) RunBackground(ctx context.Context) {
 	go d.Hub.Run(ctx)
+	go d.watchLoad(ctx, 30*time.Second)
 	go d.Holds.RunSweeper(ctx, time.Second)
 	go func() {
 		t := time.NewTicker(time.Hour)
@@ -110,4 +117,31 @@ func (d Deps) RunBackground(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// watchLoad warns when the heap or the number of open streams passes its
+// threshold (reference note 003's memory management): the operator should
+// add an instance before the process is in trouble.
+func (d Deps) watchLoad(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > d.warnHeap {
+			d.Logger.Warn("heap above threshold", "heap_mb", ms.HeapAlloc>>20, "threshold_mb", d.warnHeap>>20)
+		}
+		open := 0
+		for _, n := range d.Hub.Counts() {
+			open += n
+		}
+		if open > d.warnStreams {
+			d.Logger.Warn("open streams above threshold", "streams", open, "threshold", d.warnStreams)
+		}
+	}
 }

@@ -96,6 +96,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
 		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,
 		SecureCookies:    cfg.SecureCookies,
+		WarnHeapMB:       cfg.WarnHeapMB,
+		WarnStreams:      cfg.WarnStreams,
 	})
 	deps.RunBackground(ctx)
 	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {

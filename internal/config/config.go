@@ -27,6 +27,8 @@ type Config struct {
 	TimeslotCacheTTL time.Duration
 	HoldTTL          time.Duration
 	SecureCookies    bool
+	WarnHeapMB       int // log a warning when the heap passes this
+	WarnStreams      int // log a warning when open streams pass this
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -77,6 +79,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.TimeslotCacheTTL = time.Duration(intVar("TIMESLOTS_CACHE_TTL_SECONDS", 300, 0, 86400)) * time.Second // 0: no cache
 	c.HoldTTL = time.Duration(intVar("HOLD_TTL_SECONDS", 30, 5, 3600)) * time.Second
 	c.SecureCookies = boolVar("SECURE_COOKIES", false)
+	c.WarnHeapMB = intVar("WARN_HEAP_MB", 500, 1, 1<<20)
+	c.WarnStreams = intVar("WARN_STREAMS", 20000, 1, 1<<24)
 
 	if c.DBMinConns > c.DBMaxConns {
 		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
@@ -113,6 +117,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("timeslots_cache_ttl", c.TimeslotCacheTTL),
 		slog.Duration("hold_ttl", c.HoldTTL),
 		slog.Bool("secure_cookies", c.SecureCookies),
+		slog.Int("warn_heap_mb", c.WarnHeapMB),
+		slog.Int("warn_streams", c.WarnStreams),
 	)
 }
 
