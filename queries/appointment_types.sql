@@ -59,3 +59,6 @@ DELETE FROM appointment_type_specialists WHERE appointment_type_id = @appointmen
 
 -- name: AppointmentTypeSpecialistIDs :many
 SELECT specialist_id FROM appointment_type_specialists WHERE appointment_type_id = @appointment_type_id ORDER BY specialist_id;
+
+-- name: AppointmentTypeLockInClinic :one
+SELECT * FROM appointment_types WHERE id = @id AND clinic_id = @clinic_id FOR UPDATE;

@@ -34,3 +34,7 @@ RETURNING *;
 UPDATE specialists SET version = version + 1, updated_at = now()
 WHERE id = @id AND clinic_id = @clinic_id AND version = @version
 RETURNING *;
+
+-- name: SpecialistLockInClinic :one
+-- Locks the row for an edit, so a refused edit reports what won.
+SELECT * FROM specialists WHERE id = @id AND clinic_id = @clinic_id FOR UPDATE;

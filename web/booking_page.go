@@ -177,6 +177,7 @@ func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope, clientID
 	reason := events.ReasonClientAbort
 	defer func() { m.StreamEnded("html", scope, reason) }()
 
+	s.waitForEvents(ctx)
 	st := &htmlStream{clientID: clientID, out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
 	lv, first, err := s.live.join(ctx, src, st, c.QueryParam("state"))
 	if err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -77,4 +78,16 @@ func encodeNamed(name string, payload []byte) []byte {
 	}
 	b.WriteByte('\n')
 	return b.Bytes()
+}
+
+// waitForEvents holds a new stream until the process's Redis subscription
+// is up (just after start), so no change between its snapshot and the
+// subscription is lost. With Redis down it gives up after a few seconds:
+// the stream then starts, and resyncs when the subscription comes.
+func (s *Server) waitForEvents(ctx context.Context) {
+	select {
+	case <-s.deps.Hub.Ready():
+	case <-ctx.Done():
+	case <-time.After(3 * time.Second):
+	}
 }

@@ -238,6 +238,16 @@ func (s *Server) calendar(c echo.Context) error {
 
 func (s *Server) renderCalendar(c echo.Context, v calView, status int, notice, problem string) error {
 	ctx := c.Request().Context()
+	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Method == http.MethodPost {
+		// A form inside a live day block: show the outcome on the calendar.
+		s.deps.Sessions.Put(ctx, "calNotice", notice)
+		s.deps.Sessions.Put(ctx, "calError", problem)
+		return redirect(c, "/staff"+v.query(v.from, v.mode()))
+	}
+	if notice == "" && problem == "" && c.Request().Method == http.MethodGet {
+		notice = s.deps.Sessions.PopString(ctx, "calNotice")
+		problem = s.deps.Sessions.PopString(ctx, "calError")
+	}
 	u := staffUser(c)
 	days, err := calSource{srv: s, v: v}.days(ctx)
 	if err != nil {
@@ -346,6 +356,9 @@ func (s *Server) staffReschedule(c echo.Context) error {
 		return s.renderCalendar(c, v, http.StatusBadRequest, "", "Give the new start as a date and time.")
 	}
 	version := atoi32(c.FormValue("version"))
+	if version <= 0 {
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", "This form is missing the booking's version. Reload the calendar and try again.")
+	}
 	b, err := s.deps.StaffBookings.Reschedule(c.Request().Context(), staffUser(c), id, start, uuid.Nil, version, c.FormValue("reason"))
 	if err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {

@@ -141,6 +141,12 @@ func (s *Server) specialistFail(c echo.Context, id uuid.UUID, err error) error {
 	if verr != nil {
 		return verr
 	}
+	if _, typed := c.Request().PostForm["hours.monday"]; typed && !isStale(err) {
+		// Invalid hours stay as typed, next to the message about them.
+		for i := range vm.Hours {
+			vm.Hours[i].Value = c.FormValue(vm.Hours[i].Key)
+		}
+	}
 	if isStale(err) {
 		vm.Stale = apperr.As(err).Message
 		return s.page(c, http.StatusConflict, vm.Name, views.SpecialistEdit(vm))

@@ -83,6 +83,7 @@ func (s *Server) holdStream(c echo.Context) error {
 	reason := events.ReasonClientAbort
 	defer func() { m.StreamEnded("json", scope, reason) }()
 
+	s.waitForEvents(ctx)
 	// Subscribe before the snapshot: an event in between arrives twice
 	// rather than never.
 	sub := s.deps.Hub.Subscribe(ctx, []string{events.TypeKey(typeID)}, clientID, streamBuffer)

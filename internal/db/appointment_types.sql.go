@@ -240,6 +240,38 @@ func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid
 	return items, nil
 }
 
+const appointmentTypeLockInClinic = `-- name: AppointmentTypeLockInClinic :one
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at FROM appointment_types WHERE id = $1 AND clinic_id = $2 FOR UPDATE
+`
+
+type AppointmentTypeLockInClinicParams struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+func (q *Queries) AppointmentTypeLockInClinic(ctx context.Context, arg AppointmentTypeLockInClinicParams) (AppointmentType, error) {
+	row := q.db.QueryRow(ctx, appointmentTypeLockInClinic, arg.ID, arg.ClinicID)
+	var i AppointmentType
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Description,
+		&i.DurationMin,
+		&i.SlotStepMin,
+		&i.BufferBeforeMin,
+		&i.BufferAfterMin,
+		&i.MinNoticeMin,
+		&i.MaxAdvanceDays,
+		&i.CooldownMin,
+		&i.MaxHoldsPerClient,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const appointmentTypeSpecialistAdd = `-- name: AppointmentTypeSpecialistAdd :exec
 INSERT INTO appointment_type_specialists (clinic_id, appointment_type_id, specialist_id)
 VALUES ($1, $2, $3)

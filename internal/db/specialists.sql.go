@@ -214,6 +214,32 @@ func (q *Queries) SpecialistListByType(ctx context.Context, appointmentTypeID uu
 	return items, nil
 }
 
+const specialistLockInClinic = `-- name: SpecialistLockInClinic :one
+SELECT id, clinic_id, name, priority, active, version, created_at, updated_at FROM specialists WHERE id = $1 AND clinic_id = $2 FOR UPDATE
+`
+
+type SpecialistLockInClinicParams struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+// Locks the row for an edit, so a refused edit reports what won.
+func (q *Queries) SpecialistLockInClinic(ctx context.Context, arg SpecialistLockInClinicParams) (Specialist, error) {
+	row := q.db.QueryRow(ctx, specialistLockInClinic, arg.ID, arg.ClinicID)
+	var i Specialist
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Priority,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const specialistUpdate = `-- name: SpecialistUpdate :one
 UPDATE specialists
 SET name = $1, priority = $2, active = $3, version = version + 1, updated_at = now()

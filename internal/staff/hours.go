@@ -91,7 +91,9 @@ func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.
 	}
 	var sp db.Specialist
 	err := s.tx(ctx, u, func(q *db.Queries) error {
-		_, err := q.SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: specialistID, ClinicID: u.ClinicID})
+		// Lock first: a save refused because another won reports the
+		// winner's hours, not those read before it committed.
+		_, err := q.SpecialistLockInClinic(ctx, db.SpecialistLockInClinicParams{ID: specialistID, ClinicID: u.ClinicID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("specialist")
 		}

@@ -82,7 +82,7 @@ func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in
 	}
 	var sp db.Specialist
 	err := s.tx(ctx, u, func(q *db.Queries) error {
-		before, err := q.SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: id, ClinicID: u.ClinicID})
+		before, err := q.SpecialistLockInClinic(ctx, db.SpecialistLockInClinicParams{ID: id, ClinicID: u.ClinicID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("specialist")
 		}

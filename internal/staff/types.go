@@ -114,7 +114,7 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 				return err
 			}
 		} else {
-			old, err := q.AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: id, ClinicID: u.ClinicID})
+			old, err := q.AppointmentTypeLockInClinic(ctx, db.AppointmentTypeLockInClinicParams{ID: id, ClinicID: u.ClinicID})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return notFound("appointment type")
 			}

@@ -1,0 +1,385 @@
+package web_test
+
+// An end-to-end test of the staff side in headless Chromium (Debian's
+// /usr/bin/chromium, driven by chromedp) against the whole app on a real
+// HTTP server with real PostgreSQL and Redis: a staff member signs in and
+// closes tomorrow while a patient's grid is open; the patient's grid drops
+// tomorrow's slots without a reload; a patient books through the API and
+// the open staff calendar shows it without a reload.
+//
+// Without Chromium the test fails, unless CLINIC_SKIP_BROWSER=1 (then it
+// skips). The screenshot goes to <repo>/.artifacts/screenshots/.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/web"
+)
+
+const stfChromium = "/usr/bin/chromium"
+
+func stfNeedChromium(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(stfChromium); err == nil {
+		return
+	}
+	if os.Getenv("CLINIC_SKIP_BROWSER") == "1" {
+		t.Skipf("%s is missing and CLINIC_SKIP_BROWSER=1: skipping the browser test", stfChromium)
+	}
+	t.Fatalf("%s is missing: install Debian's chromium (apt-get install chromium), or set CLINIC_SKIP_BROWSER=1 to skip browser tests", stfChromium)
+}
+
+// stfTab is a browser of its own (own profile, so own cookies).
+type stfTab struct {
+	t    *testing.T
+	name string
+	ctx  context.Context
+
+	mu     sync.Mutex
+	errors []string
+}
+
+func stfBrowser(t *testing.T, name string) *stfTab {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(stfChromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // starts the browser; no timeout on this first run
+		t.Fatalf("start %s browser: %v", name, err)
+	}
+	tab := &stfTab{t: t, name: name, ctx: ctx}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleException || m.Type == chromedp.ConsoleError {
+				tab.mu.Lock()
+				tab.errors = append(tab.errors, strings.TrimSpace(m.Text+" "+m.URL))
+				tab.mu.Unlock()
+			}
+		}
+	}()
+	return tab
+}
+
+func (b *stfTab) Report() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.errors {
+		b.t.Logf("%s console: %s", b.name, e)
+	}
+}
+
+func (b *stfTab) Do(d time.Duration, what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, d)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.Report()
+		b.t.Fatalf("%s: %s: %v\n%s", b.name, what, err, b.Snapshot())
+	}
+}
+
+func stfEval[T any](b *stfTab, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		b.t.Fatalf("%s: evaluate %s: %v", b.name, expr, err)
+	}
+	return v
+}
+
+// Until polls a JavaScript condition; false when d passes first. It keeps
+// polling across a navigation (an evaluation in a page going away fails).
+func (b *stfTab) Until(d time.Duration, cond string) bool {
+	deadline := time.Now().Add(d)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { try { return !!(`+cond+`); } catch (e) { return false; } })()`))
+		cancel()
+		if err == nil && ok {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (b *stfTab) Snapshot() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 3*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body ? document.body.innerText.slice(0, 1500) : "")`))
+	if err != nil {
+		return "(no snapshot: " + err.Error() + ")"
+	}
+	return s
+}
+
+// Shot saves a full-page PNG as <repo>/.artifacts/screenshots/<name>.png.
+func (b *stfTab) Shot(name string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Errorf("%s: screenshot %s: %v", b.name, name, err)
+		return ""
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			b.t.Fatal("no go.mod above the test's directory")
+		}
+		root = parent
+	}
+	dir := filepath.Join(root, ".artifacts", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.t.Fatal(err)
+	}
+	p := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Errorf("write %s: %v", p, err)
+		return ""
+	}
+	b.t.Logf("screenshot: %s", p)
+	return p
+}
+
+// stfWaitStream waits until the app has an open HTML stream of scope (the
+// browser's live page connected), then lets it settle into its view.
+func stfWaitStream(t *testing.T, app *stfApp, scope string, d time.Duration) {
+	t.Helper()
+	re := regexp.MustCompile(`clinic_streams_open\{[^}]*scope="` + regexp.QuoteMeta(scope) + `"[^}]*\} (\d+)`)
+	deadline := time.Now().Add(d)
+	for {
+		res, err := http.Get(app.TS.URL + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if m := re.FindSubmatch(b); m != nil {
+				if n, _ := strconv.Atoi(string(m[1])); n > 0 {
+					time.Sleep(500 * time.Millisecond)
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no live stream of %s opened within %s", scope, d)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
+	t.Parallel()
+	stfNeedChromium(t)
+	app := stfNewApp(t, web.Options{})
+	c := stfNewClinic(t, app.Pool, 1)
+	sp, typ := c.Specialists[0], c.Types[0]
+	ctx := context.Background()
+	// The specialist works every day, so tomorrow has slots whatever today is.
+	for _, wd := range []time.Weekday{time.Saturday, time.Sunday} {
+		if err := db.New(app.Pool).WeeklyHoursInsert(ctx, db.WeeklyHoursInsertParams{
+			ClinicID: c.ID, SpecialistID: sp.ID, Weekday: int16(wd), StartMin: 9 * 60, EndMin: 17 * 60,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().In(c.Loc)
+	tomorrow := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, c.Loc)
+	tomorrowS := tomorrow.Format(time.DateOnly)
+	monday := availability.DateOf(tomorrow, c.Loc)
+	monday = monday.AddDays(-((int(monday.Weekday()) + 6) % 7))
+	gridURL := app.TS.URL + "/c/" + c.Slug + "/book/" + typ.ID.String() + "?week=" + monday.String() + "&specialist=" + sp.ID.String()
+	dayFree := func(date string) string {
+		return fmt.Sprintf(`document.querySelectorAll('section#day-%s li[data-state="free"]').length`, date)
+	}
+	const wait = 15 * time.Second
+
+	patient := stfBrowser(t, "patient")
+	staffer := stfBrowser(t, "staff")
+	defer func() { patient.Report(); staffer.Report() }()
+
+	// The patient's grid is open before the change.
+	patient.Do(wait, "open the booking grid", chromedp.Navigate(gridURL),
+		chromedp.WaitVisible(chromedp.CSS(`section#day-`+tomorrowS+` li[data-state="free"]`)))
+	freeBefore := stfEval[int](patient, dayFree(tomorrowS))
+	if freeBefore != 16 {
+		t.Fatalf("tomorrow shows %d free cells before the change, want 16 (09:00-17:00)", freeBefore)
+	}
+	if !patient.Until(wait, `typeof htmx !== "undefined"`) {
+		t.Fatal("htmx never loaded on the patient's page")
+	}
+	stfWaitStream(t, app, typ.ID.String(), wait)
+	// A cell marker: only a page that was not reloaded still carries it.
+	stfEval[bool](patient, `(window.__stfNoReload = true)`)
+
+	// The staff member signs in through the form.
+	staffer.Do(wait, "sign in",
+		chromedp.Navigate(app.TS.URL+"/staff/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), c.Admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), stfPassword),
+		chromedp.Click(chromedp.CSS(`form[action="/staff/login"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
+	)
+	// Opens the specialist and closes tomorrow.
+	staffer.Do(wait, "open the specialist",
+		chromedp.Navigate(app.TS.URL+"/staff/specialists/"+sp.ID.String()),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="override-form"]`)),
+	)
+	if !stfEval[bool](staffer, `document.querySelector('[data-testid="override-form"] input[name="closed"]').checked`) {
+		t.Fatal("the override form is not set to 'closed all day'")
+	}
+	staffer.Do(wait, "add the override",
+		chromedp.SetValue(chromedp.CSS(`[data-testid="override-form"] #day`), tomorrowS),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="override-form"] #note`), "Team training"),
+		chromedp.Click(chromedp.CSS(`[data-testid="override-form"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+	)
+	if n := stfEval[string](staffer, `document.querySelector("p.notice").innerText`); n != "Override added." {
+		t.Fatalf("after adding the override the page says %q\n%s", n, staffer.Snapshot())
+	}
+	if txt := stfEval[string](staffer, `document.querySelector('[data-testid="overrides"]').innerText`); !strings.Contains(txt, "closed") || !strings.Contains(txt, "Team training") {
+		t.Errorf("the override list reads %q", txt)
+	}
+
+	// The patient's open grid loses tomorrow's free cells without a reload.
+	if !patient.Until(wait, dayFree(tomorrowS)+` === 0`) {
+		t.Errorf("%s after closing tomorrow, the patient's open grid still shows %d of tomorrow's cells as free (it had %d): "+
+			"the live stream did not replace tomorrow's day block\n%s",
+			wait, stfEval[int](patient, dayFree(tomorrowS)), freeBefore, patient.Snapshot())
+	} else {
+		txt := stfEval[string](patient, `document.querySelector('section#day-`+tomorrowS+`').innerText`)
+		cells := stfEval[int](patient, `document.querySelectorAll('section#day-`+tomorrowS+` li.slot').length`)
+		if !strings.Contains(txt, "No slots") && cells != 0 {
+			t.Logf("tomorrow shows %d non-free cells: %q", cells, txt)
+		}
+	}
+	if !stfEval[bool](patient, `window.__stfNoReload === true`) {
+		t.Error("the patient's page was reloaded")
+	}
+	patient.Shot("staff-e2e-patient-grid-after-override")
+
+	// The staff calendar is open on the week of the day after tomorrow.
+	bookDay := tomorrow.AddDate(0, 0, 1)
+	bookDayS := bookDay.Format(time.DateOnly)
+	start := time.Date(bookDay.Year(), bookDay.Month(), bookDay.Day(), 10, 0, 0, 0, c.Loc)
+	staffer.Do(wait, "open the calendar",
+		chromedp.Navigate(app.TS.URL+"/staff?date="+bookDayS),
+		chromedp.WaitVisible(chromedp.CSS(`section#cal-`+bookDayS)),
+	)
+	if !staffer.Until(wait, `typeof htmx !== "undefined"`) {
+		t.Fatal("htmx never loaded on the calendar")
+	}
+	stfWaitStream(t, app, "staff:"+c.ID.String(), wait)
+	stfEval[bool](staffer, `(window.__stfNoReload = true)`)
+	if n := stfEval[int](staffer, `document.querySelectorAll('section#cal-`+bookDayS+` [data-testid="entry-booking"]').length`); n != 0 {
+		t.Fatalf("the day already has %d bookings", n)
+	}
+	if txt := stfEval[string](staffer, `(document.querySelector('section#cal-`+tomorrowS+`') || {innerText: ""}).innerText`); bookDay.Weekday() != time.Monday && !strings.Contains(txt, "closed (Team training)") {
+		t.Errorf("the calendar's tomorrow does not show the override: %q", txt)
+	}
+
+	// A patient books through the API.
+	const clientID = "e2e-api-patient"
+	holdID := stfHold(t, app, typ.ID, sp.ID, start, clientID)
+	body, _ := json.Marshal(map[string]any{"holdId": holdID, "clientId": clientID,
+		"patient": map[string]string{"name": "Ada Lovelace", "email": "ada@example.org", "phone": "+44 20 7946 0000"}})
+	res, err := http.Post(app.TS.URL+"/v1/appointment-types/"+typ.ID.String()+"/book", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var booked struct {
+		Appointment struct {
+			ID uuid.UUID `json:"id"`
+		} `json:"appointment"`
+	}
+	_ = json.NewDecoder(res.Body).Decode(&booked)
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("book through the API: %d", res.StatusCode)
+	}
+
+	// It appears in the right day of the open calendar, without a reload.
+	entry := `section#cal-` + bookDayS + ` [data-testid="entry-booking"]`
+	if !staffer.Until(wait, `Array.from(document.querySelectorAll('`+entry+`')).some(e => e.innerText.includes("Ada Lovelace"))`) {
+		t.Fatalf("%s after the patient booked, the open staff calendar does not show Ada Lovelace on %s\n%s", wait, bookDayS, staffer.Snapshot())
+	}
+	txt := stfEval[string](staffer, `document.querySelector('`+entry+`').innerText`)
+	if !strings.Contains(txt, "10:00") || !strings.Contains(txt, typ.Name) || !strings.Contains(txt, sp.Name) {
+		t.Errorf("the calendar entry reads %q: want the time, the type and the specialist", txt)
+	}
+	if n := stfEval[int](staffer, `Array.from(document.querySelectorAll('section.cal-day')).filter(d => d.id !== "cal-`+bookDayS+`" && d.innerText.includes("Ada Lovelace")).length`); n != 0 {
+		t.Errorf("the booking shows on %d other days", n)
+	}
+	if !stfEval[bool](staffer, `window.__stfNoReload === true`) {
+		t.Error("the calendar was reloaded")
+	}
+	shot := staffer.Shot("staff-calendar")
+	if shot == "" {
+		t.Error("no screenshot of the staff calendar")
+	}
+
+	// The staff member cancels the booking that just arrived, from the live
+	// block, as anyone would: open "Cancel or move", give a reason, submit.
+	staffer.Do(wait, "open the booking's actions",
+		chromedp.Click(chromedp.CSS(entry+` details summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#reason-`+booked.Appointment.ID.String())),
+		chromedp.SendKeys(chromedp.CSS(`#reason-`+booked.Appointment.ID.String()), "Patient phoned to cancel"),
+		chromedp.Click(chromedp.CSS(entry+` form[action$="/cancel"] button`)),
+	)
+	if !staffer.Until(wait, `!!document.querySelector('p.notice, [data-testid="error-page"]')`) {
+		t.Fatalf("no answer to the cancel\n%s", staffer.Snapshot())
+	}
+	if errPage := stfEval[string](staffer, `(document.querySelector('[data-testid="error-page"]') || {innerText: ""}).innerText`); errPage != "" {
+		t.Errorf("cancelling the booking from the live calendar fails: %q; the day block the stream swapped in renders its forms with an empty _csrf "+
+			"(calSource.Snapshot renders CalendarDay with views.StaffNav{}), and a plain form post sends no X-CSRF-Token header", strings.Join(strings.Fields(errPage), " "))
+	} else if n := stfEval[string](staffer, `document.querySelector("p.notice").innerText`); n != "Cancelled the booking of Ada Lovelace." {
+		t.Errorf("after the cancel: %q", n)
+	}
+}
