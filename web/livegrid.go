@@ -130,6 +130,15 @@ func (st *htmlStream) send(b []byte) bool {
 func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream, known string) (*liveView, [][]byte, error) {
 	lg.mu.Lock()
 	lv := lg.views[src.Key()]
+	if lv != nil {
+		select {
+		case <-lv.sub.Done():
+			// The hub cut this view (it fell behind): its streams are
+			// ending; start a fresh one rather than join a dead view.
+			lv = nil
+		default:
+		}
+	}
 	if lv == nil {
 		lv = &liveView{
 			lg: lg, src: src, streams: map[*htmlStream]struct{}{},
@@ -209,7 +218,7 @@ func (lv *liveView) run() {
 	for {
 		select {
 		case <-tick.C:
-			lv.update(false)
+			lv.updateOrRetry(false)
 		case <-lv.sub.Done():
 			lv.endAll(lv.sub.Reason())
 			return
@@ -224,7 +233,27 @@ func (lv *liveView) run() {
 					drained = true
 				}
 			}
-			lv.update(full)
+			lv.updateOrRetry(full)
+		}
+	}
+}
+
+// updateOrRetry does not let a failed recomputation (a database hiccup)
+// lose a change: it tries again, a few times, before giving up until the
+// next event or the minute tick.
+func (lv *liveView) updateOrRetry(full bool) {
+	for attempt := 0; ; attempt++ {
+		err := lv.update(full)
+		if err == nil || attempt == 4 {
+			if err != nil {
+				lv.lg.srv.deps.Logger.Warn("live view update failed", "err", err)
+			}
+			return
+		}
+		select {
+		case <-lv.sub.Done():
+			return
+		case <-time.After(time.Duration(200*(attempt+1)) * time.Millisecond):
 		}
 	}
 }
@@ -237,18 +266,17 @@ func (lv *liveView) endAll(reason string) {
 	}
 }
 
-func (lv *liveView) update(full bool) {
+func (lv *liveView) update(full bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
 	if len(lv.streams) == 0 {
-		return
+		return nil
 	}
 	anon, personal, err := lv.src.Snapshot(ctx)
 	if err != nil {
-		lv.lg.srv.deps.Logger.Warn("live view update", "err", err)
-		return
+		return err
 	}
 	next := asMap(anon)
 	// One update is one item per stream, however many fragments changed: a
@@ -281,6 +309,7 @@ func (lv *liveView) update(full bool) {
 			st.send(changed)
 		}
 	}
+	return nil
 }
 
 // sendDiff sends the fragments of after that differ from before, in order

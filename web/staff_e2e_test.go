@@ -348,6 +348,18 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 	// It appears in the right day of the open calendar, without a reload.
 	entry := `section#cal-` + bookDayS + ` [data-testid="entry-booking"]`
 	if !staffer.Until(wait, `Array.from(document.querySelectorAll('`+entry+`')).some(e => e.innerText.includes("Ada Lovelace"))`) {
+		// What the server says now, and what its streams did, to tell a
+		// lost update from a slow one.
+		if res, err := http.Get(app.TS.URL + "/metrics"); err == nil {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(line, "clinic_") {
+					t.Log(line)
+				}
+			}
+		}
+		t.Logf("no-reload marker still set: %v", stfEval[bool](staffer, `window.__stfNoReload === true`))
 		t.Fatalf("%s after the patient booked, the open staff calendar does not show Ada Lovelace on %s\n%s", wait, bookDayS, staffer.Snapshot())
 	}
 	txt := stfEval[string](staffer, `document.querySelector('`+entry+`').innerText`)
