@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -23,7 +24,8 @@ func bindJSON(c echo.Context, dst any) error {
 		return apperr.Invalidf("body", "The request body could not be read.")
 	}
 	if len(raw) > maxBody {
-		return apperr.Invalidf("body", "The request body is larger than %d KB.", maxBody>>10)
+		return &apperr.Error{Kind: apperr.TooLarge, Code: "TOO_LARGE",
+			Message: fmt.Sprintf("The request body is larger than %d KB.", maxBody>>10), Details: map[string]any{"field": "body"}}
 	}
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return apperr.Invalidf("body", "A JSON body is required.")

@@ -27,6 +27,7 @@ var statusOf = map[apperr.Kind]int{
 	apperr.PreconditionRequired: http.StatusPreconditionRequired,
 	apperr.TooMany:              http.StatusTooManyRequests,
 	apperr.Unavailable:          http.StatusServiceUnavailable,
+	apperr.TooLarge:             http.StatusRequestEntityTooLarge,
 }
 
 type errorBody struct {

@@ -13,6 +13,8 @@ func (s *Server) routes() {
 	e.Use(s.requestLogger)
 	e.Use(s.recoverer)
 	e.Use(securityHeaders)
+	// Forms and JSON are small; anything bigger is refused before it is read.
+	e.Use(middleware.BodyLimit("256K"))
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)

@@ -26,6 +26,7 @@ const (
 	PreconditionRequired             // 428
 	TooMany                          // 429, with RetryAfter
 	Unavailable                      // 503
+	TooLarge                         // 413
 )
 
 // Error is a failure a user may be told about.

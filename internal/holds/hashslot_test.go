@@ -1,0 +1,61 @@
+package holds
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// slotOf is Redis Cluster's key slot: CRC16 (XMODEM) of the hash tag, or of
+// the whole key without one, modulo 16384.
+func slotOf(key string) uint16 {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for _, b := range []byte(key) {
+		crc ^= uint16(b) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % 16384
+}
+
+func TestSlotOfMatchesRedisCluster(t *testing.T) {
+	// Values from the Redis Cluster specification.
+	if got := slotOf("123456789"); got != 0x31C3%16384 {
+		t.Fatalf("slotOf(123456789) = %d", got)
+	}
+	if slotOf("{user1000}.following") != slotOf("{user1000}.followers") {
+		t.Fatal("hash tags must decide the slot")
+	}
+}
+
+// Every Lua script touches keys of one clinic; on Redis Cluster they must
+// all live in one slot.
+func TestScriptKeysShareOneClusterSlot(t *testing.T) {
+	clinic, atid, sp := uuid.New(), uuid.New(), uuid.New()
+	keys := []string{
+		holdKey(clinic, atid, sp, time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)),
+		metaKey(clinic),
+		expiryKey(clinic),
+		clientKey(clinic, "some-client"),
+		cooldownKey(clinic, "some-client", atid),
+		cooldownReverseKey(clinic, uuid.New()),
+	}
+	want := slotOf(keys[0])
+	for _, k := range keys {
+		if slotOf(k) != want {
+			t.Errorf("%s is in slot %d, the clinic's keys in %d", k, slotOf(k), want)
+		}
+	}
+}
