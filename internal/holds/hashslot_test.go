@@ -1,34 +1,15 @@
 package holds
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/testkit"
 )
 
-// slotOf is Redis Cluster's key slot: CRC16 (XMODEM) of the hash tag, or of
-// the whole key without one, modulo 16384.
-func slotOf(key string) uint16 {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	var crc uint16
-	for _, b := range []byte(key) {
-		crc ^= uint16(b) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc % 16384
-}
+var slotOf = testkit.ClusterSlot
 
 func TestSlotOfMatchesRedisCluster(t *testing.T) {
 	// Values from the Redis Cluster specification.

@@ -1,33 +1,15 @@
 package slots
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/testkit"
 )
 
-func clusterSlot(key string) uint16 {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	var crc uint16
-	for _, b := range []byte(key) {
-		crc ^= uint16(b) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc % 16384
-}
+var clusterSlot = testkit.ClusterSlot
 
 // The rebuild and clear scripts touch a day's bitmap and its epoch together.
 func TestBitmapScriptKeysShareOneClusterSlot(t *testing.T) {

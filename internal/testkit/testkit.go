@@ -281,3 +281,26 @@ func NextWeekday(now time.Time, loc *time.Location, wd time.Weekday, hour, min i
 	}
 	return time.Date(d.Year(), d.Month(), d.Day(), hour, min, 0, 0, loc)
 }
+
+// ClusterSlot is Redis Cluster's slot of a key: CRC16 (XMODEM) of its hash
+// tag, or of the whole key without one, modulo 16384. Tests use it to check
+// that the keys a script touches share a slot.
+func ClusterSlot(key string) uint16 {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for _, b := range []byte(key) {
+		crc ^= uint16(b) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % 16384
+}
