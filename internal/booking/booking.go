@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -22,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
 )
 
@@ -162,7 +162,7 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 		if err != nil {
 			return err
 		}
-		if err := audit(ctx, q, b.ClinicID, req.Actor, "booking.create", b.ID, nil, &b, ""); err != nil {
+		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.create", b.ID, nil, &b, ""); err != nil {
 			return err
 		}
 		if req.InTx != nil {
@@ -325,7 +325,7 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 			return err
 		}
 		changed = true
-		return audit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason)
+		return writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason)
 	})
 	if err == nil && changed {
 		s.notify(ctx, Change{Kind: "cancel", Booking: b})
@@ -393,7 +393,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason)
+		return writeAudit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason)
 	})
 	if err != nil {
 		return Booking{}, err
@@ -432,30 +432,11 @@ func setStatus(ctx context.Context, q *db.Queries, id uuid.UUID, status, reason 
 	return fromRow(row), nil
 }
 
-func audit(ctx context.Context, q *db.Queries, clinicID uuid.UUID, actor, action string, id uuid.UUID, before, after *Booking, reason string) error {
-	if actor == "" {
-		actor = "system"
-	}
-	var bj, aj json.RawMessage
-	var err error
-	if before != nil {
-		if bj, err = json.Marshal(before); err != nil {
-			return err
-		}
-	}
-	if after != nil {
-		if aj, err = json.Marshal(after); err != nil {
-			return err
-		}
-	}
-	err = q.AuditInsert(ctx, db.AuditInsertParams{
+func writeAudit(ctx context.Context, q *db.Queries, clinicID uuid.UUID, actor, action string, id uuid.UUID, before, after *Booking, reason string) error {
+	return audit.Write(ctx, q, audit.Entry{
 		ClinicID: clinicID, Actor: actor, Action: action, Entity: "booking", EntityID: id.String(),
-		Before: bj, After: aj, Reason: reason,
+		Before: before, After: after, Reason: reason,
 	})
-	if err != nil {
-		return fmt.Errorf("insert audit row: %w", err)
-	}
-	return nil
 }
 
 // ByManageToken finds the booking a manage link points at.

@@ -7,7 +7,6 @@ package staff
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/clinic/booking/internal/apperr"
+	auditlog "github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
 )
 
@@ -120,21 +120,9 @@ func Stale(current any) *apperr.Error {
 
 // audit writes the one audit row of a change, in its transaction.
 func audit(ctx context.Context, q *db.Queries, u User, action, entity, id string, before, after any, reason string) error {
-	var bj, aj json.RawMessage
-	var err error
-	if before != nil {
-		if bj, err = json.Marshal(before); err != nil {
-			return err
-		}
-	}
-	if after != nil {
-		if aj, err = json.Marshal(after); err != nil {
-			return err
-		}
-	}
-	return q.AuditInsert(ctx, db.AuditInsertParams{
+	return auditlog.Write(ctx, q, auditlog.Entry{
 		ClinicID: u.ClinicID, Actor: u.Actor(), Action: action, Entity: entity, EntityID: id,
-		Before: bj, After: aj, Reason: reason,
+		Before: before, After: after, Reason: reason,
 	})
 }
 
