@@ -42,6 +42,12 @@ static/vendor/sse.js: node_modules/.package-lock.json
 build: static
 	$(GO) build -o bin/clinic ./cmd/clinic
 
+## bench: every load scenario against fresh servers, one table with references (a few minutes)
+.PHONY: bench
+bench: build
+	@go build -o bin/loadgen ./cmd/loadgen
+	@$(WITH_SERVICES) ./bin/loadgen -mode suite -patients 8 -duration 15s
+
 ## generate: regenerate sqlc queries and templ views
 .PHONY: generate
 generate:

@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
 	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
-	fs.StringVar(&o.mode, "mode", "book", "book (patients booking) or streams (fan-out to live grids)")
+	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), streams (fan-out to live grids) or suite (everything, with references)")
 	fs.StringVar(&o.streams, "streams", "1000,5000,10000", "stream counts for -mode streams")
 	fs.IntVar(&o.changes, "changes", 10, "slot changes per stream count")
 	fs.StringVar(&o.bareServe, "bare-serve", "", "internal: run the bare SSE broadcaster on this address")
@@ -103,9 +103,26 @@ func run(ctx context.Context, args []string) error {
 		printStreams(rows)
 		return err
 	}
+	if o.mode == "suite" {
+		return suite(ctx, pool, o)
+	}
+	_, err = bookScenario(ctx, pool, o)
+	return err
+}
+
+// bookResult is the patients scenario's outcome.
+type bookResult struct {
+	clinicID  uuid.UUID
+	perSecond float64
+	p99       map[string]time.Duration
+}
+
+// bookScenario runs simulated patients against o.url and checks the
+// database afterwards.
+func bookScenario(ctx context.Context, pool *pgxpool.Pool, o options) (bookResult, error) {
 	clinicID, typeID, err := setup(ctx, pool, o.specialists)
 	if err != nil {
-		return fmt.Errorf("setup: %w", err)
+		return bookResult{}, fmt.Errorf("setup: %w", err)
 	}
 	fmt.Printf("clinic %s, type %s, %d patients for %s against %s\n", clinicID, typeID, o.patients, o.duration, o.url)
 
@@ -132,7 +149,11 @@ func run(ctx context.Context, args []string) error {
 	wg.Wait()
 	elapsed := time.Since(began)
 	r.report(elapsed)
-	return verify(ctx, pool, clinicID, r.confirmed.Load())
+	res := bookResult{clinicID: clinicID, perSecond: float64(r.confirmed.Load()) / elapsed.Seconds(), p99: map[string]time.Duration{}}
+	for _, step := range []string{"timeslots", "hold", "heartbeat", "book"} {
+		res.p99[step] = r.stat(step).pct(99)
+	}
+	return res, verify(ctx, pool, clinicID, r.confirmed.Load())
 }
 
 func envOr(k, def string) string {

@@ -18,9 +18,12 @@ func Connect(url string, poolSize int) (redis.UniversalClient, error) {
 		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
 	}
 	opt.PoolSize = poolSize
-	opt.DialTimeout = 2 * time.Second
-	opt.ReadTimeout = 2 * time.Second
-	opt.WriteTimeout = 2 * time.Second
+	// Short timeouts and one retry: with Redis down a request should fail
+	// (holds) or fall back (caches) within about a second, not hang.
+	opt.MaxRetries = 1
+	opt.DialTimeout = 500 * time.Millisecond
+	opt.ReadTimeout = time.Second
+	opt.WriteTimeout = time.Second
 	return redis.NewClient(opt), nil
 }
 

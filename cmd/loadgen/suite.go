@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/db"
+)
+
+// suite runs every scenario against fresh server processes and prints one
+// table, each figure beside its reference measured in the same run.
+func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
+	raiseFileLimit()
+	base, stop, err := startChild(ctx, o.spawn, "serve")
+	if err != nil {
+		return err
+	}
+	o.url = base
+	book, err := bookScenario(ctx, pool, o)
+	if err != nil {
+		stop()
+		return err
+	}
+	tps, err := pgbenchReference(ctx, o.databaseURL, pool, book)
+	if err != nil {
+		stop()
+		return err
+	}
+	pages, trivial, err := pagesScenario(ctx, pool, base)
+	stop()
+	if err != nil {
+		return err
+	}
+	counts := []int{1000, 5000, 10000}
+	streams, err := streamsScenario(ctx, pool, o.spawn, counts, o.changes)
+	if err != nil {
+		return err
+	}
+	bare, err := bareScenario(ctx, counts, o.changes)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("\n%-40s %-44s %-30s\n", "scenario", "measured", "reference (same run)")
+	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("throughput, %d patients", o.patients),
+		fmt.Sprintf("%.1f bookings/s (book p99 %s)", book.perSecond, round(book.p99["book"])),
+		fmt.Sprintf("pgbench %.0f tps (%.1f%%)", tps, 100*book.perSecond/tps))
+	fmt.Printf("%-40s %-44s %-30s\n", "timeslots (cached week)", fmt.Sprintf("%.0f req/s", pages), fmt.Sprintf("/healthz %.0f req/s (%.2f)", trivial, pages/trivial))
+	for i, s := range streams {
+		b := bare[i]
+		fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("fan-out, %d streams", s.streams),
+			fmt.Sprintf("%.1fKB/stream, p50 %s p99 %s all %s", s.bytesPer/1024, round(s.p50), round(s.p99), round(s.all)),
+			fmt.Sprintf("bare %.1fKB, %s/%s/%s", b.bytesPer/1024, round(b.p50), round(b.p99), round(b.all)))
+	}
+	return nil
+}
+
+// pgbenchReference inserts into the same bookings table with pgbench: the
+// database's own rate on this machine.
+func pgbenchReference(ctx context.Context, databaseURL string, pool *pgxpool.Pool, book bookResult) (float64, error) {
+	q := db.New(pool)
+	sps, err := q.SpecialistListByClinic(ctx, book.clinicID)
+	if err != nil || len(sps) == 0 {
+		return 0, fmt.Errorf("pgbench setup: %v", err)
+	}
+	types, err := q.AppointmentTypeListByClinic(ctx, book.clinicID)
+	if err != nil || len(types) == 0 {
+		return 0, fmt.Errorf("pgbench setup: %v", err)
+	}
+	var ids []string
+	for _, sp := range sps {
+		ids = append(ids, "'"+sp.ID.String()+"'::uuid")
+	}
+	script := fmt.Sprintf(`\set slot random(1, 50000000)
+\set sp random(1, %d)
+INSERT INTO bookings (clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, patient_name, patient_email, client_id)
+VALUES ('%s', '%s', (ARRAY[%s])[:sp], timestamptz '2030-01-01 00:00Z' + (:slot * interval '30 minutes'), timestamptz '2030-01-01 00:30Z' + (:slot * interval '30 minutes'), 'Bench', 'b@example.org', 'pgbench')
+ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING;
+`, len(ids), book.clinicID, types[0].ID, strings.Join(ids, ","))
+	f, err := os.CreateTemp("", "pgbench-*.sql")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(script); err != nil {
+		return 0, err
+	}
+	f.Close()
+	out, err := exec.CommandContext(ctx, "pgbench", "-n", "-f", f.Name(), "-c", "8", "-j", "2", "-T", "10", databaseURL).CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("pgbench: %v: %s", err, out)
+	}
+	m := regexp.MustCompile(`tps = ([0-9.]+)`).FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("pgbench printed no tps: %s", out)
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+// pagesScenario loads the cached week of timeslots and a trivial endpoint
+// of the same server with 32 connections for 8 s each.
+func pagesScenario(ctx context.Context, pool *pgxpool.Pool, base string) (pages, trivial float64, err error) {
+	_, typeID, week, err := setupStreamClinic(ctx, pool)
+	if err != nil {
+		return 0, 0, err
+	}
+	t, _ := time.Parse("2006-01-02", week)
+	url := fmt.Sprintf("%s/v1/appointment-types/%s/timeslots?from=%s&to=%s", base, typeID, week, t.AddDate(0, 0, 6).Format("2006-01-02"))
+	if pages, err = hammer(ctx, url, 32, 8*time.Second); err != nil {
+		return 0, 0, err
+	}
+	trivial, err = hammer(ctx, base+"/healthz", 32, 8*time.Second)
+	return pages, trivial, err
+}
+
+// hammer is a small wrk: conns loops of GET for d; requests per second.
+func hammer(ctx context.Context, url string, conns int, d time.Duration) (float64, error) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}}
+	var n, bad atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				res, err := client.Get(url)
+				if err != nil {
+					bad.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					bad.Add(1)
+					continue
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() > 0 {
+		return 0, fmt.Errorf("%s: %d failed requests", url, bad.Load())
+	}
+	return float64(n.Load()) / d.Seconds(), nil
+}
