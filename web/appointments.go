@@ -49,6 +49,7 @@ func (s *Server) book(c echo.Context) error {
 			return http.StatusCreated, b, err
 		},
 	})
+	s.metrics.outcome("booking", err)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,7 @@ func (s *Server) createHold(c echo.Context) error {
 	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: body.ClientID,
 	})
+	s.metrics.outcome("hold", err)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ func (s *Server) requestLogger(next echo.HandlerFunc) echo.HandlerFunc {
 		} else if status >= 400 {
 			level = slog.LevelWarn
 		}
+		s.metrics.observe(req.Method, c.Path(), status, time.Since(start))
 		log.LogAttrs(req.Context(), level, "request",
 			slog.String("method", req.Method),
 			slog.String("path", c.Path()),

@@ -55,10 +55,11 @@ type Deps struct {
 
 // Server is the Echo app and the http.Server around it.
 type Server struct {
-	deps Deps
-	live *liveGrids
-	echo *echo.Echo
-	http *http.Server
+	deps    Deps
+	live    *liveGrids
+	metrics *httpMetrics
+	echo    *echo.Echo
+	http    *http.Server
 }
 
 // New builds the app with every route (see routes.go).
@@ -68,6 +69,7 @@ func New(deps Deps, addr string) *Server {
 	e.HidePort = true
 	s := &Server{deps: deps, echo: e}
 	s.live = newLiveGrids(s)
+	s.metrics = newHTTPMetrics(deps.Registry)
 	e.HTTPErrorHandler = s.handleError
 	// Rate limits key on the peer's address; X-Forwarded-For is written by
 	// clients and is not trusted unless a proxy is configured in front.

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/testkit"
@@ -100,5 +102,30 @@ func TestUnknownRouteUsesTheErrorShape(t *testing.T) {
 	}
 	if res.Header.Get("X-Request-Id") == "" {
 		t.Fatal("every response carries a request id")
+	}
+}
+
+func TestMetricsCountRequestsByRouteAndOutcomes(t *testing.T) {
+	t.Parallel()
+	ts := newServer(t, nil)
+	getJSON(t, ts.URL+"/healthz", nil)
+	res, err := http.Post(ts.URL+"/v1/holds", "application/json", strings.NewReader(`{"appointmentTypeId":"`+uuid.NewString()+`","slotStartDate":"2030-01-07T09:00:00Z","clientId":"m"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	res, err = http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{
+		`clinic_http_request_duration_seconds_count{method="GET",route="/healthz",status="2xx"} 1`,
+		`clinic_outcomes_total{outcome="NOT_FOUND",what="hold"} 1`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }

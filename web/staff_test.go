@@ -86,7 +86,8 @@ func stfNewApp(t testing.TB, o web.Options) *stfApp {
 		o.HoldsPerMinute = 100000
 	}
 	pool, rdb := testkit.DB(t), testkit.Redis(t)
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), o)
+	// Warnings reach the test's log: a failure then shows what the server saw.
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(stfTestLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn})), o)
 	ctx, cancel := context.WithCancel(context.Background())
 	deps.RunBackground(ctx)
 	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
@@ -2216,4 +2217,12 @@ func stfCheckLiveForms(t *testing.T, fragment string) {
 				"submitting it is refused with 403 (hx-headers on the frame only applies to htmx requests)", action)
 		}
 	})
+}
+
+// stfTestLog writes a server's log lines into the test's log.
+type stfTestLog struct{ t testing.TB }
+
+func (w stfTestLog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }

@@ -1,0 +1,53 @@
+package web
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clinic/booking/internal/apperr"
+)
+
+// httpMetrics are the request metrics on /metrics, by route pattern (never
+// the raw path: paths carry ids and manage tokens).
+type httpMetrics struct {
+	duration *prometheus.HistogramVec
+	outcomes *prometheus.CounterVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "clinic_http_request_duration_seconds", Help: "HTTP request latency by route and status class (streams excluded).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"method", "route", "status"}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clinic_outcomes_total", Help: "Holds and bookings by outcome (created, or the error code).",
+		}, []string{"what", "outcome"}),
+	}
+	reg.MustRegister(m.duration, m.outcomes)
+	return m
+}
+
+func (m *httpMetrics) observe(method, route string, status int, d time.Duration) {
+	if m == nil || strings.HasSuffix(route, "/live") || strings.HasSuffix(route, "/stream") {
+		return
+	}
+	m.duration.WithLabelValues(method, route, strconv.Itoa(status/100)+"xx").Observe(d.Seconds())
+}
+
+// outcome counts a hold or booking attempt: "created" or its error code.
+func (m *httpMetrics) outcome(what string, err error) {
+	if m == nil {
+		return
+	}
+	o := "created"
+	if err != nil {
+		if o = apperr.CodeOf(err); o == "" {
+			o = "INTERNAL"
+		}
+	}
+	m.outcomes.WithLabelValues(what, o).Inc()
+}
