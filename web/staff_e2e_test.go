@@ -369,6 +369,7 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 		// misses the live update although the server's view receives the
 		// event. The booking must at least be on the calendar when it is
 		// reloaded; the missed update is reported, not hidden.
+		t.Logf("day section listener registered: %s", stfEval[string](staffer, `(() => { const el = document.querySelector("section#cal-`+bookDayS+`"); const d = el && el["htmx-internal-data"]; return d ? String(!!d.sseEventListener) : "no data" })()`))
 		t.Logf("KNOWN ISSUE: %s after the patient booked, the open staff calendar did not show Ada Lovelace on %s without a reload", wait, bookDayS)
 		staffer.Do(wait, "reload the calendar",
 			chromedp.Reload(),
