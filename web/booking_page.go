@@ -103,7 +103,7 @@ func (s *Server) readPageView(c echo.Context) (pageView, error) {
 			return pageView{}, apperr.Invalidf("week", "week must be a date, YYYY-MM-DD.")
 		}
 	}
-	p.monday = day.AddDays(-((int(day.Weekday()) + 6) % 7))
+	p.monday = day.WeekStart()
 	if v := c.QueryParam("specialist"); v != "" {
 		if p.specialist, err = uuid.Parse(v); err != nil {
 			return pageView{}, apperr.Invalidf("specialist", "specialist must be a specialist's id.")

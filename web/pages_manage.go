@@ -132,7 +132,7 @@ func (s *Server) manageView(c echo.Context) (manageData, pageView, error) {
 			return m, pageView{}, apperr.Invalidf("week", "week must be a date, YYYY-MM-DD.")
 		}
 	}
-	p.monday = day.AddDays(-((int(day.Weekday()) + 6) % 7))
+	p.monday = day.WeekStart()
 	return m, p, nil
 }
 

@@ -28,21 +28,9 @@ func ifMatch(c echo.Context) (int32, error) {
 	}
 	v, ok := parseETag(h)
 	if !ok {
-		return 0, staleAPI()
+		return 0, staff.Stale(nil)
 	}
 	return v, nil
-}
-
-func staleAPI() *apperr.Error {
-	return apperr.New(apperr.PreconditionFailed, "CONCURRENCY_CONFLICT", "This was changed by someone else since you read it. Read it again and retry.")
-}
-
-// apiStale maps the services' stale error to the API's 412.
-func apiStale(err error) error {
-	if isStale(err) {
-		return staleAPI()
-	}
-	return err
 }
 
 type specialistJSON struct {
@@ -115,7 +103,7 @@ func (s *Server) apiSpecialistUpdate(c echo.Context) error {
 	}
 	sp, err := s.deps.Staff.UpdateSpecialist(ctx, u, id, in)
 	if err != nil {
-		return apiStale(err)
+		return err
 	}
 	return s.specialistJSON(c, sp)
 }
@@ -159,7 +147,7 @@ func (s *Server) apiHours(c echo.Context) error {
 	}
 	sp, err := s.deps.Staff.SetWeeklyHours(c.Request().Context(), staffUser(c), id, version, rs)
 	if err != nil {
-		return apiStale(err)
+		return err
 	}
 	return s.specialistJSON(c, sp)
 }

@@ -70,7 +70,7 @@ func (s *Server) readCalView(c echo.Context) (calView, error) {
 		v.days = 1
 		v.from = day
 	} else {
-		v.from = day.AddDays(-((int(day.Weekday()) + 6) % 7))
+		v.from = day.WeekStart()
 	}
 	if sp := c.QueryParam("specialist"); sp != "" {
 		if v.specialist, err = uuid.Parse(sp); err != nil {

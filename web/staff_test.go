@@ -1834,7 +1834,7 @@ func TestStaffPhoneBookingCancelReschedule(t *testing.T) {
 		}
 		before := stfAuditCount(t, app.Pool, c.ID)
 		r := admin.Post("/staff/bookings", stfPhoneForm(c, sp.ID, held.Add(-15*time.Minute), "Overlapping Caller", "o@example.org", "")).Want(http.StatusLocked)
-		if msg := r.Text(`[data-testid="calendar-error"]`); !strings.Contains(msg, "A patient is booking this time online right now") {
+		if msg := r.Text(`[data-testid="calendar-error"]`); !strings.Contains(msg, "Someone is booking this slot right now") {
 			t.Errorf("held: %q", msg)
 		}
 		if n := stfAuditCount(t, app.Pool, c.ID); n != before {

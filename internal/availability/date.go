@@ -103,3 +103,8 @@ func (d Date) unixDays() int64 {
 }
 
 const secondsPerDay = 24 * 60 * 60
+
+// WeekStart is the Monday of d's week.
+func (d Date) WeekStart() Date {
+	return d.AddDays(-((int(d.Weekday()) + 6) % 7))
+}

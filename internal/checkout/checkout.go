@@ -141,7 +141,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 			return holds.Hold{}, unavailable(err)
 		}
 	}
-	return holds.Hold{}, slotHeld(heldFor)
+	return holds.Hold{}, apperr.SlotHeld(heldFor)
 }
 
 // candidates are the specialists free at start and not held by another
@@ -198,18 +198,6 @@ func (s *Service) candidatesIgnoring(ctx context.Context, t db.AppointmentType, 
 		cands = append(cands, assignment.Candidate{ID: id, Priority: res.Priority[id]})
 	}
 	return assignment.Order(t.ID, start, cands), heldFor, nil
-}
-
-func slotHeld(d time.Duration) *apperr.Error {
-	secs := int((d + time.Second - 1) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
-	return &apperr.Error{
-		Kind: apperr.Locked, Code: "SLOT_HELD", RetryAfter: time.Duration(secs) * time.Second,
-		Message: fmt.Sprintf("Someone is booking this slot right now. It frees in %d s if they do not confirm.", secs),
-		Details: map[string]any{"retryAfterSeconds": secs},
-	}
 }
 
 // overlappingHold finds a live hold of another client that blocks the

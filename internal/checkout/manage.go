@@ -78,7 +78,7 @@ func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token
 		return booking.Booking{}, err
 	}
 	if len(cands) == 0 {
-		return booking.Booking{}, slotHeld(heldFor)
+		return booking.Booking{}, apperr.SlotHeld(heldFor)
 	}
 	specialist := cands[0].ID
 	for _, c := range cands {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -440,18 +439,6 @@ func (s *Service) Invalidate(ctx context.Context, clinicID uuid.UUID) {
 		// The entry under the old generation lives at most the cache's TTL.
 		s.logger.Warn("bump timeslot generation", "err", err)
 	}
-}
-
-// Generation is the current generation, for tests and the pages' ETags.
-func (s *Service) Generation(ctx context.Context, clinicID uuid.UUID) (int64, error) {
-	v, err := s.rdb.Get(ctx, GenerationKey(clinicID)).Result()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(v, 10, 64)
 }
 
 // OnBookingChange keeps the cache and the bitmap in step with a committed

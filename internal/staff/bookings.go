@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -47,11 +46,7 @@ func (b *Bookings) BookForPatient(ctx context.Context, u User, typeID, specialis
 		if active, err := b.holds.Active(ctx, u.ClinicID); err == nil {
 			for _, h := range active {
 				if h.SpecialistID == specialistID && h.Start.Before(end) && start.Before(h.End) {
-					secs := int(time.Until(h.ExpiresAt).Seconds()) + 1
-					return booking.Confirmation{}, &apperr.Error{
-						Kind: apperr.Locked, Code: "SLOT_HELD", RetryAfter: time.Duration(secs) * time.Second,
-						Message: fmt.Sprintf("A patient is booking this time online right now. It frees in %d s if they do not confirm.", secs),
-					}
+					return booking.Confirmation{}, apperr.SlotHeld(time.Until(h.ExpiresAt))
 				}
 			}
 		}
