@@ -294,15 +294,13 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return err
 	}
 	p = formSpecialist(c, p)
-	h, err := s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.clientID(c))
-	if err != nil {
+	if _, err := s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.clientID(c)); err != nil {
 		status, panel, ok := problemPanel(p, err, c.FormValue("start"))
 		if !ok {
 			return err
 		}
 		return s.panel(c, p, status, panel)
 	}
-	_ = h
 	return c.NoContent(http.StatusNoContent)
 }
 
