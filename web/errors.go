@@ -3,10 +3,14 @@ package web
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
@@ -72,6 +76,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 }
 
 func toResponse(err error) (int, errorBody) {
+	if storeUnavailable(err) {
+		return http.StatusServiceUnavailable, errorBody{errorDetail{
+			Code: "UNAVAILABLE", Message: "The booking service is briefly unavailable. Please try again in a moment.", Details: map[string]any{},
+		}}
+	}
 	if ae := apperr.As(err); ae != nil {
 		details := ae.Details
 		if details == nil {
@@ -97,6 +106,26 @@ func toResponse(err error) (int, errorBody) {
 		}}
 	}
 	return http.StatusInternalServerError, internalBody()
+}
+
+// storeUnavailable reports whether err means PostgreSQL could not be reached
+// or went away mid-request (a restart, a failover, a dropped connection):
+// the request can be retried, so it is a 503, not an internal error.
+func storeUnavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// 08: connection exception; 57P01-03: admin shutdown, crash
+		// shutdown, cannot connect now (starting up or shutting down).
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne) ||
+		pgconn.SafeToRetry(err) || pgconn.Timeout(err)
 }
 
 func internalBody() errorBody {
