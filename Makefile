@@ -48,6 +48,23 @@ bench: build
 	@go build -o bin/loadgen ./cmd/loadgen
 	@$(WITH_SERVICES) ./bin/loadgen -mode suite -patients 8 -duration 15s
 
+## faults: the fault tests under longer load (PostgreSQL restarted, an instance killed, SIGTERM, Redis stopped)
+.PHONY: faults
+faults: static
+	@set -o pipefail; $(WITH_SERVICES) FAULTS_LONG=1 $(GO) test -race -count=1 -v -run 'TestPostgresRestarted|TestKilledInstance|TestSIGTERM|TestRedisStopped' ./internal/faults/ ./web/ \
+		| grep -E '^(=== RUN|--- |PASS|FAIL|ok )|: [0-9]+ requests|took|exited|answered'
+
+## fuzz: run every fuzz target for FUZZTIME each (default 30s); make test runs only their seeds
+FUZZTIME ?= 30s
+.PHONY: fuzz
+fuzz: static
+	@$(WITH_SERVICES) for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$f ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
 ## generate: regenerate sqlc queries and templ views
 .PHONY: generate
 generate:
