@@ -88,3 +88,19 @@ SELECT b.id, b.slot_start, b.slot_end, b.patient_name, t.name AS type_name
 FROM bookings b JOIN appointment_types t ON t.id = b.appointment_type_id
 WHERE b.specialist_id = @specialist_id AND b.clinic_id = @clinic_id AND b.status = 'confirmed' AND b.slot_start >= now()
 ORDER BY b.slot_start;
+
+-- name: BookingTargetGet :one
+-- What the gate checks before an insert, in one round trip: the type, and
+-- whether the specialist exists at the type's clinic, is active and
+-- performs it.
+SELECT sqlc.embed(appointment_types),
+       (s.id IS NOT NULL)::boolean AS specialist_found,
+       COALESCE(s.clinic_id = appointment_types.clinic_id, false)::boolean AS same_clinic,
+       COALESCE(s.active, false)::boolean AS specialist_active,
+       EXISTS (
+           SELECT 1 FROM appointment_type_specialists ats
+           WHERE ats.appointment_type_id = appointment_types.id AND ats.specialist_id = @specialist_id
+       )::boolean AS performs
+FROM appointment_types
+LEFT JOIN specialists s ON s.id = @specialist_id
+WHERE appointment_types.id = @appointment_type_id;

@@ -49,7 +49,7 @@ func (s *Server) book(c echo.Context) error {
 			return http.StatusCreated, b, err
 		},
 	})
-	s.metrics.outcome("booking", err)
+	s.metrics.outcome(c.Request().Context(), "booking", err)
 	if err != nil {
 		return err
 	}
@@ -117,6 +117,9 @@ type rescheduleBody struct {
 
 // rescheduleAppointment answers PATCH /v1/appointments/:id; If-Match is required.
 func (s *Server) rescheduleAppointment(c echo.Context) error {
+	if err := overLimit(c, s.deps.MoveLimiter, "moves"); err != nil {
+		return err
+	}
 	id, err := uuidParam(c.Param("id"), "id")
 	if err != nil {
 		return err

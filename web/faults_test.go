@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,9 +12,11 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/booking"
@@ -68,6 +71,88 @@ func (r *faultRedis) stop() {
 	}
 }
 
+// faultLoad is patients holding and booking in a loop until stop: it
+// collects every status and the id of every booking answered 201.
+type faultLoad struct {
+	cancel   context.CancelFunc
+	done     chan struct{}
+	mu       sync.Mutex
+	booked   []string
+	statuses map[int]int
+}
+
+func startFaultLoad(t *testing.T, base string, typeID uuid.UUID, from time.Time, loc *time.Location) *faultLoad {
+	ctx, cancel := context.WithCancel(t.Context())
+	l := &faultLoad{cancel: cancel, done: make(chan struct{}), statuses: map[int]int{}}
+	client := &http.Client{Timeout: 10 * time.Second}
+	post := func(path, body string) (int, []byte) {
+		res, err := client.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			return 0, nil
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	var wg sync.WaitGroup
+	for p := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				// The patients take turns through the slots of four weeks
+				// (weekdays, 09:00-17:00), then start over (all taken by then).
+				k := (i*4 + p) % (28 * 16)
+				day := from.AddDate(0, 0, k/16)
+				start := time.Date(day.Year(), day.Month(), day.Day(), 9, 0, 0, 0, loc).Add(time.Duration(k%16) * 30 * time.Minute)
+				if wd := start.Weekday(); wd == time.Saturday || wd == time.Sunday {
+					continue
+				}
+				time.Sleep(10 * time.Millisecond)
+				client := fmt.Sprintf("load-%d-%d", p, i)
+				st, b := post("/v1/holds", fmt.Sprintf(`{"appointmentTypeId":%q,"slotStartDate":%q,"clientId":%q}`,
+					typeID, start.UTC().Format(time.RFC3339), client))
+				if st == 201 {
+					var h struct {
+						HoldID string `json:"holdId"`
+					}
+					_ = json.Unmarshal(b, &h)
+					st, b = post("/v1/appointment-types/"+typeID.String()+"/book",
+						fmt.Sprintf(`{"holdId":%q,"clientId":%q,"patient":{"name":"Load","email":"l@example.org"}}`, h.HoldID, client))
+				}
+				l.mu.Lock()
+				l.statuses[st]++
+				if st == 201 {
+					var a struct {
+						Appointment struct {
+							ID string `json:"id"`
+						} `json:"appointment"`
+					}
+					if json.Unmarshal(b, &a) == nil && a.Appointment.ID != "" {
+						l.booked = append(l.booked, a.Appointment.ID)
+					}
+				}
+				l.mu.Unlock()
+				if st == 503 {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(l.done) }()
+	t.Cleanup(func() { cancel(); <-l.done })
+	return l
+}
+
+// stop ends the load and returns what it saw.
+func (l *faultLoad) stop() ([]string, map[int]int) {
+	l.cancel()
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.booked, l.statuses
+}
+
 // With Redis stopped mid-run nothing booked is lost or doubled: holds
 // answer 503 with a clear message, timeslots come from PostgreSQL, staff
 // bookings go straight to the database gate; when Redis is back, streams
@@ -91,6 +176,9 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 		return fmt.Sprintf(`{"appointmentTypeId":%q,"slotStartDate":%q,"clientId":%q}`, typeID, start.UTC().Format(time.RFC3339), client)
 	}
 	confirmed := 0
+
+	// Patients keep booking through the whole run, across the outage.
+	load := startFaultLoad(t, ts.URL, typeID, monday.AddDate(0, 0, 7), loc)
 
 	// Up: a normal booking.
 	if st, b := instPost(t, ts.URL+"/v1/holds", holdBody(monday, "before"), nil); st != 201 {
@@ -194,7 +282,26 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 		t.Fatalf("hold after Redis came back: %d %s", st, b)
 	}
 
-	// Nothing lost or doubled.
+	// Nothing lost or doubled: the load's bookings are all there too.
+	booked, statuses := load.stop()
+	t.Logf("load across the outage: %v", statuses)
+	for st := range statuses {
+		switch st {
+		case 201, 409, 410, 423, 429, 503:
+		default:
+			t.Errorf("the load got status %d (%d times); want only 201, 409, 410, 423, 429 or 503", st, statuses[st])
+		}
+	}
+	if statuses[503] == 0 {
+		t.Error("the load never saw Redis down (no 503)")
+	}
+	for _, id := range booked {
+		var status string
+		if err := pool.QueryRow(t.Context(), `SELECT status FROM bookings WHERE id = $1`, id).Scan(&status); err != nil || status != "confirmed" {
+			t.Errorf("booking %s answered 201 is %q in the database (%v)", id, status, err)
+		}
+	}
+	confirmed += len(booked)
 	var rows, overlaps int
 	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND status = 'confirmed'`, c.ID).Scan(&rows); err != nil {
 		t.Fatal(err)

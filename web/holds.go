@@ -39,6 +39,11 @@ type createHoldBody struct {
 
 // createHold answers POST /v1/holds.
 func (s *Server) createHold(c echo.Context) error {
+	if l := s.deps.APIHoldLimiter; l != nil {
+		if err := overLimit(c, l, "holds"); err != nil {
+			return err
+		}
+	}
 	var body createHoldBody
 	if err := bindJSON(c, &body); err != nil {
 		return err
@@ -60,7 +65,7 @@ func (s *Server) createHold(c echo.Context) error {
 	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: body.ClientID,
 	})
-	s.metrics.outcome("hold", err)
+	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/platform/postgres"
 )
 
 // httpMetrics are the request metrics on /metrics, by route pattern (never
@@ -15,6 +17,7 @@ import (
 type httpMetrics struct {
 	duration *prometheus.HistogramVec
 	outcomes *prometheus.CounterVec
+	noDB     *prometheus.CounterVec
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -26,8 +29,12 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "clinic_outcomes_total", Help: "Holds and bookings by outcome (created, or the error code).",
 		}, []string{"what", "outcome"}),
+		noDB: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clinic_outcomes_without_db_total",
+			Help: "Holds and bookings answered without a PostgreSQL round trip (a hot slot's losers, refused by the hold and the bitmap), by outcome.",
+		}, []string{"what", "outcome"}),
 	}
-	reg.MustRegister(m.duration, m.outcomes)
+	reg.MustRegister(m.duration, m.outcomes, m.noDB)
 	return m
 }
 
@@ -38,8 +45,9 @@ func (m *httpMetrics) observe(method, route string, status int, d time.Duration)
 	m.duration.WithLabelValues(method, route, strconv.Itoa(status/100)+"xx").Observe(d.Seconds())
 }
 
-// outcome counts a hold or booking attempt: "created" or its error code.
-func (m *httpMetrics) outcome(what string, err error) {
+// outcome counts a hold or booking attempt: "created" or its error code,
+// and whether it was answered without a database round trip.
+func (m *httpMetrics) outcome(ctx context.Context, what string, err error) {
 	if m == nil {
 		return
 	}
@@ -50,4 +58,7 @@ func (m *httpMetrics) outcome(what string, err error) {
 		}
 	}
 	m.outcomes.WithLabelValues(what, o).Inc()
+	if postgres.QueriesIn(ctx) == 0 {
+		m.noDB.WithLabelValues(what, o).Inc()
+	}
 }

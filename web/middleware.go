@@ -5,10 +5,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/platform/postgres"
+	"github.com/clinic/booking/internal/ratelimit"
 )
 
 type loggerKey struct{}
@@ -22,7 +29,7 @@ func (s *Server) requestLogger(next echo.HandlerFunc) echo.HandlerFunc {
 		id := c.Response().Header().Get(echo.HeaderXRequestID)
 		log := s.deps.Logger.With("request_id", id)
 		req := c.Request()
-		c.SetRequest(req.WithContext(context.WithValue(req.Context(), loggerKey{}, log)))
+		c.SetRequest(req.WithContext(postgres.CountQueries(context.WithValue(req.Context(), loggerKey{}, log))))
 		err := next(c)
 		if err != nil {
 			// Let the error handler write the response now, so the status logged is the real one.
@@ -69,3 +76,76 @@ func loggerFrom(c echo.Context) *slog.Logger {
 	}
 	return slog.Default()
 }
+
+// overLimit counts one request of the peer's address against l. Over the
+// limit it returns a 429 RATE_LIMITED error that names the limit; its
+// RetryAfter becomes the Retry-After header (handleError, or
+// setRetryAfter where a page answers with a panel instead).
+func overLimit(c echo.Context, l *ratelimit.Limiter, what string) error {
+	ok, wait := l.Allow(c.Request().Context(), c.RealIP())
+	if ok {
+		return nil
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	return &apperr.Error{
+		Kind: apperr.TooMany, Code: "RATE_LIMITED", RetryAfter: time.Duration(secs) * time.Second,
+		Message: fmt.Sprintf("Too many %s from this connection: at most %d per %s. Please try again in %d seconds.",
+			what, l.Limit(), humanWindow(l.Window()), secs),
+		Details: map[string]any{"limit": l.Limit(), "windowSeconds": int(l.Window().Seconds()), "retryAfterSeconds": secs},
+	}
+}
+
+func humanWindow(d time.Duration) string {
+	if d == time.Minute {
+		return "minute"
+	}
+	return d.String()
+}
+
+// setRetryAfter sets Retry-After from an error that carries one.
+func setRetryAfter(c echo.Context, err error) {
+	if ae := apperr.As(err); ae != nil && ae.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", fmt.Sprint(int((ae.RetryAfter+time.Second-1)/time.Second)))
+	}
+}
+
+// textOnly refuses a request whose path, query or form carries a NUL or
+// bytes that are not UTF-8, with 400: no browser sends them, they can name
+// nothing here, and PostgreSQL refuses such text with an error that would
+// otherwise be a 500.
+func textOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if !plainText(req.URL.Path) {
+			return apperr.Invalidf("path", "The address holds characters that are not allowed.")
+		}
+		if err := plainValues(req.URL.Query()); err != nil {
+			return err
+		}
+		// The pages' forms; the API reads JSON, whatever the Content-Type
+		// says (curl -d sends JSON as a form), so its body is left unread.
+		if !strings.HasPrefix(req.URL.Path, "/v1/") && strings.HasPrefix(req.Header.Get(echo.HeaderContentType), echo.MIMEApplicationForm) {
+			_ = req.ParseForm() // what does not parse, the handler does not see either
+			if err := plainValues(req.PostForm); err != nil {
+				return err
+			}
+		}
+		return next(c)
+	}
+}
+
+func plainValues(vs url.Values) error {
+	for name, v := range vs {
+		if !plainText(name) {
+			return apperr.Invalidf("", "A field name holds characters that are not allowed.")
+		}
+		for _, s := range v {
+			if !plainText(s) {
+				return apperr.Invalidf(name, "%s holds characters that are not allowed.", name)
+			}
+		}
+	}
+	return nil
+}
+
+func plainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }

@@ -151,6 +151,11 @@ func (s *Server) manageReschedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := overLimit(c, s.deps.MoveLimiter, "moves"); err != nil {
+		setRetryAfter(c, err)
+		status, panel, _ := problemPanel(p, err, "")
+		return s.panel(c, p, status, panel)
+	}
 	start, err := parseTime("start", c.FormValue("start"))
 	if err != nil {
 		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: "Please pick a time from the week."})

@@ -273,7 +273,7 @@ func (s *Server) holdSlot(c echo.Context) error {
 	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.clientID(c),
 	})
-	s.metrics.outcome("hold", err)
+	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		if status, panel, ok := problemPanel(p, err, startStr); ok {
 			if ae := apperr.As(err); ae != nil && ae.RetryAfter > 0 {
@@ -334,7 +334,7 @@ func (s *Server) confirm(c echo.Context) error {
 		AppointmentTypeID: p.typeID, HoldID: holdID, ClientID: clientID,
 		Patient: booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
 	})
-	s.metrics.outcome("booking", err)
+	s.metrics.outcome(c.Request().Context(), "booking", err)
 	if err != nil {
 		ae := apperr.As(err)
 		if ae != nil && ae.Kind == apperr.Invalid && strings.HasPrefix(ae.Field(), "patient.") {

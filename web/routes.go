@@ -15,6 +15,7 @@ func (s *Server) routes() {
 	e.Use(securityHeaders)
 	// Forms and JSON are small; anything bigger is refused before it is read.
 	e.Use(middleware.BodyLimit("256K"))
+	e.Use(textOnly)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)

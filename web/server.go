@@ -3,9 +3,11 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -42,7 +44,9 @@ type Deps struct {
 	LoginIPLimiter      *ratelimit.Limiter
 	LoginAccountLimiter *ratelimit.Limiter
 	Sessions            *scs.SessionManager
-	HoldLimiter         *ratelimit.Limiter
+	HoldLimiter         *ratelimit.Limiter // holds on the pages, per IP
+	MoveLimiter         *ratelimit.Limiter // moves by manage link per IP, pages and API
+	APIHoldLimiter      *ratelimit.Limiter // POST /v1/holds per IP; nil: not limited
 	Grid                *grid.Service
 	Assets              *Assets
 	Hub                 *events.Hub
@@ -51,6 +55,8 @@ type Deps struct {
 
 	warnHeap    uint64
 	warnStreams int
+
+	readHeaderTimeout, readTimeout, writeTimeout time.Duration
 }
 
 // Server is the Echo app and the http.Server around it.
@@ -78,10 +84,12 @@ func New(deps Deps, addr string) *Server {
 	s.http = &http.Server{
 		Addr:              addr,
 		Handler:           e,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		// Streams clear their own write deadline; everything else must answer in time.
-		WriteTimeout: 30 * time.Second,
+		ReadHeaderTimeout: cmp.Or(deps.readHeaderTimeout, 5*time.Second),
+		ReadTimeout:       cmp.Or(deps.readTimeout, 15*time.Second),
+		// Streams set their own write deadlines (net/http lifts the read
+		// deadline once a request is read); everything else must answer in
+		// time.
+		WriteTimeout: cmp.Or(deps.writeTimeout, 30*time.Second),
 		IdleTimeout:  120 * time.Second,
 		ErrorLog:     slog.NewLogLogger(deps.Logger.Handler(), slog.LevelWarn),
 	}
@@ -90,6 +98,11 @@ func New(deps Deps, addr string) *Server {
 
 // Handler is the app as an http.Handler, for httptest servers.
 func (s *Server) Handler() http.Handler { return s.echo }
+
+// Serve serves the configured http.Server, its timeouts included, on ln
+// until ln is closed; tests use it to run the real server on a listener of
+// their own. It returns the error http.Server.Serve returns.
+func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
 
 // ListenAndServe serves until ctx is cancelled, then shuts down gracefully,
 // waiting at most shutdownTimeout for requests in flight.

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -412,6 +413,10 @@ func (s *Server) auditPage(c echo.Context) error {
 	f.Page, _ = strconv.Atoi(c.QueryParam("page"))
 	if f.Page < 1 {
 		f.Page = 1
+	}
+	if last := math.MaxInt32 / staff.AuditPageSize; f.Page > last {
+		// The row offset must fit the query's int32.
+		return apperr.Invalidf("page", "page must be a number from 1 to %d.", last)
 	}
 	rows, err := s.deps.Staff.Audit(ctx, u, f)
 	if err != nil {

@@ -35,6 +35,17 @@ type Options struct {
 	LoginsPerMinute  int // sign-in attempts per account; per IP four times that; 0: 5
 	WarnHeapMB       int // 0: 500
 	WarnStreams      int // 0: 20000
+	MovesPerMinute   int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
+	// POST /v1/holds per IP; 0: not limited (only MaxHoldsPerClient and
+	// the cooldown then, both per client id, which an API client chooses).
+	// The server sets it (API_HOLDS_PER_MINUTE, 120 by default); tests that
+	// are not about it leave it off, since they all share 127.0.0.1.
+	APIHoldsPerMinute int
+
+	// The http.Server's timeouts (tests shorten them).
+	ReadHeaderTimeout time.Duration // 0: 5 s
+	ReadTimeout       time.Duration // 0: 15 s
+	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
 }
 
 // Wire builds every service and connects the observers: each committed
@@ -53,12 +64,20 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	bookings.Observe(co.OnBookingChange)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerPoolMetrics(reg, pool, rdb, holdStore)
 	metrics := events.NewMetrics(reg)
 	if o.HoldsPerMinute <= 0 {
 		o.HoldsPerMinute = 30
 	}
 	if o.LoginsPerMinute <= 0 {
 		o.LoginsPerMinute = 5
+	}
+	if o.MovesPerMinute <= 0 {
+		o.MovesPerMinute = 60
+	}
+	var apiHoldLimiter *ratelimit.Limiter
+	if o.APIHoldsPerMinute > 0 {
+		apiHoldLimiter = ratelimit.New(rdb, "api-hold-ip", o.APIHoldsPerMinute, time.Minute, logger)
 	}
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
@@ -72,11 +91,16 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	return Deps{
 		warnHeap:            uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams:         cmp.Or(o.WarnStreams, 20000),
+		readHeaderTimeout:   o.ReadHeaderTimeout,
+		readTimeout:         o.ReadTimeout,
+		writeTimeout:        o.WriteTimeout,
 		Staff:               staffSvc,
 		StaffBookings:       staff.NewBookings(staffSvc, bookings, holdStore),
 		LoginIPLimiter:      ratelimit.New(rdb, "login-ip", 4*o.LoginsPerMinute, time.Minute, logger),
 		LoginAccountLimiter: ratelimit.New(rdb, "login-account", o.LoginsPerMinute, time.Minute, logger),
 		HoldLimiter:         ratelimit.New(rdb, "hold-ip", o.HoldsPerMinute, time.Minute, logger),
+		MoveLimiter:         ratelimit.New(rdb, "move-ip", o.MovesPerMinute, time.Minute, logger),
+		APIHoldLimiter:      apiHoldLimiter,
 		Sessions:            newSessions(pool, o.SecureCookies),
 		Grid:                grid.New(slotSvc, holdStore),
 		Assets:              NewAssets(),

@@ -98,6 +98,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		SecureCookies:    cfg.SecureCookies,
 		WarnHeapMB:       cfg.WarnHeapMB,
 		WarnStreams:      cfg.WarnStreams,
+
+		HoldsPerMinute:    cfg.HoldsPerMinute,
+		APIHoldsPerMinute: cfg.APIHoldsPerMinute,
+		MovesPerMinute:    cfg.MovesPerMinute,
+		LoginsPerMinute:   cfg.LoginsPerMinute,
 	})
 	deps.RunBackground(ctx)
 	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {

@@ -57,6 +57,7 @@ type options struct {
 	changes     int
 	bareServe   string
 	spawn       string
+	attempts    int
 }
 
 func run(ctx context.Context, args []string) error {
@@ -67,7 +68,8 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
 	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
-	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), streams (fan-out to live grids) or suite (everything, with references)")
+	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint) or suite (everything, with references)")
+	fs.IntVar(&o.attempts, "attempts", 1000, "-mode hot: concurrent attempts on the one slot")
 	fs.StringVar(&o.streams, "streams", "1000,5000,10000", "stream counts for -mode streams")
 	fs.IntVar(&o.changes, "changes", 10, "slot changes per stream count")
 	fs.StringVar(&o.bareServe, "bare-serve", "", "internal: run the bare SSE broadcaster on this address")
@@ -103,8 +105,22 @@ func run(ctx context.Context, args []string) error {
 		printStreams(rows)
 		return err
 	}
-	if o.mode == "suite" {
+	switch o.mode {
+	case "suite":
 		return suite(ctx, pool, o)
+	case "hot":
+		raiseFileLimit()
+		_, err = hotScenario(ctx, pool, strings.TrimRight(o.url, "/"), o.attempts)
+		return err
+	case "pages":
+		p, err := pagesScenario(ctx, pool, strings.TrimRight(o.url, "/"))
+		if err == nil {
+			fmt.Printf("grid page %.0f req/s, timeslots %.0f req/s, /healthz %.0f req/s\n", p.grid, p.timeslots, p.trivial)
+		}
+		return err
+	case "book":
+	default:
+		return fmt.Errorf("-mode %q: want book, hot, streams, pages or suite", o.mode)
 	}
 	_, err = bookScenario(ctx, pool, o)
 	return err
@@ -129,11 +145,7 @@ func bookScenario(ctx context.Context, pool *pgxpool.Pool, o options) (bookResul
 	r := &runner{
 		base:   strings.TrimRight(o.url, "/"),
 		typeID: typeID,
-		client: &http.Client{
-			Timeout:   10 * time.Second,
-			Transport: &http.Transport{MaxIdleConnsPerHost: o.patients * 2, MaxConnsPerHost: o.patients * 2},
-		},
-		stats: map[string]*latencies{},
+		stats:  map[string]*latencies{},
 	}
 	runCtx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -217,7 +229,6 @@ func (l *latencies) pct(p float64) time.Duration {
 type runner struct {
 	base      string
 	typeID    uuid.UUID
-	client    *http.Client
 	mu        sync.Mutex
 	stats     map[string]*latencies
 	confirmed atomic.Int64
@@ -238,7 +249,7 @@ func (r *runner) stat(step string) *latencies {
 
 // call does one request and records its latency under step; it returns the
 // status and the decoded body.
-func (r *runner) call(ctx context.Context, step, method, path string, body any, headers map[string]string, into any) (int, error) {
+func (r *runner) call(ctx context.Context, client *http.Client, step, method, path string, body any, headers map[string]string, into any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -253,7 +264,7 @@ func (r *runner) call(ctx context.Context, step, method, path string, body any, 
 		req.Header.Set(k, v)
 	}
 	start := time.Now()
-	res, err := r.client.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -276,14 +287,18 @@ func (r *runner) patient(run context.Context, rng *rand.Rand) {
 	}
 }
 
+// attempt is one patient's visit, from an address of its own (see
+// patientTransport).
 func (r *runner) attempt(ctx context.Context, rng *rand.Rand) error {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: patientTransport(r.base, 1)}
+	defer client.CloseIdleConnections()
 	day := time.Now().AddDate(0, 0, 1+rng.IntN(58)).Format("2006-01-02")
 	var slots struct {
 		Timeslots []struct {
 			Start string `json:"start"`
 		} `json:"timeslots"`
 	}
-	st, err := r.call(ctx, "timeslots", http.MethodGet, "/v1/appointment-types/"+r.typeID.String()+"/timeslots?from="+day+"&to="+day, nil, nil, &slots)
+	st, err := r.call(ctx, client, "timeslots", http.MethodGet, "/v1/appointment-types/"+r.typeID.String()+"/timeslots?from="+day+"&to="+day, nil, nil, &slots)
 	if err != nil || st != 200 {
 		return errStatus(err, st)
 	}
@@ -291,12 +306,12 @@ func (r *runner) attempt(ctx context.Context, rng *rand.Rand) error {
 		return nil
 	}
 	start := slots.Timeslots[rng.IntN(len(slots.Timeslots))].Start
-	client := uuid.NewString()
+	patient := uuid.NewString()
 	var hold struct {
 		HoldID string `json:"holdId"`
 	}
-	st, err = r.call(ctx, "hold", http.MethodPost, "/v1/holds", map[string]string{
-		"appointmentTypeId": r.typeID.String(), "slotStartDate": start, "clientId": client,
+	st, err = r.call(ctx, client, "hold", http.MethodPost, "/v1/holds", map[string]string{
+		"appointmentTypeId": r.typeID.String(), "slotStartDate": start, "clientId": patient,
 	}, nil, &hold)
 	if err != nil {
 		return err
@@ -308,12 +323,12 @@ func (r *runner) attempt(ctx context.Context, rng *rand.Rand) error {
 	if st != 201 {
 		return errStatus(nil, st)
 	}
-	st, err = r.call(ctx, "heartbeat", http.MethodPatch, "/v1/holds", map[string]string{"holdId": hold.HoldID, "clientId": client}, nil, nil)
+	st, err = r.call(ctx, client, "heartbeat", http.MethodPatch, "/v1/holds", map[string]string{"holdId": hold.HoldID, "clientId": patient}, nil, nil)
 	if err != nil || st != 200 {
 		return errStatus(err, st)
 	}
-	st, err = r.call(ctx, "book", http.MethodPost, "/v1/appointment-types/"+r.typeID.String()+"/book", map[string]any{
-		"holdId": hold.HoldID, "clientId": client,
+	st, err = r.call(ctx, client, "book", http.MethodPost, "/v1/appointment-types/"+r.typeID.String()+"/book", map[string]any{
+		"holdId": hold.HoldID, "clientId": patient,
 		"patient": map[string]string{"name": "Load Patient", "email": "load@example.org", "phone": "+49 30 1234567"},
 	}, map[string]string{"Idempotency-Key": uuid.NewString()}, nil)
 	if err != nil {

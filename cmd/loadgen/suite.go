@@ -38,7 +38,16 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 		stop()
 		return err
 	}
-	pages, trivial, err := pagesScenario(ctx, pool, base)
+	pages, err := pagesScenario(ctx, pool, base)
+	stop()
+	if err != nil {
+		return err
+	}
+	base, stop, err = startChild(ctx, o.spawn, "serve")
+	if err != nil {
+		return err
+	}
+	hot, err := hotScenario(ctx, pool, base, o.attempts)
 	stop()
 	if err != nil {
 		return err
@@ -57,7 +66,11 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("throughput, %d patients", o.patients),
 		fmt.Sprintf("%.1f bookings/s (book p99 %s)", book.perSecond, round(book.p99["book"])),
 		fmt.Sprintf("pgbench %.0f tps (%.1f%%)", tps, 100*book.perSecond/tps))
-	fmt.Printf("%-40s %-44s %-30s\n", "timeslots (cached week)", fmt.Sprintf("%.0f req/s", pages), fmt.Sprintf("/healthz %.0f req/s (%.2f)", trivial, pages/trivial))
+	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("hot slot, %d attempts", hot.attempts),
+		fmt.Sprintf("%d booked, %.1f%% of losers without PG", hot.confirmed, 100*hot.noDB/float64(max(hot.losers, 1))),
+		fmt.Sprintf("attempt p50 %s p99 %s", round(hot.p50), round(hot.p99)))
+	fmt.Printf("%-40s %-44s %-30s\n", "grid page (week)", fmt.Sprintf("%.0f req/s", pages.grid), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.grid/pages.trivial))
+	fmt.Printf("%-40s %-44s %-30s\n", "timeslots (cached week)", fmt.Sprintf("%.0f req/s", pages.timeslots), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.timeslots/pages.trivial))
 	for i, s := range streams {
 		b := bare[i]
 		fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("fan-out, %d streams", s.streams),
@@ -109,20 +122,27 @@ ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING;
 	return strconv.ParseFloat(string(m[1]), 64)
 }
 
-// pagesScenario loads the cached week of timeslots and a trivial endpoint
-// of the same server with 32 connections for 8 s each.
-func pagesScenario(ctx context.Context, pool *pgxpool.Pool, base string) (pages, trivial float64, err error) {
-	_, typeID, week, err := setupStreamClinic(ctx, pool)
+// pagesResult is requests per second of the week's grid page, the cached
+// week of timeslots, and a trivial endpoint of the same server.
+type pagesResult struct{ grid, timeslots, trivial float64 }
+
+// pagesScenario loads each with 32 connections for 8 s.
+func pagesScenario(ctx context.Context, pool *pgxpool.Pool, base string) (pagesResult, error) {
+	slug, typeID, week, err := setupStreamClinic(ctx, pool)
 	if err != nil {
-		return 0, 0, err
+		return pagesResult{}, err
 	}
+	var r pagesResult
 	t, _ := time.Parse("2006-01-02", week)
 	url := fmt.Sprintf("%s/v1/appointment-types/%s/timeslots?from=%s&to=%s", base, typeID, week, t.AddDate(0, 0, 6).Format("2006-01-02"))
-	if pages, err = hammer(ctx, url, 32, 8*time.Second); err != nil {
-		return 0, 0, err
+	if r.timeslots, err = hammer(ctx, url, 32, 8*time.Second); err != nil {
+		return r, err
 	}
-	trivial, err = hammer(ctx, base+"/healthz", 32, 8*time.Second)
-	return pages, trivial, err
+	if r.grid, err = hammer(ctx, fmt.Sprintf("%s/c/%s/book/%s?week=%s", base, slug, typeID, week), 32, 8*time.Second); err != nil {
+		return r, err
+	}
+	r.trivial, err = hammer(ctx, base+"/healthz", 32, 8*time.Second)
+	return r, err
 }
 
 // hammer is a small wrk: conns loops of GET for d; requests per second.

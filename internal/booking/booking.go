@@ -121,11 +121,10 @@ type BookRequest struct {
 	Actor             string // who is booking, for the audit row: "patient", "staff:<id>"
 	// ClinicID, when set, scopes the request to one clinic (a staff member's).
 	ClinicID uuid.UUID
-	// Before runs first inside the booking's transaction, InTx after the
-	// insert and its audit row; an error from either rolls everything back.
-	// The idempotency record uses them.
-	Before func(ctx context.Context, tx pgx.Tx) error
-	InTx   func(ctx context.Context, tx pgx.Tx, c Confirmation) error
+	// InTx runs inside the booking's transaction after the insert and its
+	// audit row; an error rolls everything back. The idempotency record
+	// uses it.
+	InTx func(ctx context.Context, tx pgx.Tx, c Confirmation) error
 }
 
 // Confirmation is a booking just made, with the private token of its manage
@@ -148,11 +147,6 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 	var b Booking
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
-		if req.Before != nil {
-			if err := req.Before(ctx, tx); err != nil {
-				return err
-			}
-		}
 		params, err := validate(ctx, q, req)
 		if err != nil {
 			return err
@@ -194,33 +188,22 @@ func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingIn
 	if req.AppointmentTypeID == uuid.Nil {
 		return db.BookingInsertParams{}, apperr.Invalidf("appointmentTypeId", "appointmentTypeId is required")
 	}
-	at, err := q.AppointmentTypeGet(ctx, req.AppointmentTypeID)
+	row, err := q.BookingTargetGet(ctx, db.BookingTargetGetParams{AppointmentTypeID: req.AppointmentTypeID, SpecialistID: req.SpecialistID})
+	at := row.AppointmentType
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && req.ClinicID != uuid.Nil && at.ClinicID != req.ClinicID) {
 		return db.BookingInsertParams{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type.")
 	}
 	if err != nil {
-		return db.BookingInsertParams{}, fmt.Errorf("load appointment type: %w", err)
+		return db.BookingInsertParams{}, fmt.Errorf("load appointment type and specialist: %w", err)
 	}
-	if req.SpecialistID == uuid.Nil {
+	switch {
+	case req.SpecialistID == uuid.Nil:
 		return db.BookingInsertParams{}, apperr.Invalidf("specialistId", "specialistId is required")
-	}
-	sp, err := q.SpecialistGet(ctx, req.SpecialistID)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && sp.ClinicID != at.ClinicID) {
+	case !row.SpecialistFound || !row.SameClinic:
 		return db.BookingInsertParams{}, apperr.Invalidf("specialistId", "No such specialist at this clinic.")
-	}
-	if err != nil {
-		return db.BookingInsertParams{}, fmt.Errorf("load specialist: %w", err)
-	}
-	if !sp.Active {
+	case !row.SpecialistActive:
 		return db.BookingInsertParams{}, apperr.Invalidf("specialistId", "This specialist is not taking bookings.")
-	}
-	performs, err := q.AppointmentTypeSpecialistExists(ctx, db.AppointmentTypeSpecialistExistsParams{
-		AppointmentTypeID: at.ID, SpecialistID: sp.ID,
-	})
-	if err != nil {
-		return db.BookingInsertParams{}, fmt.Errorf("check specialist performs type: %w", err)
-	}
-	if !performs {
+	case !row.Performs:
 		return db.BookingInsertParams{}, apperr.Invalidf("specialistId", "This specialist does not perform %s.", at.Name)
 	}
 
@@ -247,7 +230,7 @@ func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingIn
 	return db.BookingInsertParams{
 		ClinicID:          at.ClinicID,
 		AppointmentTypeID: at.ID,
-		SpecialistID:      sp.ID,
+		SpecialistID:      req.SpecialistID,
 		SlotStart:         start,
 		SlotEnd:           end,
 		PatientName:       p.Name,

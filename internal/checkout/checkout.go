@@ -90,14 +90,13 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		return holds.Hold{}, apperr.Invalidf("slotStartDate", "slotStartDate is required (RFC 3339, e.g. 2026-03-15T09:00:00Z).")
 	}
 	start := req.Start.UTC()
-	row, err := db.New(s.pool).AppointmentTypeGetWithClinic(ctx, req.AppointmentTypeID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return holds.Hold{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type.")
-	}
+	// The type comes with the day's slots (cached, generation-checked), so
+	// a hold usually costs no database round trip at all.
+	res, err := s.daySlots(ctx, req.AppointmentTypeID, req.SpecialistID, start, nil)
 	if err != nil {
-		return holds.Hold{}, fmt.Errorf("load appointment type: %w", err)
+		return holds.Hold{}, err
 	}
-	t := row.AppointmentType
+	t := res.Row
 
 	// Cooldown fails open: a Redis hiccup must not stop a patient here; the
 	// claim below fails closed instead.
@@ -111,7 +110,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		}
 	}
 
-	cands, heldFor, err := s.candidates(ctx, t, req.SpecialistID, start, req.ClientID)
+	cands, heldFor, err := s.candidatesIn(ctx, res, req.SpecialistID, start, req.ClientID, uuid.Nil)
 	if err != nil {
 		return holds.Hold{}, err
 	}
@@ -144,31 +143,33 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	return holds.Hold{}, apperr.SlotHeld(heldFor)
 }
 
-// candidates are the specialists free at start and not held by another
-// client, in the order to try them.
-func (s *Service) candidates(ctx context.Context, t db.AppointmentType, specialist uuid.UUID, start time.Time, clientID string) ([]assignment.Candidate, time.Duration, error) {
-	return s.candidatesIgnoring(ctx, t, specialist, start, clientID, nil)
-}
-
-// candidatesIgnoring is candidates with one booking treated as free.
-func (s *Service) candidatesIgnoring(ctx context.Context, t db.AppointmentType, specialist uuid.UUID, start time.Time, clientID string, ignore *booking.Booking) ([]assignment.Candidate, time.Duration, error) {
-	var iv *slots.Interval
-	exclude := uuid.Nil
-	if ignore != nil {
-		iv = &slots.Interval{SpecialistID: ignore.SpecialistID, Start: ignore.Start, End: ignore.End}
-		exclude = ignore.ID
-	}
-	loc, err := s.slots.Zone(ctx, t.ClinicID)
+// daySlots computes the free slots of start's local day for a type, with
+// the type's row. ignore is a booking to treat as free (a reschedule's own).
+func (s *Service) daySlots(ctx context.Context, typeID, specialist uuid.UUID, start time.Time, ignore *booking.Booking) (slots.Result, error) {
+	clinicID, err := s.slots.ClinicOfType(ctx, typeID)
 	if err != nil {
-		return nil, 0, err
+		if isNotFound(err) {
+			return slots.Result{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type.")
+		}
+		return slots.Result{}, err
+	}
+	loc, err := s.slots.Zone(ctx, clinicID)
+	if err != nil {
+		return slots.Result{}, err
 	}
 	day := availability.DateOf(start, loc)
-	res, err := s.slots.Free(ctx, slots.Request{
-		AppointmentTypeID: t.ID, From: day, To: day, SpecialistID: specialist, NoHolds: true, Ignore: iv,
-	})
-	if err != nil {
-		return nil, 0, err
+	req := slots.Request{AppointmentTypeID: typeID, From: day, To: day, SpecialistID: specialist, NoHolds: true}
+	if ignore != nil {
+		req.Ignore = &slots.Interval{SpecialistID: ignore.SpecialistID, Start: ignore.Start, End: ignore.End}
 	}
+	return s.slots.Free(ctx, req)
+}
+
+// candidatesIn are the specialists of res free at start and not held by
+// another client, in the order to try them. exclude is a booking treated
+// as free in res.
+func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist uuid.UUID, start time.Time, clientID string, exclude uuid.UUID) ([]assignment.Candidate, time.Duration, error) {
+	t := res.Row
 	var slot *availability.Slot
 	for i := range res.Slots {
 		if res.Slots[i].Start.Equal(start) {
@@ -177,7 +178,7 @@ func (s *Service) candidatesIgnoring(ctx context.Context, t db.AppointmentType, 
 		}
 	}
 	if slot == nil {
-		return nil, 0, s.notFree(ctx, t, specialist, res.Priority, start, exclude)
+		return nil, 0, s.notFree(ctx, res, specialist, start, exclude)
 	}
 
 	// Holds of other types or overlapping starts are separate keys: lay the
@@ -215,15 +216,31 @@ func overlappingHold(active []holds.Hold, specialist uuid.UUID, clientID string,
 }
 
 // notFree tells a booked slot (409) from a time that is not a slot (400).
-func (s *Service) notFree(ctx context.Context, t db.AppointmentType, specialist uuid.UUID, priority map[uuid.UUID]int, start time.Time, exclude uuid.UUID) error {
+// The bitmap answers "booked" for a hot slot's late losers without a
+// database round trip; only what it cannot vouch for is asked of
+// PostgreSQL.
+func (s *Service) notFree(ctx context.Context, res slots.Result, specialist uuid.UUID, start time.Time, exclude uuid.UUID) error {
+	t := res.Row
 	ids := []uuid.UUID{specialist}
 	if specialist == uuid.Nil {
 		ids = ids[:0]
-		for id := range priority {
+		for id := range res.Priority {
 			ids = append(ids, id)
 		}
 	}
 	end := start.Add(time.Duration(t.DurationMin) * time.Minute)
+	if exclude == uuid.Nil && len(ids) > 0 {
+		all := true
+		for _, id := range ids {
+			if taken, known := s.slots.Bitmap.Taken(ctx, res.Location, id, start, end); !known || !taken {
+				all = false
+				break
+			}
+		}
+		if all {
+			return apperr.SlotTaken()
+		}
+	}
 	booked, err := db.New(s.pool).BookingOverlapExists(ctx, db.BookingOverlapExistsParams{
 		SpecialistIds: ids, RangeStart: start, RangeEnd: end, ExcludeID: exclude,
 	})
@@ -364,12 +381,9 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	if err != nil {
 		return Confirmed{}, err
 	}
-	if key != nil {
-		if rec, err := idempotency.Find(ctx, s.pool, *key); err != nil || rec != nil {
-			return Confirmed{Replay: rec}, err
-		}
-	}
-
+	// No idempotency lookup here: a retry of a request that booked finds
+	// its hold spent and gets the stored answer below (or in the
+	// transaction, under the key's lock), so a first attempt pays nothing.
 	h, err := s.holds.Pin(ctx, req.HoldID, req.ClientID, PinFor)
 	switch {
 	case errors.Is(err, holds.ErrExpired):
@@ -409,8 +423,15 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		ClinicID:          h.ClinicID,
 	}
 	if key != nil {
-		breq.Before = func(ctx context.Context, tx pgx.Tx) error {
-			rec, err := idempotency.Lock(ctx, tx, *key)
+		// A retry racing this request with the same hold loses the slot to
+		// it in the gate and is answered with the stored record (Confirm);
+		// one with another hold finds the record when saving its own.
+		breq.InTx = func(ctx context.Context, tx pgx.Tx, c booking.Confirmation) error {
+			status, body, err := req.Encode(c)
+			if err != nil {
+				return err
+			}
+			rec, err := idempotency.Save(ctx, tx, *key, idempotency.Record{Status: status, Body: body})
 			if err != nil {
 				return err
 			}
@@ -418,13 +439,6 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 				return &replayError{rec}
 			}
 			return nil
-		}
-		breq.InTx = func(ctx context.Context, tx pgx.Tx, c booking.Confirmation) error {
-			status, body, err := req.Encode(c)
-			if err != nil {
-				return err
-			}
-			return idempotency.Save(ctx, tx, *key, idempotency.Record{Status: status, Body: body})
 		}
 	}
 	conf, err := s.bookings.Book(ctx, breq)
@@ -446,9 +460,9 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	if err := s.holds.Consume(after, h); err != nil {
 		s.logger.Warn("consume hold after booking", "err", err)
 	}
-	if cooldown, err := s.cooldownOf(after, h.AppointmentTypeID); err != nil {
+	if t, err := s.slots.TypeRow(after, h.AppointmentTypeID); err != nil {
 		s.logger.Warn("cooldown length", "err", err)
-	} else if err := s.holds.SetCooldown(after, h.ClinicID, req.ClientID, h.AppointmentTypeID, conf.Booking.ID, cooldown); err != nil {
+	} else if err := s.holds.SetCooldown(after, h.ClinicID, req.ClientID, h.AppointmentTypeID, conf.Booking.ID, time.Duration(t.CooldownMin)*time.Minute); err != nil {
 		s.logger.Warn("set cooldown", "err", err)
 	}
 	return Confirmed{Confirmation: conf}, nil
@@ -465,12 +479,9 @@ func (s *Service) dropLostHold(ctx context.Context, h holds.Hold, clientID strin
 	}
 }
 
-func (s *Service) cooldownOf(ctx context.Context, typeID uuid.UUID) (time.Duration, error) {
-	t, err := db.New(s.pool).AppointmentTypeGet(ctx, typeID)
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(t.CooldownMin) * time.Minute, nil
+func isNotFound(err error) bool {
+	e := apperr.As(err)
+	return e != nil && e.Kind == apperr.NotFound
 }
 
 func maxDuration(a, b time.Duration) time.Duration {

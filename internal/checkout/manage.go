@@ -2,16 +2,12 @@ package checkout
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
 )
 
@@ -64,16 +60,16 @@ func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token
 		return booking.Booking{}, apperr.Invalidf("slotStartDate", "slotStartDate is required (RFC 3339).")
 	}
 	start = start.UTC()
-	t, err := db.New(s.pool).AppointmentTypeGet(ctx, b.AppointmentTypeID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	// Its own time is busy with itself: a move by 15 minutes within its own
+	// half hour must not be refused, so the engine treats it as free.
+	res, err := s.daySlots(ctx, b.AppointmentTypeID, uuid.Nil, start, &b)
+	if isNotFound(err) {
 		return booking.Booking{}, apperr.NotFoundf("", "This booking's appointment type is gone.")
 	}
 	if err != nil {
-		return booking.Booking{}, fmt.Errorf("load type: %w", err)
+		return booking.Booking{}, err
 	}
-	// Its own time is busy with itself: a move by 15 minutes within its own
-	// half hour must not be refused, so the engine treats it as free.
-	cands, heldFor, err := s.candidatesIgnoring(ctx, t, uuid.Nil, start, b.ClientID, &b)
+	cands, heldFor, err := s.candidatesIn(ctx, res, uuid.Nil, start, b.ClientID, b.ID)
 	if err != nil {
 		return booking.Booking{}, err
 	}

@@ -29,6 +29,12 @@ type Config struct {
 	SecureCookies    bool
 	WarnHeapMB       int // log a warning when the heap passes this
 	WarnStreams      int // log a warning when open streams pass this
+
+	// Rate limits per peer address, per minute.
+	HoldsPerMinute    int // holds from the booking pages
+	APIHoldsPerMinute int // POST /v1/holds
+	MovesPerMinute    int // reschedules by manage link, pages and API
+	LoginsPerMinute   int // staff sign-in attempts per account (per address: four times)
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -81,6 +87,10 @@ func Load(getenv func(string) string) (Config, error) {
 	c.SecureCookies = boolVar("SECURE_COOKIES", false)
 	c.WarnHeapMB = intVar("WARN_HEAP_MB", 500, 1, 1<<20)
 	c.WarnStreams = intVar("WARN_STREAMS", 20000, 1, 1<<24)
+	c.HoldsPerMinute = intVar("HOLDS_PER_MINUTE", 30, 1, 1<<24)
+	c.APIHoldsPerMinute = intVar("API_HOLDS_PER_MINUTE", 120, 1, 1<<24)
+	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
+	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 
 	if c.DBMinConns > c.DBMaxConns {
 		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
@@ -118,6 +128,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("hold_ttl", c.HoldTTL),
 		slog.Bool("secure_cookies", c.SecureCookies),
 		slog.Int("warn_heap_mb", c.WarnHeapMB),
+		slog.Int("holds_per_minute", c.HoldsPerMinute),
+		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),
+		slog.Int("moves_per_minute", c.MovesPerMinute),
+		slog.Int("logins_per_minute", c.LoginsPerMinute),
 		slog.Int("warn_streams", c.WarnStreams),
 	)
 }

@@ -526,3 +526,60 @@ func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusPara
 	)
 	return i, err
 }
+
+const bookingTargetGet = `-- name: BookingTargetGet :one
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at,
+       (s.id IS NOT NULL)::boolean AS specialist_found,
+       COALESCE(s.clinic_id = appointment_types.clinic_id, false)::boolean AS same_clinic,
+       COALESCE(s.active, false)::boolean AS specialist_active,
+       EXISTS (
+           SELECT 1 FROM appointment_type_specialists ats
+           WHERE ats.appointment_type_id = appointment_types.id AND ats.specialist_id = $1
+       )::boolean AS performs
+FROM appointment_types
+LEFT JOIN specialists s ON s.id = $1
+WHERE appointment_types.id = $2
+`
+
+type BookingTargetGetParams struct {
+	SpecialistID      uuid.UUID
+	AppointmentTypeID uuid.UUID
+}
+
+type BookingTargetGetRow struct {
+	AppointmentType  AppointmentType
+	SpecialistFound  bool
+	SameClinic       bool
+	SpecialistActive bool
+	Performs         bool
+}
+
+// What the gate checks before an insert, in one round trip: the type, and
+// whether the specialist exists at the type's clinic, is active and
+// performs it.
+func (q *Queries) BookingTargetGet(ctx context.Context, arg BookingTargetGetParams) (BookingTargetGetRow, error) {
+	row := q.db.QueryRow(ctx, bookingTargetGet, arg.SpecialistID, arg.AppointmentTypeID)
+	var i BookingTargetGetRow
+	err := row.Scan(
+		&i.AppointmentType.ID,
+		&i.AppointmentType.ClinicID,
+		&i.AppointmentType.Name,
+		&i.AppointmentType.Description,
+		&i.AppointmentType.DurationMin,
+		&i.AppointmentType.SlotStepMin,
+		&i.AppointmentType.BufferBeforeMin,
+		&i.AppointmentType.BufferAfterMin,
+		&i.AppointmentType.MinNoticeMin,
+		&i.AppointmentType.MaxAdvanceDays,
+		&i.AppointmentType.CooldownMin,
+		&i.AppointmentType.MaxHoldsPerClient,
+		&i.AppointmentType.Version,
+		&i.AppointmentType.CreatedAt,
+		&i.AppointmentType.UpdatedAt,
+		&i.SpecialistFound,
+		&i.SameClinic,
+		&i.SpecialistActive,
+		&i.Performs,
+	)
+	return i, err
+}

@@ -57,7 +57,7 @@ func (q *Queries) IdempotencyGet(ctx context.Context, arg IdempotencyGetParams) 
 	return i, err
 }
 
-const idempotencyInsert = `-- name: IdempotencyInsert :exec
+const idempotencyInsert = `-- name: IdempotencyInsert :execrows
 INSERT INTO idempotency_keys (clinic_id, principal, route, key, request_hash, status_code, body)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (clinic_id, principal, route, key) DO UPDATE
@@ -75,8 +75,10 @@ type IdempotencyInsertParams struct {
 	Body        []byte
 }
 
-func (q *Queries) IdempotencyInsert(ctx context.Context, arg IdempotencyInsertParams) error {
-	_, err := q.db.Exec(ctx, idempotencyInsert,
+// Zero rows: a live record for the key exists (a concurrent request with
+// the same key committed first; this statement waited for it).
+func (q *Queries) IdempotencyInsert(ctx context.Context, arg IdempotencyInsertParams) (int64, error) {
+	result, err := q.db.Exec(ctx, idempotencyInsert,
 		arg.ClinicID,
 		arg.Principal,
 		arg.Route,
@@ -85,5 +87,8 @@ func (q *Queries) IdempotencyInsert(ctx context.Context, arg IdempotencyInsertPa
 		arg.StatusCode,
 		arg.Body,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,6 +31,9 @@ type Store struct {
 	log *slog.Logger
 	// now is the clock every script is given; tests replace it.
 	now func() time.Time
+
+	// The sweeper's counters (see SweepStats).
+	sweeps, swept, sweepErrors, lastSweep atomic.Int64
 }
 
 // NewStore returns a store whose holds live ttl (DefaultTTL if <= 0)

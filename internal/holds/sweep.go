@@ -179,12 +179,29 @@ func (s *Store) sweepOnce(ctx context.Context) {
 			s.log.Error("hold sweeper panicked", "panic", r)
 		}
 	}()
+	began := time.Now()
 	n, err := s.Sweep(ctx)
+	s.sweeps.Add(1)
+	s.swept.Add(int64(n))
+	s.lastSweep.Store(int64(time.Since(began)))
 	if err != nil && ctx.Err() == nil {
+		s.sweepErrors.Add(1)
 		s.log.Warn("sweep expired holds", "released", n, "err", err)
 	} else if n > 0 {
 		s.log.Debug("swept expired holds", "released", n)
 	}
+}
+
+// SweepStats is what this instance's sweeper has done: sweeps run, holds
+// it released, sweeps that failed, and how long the last one took.
+type SweepStats struct {
+	Sweeps, Released, Errors int64
+	Last                     time.Duration
+}
+
+// SweepStats reads the sweeper's counters, for /metrics.
+func (s *Store) SweepStats() SweepStats {
+	return SweepStats{Sweeps: s.sweeps.Load(), Released: s.swept.Load(), Errors: s.sweepErrors.Load(), Last: time.Duration(s.lastSweep.Load())}
 }
 
 func anys(ss []string) []any {

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash/fnv"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -82,27 +81,26 @@ func Find(ctx context.Context, q db.DBTX, k Key) (*Record, error) {
 	return &Record{Status: int(row.StatusCode), Body: row.Body}, nil
 }
 
-// Lock serialises the requests of one key inside tx (a transaction-scoped
-// advisory lock), then returns the record a request before it committed, if
-// any. Concurrent requests with one key thus run one after another, and all
-// but the first find the first's answer.
-func Lock(ctx context.Context, tx pgx.Tx, k Key) (*Record, error) {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", k.ClinicID, k.Principal, k.Route, k.Key)
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(h.Sum64())); err != nil {
-		return nil, fmt.Errorf("idempotency lock: %w", err)
-	}
-	return Find(ctx, tx, k)
-}
-
-// Save stores the answer, in the same transaction as the change it answers.
-func Save(ctx context.Context, tx pgx.Tx, k Key, r Record) error {
-	err := db.New(tx).IdempotencyInsert(ctx, db.IdempotencyInsertParams{
+// Save stores the answer, in the same transaction as the change it
+// answers. A concurrent request with the same key that committed first
+// makes the insert wait for it and then store nothing: Save then returns
+// that request's record (or ErrMismatch), and the caller rolls back and
+// answers with it. No lock is taken before: a first attempt pays one
+// statement for its idempotency.
+func Save(ctx context.Context, tx pgx.Tx, k Key, r Record) (*Record, error) {
+	n, err := db.New(tx).IdempotencyInsert(ctx, db.IdempotencyInsertParams{
 		ClinicID: k.ClinicID, Principal: k.Principal, Route: k.Route, Key: k.Key,
 		RequestHash: k.RequestHash, StatusCode: int32(r.Status), Body: r.Body,
 	})
 	if err != nil {
-		return fmt.Errorf("save idempotency record: %w", err)
+		return nil, fmt.Errorf("save idempotency record: %w", err)
 	}
-	return nil
+	if n == 0 {
+		rec, err := Find(ctx, tx, k)
+		if err == nil && rec == nil {
+			err = errors.New("idempotency record neither saved nor found")
+		}
+		return rec, err
+	}
+	return nil, nil
 }

@@ -26,6 +26,12 @@ func New(rdb redis.UniversalClient, name string, limit int, window time.Duration
 	return &Limiter{rdb: rdb, name: name, limit: int64(limit), window: window, logger: logger, now: time.Now}
 }
 
+// Limit is how many requests a key may make per Window.
+func (l *Limiter) Limit() int { return int(l.limit) }
+
+// Window is the length of the fixed counting window.
+func (l *Limiter) Window() time.Duration { return l.window }
+
 var incr = redis.NewScript(`
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end

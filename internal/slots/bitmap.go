@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/db"
@@ -24,6 +25,7 @@ type Bitmap struct {
 	pool   *pgxpool.Pool
 	rdb    redis.UniversalClient
 	logger *slog.Logger
+	flight singleflight.Group // one rebuild per day's bitmap at a time
 }
 
 // BitmapTTL bounds how long a day's bitmap lives; a missing one is rebuilt.
@@ -121,8 +123,11 @@ func (b *Bitmap) Taken(ctx context.Context, loc *time.Location, specialistID uui
 	for _, sg := range segments(loc, start, end) {
 		n, err := b.count(ctx, specialistID, sg)
 		if errors.Is(err, errMissing) {
-			if err := b.rebuild(ctx, loc, specialistID, sg.date); err != nil {
-				b.logger.Warn("rebuild availability bitmap", "err", err)
+			_, rerr, _ := b.flight.Do(bitmapKey(specialistID, sg.date), func() (any, error) {
+				return nil, b.rebuild(context.WithoutCancel(ctx), loc, specialistID, sg.date)
+			})
+			if rerr != nil {
+				b.logger.Warn("rebuild availability bitmap", "err", rerr)
 				return false, false
 			}
 			n, err = b.count(ctx, specialistID, sg)

@@ -19,3 +19,16 @@ func TestBitmapScriptKeysShareOneClusterSlot(t *testing.T) {
 		t.Fatalf("%s and %s are in different slots", bitmapKey(sp, d), epochKey(sp, d))
 	}
 }
+
+// A cache key's generations are read with one MGET: the clinic's set-up
+// generation and its days' must share a slot.
+func TestGenerationKeysShareOneClusterSlot(t *testing.T) {
+	clinic := uuid.New()
+	want := clusterSlot(GenerationKey(clinic))
+	d := availability.Date{Year: 2030, Month: 1, Day: 7}
+	for i := range 62 {
+		if k := dayGenerationKey(clinic, d.AddDays(i)); clusterSlot(k) != want {
+			t.Fatalf("%s is in slot %d, %s in %d", k, clusterSlot(k), GenerationKey(clinic), want)
+		}
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
@@ -46,7 +49,10 @@ type Service struct {
 	now        func() time.Time
 	zones      sync.Map // clinic id -> *time.Location
 	typeClinic sync.Map // appointment type id -> clinic id
+	typeRows   sync.Map // appointment type id -> typeRowAt
+	skeletons  sync.Map // appointment type id -> *skeleton
 	memo       memo
+	flight     singleflight.Group
 	Bitmap     *Bitmap
 }
 
@@ -98,7 +104,9 @@ type Result struct {
 	Location *time.Location
 	ClinicID uuid.UUID
 	Type     availability.AppointmentType
-	Slots    []availability.Slot
+	// Row is the type as stored, as of the same generation as the slots.
+	Row   db.AppointmentType
+	Slots []availability.Slot
 	// Priority of each specialist who performs the type.
 	Priority map[uuid.UUID]int
 }
@@ -116,14 +124,15 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		return Result{}, apperr.Invalidf("to", "The range is %d days; at most %d days can be asked for at once.", n, MaxRangeDays)
 	}
 	now := s.now()
-	key := ""
+	key, setup := "", ""
+	var first, last availability.Date
 	var e *entry
 	if !req.NoCache && req.Ignore == nil && !s.noCache && s.rdb != nil {
 		clinicID, err := s.ClinicOfType(ctx, req.AppointmentTypeID)
 		if err != nil {
 			return Result{}, err
 		}
-		key = s.cacheKey(ctx, clinicID, req)
+		key, setup, first, last = s.cacheKey(ctx, clinicID, req)
 		if key != "" {
 			if e = s.memo.get(key, now); e == nil {
 				if e = s.cached(ctx, key); e != nil {
@@ -133,31 +142,21 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	if e == nil {
-		cal, err := s.load(ctx, req)
+		var err error
+		if key == "" {
+			e, err = s.compute(ctx, req, now, "", "", first, last)
+		} else {
+			// One computation per key at a time: a rush on one day (a hot
+			// slot's patients, a generation bump under load) costs one set
+			// of queries, not one per request.
+			var v any
+			v, err, _ = s.flight.Do(key, func() (any, error) {
+				return s.compute(context.WithoutCancel(ctx), req, now, key, setup, first, last)
+			})
+			e, _ = v.(*entry)
+		}
 		if err != nil {
 			return Result{}, err
-		}
-		if !req.NoBookings {
-			if err := s.loadBusy(ctx, cal, req.Ignore); err != nil {
-				return Result{}, err
-			}
-		}
-		// Cached lists are computed with the window stretched by the cache's
-		// lifetime and trimmed on every read, so a slot that comes into the
-		// window while the entry lives is not missing.
-		q := cal.q
-		q.Now = now
-		if q.Type.MaxAdvance > 0 {
-			q.Type.MaxAdvance += s.ttl
-		}
-		e = &entry{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Slots: availability.Compute(q),
-			Priority: make(map[uuid.UUID]int, len(q.Specialists))}
-		for _, sp := range q.Specialists {
-			e.Priority[sp.ID] = sp.Priority
-		}
-		if key != "" {
-			s.store(ctx, key, e)
-			s.memo.put(key, e, now.Add(s.ttl))
 		}
 	}
 	loc, err := loadZone(e.Zone)
@@ -175,7 +174,41 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 			slots = availability.ApplyHolds(e.Type, slots, holds)
 		}
 	}
-	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Slots: slots, Priority: e.Priority}, nil
+	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Row: e.Row, Slots: slots, Priority: e.Priority}, nil
+}
+
+// compute reads the calendar from PostgreSQL and runs the engine; with a
+// key, it stores the result in Redis and the memo when its slots touch only
+// the days [first, last] the key's generations cover.
+func (s *Service) compute(ctx context.Context, req Request, now time.Time, key, setup string, first, last availability.Date) (*entry, error) {
+	cal, err := s.load(ctx, req, setup)
+	if err != nil {
+		return nil, err
+	}
+	if !req.NoBookings {
+		if err := s.loadBusy(ctx, cal, req.Ignore); err != nil {
+			return nil, err
+		}
+	}
+	// Cached lists are computed with the window stretched by the cache's
+	// lifetime and trimmed on every read, so a slot that comes into the
+	// window while the entry lives is not missing.
+	q := cal.q
+	q.Now = now
+	if q.Type.MaxAdvance > 0 {
+		q.Type.MaxAdvance += s.ttl
+	}
+	e := &entry{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Row: cal.typeRow, Slots: availability.Compute(q),
+		Priority: make(map[uuid.UUID]int, len(q.Specialists))}
+	for _, sp := range q.Specialists {
+		e.Priority[sp.ID] = sp.Priority
+	}
+	s.typeRows.Store(cal.typeRow.ID, typeRowAt{row: cal.typeRow, at: now})
+	if key != "" && (req.NoBookings || covered(e.Slots, e.Type, cal.q.Zone, first, last)) {
+		s.store(ctx, key, e)
+		s.memo.put(key, e, now.Add(s.ttl))
+	}
+	return e, nil
 }
 
 // ClinicOfType maps a type to its clinic, which never changes, from memory.
@@ -194,6 +227,36 @@ func (s *Service) ClinicOfType(ctx context.Context, typeID uuid.UUID) (uuid.UUID
 	}
 	s.typeClinic.Store(typeID, t.ClinicID)
 	return t.ClinicID, nil
+}
+
+type typeRowAt struct {
+	row db.AppointmentType
+	at  time.Time
+}
+
+// typeRowMaxAge bounds how old a remembered type row may be for typeInfo.
+const typeRowMaxAge = 10 * time.Second
+
+// typeInfo is a type's row from memory when it was read in the last few
+// seconds (every computation refreshes it), else from PostgreSQL. Only for
+// what tolerates a few seconds of staleness: which days' generations a
+// cache key reads and a booking bumps (covered catches a list computed
+// with newer buffers), a cooldown's length.
+func (s *Service) typeInfo(ctx context.Context, typeID uuid.UUID) (db.AppointmentType, error) {
+	if v, ok := s.typeRows.Load(typeID); ok && s.now().Sub(v.(typeRowAt).at) < typeRowMaxAge {
+		return v.(typeRowAt).row, nil
+	}
+	t, err := db.New(s.pool).AppointmentTypeGet(ctx, typeID)
+	if err != nil {
+		return db.AppointmentType{}, err
+	}
+	s.typeRows.Store(typeID, typeRowAt{row: t, at: s.now()})
+	return t, nil
+}
+
+// TypeRow is typeInfo for other packages.
+func (s *Service) TypeRow(ctx context.Context, typeID uuid.UUID) (db.AppointmentType, error) {
+	return s.typeInfo(ctx, typeID)
 }
 
 // trim applies the minimum notice and window to a list computed earlier.
@@ -222,11 +285,22 @@ type calendar struct {
 	rangeEnd   time.Time
 }
 
-// load reads the type, its clinic's zone, its specialists with their hours
-// and overrides: one query per kind of data.
-func (s *Service) load(ctx context.Context, req Request) (*calendar, error) {
+// skeleton is the part of a type's calendar that only set-up changes
+// alter: the type, its clinic's zone, its specialists and their weekly
+// hours. It is kept in memory under the clinic's set-up generation, so a
+// recomputation after a booking reads only overrides and bookings.
+type skeleton struct {
+	gen         string    // the set-up generation it was read under; "" never matches
+	expires     time.Time // like the memo's entries: a Redis that lost its counters cannot make it live on
+	row         db.AppointmentTypeGetWithClinicRow
+	loc         *time.Location
+	specialists []availability.Specialist // Weekly filled, Overrides empty
+}
+
+// loadSkeleton reads a skeleton: three queries.
+func (s *Service) loadSkeleton(ctx context.Context, typeID uuid.UUID) (*skeleton, error) {
 	q := db.New(s.pool)
-	row, err := q.AppointmentTypeGetWithClinic(ctx, req.AppointmentTypeID)
+	row, err := q.AppointmentTypeGetWithClinic(ctx, typeID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apperr.NotFoundf("id", "No such appointment type.")
 	}
@@ -238,6 +312,61 @@ func (s *Service) load(ctx context.Context, req Request) (*calendar, error) {
 		return nil, fmt.Errorf("clinic zone %q: %w", row.Timezone, err)
 	}
 	s.zones.Store(row.AppointmentType.ClinicID, loc)
+	sk := &skeleton{row: row, loc: loc}
+	specialists, err := q.SpecialistListByType(ctx, typeID)
+	if err != nil {
+		return nil, fmt.Errorf("load specialists: %w", err)
+	}
+	index := make(map[uuid.UUID]int, len(specialists))
+	sk.specialists = make([]availability.Specialist, len(specialists))
+	for i, sp := range specialists {
+		sk.specialists[i] = availability.Specialist{ID: sp.ID, Priority: int(sp.Priority), Active: sp.Active}
+		index[sp.ID] = i
+	}
+	hours, err := q.WeeklyHoursListByType(ctx, typeID)
+	if err != nil {
+		return nil, fmt.Errorf("load weekly hours: %w", err)
+	}
+	for _, h := range hours {
+		if i, ok := index[h.SpecialistID]; ok {
+			sk.specialists[i].Weekly = append(sk.specialists[i].Weekly, availability.WeeklyRange{
+				Weekday: time.Weekday(h.Weekday),
+				Range:   availability.Range{Start: int(h.StartMin), End: int(h.EndMin)},
+			})
+		}
+	}
+	return sk, nil
+}
+
+// skeletonOf is the type's skeleton from memory when it was read under
+// gen, else from PostgreSQL (and remembered when gen is known).
+func (s *Service) skeletonOf(ctx context.Context, typeID uuid.UUID, gen string) (*skeleton, error) {
+	if gen != "" {
+		if v, ok := s.skeletons.Load(typeID); ok && v.(*skeleton).gen == gen && s.now().Before(v.(*skeleton).expires) {
+			return v.(*skeleton), nil
+		}
+	}
+	sk, err := s.loadSkeleton(ctx, typeID)
+	if err != nil {
+		return nil, err
+	}
+	if gen != "" {
+		sk.gen, sk.expires = gen, s.now().Add(s.ttl)
+		s.skeletons.Store(typeID, sk)
+	}
+	return sk, nil
+}
+
+// load builds one request's calendar: the skeleton (see skeletonOf; gen is
+// the clinic's set-up generation, "" when unknown) and the range's
+// overrides.
+func (s *Service) load(ctx context.Context, req Request, gen string) (*calendar, error) {
+	sk, err := s.skeletonOf(ctx, req.AppointmentTypeID, gen)
+	if err != nil {
+		return nil, err
+	}
+	q := db.New(s.pool)
+	row, loc := sk.row, sk.loc
 	t := row.AppointmentType
 	cal := &calendar{
 		clinicID: t.ClinicID,
@@ -251,33 +380,16 @@ func (s *Service) load(ctx context.Context, req Request) (*calendar, error) {
 			SpecialistID: req.SpecialistID,
 		},
 	}
-
-	specialists, err := q.SpecialistListByType(ctx, t.ID)
-	if err != nil {
-		return nil, fmt.Errorf("load specialists: %w", err)
-	}
-	byID := make(map[uuid.UUID]*availability.Specialist, len(specialists))
-	cal.q.Specialists = make([]availability.Specialist, len(specialists))
-	for i, sp := range specialists {
-		cal.q.Specialists[i] = availability.Specialist{ID: sp.ID, Priority: int(sp.Priority), Active: sp.Active}
-		byID[sp.ID] = &cal.q.Specialists[i]
+	// The skeleton is shared: copy the specialists (their weekly hours
+	// are only read) so this request's overrides go on its own copy.
+	cal.q.Specialists = slices.Clone(sk.specialists)
+	byID := make(map[uuid.UUID]*availability.Specialist, len(cal.q.Specialists))
+	for i := range cal.q.Specialists {
+		byID[cal.q.Specialists[i].ID] = &cal.q.Specialists[i]
 	}
 	if req.SpecialistID != uuid.Nil {
 		if _, ok := byID[req.SpecialistID]; !ok {
 			return nil, apperr.Invalidf("specialistId", "That specialist does not perform %s.", t.Name)
-		}
-	}
-
-	hours, err := q.WeeklyHoursListByType(ctx, t.ID)
-	if err != nil {
-		return nil, fmt.Errorf("load weekly hours: %w", err)
-	}
-	for _, h := range hours {
-		if sp := byID[h.SpecialistID]; sp != nil {
-			sp.Weekly = append(sp.Weekly, availability.WeeklyRange{
-				Weekday: time.Weekday(h.Weekday),
-				Range:   availability.Range{Start: int(h.StartMin), End: int(h.EndMin)},
-			})
 		}
 	}
 
@@ -372,16 +484,86 @@ func (s *Service) Zone(ctx context.Context, clinicID uuid.UUID) (*time.Location,
 
 // --- the cache ---
 
-// GenerationKey counts the changes of a clinic's calendar. Any change that
-// can alter any of its slots bumps it, so cached lists under an older
-// generation are never read again and expire on their own: no SCAN.
-func GenerationKey(clinicID uuid.UUID) string { return "timeslots:gen:" + clinicID.String() }
+// GenerationKey counts the changes of a clinic's set-up: hours, overrides,
+// types, specialists. Every cached list carries it, so a bump retires them
+// all at once; the old entries are never read again and expire on their
+// own: no SCAN.
+func GenerationKey(clinicID uuid.UUID) string { return "timeslots:gen:{" + clinicID.String() + "}" }
 
-func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request) string {
-	gen, err := s.rdb.Get(ctx, GenerationKey(clinicID)).Int64()
-	if err != nil && !errors.Is(err, redis.Nil) {
+// dayGenerationKey counts the booking changes that touch one local date of
+// a clinic (with the booking's buffers). A booking retires only the cached
+// lists whose days it can reach, so under a booking rush the other days
+// stay cached. It shares the clinic's hash tag: one MGET reads them all.
+func dayGenerationKey(clinicID uuid.UUID, d availability.Date) string {
+	return GenerationKey(clinicID) + ":" + d.String()
+}
+
+// keyDays are the local dates whose booking generations a cached list of
+// [From, To] depends on: every date its slots can touch with the type's
+// buffers, from the first instant of From less the buffer before to the
+// end of To plus the buffer after (a slot lies within its day's working
+// hours). A booking that blocks one of its slots overlaps that span, so it
+// bumps one of these dates.
+func (s *Service) keyDays(ctx context.Context, clinicID uuid.UUID, req Request) (first, last availability.Date, ok bool) {
+	first, last = req.From.AddDays(-1), req.To.AddDays(1)
+	loc, err := s.Zone(ctx, clinicID)
+	if err != nil {
+		return first, last, false
+	}
+	row, err := s.typeInfo(ctx, req.AppointmentTypeID)
+	if err != nil {
+		return first, last, false
+	}
+	t := TypeOf(row)
+	after := req.To.AddDays(1)
+	first = availability.DateOf(time.Date(req.From.Year, req.From.Month, req.From.Day, 0, 0, 0, 0, loc).Add(-t.BufferBefore), loc)
+	last = availability.DateOf(time.Date(after.Year, after.Month, after.Day, 0, 0, 0, 0, loc).Add(t.BufferAfter-time.Nanosecond), loc)
+	return first, last, true
+}
+
+// covered reports whether every slot, with the type's buffers, touches
+// only dates in [first, last]: a list that reaches further (a zone whose
+// clocks change at midnight, a type edited a moment ago) is not cached.
+func covered(slots []availability.Slot, t availability.AppointmentType, loc *time.Location, first, last availability.Date) bool {
+	for _, sl := range slots {
+		if availability.DateOf(sl.Start.Add(-t.BufferBefore), loc).Before(first) ||
+			last.Before(availability.DateOf(sl.End.Add(t.BufferAfter-time.Nanosecond), loc)) {
+			return false
+		}
+	}
+	return true
+}
+
+// cacheKey names a cached list: the type, who, kind and range, and a hash
+// of the generations it depends on: the clinic's set-up, and for free
+// slots the booking changes of each of its keyDays. One Redis round trip.
+// It also returns the days, for covered.
+func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request) (key, setup string, first, last availability.Date) {
+	keys := []string{GenerationKey(clinicID)}
+	first, last, ok := s.keyDays(ctx, clinicID, req)
+	if !ok {
+		return "", "", first, last
+	}
+	if !req.NoBookings {
+		for d := first; !last.Before(d); d = d.AddDays(1) {
+			keys = append(keys, dayGenerationKey(clinicID, d))
+		}
+	}
+	gens, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
 		s.logger.Warn("timeslot cache unavailable", "err", err)
-		return ""
+		return "", "", first, last
+	}
+	setup = "0"
+	if v, ok := gens[0].(string); ok {
+		setup = v
+	}
+	h := fnv.New64a()
+	for _, g := range gens {
+		if v, ok := g.(string); ok {
+			h.Write([]byte(v))
+		}
+		h.Write([]byte{0})
 	}
 	who := "pooled"
 	if req.SpecialistID != uuid.Nil {
@@ -391,7 +573,8 @@ func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request)
 	if req.NoBookings {
 		kind = "grid"
 	}
-	return fmt.Sprintf("timeslots:{%s}:%s:%s:%d:%s:%s", req.AppointmentTypeID, who, kind, gen, req.From, req.To)
+	key = fmt.Sprintf("timeslots:{%s}:%s:%s:%x:%s:%s", req.AppointmentTypeID, who, kind, h.Sum64(), req.From, req.To)
+	return key, setup, first, last
 }
 
 // entry is a cached computation: the slots without holds, and what a read
@@ -400,6 +583,7 @@ type entry struct {
 	Zone     string                       `json:"zone"`
 	ClinicID uuid.UUID                    `json:"clinic"`
 	Type     availability.AppointmentType `json:"type"`
+	Row      db.AppointmentType           `json:"row"`
 	Slots    []availability.Slot          `json:"slots"`
 	Priority map[uuid.UUID]int            `json:"priority"`
 }
@@ -429,8 +613,9 @@ func (s *Service) store(ctx context.Context, key string, e *entry) {
 	}
 }
 
-// Invalidate bumps a clinic's generation. Called after every committed
-// change of bookings, hours, overrides, types or specialists.
+// Invalidate bumps a clinic's set-up generation, retiring every cached list
+// of the clinic. Called after every committed change of hours, overrides,
+// types or specialists.
 func (s *Service) Invalidate(ctx context.Context, clinicID uuid.UUID) {
 	if s.rdb == nil {
 		return
@@ -441,19 +626,53 @@ func (s *Service) Invalidate(ctx context.Context, clinicID uuid.UUID) {
 	}
 }
 
+// invalidateBooking bumps the generations of the local dates a booking
+// touches with its type's buffers (the clinic's set-up generation when the
+// type cannot be found, which retires everything: never too little).
+func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b booking.Booking) {
+	if s.rdb == nil {
+		return
+	}
+	row, err := s.typeInfo(ctx, b.AppointmentTypeID)
+	if err != nil {
+		s.logger.Warn("booking's type for the cache; retiring the clinic's lists", "err", err)
+		s.Invalidate(ctx, b.ClinicID)
+		return
+	}
+	t := TypeOf(row)
+	from := availability.DateOf(b.Start.Add(-t.BufferBefore), loc)
+	to := availability.DateOf(b.End.Add(t.BufferAfter-time.Nanosecond), loc)
+	pipe := s.rdb.Pipeline()
+	for d := from; !to.Before(d); d = d.AddDays(1) {
+		pipe.Incr(ctx, dayGenerationKey(b.ClinicID, d))
+		pipe.Expire(ctx, dayGenerationKey(b.ClinicID, d), dayGenerationTTL)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		// The entries under the old generations live at most the cache's TTL.
+		s.logger.Warn("bump timeslot day generations", "err", err)
+	}
+}
+
+// dayGenerationTTL: a day's counter is dropped a while after its last
+// booking change. A list cached under the counter it had is at most the
+// cache TTL old, far less, so a counter reset cannot resurrect it.
+const dayGenerationTTL = 7 * 24 * time.Hour
+
 // OnBookingChange keeps the cache and the bitmap in step with a committed
 // booking change; main wires it with booking.Service.Observe.
 func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	b := ch.Booking
-	s.Invalidate(ctx, b.ClinicID)
 	loc, err := s.Zone(ctx, b.ClinicID)
 	if err != nil {
-		s.logger.Warn("bitmap: clinic zone", "err", err)
+		s.logger.Warn("booking change: clinic zone; retiring the clinic's lists", "err", err)
+		s.Invalidate(ctx, b.ClinicID)
 		return
 	}
 	if p := ch.Previous; p != nil {
+		s.invalidateBooking(ctx, loc, *p)
 		s.Bitmap.Clear(ctx, loc, p.SpecialistID, p.Start, p.End)
 	}
+	s.invalidateBooking(ctx, loc, b)
 	if ch.Kind == "cancel" {
 		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
 	} else {

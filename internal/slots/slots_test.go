@@ -264,3 +264,74 @@ func fieldOf(err error) string {
 	}
 	return ""
 }
+
+// A booking retires the cached lists of the days it can reach and no
+// others: under a booking rush the rest of the calendar stays cached.
+func TestBookingRetiresOnlyTheDaysItReaches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	cfg := b.pool.Config()
+	tracer := &countingTracer{}
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	svc := slots.New(pool, b.rdb, slots.Options{Logger: quiet})
+	b.bookings.Observe(svc.OnBookingChange)
+	day := func(n int) slots.Request {
+		d := b.monday.AddDays(n)
+		return slots.Request{AppointmentTypeID: b.clinic.Types[0].ID, From: d, To: d}
+	}
+	for n := range 5 {
+		free(t, svc, day(n))
+	}
+	queries := func(n int) int64 {
+		tracer.n.Store(0)
+		free(t, svc, day(n))
+		return tracer.n.Load()
+	}
+	for n := range 5 {
+		if q := queries(n); q != 0 {
+			t.Fatalf("day %d: %d queries before any booking, want a cache hit", n, q)
+		}
+	}
+
+	// Wednesday 10:00, a type without buffers: only Wednesday's list is
+	// retired (its slots end by midnight, so no other day's can overlap it).
+	if _, err := b.bookings.Book(ctx, booking.BookRequest{
+		AppointmentTypeID: b.clinic.Types[0].ID, SpecialistID: b.clinic.Specialists[0].ID,
+		Start: b.at(2, 10, 0), Patient: booking.Patient{Name: "A", Email: "a@example.org"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]bool{0: false, 1: false, 2: true, 3: false, 4: false} {
+		if recomputed := queries(n) > 0; recomputed != want {
+			t.Errorf("day %d after a Wednesday booking: recomputed %v, want %v", n, recomputed, want)
+		}
+	}
+	if sp := specialistsAt(free(t, svc, day(2)), b.at(2, 10, 0)); len(sp) != 1 {
+		t.Fatalf("Wednesday 10:00 after the booking: %v, want one specialist", sp)
+	}
+	// The recomputation reads only what a booking can change: the day's
+	// overrides and bookings; the type, specialists and hours are kept.
+	if _, err := b.bookings.Book(ctx, booking.BookRequest{
+		AppointmentTypeID: b.clinic.Types[0].ID, SpecialistID: b.clinic.Specialists[0].ID,
+		Start: b.at(2, 11, 0), Patient: booking.Patient{Name: "B", Email: "b@example.org"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if q := queries(2); q != 2 {
+		t.Errorf("recomputing Wednesday after a booking: %d queries, want 2 (overrides, bookings)", q)
+	}
+
+	// A set-up change retires every day.
+	svc.Invalidate(ctx, b.clinic.ID)
+	for n := range 5 {
+		if queries(n) == 0 {
+			t.Errorf("day %d was not recomputed after a set-up change", n)
+		}
+	}
+}

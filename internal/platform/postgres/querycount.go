@@ -1,0 +1,41 @@
+package postgres
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+)
+
+type queryCountKey struct{}
+
+// CountQueries returns a context under which every query the pool runs is
+// counted (BEGIN and COMMIT included), for the metric of answers given
+// without a database round trip.
+func CountQueries(ctx context.Context) context.Context {
+	return context.WithValue(ctx, queryCountKey{}, new(atomic.Int32))
+}
+
+// QueriesIn is how many queries ran under ctx since CountQueries; -1 when
+// ctx does not count.
+func QueriesIn(ctx context.Context) int {
+	if n, ok := ctx.Value(queryCountKey{}).(*atomic.Int32); ok {
+		return int(n.Load())
+	}
+	return -1
+}
+
+// queryCounter is the pool's tracer: it only counts.
+type queryCounter struct{}
+
+func (queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	if n, ok := ctx.Value(queryCountKey{}).(*atomic.Int32); ok {
+		n.Add(1)
+	}
+	return ctx
+}
+
+func (queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// WithQueryCounter installs the counting tracer on a pool configuration.
+func WithQueryCounter(cfg *pgx.ConnConfig) { cfg.Tracer = queryCounter{} }
