@@ -201,7 +201,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sres.Body.Close()
-	lines := make(chan string, 256)
+	lines := make(chan string, 1<<16) // the load makes events too: never stall the stream
 	go func() {
 		sc := bufio.NewScanner(sres.Body)
 		for sc.Scan() {
@@ -209,6 +209,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 		}
 		close(lines)
 	}()
+	var last []string
 	waitLine := func(what string, d time.Duration) {
 		t.Helper()
 		deadline := time.After(d)
@@ -216,7 +217,10 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 			select {
 			case l, ok := <-lines:
 				if !ok {
-					t.Fatalf("the stream ended before %s", what)
+					t.Fatalf("the stream ended before %s; its last lines: %q", what, last)
+				}
+				if last = append(last, l); len(last) > 6 {
+					last = last[1:]
 				}
 				if strings.Contains(l, what) {
 					return

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -169,12 +170,15 @@ func (s *Server) holdStream(c echo.Context) error {
 			case it.Resync:
 				// Events were lost while Redis was away: say so, then
 				// resend the holds as they are now.
+				// The subscription can be back a moment before the command
+				// pool reconnects: retry the snapshot for a few seconds.
 				var hs []holds.Hold
-				if hs, err = ownHolds(); err == nil {
+				if err = retryFor(ctx, resyncRetry, func() (e error) { hs, e = ownHolds(); return e }); err == nil {
 					if err = send(map[string]string{"type": "resync"}); err == nil {
 						err = sendHolds(hs)
 					}
-				} else {
+				} else if ctx.Err() == nil {
+					loggerFrom(c).Warn("hold stream resync snapshot", "err", err)
 					end(events.ReasonInitFailed)
 					return nil
 				}
@@ -191,6 +195,26 @@ func (s *Server) holdStream(c echo.Context) error {
 				reason = events.ReasonSendFailed
 			}
 			return nil
+		}
+	}
+}
+
+// resyncRetry is how long a stream keeps trying to read the state again
+// after Redis came back.
+const resyncRetry = 5 * time.Second
+
+// retryFor calls f until it succeeds, ctx ends or d has passed.
+func retryFor(ctx context.Context, d time.Duration, f func() error) error {
+	deadline := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
