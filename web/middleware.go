@@ -36,10 +36,13 @@ func (s *Server) requestLogger(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		status := c.Response().Status
+		// A refusal (a 4xx: a slot taken, a bad field) is an ordinary
+		// answer, and a hot slot makes a thousand of them a second: info,
+		// not a warning. 429s are worth a look: warn.
 		level := slog.LevelInfo
 		if status >= 500 {
 			level = slog.LevelError
-		} else if status >= 400 {
+		} else if status == http.StatusTooManyRequests {
 			level = slog.LevelWarn
 		}
 		s.metrics.observe(req.Method, c.Path(), status, time.Since(start))
