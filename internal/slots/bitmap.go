@@ -85,21 +85,34 @@ return redis.call('BITCOUNT', KEYS[1], ARGV[1], ARGV[2], 'BIT')
 
 // markScript sets the bits of a new booking, only in a bitmap that exists:
 // a missing one is rebuilt whole from the database when next needed.
-var markScript = redis.NewScript(`
+var markScript = redis.NewScript(setRange + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do redis.call('SETBIT', KEYS[1], i, 1) end
+setRange(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 return 1
 `)
+
+// setRange sets bits from..to (inclusive) to 1 with one BITFIELD write per
+// 48 bits (exact in Lua's doubles) instead of a SETBIT per minute.
+const setRange = `
+local function setRange(key, from, to)
+  local b = from
+  while b <= to do
+    local n = math.min(to - b + 1, 48)
+    redis.call('BITFIELD', key, 'SET', 'u' .. n, b, string.format('%.0f', 2 ^ n - 1))
+    b = b + n
+  end
+end
+`
 
 // rebuildScript writes a day's bitmap from the database's bookings, unless
 // bits were cleared since the database was read (the epoch moved) or
 // someone else rebuilt it first. ARGV: epoch, ttl ms, then from/to pairs.
-var rebuildScript = redis.NewScript(`
+var rebuildScript = redis.NewScript(setRange + `
 if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[1] then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SETBIT', KEYS[1], 1500, 0)
 for i = 3, #ARGV, 2 do
-  for b = tonumber(ARGV[i]), tonumber(ARGV[i + 1]) do redis.call('SETBIT', KEYS[1], b, 1) end
+  setRange(KEYS[1], tonumber(ARGV[i]), tonumber(ARGV[i + 1]))
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1

@@ -1,6 +1,7 @@
 package slots
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/uuid"
@@ -29,6 +30,33 @@ func TestGenerationKeysShareOneClusterSlot(t *testing.T) {
 	for i := range 62 {
 		if k := dayGenerationKey(clinic, d.AddDays(i)); clusterSlot(k) != want {
 			t.Fatalf("%s is in slot %d, %s in %d", k, clusterSlot(k), GenerationKey(clinic), want)
+		}
+	}
+}
+
+// setRange (BITFIELD writes of up to 48 bits) sets exactly the bits of the
+// range, whatever its length and alignment.
+func TestBitmapMarkSetsExactlyTheRange(t *testing.T) {
+	rdb := testkit.Redis(t)
+	ctx := t.Context()
+	key := "availability:{" + uuid.NewString() + "}:test"
+	t.Cleanup(func() { rdb.Del(context.Background(), key) })
+	for _, r := range [][2]int64{{0, 0}, {7, 36}, {100, 147}, {200, 248}, {301, 400}, {0, 1439}} {
+		rdb.Del(ctx, key)
+		rdb.SetBit(ctx, key, 1500, 0)
+		if err := markScript.Run(ctx, rdb, []string{key}, r[0], r[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n := rdb.BitCount(ctx, key, nil).Val(); n != r[1]-r[0]+1 {
+			t.Fatalf("range %v: %d bits set, want %d", r, n, r[1]-r[0]+1)
+		}
+		for _, b := range []int64{r[0], r[1]} {
+			if rdb.GetBit(ctx, key, b).Val() != 1 {
+				t.Fatalf("range %v: bit %d not set", r, b)
+			}
+		}
+		if r[0] > 0 && rdb.GetBit(ctx, key, r[0]-1).Val() != 0 || rdb.GetBit(ctx, key, r[1]+1).Val() != 0 {
+			t.Fatalf("range %v: a neighbouring bit is set", r)
 		}
 	}
 }
