@@ -52,7 +52,7 @@ bench: build
 .PHONY: faults
 faults: static
 	@set -o pipefail; $(WITH_SERVICES) FAULTS_LONG=1 $(GO) test -race -count=1 -v -run 'TestPostgresRestarted|TestKilledInstance|TestSIGTERM|TestRedisStopped' ./internal/faults/ ./web/ \
-		| grep -E '^(=== RUN|--- |PASS|FAIL|ok )|: [0-9]+ requests|took|exited|answered'
+		| grep -E '^(=== RUN|--- |PASS|FAIL|ok )|: [0-9]+ requests|took|exited|answered|load across'
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 30s); make test runs only their seeds
 FUZZTIME ?= 30s
