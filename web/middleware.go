@@ -85,15 +85,20 @@ func loggerFrom(c echo.Context) *slog.Logger {
 // RetryAfter becomes the Retry-After header (handleError, or
 // setRetryAfter where a page answers with a panel instead).
 func overLimit(c echo.Context, l *ratelimit.Limiter, what string) error {
-	ok, wait := l.Allow(c.Request().Context(), c.RealIP())
+	return overLimitFor(c, l, c.RealIP(), what, "connection")
+}
+
+// overLimitFor is overLimit for any key; who names it in the message.
+func overLimitFor(c echo.Context, l *ratelimit.Limiter, key, what, who string) error {
+	ok, wait := l.Allow(c.Request().Context(), key)
 	if ok {
 		return nil
 	}
 	secs := int((wait + time.Second - 1) / time.Second)
 	return &apperr.Error{
 		Kind: apperr.TooMany, Code: "RATE_LIMITED", RetryAfter: time.Duration(secs) * time.Second,
-		Message: fmt.Sprintf("Too many %s from this connection: at most %d per %s. Please try again in %d seconds.",
-			what, l.Limit(), humanWindow(l.Window()), secs),
+		Message: fmt.Sprintf("Too many %s from this %s: at most %d per %s. Please try again in %d seconds.",
+			what, who, l.Limit(), humanWindow(l.Window()), secs),
 		Details: map[string]any{"limit": l.Limit(), "windowSeconds": int(l.Window().Seconds()), "retryAfterSeconds": secs},
 	}
 }

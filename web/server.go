@@ -47,6 +47,7 @@ type Deps struct {
 	HoldLimiter         *ratelimit.Limiter // holds on the pages, per IP
 	MoveLimiter         *ratelimit.Limiter // moves by manage link per IP, pages and API
 	APIHoldLimiter      *ratelimit.Limiter // POST /v1/holds per IP; nil: not limited
+	StaffWriteLimiter   *ratelimit.Limiter // staff changes per account
 	Grid                *grid.Service
 	Assets              *Assets
 	Hub                 *events.Hub

@@ -36,6 +36,13 @@ func (s *Server) requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 			if u, err := s.deps.Staff.UserByID(ctx, id); err == nil {
 				c.SetRequest(c.Request().WithContext(context.WithValue(ctx, staffKey{}, u)))
 				c.Response().Header().Set("Cache-Control", "no-store")
+				// Changes are limited per account: a script or a stolen
+				// session cannot flood the calendar and the audit log.
+				if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+					if err := overLimitFor(c, s.deps.StaffWriteLimiter, u.ID.String(), "changes", "account"); err != nil {
+						return err
+					}
+				}
 				return next(c)
 			}
 		}

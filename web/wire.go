@@ -36,6 +36,8 @@ type Options struct {
 	WarnHeapMB       int // 0: 500
 	WarnStreams      int // 0: 20000
 	MovesPerMinute   int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
+	// Staff changes (every POST, PATCH, PUT, DELETE signed in) per account; 0: 120.
+	StaffWritesPerMinute int
 	// POST /v1/holds per IP; 0: not limited (only MaxHoldsPerClient and
 	// the cooldown then, both per client id, which an API client chooses).
 	// The server sets it (API_HOLDS_PER_MINUTE, 120 by default); tests that
@@ -72,6 +74,9 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	if o.LoginsPerMinute <= 0 {
 		o.LoginsPerMinute = 5
 	}
+	if o.StaffWritesPerMinute <= 0 {
+		o.StaffWritesPerMinute = 120
+	}
 	if o.MovesPerMinute <= 0 {
 		o.MovesPerMinute = 60
 	}
@@ -100,6 +105,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		LoginAccountLimiter: ratelimit.New(rdb, "login-account", o.LoginsPerMinute, time.Minute, logger),
 		HoldLimiter:         ratelimit.New(rdb, "hold-ip", o.HoldsPerMinute, time.Minute, logger),
 		MoveLimiter:         ratelimit.New(rdb, "move-ip", o.MovesPerMinute, time.Minute, logger),
+		StaffWriteLimiter:   ratelimit.New(rdb, "staff-writes", o.StaffWritesPerMinute, time.Minute, logger),
 		APIHoldLimiter:      apiHoldLimiter,
 		Sessions:            newSessions(pool, o.SecureCookies),
 		Grid:                grid.New(slotSvc, holdStore),

@@ -103,6 +103,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		APIHoldsPerMinute: cfg.APIHoldsPerMinute,
 		MovesPerMinute:    cfg.MovesPerMinute,
 		LoginsPerMinute:   cfg.LoginsPerMinute,
+
+		StaffWritesPerMinute: cfg.StaffWritesPerMin,
 	})
 	deps.RunBackground(ctx)
 	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {

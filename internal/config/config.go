@@ -35,6 +35,7 @@ type Config struct {
 	APIHoldsPerMinute int // POST /v1/holds
 	MovesPerMinute    int // reschedules by manage link, pages and API
 	LoginsPerMinute   int // staff sign-in attempts per account (per address: four times)
+	StaffWritesPerMin int // staff changes per account
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -91,6 +92,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.APIHoldsPerMinute = intVar("API_HOLDS_PER_MINUTE", 120, 1, 1<<24)
 	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
+	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
 
 	if c.DBMinConns > c.DBMaxConns {
 		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
@@ -132,6 +134,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),
 		slog.Int("moves_per_minute", c.MovesPerMinute),
 		slog.Int("logins_per_minute", c.LoginsPerMinute),
+		slog.Int("staff_writes_per_minute", c.StaffWritesPerMin),
 		slog.Int("warn_streams", c.WarnStreams),
 	)
 }
