@@ -1,0 +1,60 @@
+package checkout_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/testkit"
+)
+
+// failCooldownReads makes the cooldown read (PTTL) fail while it is on;
+// every other command reaches the real Redis.
+type failCooldownReads struct{ on *atomic.Bool }
+
+var errInjected = errors.New("injected: cooldown read failed")
+
+func (f failCooldownReads) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f failCooldownReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (f failCooldownReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if f.on.Load() && cmd.Name() == "pttl" {
+			cmd.SetErr(errInjected)
+			return errInjected
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// A cooldown that cannot be read does not stop a patient: the check fails
+// open (the hold's claim, which decides, fails closed instead).
+func TestCooldownCheckFailsOpen(t *testing.T) {
+	t.Parallel()
+	pool := testkit.DB(t)
+	rdb := testkit.Redis(t)
+	var fail atomic.Bool
+	rdb.AddHook(failCooldownReads{on: &fail})
+	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
+	loc, _ := time.LoadLocation(c.Timezone)
+	e := &env{t: t, services: wire(pool, rdb, 0), pool: pool, rdb: rdb, clinic: c, loc: loc}
+	t.Cleanup(func() { forgetHolds(rdb, c.ID) })
+
+	client := newClient()
+	e.mustConfirm(e.hold(e.typeID(0), e.monday(10, 0), uuid.Nil, client))
+	// Readable, the cooldown refuses the next hold...
+	_, err := e.tryHold(e.typeID(0), e.monday(11, 0), client)
+	wantCode(t, err, "COOLDOWN", apperr.TooMany)
+	// ...unreadable, it lets it through.
+	fail.Store(true)
+	if _, err := e.tryHold(e.typeID(0), e.monday(11, 0), client); err != nil {
+		t.Fatalf("with the cooldown unreadable the hold was refused: %v", err)
+	}
+}
