@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -55,14 +56,36 @@ func fuzzApp(f *testing.F) (*api, testkit.Clinic) {
 	return a, c
 }
 
-// wantSane fails on a 5xx or a body that is not JSON.
-func wantSane(t *testing.T, what string, input []byte, r reply) {
+// wantSane fails on a 5xx, a body that is not JSON, or one that shows an
+// internal (fzpLeaks: a stack, a panic, SQL, the driver's errors) that the
+// request did not carry itself: the body input (raw, and every JSON string
+// in it, decoded) or one of more (a header, a path segment).
+func wantSane(t *testing.T, what string, input []byte, r reply, more ...string) {
 	t.Helper()
 	if r.Status >= 500 {
 		t.Fatalf("%s with body %q: %d %s", what, input, r.Status, r.Body)
 	}
 	if !json.Valid(r.Body) {
 		t.Fatalf("%s with body %q: %d with a body that is not JSON: %q", what, input, r.Status, r.Body)
+	}
+	fzpWant(t, what, fuzzInputs(input, more...), r.Status, r.Body)
+}
+
+// fuzzInputs is what a request carried, for fzpReflected: the body as is,
+// every string (key or value) a JSON decoder reads from it before the
+// first syntax error, decoded (an answer may echo "\u0053ELECT " as
+// "SELECT "), and more.
+func fuzzInputs(body []byte, more ...string) []string {
+	in := append([]string{string(body)}, more...)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return in
+		}
+		if s, ok := tok.(string); ok {
+			in = append(in, s)
+		}
 	}
 }
 
@@ -165,7 +188,7 @@ func FuzzBook(f *testing.F) {
 		if key != "" && headerSafe(key) {
 			hdr = []string{"Idempotency-Key", key}
 		}
-		wantSane(t, "POST book", body, a.do(t, "POST", bookPath(typeID), body, hdr...))
+		wantSane(t, "POST book", body, a.do(t, "POST", bookPath(typeID), body, hdr...), key)
 	})
 }
 

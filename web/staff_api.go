@@ -93,6 +93,11 @@ func (s *Server) apiSpecialistUpdate(c echo.Context) error {
 	}
 	in := staff.SpecialistInput{Name: cur.Name, Priority: int(cur.Priority), Active: cur.Active, Version: version}
 	if body.Name != nil {
+		// A NUL ("\u0000" in JSON) is refused here as textOnly refuses it in
+		// a form: PostgreSQL would refuse the text with an error, a 500.
+		if !plainText(*body.Name) {
+			return apperr.Invalidf("name", "The name holds characters that are not allowed.")
+		}
 		in.Name = *body.Name
 	}
 	if body.Priority != nil {
