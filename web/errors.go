@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -58,10 +57,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	} else {
 		log.Debug("request refused", "status", status, "code", body.Error.Code)
 	}
-	if ae := apperr.As(err); ae != nil && ae.RetryAfter > 0 {
-		secs := int((ae.RetryAfter + 999_999_999) / 1_000_000_000)
-		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-	}
+	setRetryAfter(c, err)
 	switch {
 	case c.Request().Method == http.MethodHead:
 		err = c.NoContent(status)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -94,7 +95,7 @@ func overLimitFor(c echo.Context, l *ratelimit.Limiter, key, what, who string) e
 	if ok {
 		return nil
 	}
-	secs := int((wait + time.Second - 1) / time.Second)
+	secs := apperr.Seconds(wait)
 	return &apperr.Error{
 		Kind: apperr.TooMany, Code: "RATE_LIMITED", RetryAfter: time.Duration(secs) * time.Second,
 		Message: fmt.Sprintf("Too many %s from this %s: at most %d per %s. Please try again in %d seconds.",
@@ -110,10 +111,12 @@ func humanWindow(d time.Duration) string {
 	return d.String()
 }
 
-// setRetryAfter sets Retry-After from an error that carries one.
+// setRetryAfter sets Retry-After from an error that carries one; the
+// error handler uses it for every error, pages that answer with a panel
+// instead of an error call it themselves.
 func setRetryAfter(c echo.Context, err error) {
 	if ae := apperr.As(err); ae != nil && ae.RetryAfter > 0 {
-		c.Response().Header().Set("Retry-After", fmt.Sprint(int((ae.RetryAfter+time.Second-1)/time.Second)))
+		c.Response().Header().Set("Retry-After", strconv.Itoa(apperr.Seconds(ae.RetryAfter)))
 	}
 }
 

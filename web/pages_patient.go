@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -253,10 +252,9 @@ func (s *Server) holdSlot(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if ok, wait := s.deps.HoldLimiter.Allow(c.Request().Context(), c.RealIP()); !ok {
-		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
-		return s.panel(c, p, http.StatusTooManyRequests, views.HoldPanelVM{State: "problem",
-			Message: "Too many tries from this connection. Please wait a minute and try again."})
+	if err := overLimit(c, s.deps.HoldLimiter, "tries"); err != nil {
+		setRetryAfter(c, err)
+		return s.panel(c, p, http.StatusTooManyRequests, views.HoldPanelVM{State: "problem", Message: apperr.As(err).Message})
 	}
 	startStr := c.FormValue("start")
 	start, err := parseTime("start", startStr)
@@ -276,9 +274,7 @@ func (s *Server) holdSlot(c echo.Context) error {
 	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		if status, panel, ok := problemPanel(p, err, startStr); ok {
-			if ae := apperr.As(err); ae != nil && ae.RetryAfter > 0 {
-				c.Response().Header().Set("Retry-After", fmt.Sprint(int(ae.RetryAfter.Seconds()+0.999)))
-			}
+			setRetryAfter(c, err)
 			return s.panel(c, p, status, panel)
 		}
 		return err

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,8 +156,8 @@ func (s *Server) login(c echo.Context) error {
 }
 
 func (s *Server) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
-	secs := int(wait.Seconds()) + 1
-	c.Response().Header().Set("Retry-After", fmt.Sprint(secs))
+	secs := max(apperr.Seconds(wait), 1)
+	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	return s.page(c, http.StatusTooManyRequests, "Staff sign-in",
 		views.StaffLogin(email, fmt.Sprintf("Too many sign-in attempts. Try again in %d s.", secs), s.csrfToken(c)))
 }

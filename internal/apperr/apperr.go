@@ -105,12 +105,13 @@ func SlotTaken() *Error {
 	return New(Conflict, CodeSlotTaken, "That slot is no longer available. Please pick another time.")
 }
 
+// Seconds is d in whole seconds, rounded up: what Retry-After and the
+// retryAfterSeconds details say.
+func Seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+
 // SlotHeld is a slot someone else holds; it frees within d if they do not confirm.
 func SlotHeld(d time.Duration) *Error {
-	secs := int((d + time.Second - 1) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
+	secs := max(Seconds(d), 1)
 	return &Error{
 		Kind: Locked, Code: "SLOT_HELD", RetryAfter: time.Duration(secs) * time.Second,
 		Message: fmt.Sprintf("Someone is booking this slot right now. It frees in %d s if they do not confirm.", secs),

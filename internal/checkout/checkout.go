@@ -106,7 +106,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		return holds.Hold{}, &apperr.Error{
 			Kind: apperr.TooMany, Code: "COOLDOWN", RetryAfter: rem,
 			Message: fmt.Sprintf("You booked %s recently. You can book it again in %s.", t.Name, humanDuration(rem)),
-			Details: map[string]any{"retryAfterSeconds": int((rem + time.Second - 1) / time.Second)},
+			Details: map[string]any{"retryAfterSeconds": apperr.Seconds(rem)},
 		}
 	}
 

@@ -234,15 +234,15 @@ type typeRowAt struct {
 	at  time.Time
 }
 
-// typeRowMaxAge bounds how old a remembered type row may be for typeInfo.
+// typeRowMaxAge bounds how old a remembered type row may be for TypeRow.
 const typeRowMaxAge = 10 * time.Second
 
-// typeInfo is a type's row from memory when it was read in the last few
+// TypeRow is a type's row from memory when it was read in the last few
 // seconds (every computation refreshes it), else from PostgreSQL. Only for
 // what tolerates a few seconds of staleness: which days' generations a
 // cache key reads and a booking bumps (covered catches a list computed
 // with newer buffers), a cooldown's length.
-func (s *Service) typeInfo(ctx context.Context, typeID uuid.UUID) (db.AppointmentType, error) {
+func (s *Service) TypeRow(ctx context.Context, typeID uuid.UUID) (db.AppointmentType, error) {
 	if v, ok := s.typeRows.Load(typeID); ok && s.now().Sub(v.(typeRowAt).at) < typeRowMaxAge {
 		return v.(typeRowAt).row, nil
 	}
@@ -252,11 +252,6 @@ func (s *Service) typeInfo(ctx context.Context, typeID uuid.UUID) (db.Appointmen
 	}
 	s.typeRows.Store(typeID, typeRowAt{row: t, at: s.now()})
 	return t, nil
-}
-
-// TypeRow is typeInfo for other packages.
-func (s *Service) TypeRow(ctx context.Context, typeID uuid.UUID) (db.AppointmentType, error) {
-	return s.typeInfo(ctx, typeID)
 }
 
 // trim applies the minimum notice and window to a list computed earlier.
@@ -510,7 +505,7 @@ func (s *Service) keyDays(ctx context.Context, clinicID uuid.UUID, req Request) 
 	if err != nil {
 		return first, last, false
 	}
-	row, err := s.typeInfo(ctx, req.AppointmentTypeID)
+	row, err := s.TypeRow(ctx, req.AppointmentTypeID)
 	if err != nil {
 		return first, last, false
 	}
@@ -633,7 +628,7 @@ func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b b
 	if s.rdb == nil {
 		return
 	}
-	row, err := s.typeInfo(ctx, b.AppointmentTypeID)
+	row, err := s.TypeRow(ctx, b.AppointmentTypeID)
 	if err != nil {
 		s.logger.Warn("booking's type for the cache; retiring the clinic's lists", "err", err)
 		s.Invalidate(ctx, b.ClinicID)

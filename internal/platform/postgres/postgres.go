@@ -28,7 +28,7 @@ func Connect(ctx context.Context, url string, maxConns, minConns int32) (*pgxpoo
 	cfg.MaxConnIdleTime = 5 * time.Minute
 	cfg.HealthCheckPeriod = 15 * time.Second
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
-	WithQueryCounter(cfg.ConnConfig)
+	cfg.ConnConfig.Tracer = queryCounter{} // see CountQueries
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)

@@ -36,6 +36,3 @@ func (queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 }
 
 func (queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// WithQueryCounter installs the counting tracer on a pool configuration.
-func WithQueryCounter(cfg *pgx.ConnConfig) { cfg.Tracer = queryCounter{} }
