@@ -38,6 +38,7 @@ WHERE b.status = 'confirmed'
   AND b.specialist_id IN (
       SELECT ats.specialist_id FROM appointment_type_specialists ats
       WHERE ats.appointment_type_id = @appointment_type_id)
+  AND b.slot_start > sqlc.arg(range_start)::timestamptz - interval '24 hours'
   AND b.slot_start < @range_end
   AND b.slot_end > @range_start
 ORDER BY b.specialist_id, b.slot_start;
@@ -49,6 +50,7 @@ WHERE specialist_id = @specialist_id AND slot_start = @slot_start AND status = '
 -- name: BookingListConfirmedBySpecialistRange :many
 SELECT slot_start, slot_end FROM bookings
 WHERE specialist_id = @specialist_id AND status = 'confirmed'
+  AND slot_start > sqlc.arg(range_start)::timestamptz - interval '24 hours'
   AND slot_start < @range_end AND slot_end > @range_start
 ORDER BY slot_start;
 
@@ -56,6 +58,7 @@ ORDER BY slot_start;
 SELECT EXISTS (
     SELECT 1 FROM bookings
     WHERE specialist_id = ANY(@specialist_ids::uuid[]) AND status = 'confirmed'
+      AND slot_start > sqlc.arg(range_start)::timestamptz - interval '24 hours'
       AND slot_start < @range_end AND slot_end > @range_start
       AND id <> @exclude_id
 );
@@ -68,6 +71,7 @@ FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
 WHERE b.clinic_id = @clinic_id AND b.status = 'confirmed'
+  AND b.slot_start > sqlc.arg(range_start)::timestamptz - interval '24 hours'
   AND b.slot_start < @range_end AND b.slot_end > @range_start
 ORDER BY b.slot_start, s.priority DESC;
 

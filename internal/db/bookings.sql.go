@@ -19,14 +19,15 @@ FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
 WHERE b.clinic_id = $1 AND b.status = 'confirmed'
-  AND b.slot_start < $2 AND b.slot_end > $3
+  AND b.slot_start > $2::timestamptz - interval '24 hours'
+  AND b.slot_start < $3 AND b.slot_end > $2
 ORDER BY b.slot_start, s.priority DESC
 `
 
 type BookingCalendarParams struct {
 	ClinicID   uuid.UUID
-	RangeEnd   time.Time
 	RangeStart time.Time
+	RangeEnd   time.Time
 }
 
 type BookingCalendarRow struct {
@@ -45,7 +46,7 @@ type BookingCalendarRow struct {
 
 // A clinic's confirmed bookings in a range, for the staff calendar.
 func (q *Queries) BookingCalendar(ctx context.Context, arg BookingCalendarParams) ([]BookingCalendarRow, error) {
-	rows, err := q.db.Query(ctx, bookingCalendar, arg.ClinicID, arg.RangeEnd, arg.RangeStart)
+	rows, err := q.db.Query(ctx, bookingCalendar, arg.ClinicID, arg.RangeStart, arg.RangeEnd)
 	if err != nil {
 		return nil, err
 	}
@@ -248,14 +249,15 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 const bookingListConfirmedBySpecialistRange = `-- name: BookingListConfirmedBySpecialistRange :many
 SELECT slot_start, slot_end FROM bookings
 WHERE specialist_id = $1 AND status = 'confirmed'
-  AND slot_start < $2 AND slot_end > $3
+  AND slot_start > $2::timestamptz - interval '24 hours'
+  AND slot_start < $3 AND slot_end > $2
 ORDER BY slot_start
 `
 
 type BookingListConfirmedBySpecialistRangeParams struct {
 	SpecialistID uuid.UUID
-	RangeEnd     time.Time
 	RangeStart   time.Time
+	RangeEnd     time.Time
 }
 
 type BookingListConfirmedBySpecialistRangeRow struct {
@@ -264,7 +266,7 @@ type BookingListConfirmedBySpecialistRangeRow struct {
 }
 
 func (q *Queries) BookingListConfirmedBySpecialistRange(ctx context.Context, arg BookingListConfirmedBySpecialistRangeParams) ([]BookingListConfirmedBySpecialistRangeRow, error) {
-	rows, err := q.db.Query(ctx, bookingListConfirmedBySpecialistRange, arg.SpecialistID, arg.RangeEnd, arg.RangeStart)
+	rows, err := q.db.Query(ctx, bookingListConfirmedBySpecialistRange, arg.SpecialistID, arg.RangeStart, arg.RangeEnd)
 	if err != nil {
 		return nil, err
 	}
@@ -291,15 +293,16 @@ WHERE b.status = 'confirmed'
   AND b.specialist_id IN (
       SELECT ats.specialist_id FROM appointment_type_specialists ats
       WHERE ats.appointment_type_id = $1)
-  AND b.slot_start < $2
-  AND b.slot_end > $3
+  AND b.slot_start > $2::timestamptz - interval '24 hours'
+  AND b.slot_start < $3
+  AND b.slot_end > $2
 ORDER BY b.specialist_id, b.slot_start
 `
 
 type BookingListConfirmedByTypeParams struct {
 	AppointmentTypeID uuid.UUID
-	RangeEnd          time.Time
 	RangeStart        time.Time
+	RangeEnd          time.Time
 }
 
 type BookingListConfirmedByTypeRow struct {
@@ -313,7 +316,7 @@ type BookingListConfirmedByTypeRow struct {
 // Confirmed bookings of every specialist who performs the type, in any type,
 // with the buffers of their own type, for the slot engine.
 func (q *Queries) BookingListConfirmedByType(ctx context.Context, arg BookingListConfirmedByTypeParams) ([]BookingListConfirmedByTypeRow, error) {
-	rows, err := q.db.Query(ctx, bookingListConfirmedByType, arg.AppointmentTypeID, arg.RangeEnd, arg.RangeStart)
+	rows, err := q.db.Query(ctx, bookingListConfirmedByType, arg.AppointmentTypeID, arg.RangeStart, arg.RangeEnd)
 	if err != nil {
 		return nil, err
 	}
@@ -388,23 +391,24 @@ const bookingOverlapExists = `-- name: BookingOverlapExists :one
 SELECT EXISTS (
     SELECT 1 FROM bookings
     WHERE specialist_id = ANY($1::uuid[]) AND status = 'confirmed'
-      AND slot_start < $2 AND slot_end > $3
+      AND slot_start > $2::timestamptz - interval '24 hours'
+      AND slot_start < $3 AND slot_end > $2
       AND id <> $4
 )
 `
 
 type BookingOverlapExistsParams struct {
 	SpecialistIds []uuid.UUID
-	RangeEnd      time.Time
 	RangeStart    time.Time
+	RangeEnd      time.Time
 	ExcludeID     uuid.UUID
 }
 
 func (q *Queries) BookingOverlapExists(ctx context.Context, arg BookingOverlapExistsParams) (bool, error) {
 	row := q.db.QueryRow(ctx, bookingOverlapExists,
 		arg.SpecialistIds,
-		arg.RangeEnd,
 		arg.RangeStart,
+		arg.RangeEnd,
 		arg.ExcludeID,
 	)
 	var exists bool
