@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -170,67 +171,92 @@ func (p pageView) source(s *Server) gridSource {
 // stream ends. Every connect starts with every cell: the SSE extension
 // reconnects without Last-Event-ID.
 // clientID is the viewer ("" for kiosks and staff, who hold nothing).
+//
+// Once the first events are out, an HTTP/1.1 stream leaves net/http: the
+// connection is hijacked and served by a goroutine of its own (see
+// hijackedSSE), so an open page costs its buffers and two small goroutines
+// instead of the request's deep stack and net/http's per-connection
+// buffers. Where the connection cannot be hijacked (HTTP/2) the handler
+// serves the stream itself.
 func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope, clientID string) error {
 	ctx := c.Request().Context()
 	m := s.deps.StreamMetrics
 	m.StreamOpened("html", scope)
-	reason := events.ReasonClientAbort
-	defer func() { m.StreamEnded("html", scope, reason) }()
 
 	s.waitForEvents(ctx)
 	st := &htmlStream{clientID: clientID, out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
 	lv, first, err := s.live.join(ctx, src, st, c.QueryParam("state"))
 	if err != nil {
-		reason = events.ReasonInitFailed
+		m.StreamEnded("html", scope, events.ReasonInitFailed)
 		return err
 	}
-	defer lv.leave(st)
+	finish := func(reason string) {
+		lv.leave(st)
+		m.StreamEnded("html", scope, reason)
+	}
 	w := startSSE(c)
-	if err := w.writeBuffered([]byte("retry: 2000\n\n")); err != nil {
-		reason = events.ReasonSendFailed
+	if err := w.writeFirst(first); err != nil {
+		finish(events.ReasonSendFailed)
 		return nil
 	}
-	for _, b := range first {
-		if err := w.writeBuffered(b); err != nil {
-			reason = events.ReasonSendFailed
-			return nil
-		}
-	}
-	if err := w.flush(); err != nil {
-		reason = events.ReasonSendFailed
+	conn, _, err := http.NewResponseController(c.Response()).Hijack()
+	if err != nil {
+		finish(pumpHTMLStream(w, st, ctx.Done()))
 		return nil
 	}
+	// The request's context and echo's context are done with once the
+	// handler returns: the goroutine keeps only the connection.
+	h := newHijackedSSE(conn)
+	s.streams.Add(1)
+	go func() {
+		defer s.streams.Done()
+		reason := pumpHTMLStream(h, st, h.gone)
+		h.close()
+		finish(reason)
+	}()
+	return nil
+}
+
+// sseOut is where a stream's events go: the handler's response, or a
+// hijacked connection.
+type sseOut interface {
+	writeBatch(bs [][]byte) error
+}
+
+// pumpHTMLStream writes what the live view sends until the stream ends, and
+// says why it ended. gone is closed when the client goes away.
+func pumpHTMLStream(out sseOut, st *htmlStream, gone <-chan struct{}) string {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	var batch [][]byte
 	for {
 		var err error
 		select {
-		case <-ctx.Done():
-			return nil
+		case <-gone:
+			return events.ReasonClientAbort
 		case <-st.done:
-			reason = st.reason
-			_ = w.write(encodeNamed("end", []byte(st.reason)))
-			return nil
+			_ = out.writeBatch([][]byte{encodeNamed("end", []byte(st.reason))})
+			return st.reason
 		case b := <-st.out:
-			// Write what is queued as one batch, flushed once.
-			err = w.writeBuffered(b)
-			for more := true; more && err == nil; {
+			// Write what is queued as one batch.
+			batch = append(batch[:0], b)
+			for more := true; more; {
 				select {
 				case b = <-st.out:
-					err = w.writeBuffered(b)
+					batch = append(batch, b)
 				default:
 					more = false
 				}
 			}
-			if err == nil {
-				err = w.flush()
-			}
+			err = out.writeBatch(batch)
+			clear(batch)
 		case <-ping.C:
-			err = w.write([]byte(": ping\n\n"))
+			err = out.writeBatch([][]byte{pingEvent})
 		}
 		if err != nil {
-			reason = events.ReasonSendFailed
-			return nil
+			return events.ReasonSendFailed
 		}
 	}
 }
+
+var pingEvent = []byte(": ping\n\n")

@@ -6,9 +6,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -67,6 +69,9 @@ type Server struct {
 	metrics *httpMetrics
 	echo    *echo.Echo
 	http    *http.Server
+	// streams counts the HTML streams served on hijacked connections,
+	// which http.Server.Shutdown does not wait for.
+	streams sync.WaitGroup
 }
 
 // New builds the app with every route (see routes.go).
@@ -127,8 +132,23 @@ func (s *Server) ListenAndServe(ctx context.Context, shutdownTimeout time.Durati
 	if err := s.http.Shutdown(sctx); err != nil {
 		return err
 	}
+	if !waitTimeout(&s.streams, sctx) {
+		return fmt.Errorf("streams still open after %s", shutdownTimeout)
+	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// waitTimeout waits for wg until ctx is done; it reports whether wg did.
+func waitTimeout(wg *sync.WaitGroup, ctx context.Context) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

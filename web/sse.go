@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -47,6 +48,70 @@ func (s *sseWriter) writeBuffered(b []byte) error {
 }
 
 func (s *sseWriter) flush() error { return s.rc.Flush() }
+
+// writeBatch writes events and flushes once.
+func (s *sseWriter) writeBatch(bs [][]byte) error {
+	for _, b := range bs {
+		if err := s.writeBuffered(b); err != nil {
+			return err
+		}
+	}
+	return s.flush()
+}
+
+// writeFirst starts an HTML stream: the reconnection delay and the first
+// events, flushed at once.
+func (s *sseWriter) writeFirst(first [][]byte) error {
+	return s.writeBatch(append([][]byte{[]byte("retry: 2000\n\n")}, first...))
+}
+
+// hijackedSSE writes a stream's events on a connection taken over from
+// net/http after its response header went out. That header said
+// "Transfer-Encoding: chunked", so every write is a chunk, and the stream
+// ends with the last chunk. A goroutine waits on the connection's read
+// side and closes gone when the client leaves (its close, or any byte: a
+// client has nothing to say on an event stream).
+type hijackedSSE struct {
+	conn net.Conn
+	gone chan struct{}
+}
+
+func newHijackedSSE(conn net.Conn) *hijackedSSE {
+	h := &hijackedSSE{conn: conn, gone: make(chan struct{})}
+	go func() {
+		var b [1]byte
+		_, _ = conn.Read(b[:])
+		close(h.gone)
+	}()
+	return h
+}
+
+var crlf = []byte("\r\n")
+
+// writeBatch sends the events as one chunk, in one system call.
+func (h *hijackedSSE) writeBatch(bs [][]byte) error {
+	n := 0
+	for _, b := range bs {
+		n += len(b)
+	}
+	if n == 0 {
+		return nil
+	}
+	bufs := make(net.Buffers, 0, len(bs)+2)
+	bufs = append(bufs, []byte(strconv.FormatInt(int64(n), 16)+"\r\n"))
+	bufs = append(bufs, bs...)
+	bufs = append(bufs, crlf)
+	_ = h.conn.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	_, err := bufs.WriteTo(h.conn)
+	return err
+}
+
+// close ends the body with the last chunk and closes the connection.
+func (h *hijackedSSE) close() {
+	_ = h.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = h.conn.Write([]byte("0\r\n\r\n"))
+	_ = h.conn.Close()
+}
 
 // retry sends the reconnection delay hint.
 func (s *sseWriter) retry(ms int) error {

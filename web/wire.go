@@ -50,6 +50,12 @@ type Options struct {
 	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
 }
 
+// limitScope prefixes the names of one Wire's rate-limit counters: "" in
+// production, where every instance must share them. The tests' servers all
+// come from 127.0.0.1 and share one Redis, so each gets its own counters
+// (export_test.go), and no test spends another's allowance.
+var limitScope = func() string { return "" }
+
 // Wire builds every service and connects the observers: each committed
 // booking change updates the slot cache and bitmap, and is published. main
 // and the end-to-end tests share it, so tests run what production runs.
@@ -80,9 +86,10 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	if o.MovesPerMinute <= 0 {
 		o.MovesPerMinute = 60
 	}
+	scope := limitScope()
 	var apiHoldLimiter *ratelimit.Limiter
 	if o.APIHoldsPerMinute > 0 {
-		apiHoldLimiter = ratelimit.New(rdb, "api-hold-ip", o.APIHoldsPerMinute, time.Minute, logger)
+		apiHoldLimiter = ratelimit.New(rdb, scope+"api-hold-ip", o.APIHoldsPerMinute, time.Minute, logger)
 	}
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
@@ -101,11 +108,11 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		writeTimeout:        o.WriteTimeout,
 		Staff:               staffSvc,
 		StaffBookings:       staff.NewBookings(staffSvc, bookings, holdStore),
-		LoginIPLimiter:      ratelimit.New(rdb, "login-ip", 4*o.LoginsPerMinute, time.Minute, logger),
-		LoginAccountLimiter: ratelimit.New(rdb, "login-account", o.LoginsPerMinute, time.Minute, logger),
-		HoldLimiter:         ratelimit.New(rdb, "hold-ip", o.HoldsPerMinute, time.Minute, logger),
-		MoveLimiter:         ratelimit.New(rdb, "move-ip", o.MovesPerMinute, time.Minute, logger),
-		StaffWriteLimiter:   ratelimit.New(rdb, "staff-writes", o.StaffWritesPerMinute, time.Minute, logger),
+		LoginIPLimiter:      ratelimit.New(rdb, scope+"login-ip", 4*o.LoginsPerMinute, time.Minute, logger),
+		LoginAccountLimiter: ratelimit.New(rdb, scope+"login-account", o.LoginsPerMinute, time.Minute, logger),
+		HoldLimiter:         ratelimit.New(rdb, scope+"hold-ip", o.HoldsPerMinute, time.Minute, logger),
+		MoveLimiter:         ratelimit.New(rdb, scope+"move-ip", o.MovesPerMinute, time.Minute, logger),
+		StaffWriteLimiter:   ratelimit.New(rdb, scope+"staff-writes", o.StaffWritesPerMinute, time.Minute, logger),
 		APIHoldLimiter:      apiHoldLimiter,
 		Sessions:            newSessions(pool, o.SecureCookies),
 		Grid:                grid.New(slotSvc, holdStore),
