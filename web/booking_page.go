@@ -53,7 +53,7 @@ func (p pageView) streamURL() string { return p.pageURL() + "/live" + p.query() 
 // streamURLFor is the stream URL carrying the state the page shows, so
 // the stream skips resending it.
 func (p pageView) streamURLFor(ctx context.Context, cells []grid.Cell) string {
-	return p.streamURL() + "&state=" + stateHash(p.fragments(ctx, cells))
+	return p.streamURL() + "&state=" + stateHash(p.fragments(ctx, cells, nil))
 }
 
 func (p pageView) heading() string {
@@ -164,7 +164,7 @@ func (s *Server) bookingStream(c echo.Context) error {
 // source is the page's grid as a live source; grids whose cells post
 // elsewhere (booking, moving one booking) are different views.
 func (p pageView) source(s *Server) gridSource {
-	return gridSource{srv: s, page: p}
+	return gridSource{srv: s, page: p, memo: &cellMemo{}}
 }
 
 // serveHTMLStream joins a live view and writes its events until the

@@ -338,6 +338,7 @@ func renderCell(vm views.SlotCellVM) string {
 type gridSource struct {
 	srv  *Server
 	page pageView
+	memo *cellMemo
 }
 
 func (g gridSource) Key() string         { return g.page.pageURL() + "|" + g.page.grid().Key() }
@@ -348,7 +349,8 @@ func (g gridSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]f
 	if err != nil {
 		return nil, nil, err
 	}
-	renderAll := func(cells []grid.Cell) []fragment { return g.page.fragments(ctx, cells) }
+	g.memo.turn()
+	renderAll := func(cells []grid.Cell) []fragment { return g.page.fragments(ctx, cells, g.memo) }
 	personal := func(clientID string) ([]fragment, bool) {
 		if !sn.Personal(clientID) {
 			return nil, false
@@ -359,19 +361,48 @@ func (g gridSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]f
 }
 
 // fragments are a grid's days and cells as the live stream sends them.
-func (p pageView) fragments(ctx context.Context, cells []grid.Cell) []fragment {
+// memo (nil: none) keeps cells rendered before.
+func (p pageView) fragments(ctx context.Context, cells []grid.Cell, memo *cellMemo) []fragment {
 	var out []fragment
 	for _, d := range p.weekDays(cells, true) {
-		var buf bytes.Buffer
-		_ = views.DaySection(d).Render(ctx, &buf)
+		d.Rendered = make([]string, len(d.Cells))
 		sig := d.ID
-		for _, c := range d.Cells {
+		for i, c := range d.Cells {
+			d.Rendered[i] = memo.render(c)
 			sig += "," + c.ID
 		}
+		var buf bytes.Buffer
+		_ = views.DaySection(d).Render(ctx, &buf)
 		out = append(out, fragment{ID: d.ID, HTML: buf.String(), Sig: sig})
-		for _, c := range d.Cells {
-			out = append(out, fragment{ID: c.ID, HTML: renderCell(c)})
+		for i, c := range d.Cells {
+			out = append(out, fragment{ID: c.ID, HTML: d.Rendered[i]})
 		}
 	}
 	return out
+}
+
+// cellMemo keeps the cells a live view rendered in its last computation
+// and the current one: a change re-renders the cells it changed, not the
+// whole week. A view uses it under its lock only.
+type cellMemo struct{ prev, cur map[views.SlotCellVM]string }
+
+// turn starts a computation: what the last one rendered is kept for it.
+func (m *cellMemo) turn() {
+	if m != nil {
+		m.prev, m.cur = m.cur, make(map[views.SlotCellVM]string, len(m.cur))
+	}
+}
+
+func (m *cellMemo) render(vm views.SlotCellVM) string {
+	if m == nil {
+		return renderCell(vm)
+	}
+	h, ok := m.cur[vm]
+	if !ok {
+		if h, ok = m.prev[vm]; !ok {
+			h = renderCell(vm)
+		}
+		m.cur[vm] = h
+	}
+	return h
 }
