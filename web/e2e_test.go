@@ -166,12 +166,22 @@ func e2eEval[T any](b *e2eTab, expr string) T {
 	return v
 }
 
-// Until polls a JavaScript condition; false when d passes first.
+// Until polls a JavaScript condition; false when d passes first. It keeps
+// polling across a navigation (an evaluation in a page going away fails).
 func (b *e2eTab) Until(d time.Duration, cond string) bool {
-	ctx, cancel := context.WithTimeout(b.ctx, d+2*time.Second)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(d), chromedp.WithPollingInterval(50*time.Millisecond)))
-	return err == nil
+	deadline := time.Now().Add(d)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { try { return !!(`+cond+`); } catch (e) { return false; } })()`))
+		cancel()
+		if err == nil && ok {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // snapshot is the page's location and a piece of its text, for failures.

@@ -16,12 +16,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,162 +29,6 @@ import (
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/web"
 )
-
-const stfChromium = "/usr/bin/chromium"
-
-func stfNeedChromium(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(stfChromium); err == nil {
-		return
-	}
-	if os.Getenv("CLINIC_SKIP_BROWSER") == "1" {
-		t.Skipf("%s is missing and CLINIC_SKIP_BROWSER=1: skipping the browser test", stfChromium)
-	}
-	t.Fatalf("%s is missing: install Debian's chromium (apt-get install chromium), or set CLINIC_SKIP_BROWSER=1 to skip browser tests", stfChromium)
-}
-
-// stfTab is a browser of its own (own profile, so own cookies).
-type stfTab struct {
-	t    *testing.T
-	name string
-	ctx  context.Context
-
-	mu     sync.Mutex
-	errors []string
-}
-
-func stfBrowser(t *testing.T, name string) *stfTab {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(stfChromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil { // starts the browser; no timeout on this first run
-		t.Fatalf("start %s browser: %v", name, err)
-	}
-	tab := &stfTab{t: t, name: name, ctx: ctx}
-	msgs := chromedp.Console(ctx)
-	go func() {
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleException || m.Type == chromedp.ConsoleError {
-				tab.mu.Lock()
-				tab.errors = append(tab.errors, strings.TrimSpace(m.Text+" "+m.URL))
-				tab.mu.Unlock()
-			}
-		}
-	}()
-	return tab
-}
-
-func (b *stfTab) Report() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, e := range b.errors {
-		b.t.Logf("%s console: %s", b.name, e)
-	}
-}
-
-func (b *stfTab) Do(d time.Duration, what string, steps ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, d)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		b.Report()
-		b.t.Fatalf("%s: %s: %v\n%s", b.name, what, err, b.Snapshot())
-	}
-}
-
-func stfEval[T any](b *stfTab, expr string) T {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		b.t.Fatalf("%s: evaluate %s: %v", b.name, expr, err)
-	}
-	return v
-}
-
-// Until polls a JavaScript condition; false when d passes first. It keeps
-// polling across a navigation (an evaluation in a page going away fails).
-func (b *stfTab) Until(d time.Duration, cond string) bool {
-	deadline := time.Now().Add(d)
-	for {
-		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { try { return !!(`+cond+`); } catch (e) { return false; } })()`))
-		cancel()
-		if err == nil && ok {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (b *stfTab) Snapshot() string {
-	ctx, cancel := context.WithTimeout(b.ctx, 3*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body ? document.body.innerText.slice(0, 1500) : "")`))
-	if err != nil {
-		return "(no snapshot: " + err.Error() + ")"
-	}
-	return s
-}
-
-// Shot saves a full-page PNG as <repo>/.artifacts/screenshots/<name>.png.
-func (b *stfTab) Shot(name string) string {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Errorf("%s: screenshot %s: %v", b.name, name, err)
-		return ""
-	}
-	root, err := os.Getwd()
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			b.t.Fatal("no go.mod above the test's directory")
-		}
-		root = parent
-	}
-	dir := filepath.Join(root, ".artifacts", "screenshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.t.Fatal(err)
-	}
-	p := filepath.Join(dir, name+".png")
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		b.t.Errorf("write %s: %v", p, err)
-		return ""
-	}
-	b.t.Logf("screenshot: %s", p)
-	return p
-}
 
 // stfWaitStream waits until the app has an open HTML stream of scope (the
 // browser's live page connected), then lets it settle into its view.
@@ -216,7 +57,7 @@ func stfWaitStream(t *testing.T, app *stfApp, scope string, d time.Duration) {
 
 func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 	t.Parallel()
-	stfNeedChromium(t)
+	e2eNeedChromium(t)
 	app := stfNewApp(t, web.Options{})
 	c := stfNewClinic(t, app.Pool, 1)
 	sp, typ := c.Specialists[0], c.Types[0]
@@ -240,14 +81,14 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 	}
 	const wait = 15 * time.Second
 
-	patient := stfBrowser(t, "patient")
-	staffer := stfBrowser(t, "staff")
+	patient := e2eBrowser(t, "patient", 1280, 1000)
+	staffer := e2eBrowser(t, "staff", 1280, 1000)
 	defer func() { patient.Report(); staffer.Report() }()
 
 	// The patient's grid is open before the change.
 	patient.Do(wait, "open the booking grid", chromedp.Navigate(gridURL),
 		chromedp.WaitVisible(chromedp.CSS(`section#day-`+tomorrowS+` li[data-state="free"]`)))
-	freeBefore := stfEval[int](patient, dayFree(tomorrowS))
+	freeBefore := e2eEval[int](patient, dayFree(tomorrowS))
 	if freeBefore != 16 {
 		t.Fatalf("tomorrow shows %d free cells before the change, want 16 (09:00-17:00)", freeBefore)
 	}
@@ -256,7 +97,7 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 	}
 	stfWaitStream(t, app, typ.ID.String(), wait)
 	// A cell marker: only a page that was not reloaded still carries it.
-	stfEval[bool](patient, `(window.__stfNoReload = true)`)
+	e2eEval[bool](patient, `(window.__stfNoReload = true)`)
 
 	// The staff member signs in through the form.
 	staffer.Do(wait, "sign in",
@@ -272,7 +113,7 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 		chromedp.Navigate(app.TS.URL+"/staff/specialists/"+sp.ID.String()),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="override-form"]`)),
 	)
-	if !stfEval[bool](staffer, `document.querySelector('[data-testid="override-form"] input[name="closed"]').checked`) {
+	if !e2eEval[bool](staffer, `document.querySelector('[data-testid="override-form"] input[name="closed"]').checked`) {
 		t.Fatal("the override form is not set to 'closed all day'")
 	}
 	staffer.Do(wait, "add the override",
@@ -281,10 +122,10 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="override-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 	)
-	if n := stfEval[string](staffer, `document.querySelector("p.notice").innerText`); n != "Override added." {
-		t.Fatalf("after adding the override the page says %q\n%s", n, staffer.Snapshot())
+	if n := e2eEval[string](staffer, `document.querySelector("p.notice").innerText`); n != "Override added." {
+		t.Fatalf("after adding the override the page says %q\n%s", n, staffer.snapshot())
 	}
-	if txt := stfEval[string](staffer, `document.querySelector('[data-testid="overrides"]').innerText`); !strings.Contains(txt, "closed") || !strings.Contains(txt, "Team training") {
+	if txt := e2eEval[string](staffer, `document.querySelector('[data-testid="overrides"]').innerText`); !strings.Contains(txt, "closed") || !strings.Contains(txt, "Team training") {
 		t.Errorf("the override list reads %q", txt)
 	}
 
@@ -292,15 +133,15 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 	if !patient.Until(wait, dayFree(tomorrowS)+` === 0`) {
 		t.Errorf("%s after closing tomorrow, the patient's open grid still shows %d of tomorrow's cells as free (it had %d): "+
 			"the live stream did not replace tomorrow's day block\n%s",
-			wait, stfEval[int](patient, dayFree(tomorrowS)), freeBefore, patient.Snapshot())
+			wait, e2eEval[int](patient, dayFree(tomorrowS)), freeBefore, patient.snapshot())
 	} else {
-		txt := stfEval[string](patient, `document.querySelector('section#day-`+tomorrowS+`').innerText`)
-		cells := stfEval[int](patient, `document.querySelectorAll('section#day-`+tomorrowS+` li.slot').length`)
+		txt := e2eEval[string](patient, `document.querySelector('section#day-`+tomorrowS+`').innerText`)
+		cells := e2eEval[int](patient, `document.querySelectorAll('section#day-`+tomorrowS+` li.slot').length`)
 		if !strings.Contains(txt, "No slots") && cells != 0 {
 			t.Logf("tomorrow shows %d non-free cells: %q", cells, txt)
 		}
 	}
-	if !stfEval[bool](patient, `window.__stfNoReload === true`) {
+	if !e2eEval[bool](patient, `window.__stfNoReload === true`) {
 		t.Error("the patient's page was reloaded")
 	}
 	patient.Shot("staff-e2e-patient-grid-after-override")
@@ -324,15 +165,15 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 	if !staffer.Until(wait, calStream+`.readyState === EventSource.OPEN`) {
 		t.Fatalf("the calendar's stream did not open within %s", wait)
 	}
-	stfEval[bool](staffer, `(window.__stfNoReload = true)`)
+	e2eEval[bool](staffer, `(window.__stfNoReload = true)`)
 	// Record what the page's SSE connection delivers, for a failure report
 	// (htmx:sseBeforeMessage: htmx:sseMessage goes to the element the swap
 	// just replaced, out of the document, so it never bubbles up).
-	stfEval[bool](staffer, `(window.__sse = [], document.addEventListener("htmx:sseBeforeMessage", e => window.__sse.push(e.detail.type)), document.addEventListener("htmx:sseError", e => window.__sse.push("ERROR")), document.addEventListener("htmx:sseOpen", e => window.__sse.push("OPEN")), true)`)
-	if n := stfEval[int](staffer, `document.querySelectorAll('section#cal-`+bookDayS+` [data-testid="entry-booking"]').length`); n != 0 {
+	e2eEval[bool](staffer, `(window.__sse = [], document.addEventListener("htmx:sseBeforeMessage", e => window.__sse.push(e.detail.type)), document.addEventListener("htmx:sseError", e => window.__sse.push("ERROR")), document.addEventListener("htmx:sseOpen", e => window.__sse.push("OPEN")), true)`)
+	if n := e2eEval[int](staffer, `document.querySelectorAll('section#cal-`+bookDayS+` [data-testid="entry-booking"]').length`); n != 0 {
 		t.Fatalf("the day already has %d bookings", n)
 	}
-	if txt := stfEval[string](staffer, `(document.querySelector('section#cal-`+tomorrowS+`') || {innerText: ""}).innerText`); bookDay.Weekday() != time.Monday && !strings.Contains(txt, "closed (Team training)") {
+	if txt := e2eEval[string](staffer, `(document.querySelector('section#cal-`+tomorrowS+`') || {innerText: ""}).innerText`); bookDay.Weekday() != time.Monday && !strings.Contains(txt, "closed (Team training)") {
 		t.Errorf("the calendar's tomorrow does not show the override: %q", txt)
 	}
 
@@ -370,32 +211,29 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("no-reload marker still set: %v", stfEval[bool](staffer, `window.__stfNoReload === true`))
-		t.Logf("SSE messages the calendar page got: %s", stfEval[string](staffer, `JSON.stringify(window.__sse || [])`))
-		t.Logf("EventSource state: %s", stfEval[string](staffer, `(() => { const es = `+calStream+`; return es ? es.url + " readyState=" + es.readyState : "none" })()`))
-		t.Fatalf("%s after the patient booked, the open staff calendar does not show Ada Lovelace on %s without a reload\n%s", wait, bookDayS, staffer.Snapshot())
+		t.Logf("no-reload marker still set: %v", e2eEval[bool](staffer, `window.__stfNoReload === true`))
+		t.Logf("SSE messages the calendar page got: %s", e2eEval[string](staffer, `JSON.stringify(window.__sse || [])`))
+		t.Logf("EventSource state: %s", e2eEval[string](staffer, `(() => { const es = `+calStream+`; return es ? es.url + " readyState=" + es.readyState : "none" })()`))
+		t.Fatalf("%s after the patient booked, the open staff calendar does not show Ada Lovelace on %s without a reload\n%s", wait, bookDayS, staffer.snapshot())
 	}
-	txt := stfEval[string](staffer, `document.querySelector('`+entry+`').innerText`)
+	txt := e2eEval[string](staffer, `document.querySelector('`+entry+`').innerText`)
 	if !strings.Contains(txt, "10:00") || !strings.Contains(txt, typ.Name) || !strings.Contains(txt, sp.Name) {
 		t.Errorf("the calendar entry reads %q: want the time, the type and the specialist", txt)
 	}
-	if n := stfEval[int](staffer, `Array.from(document.querySelectorAll('section.cal-day')).filter(d => d.id !== "cal-`+bookDayS+`" && d.innerText.includes("Ada Lovelace")).length`); n != 0 {
+	if n := e2eEval[int](staffer, `Array.from(document.querySelectorAll('section.cal-day')).filter(d => d.id !== "cal-`+bookDayS+`" && d.innerText.includes("Ada Lovelace")).length`); n != 0 {
 		t.Errorf("the booking shows on %d other days", n)
 	}
-	if !stfEval[bool](staffer, `window.__stfNoReload === true`) {
+	if !e2eEval[bool](staffer, `window.__stfNoReload === true`) {
 		t.Error("the calendar was reloaded")
 	}
-	shot := staffer.Shot("staff-calendar")
-	if shot == "" {
-		t.Error("no screenshot of the staff calendar")
-	}
+	staffer.Shot("staff-calendar") // a failed screenshot fails the test
 
 	// Two updates of one day in quick succession (a hold, then its
 	// booking) both land, however fast the second follows: the block the
 	// first swaps in must listen at once. Two events dispatched back to
 	// back on the page's EventSource, as its stream would deliver them:
 	// copies of another day's block as the server rendered it, marked.
-	other := stfEval[string](staffer, `(() => {
+	other := e2eEval[string](staffer, `(() => {
 		const el = document.querySelector('section.cal-day:not(#cal-`+bookDayS+`)'), es = `+calStream+`;
 		for (const n of ["1", "2"]) {
 			es.dispatchEvent(new MessageEvent(el.id, {data: el.outerHTML.replace("<h2>", '<h2><span class="stf-update">' + n + '</span> ')}));
@@ -404,7 +242,7 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 	})()`)
 	if !staffer.Until(wait, `document.querySelector('section#`+other+` .stf-update').innerText === "2"`) {
 		t.Errorf("of two updates of %s back to back, the second was lost: the day reads %q", other,
-			stfEval[string](staffer, `document.querySelector('section#`+other+`').innerText`))
+			e2eEval[string](staffer, `document.querySelector('section#`+other+`').innerText`))
 	}
 
 	// The staff member cancels the booking that just arrived, from the live
@@ -416,12 +254,12 @@ func TestStaffE2EBrowserOverrideAndLiveCalendar(t *testing.T) {
 		chromedp.Click(chromedp.CSS(entry+` form[action$="/cancel"] button`)),
 	)
 	if !staffer.Until(wait, `!!document.querySelector('p.notice, [data-testid="error-page"]')`) {
-		t.Fatalf("no answer to the cancel\n%s", staffer.Snapshot())
+		t.Fatalf("no answer to the cancel\n%s", staffer.snapshot())
 	}
-	if errPage := stfEval[string](staffer, `(document.querySelector('[data-testid="error-page"]') || {innerText: ""}).innerText`); errPage != "" {
+	if errPage := e2eEval[string](staffer, `(document.querySelector('[data-testid="error-page"]') || {innerText: ""}).innerText`); errPage != "" {
 		t.Errorf("cancelling the booking from the live calendar fails: %q; the day block the stream swapped in renders its forms with an empty _csrf "+
 			"(calSource.Snapshot renders CalendarDay with views.StaffNav{}), and a plain form post sends no X-CSRF-Token header", strings.Join(strings.Fields(errPage), " "))
-	} else if n := stfEval[string](staffer, `document.querySelector("p.notice").innerText`); n != "Cancelled the booking of Ada Lovelace." {
+	} else if n := e2eEval[string](staffer, `document.querySelector("p.notice").innerText`); n != "Cancelled the booking of Ada Lovelace." {
 		t.Errorf("after the cancel: %q", n)
 	}
 }

@@ -25,7 +25,7 @@ func TestStaffChangesAreRateLimitedPerAccount(t *testing.T) {
 		t.Error("a refused change has no Retry-After")
 	}
 	if body := string(r.Body); !strings.Contains(body, "at most 3 per minute") {
-		t.Errorf("the refusal does not name the limit: %s", stfClip(body, 300))
+		t.Errorf("the refusal does not name the limit: %s", pgClip(body, 300))
 	}
 	admin.Get("/staff/kiosks").Want(http.StatusOK)
 

@@ -175,54 +175,23 @@ func stfNewClient(t testing.TB, base string) *stfClient {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-// stfResp is an answer, read whole.
-type stfResp struct {
-	t      testing.TB
-	what   string
-	Status int
-	Header http.Header
-	Body   string
-	doc    *goquery.Document
-}
-
-func (r *stfResp) Doc() *goquery.Document {
-	r.t.Helper()
-	if r.doc == nil {
-		d, err := goquery.NewDocumentFromReader(strings.NewReader(r.Body))
-		if err != nil {
-			r.t.Fatalf("%s: parse HTML: %v", r.what, err)
-		}
-		r.doc = d
-	}
-	return r.doc
-}
-
-// Want fails the test unless the status is want.
-func (r *stfResp) Want(want int) *stfResp {
-	r.t.Helper()
-	if r.Status != want {
-		r.t.Fatalf("%s: status %d, want %d; body:\n%s", r.what, r.Status, want, stfClip(r.Body, 2500))
-	}
-	return r
-}
-
 // WantRedirect fails unless the answer is 303 to loc.
-func (r *stfResp) WantRedirect(loc string) *stfResp {
+func (r *pgResp) WantRedirect(loc string) *pgResp {
 	r.t.Helper()
 	if r.Status != http.StatusSeeOther || r.Header.Get("Location") != loc {
-		r.t.Fatalf("%s: %d to %q, want 303 to %q; body:\n%s", r.what, r.Status, r.Header.Get("Location"), loc, stfClip(r.Body, 1500))
+		r.t.Fatalf("%s: %d to %q, want 303 to %q; body:\n%s", r.what, r.Status, r.Header.Get("Location"), loc, pgClip(r.Body, 1500))
 	}
 	return r
 }
 
 // Text is the collapsed text of what sel finds.
-func (r *stfResp) Text(sel string) string {
+func (r *pgResp) Text(sel string) string {
 	r.t.Helper()
 	return strings.Join(strings.Fields(r.Doc().Find(sel).Text()), " ")
 }
 
 // Cookie is the value of the session cookie the answer sets ("" if none).
-func (r *stfResp) SessionCookie() *http.Cookie {
+func (r *pgResp) SessionCookie() *http.Cookie {
 	for _, ck := range (&http.Response{Header: r.Header}).Cookies() {
 		if ck.Name == "clinic_session" {
 			return ck
@@ -231,16 +200,9 @@ func (r *stfResp) SessionCookie() *http.Cookie {
 	return nil
 }
 
-func stfClip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
-
 var stfCSRFField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
-func (c *stfClient) do(method, path string, body io.Reader, hdr http.Header) *stfResp {
+func (c *stfClient) do(method, path string, body io.Reader, hdr http.Header) *pgResp {
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.base+path, body)
 	if err != nil {
@@ -265,16 +227,16 @@ func (c *stfClient) do(method, path string, body io.Reader, hdr http.Header) *st
 	if m := stfCSRFField.FindSubmatch(b); m != nil {
 		c.CSRF = string(m[1])
 	}
-	return &stfResp{t: c.t, what: method + " " + path, Status: res.StatusCode, Header: res.Header, Body: string(b)}
+	return &pgResp{t: c.t, what: method + " " + path, Status: res.StatusCode, Header: res.Header, Body: string(b)}
 }
 
-func (c *stfClient) Get(path string) *stfResp {
+func (c *stfClient) Get(path string) *pgResp {
 	c.t.Helper()
 	return c.do(http.MethodGet, path, nil, nil)
 }
 
 // Post posts a form with the client's CSRF token (unless the form has one).
-func (c *stfClient) Post(path string, form url.Values) *stfResp {
+func (c *stfClient) Post(path string, form url.Values) *pgResp {
 	c.t.Helper()
 	if form == nil {
 		form = url.Values{}
@@ -287,7 +249,7 @@ func (c *stfClient) Post(path string, form url.Values) *stfResp {
 }
 
 // PostRaw posts the form as given.
-func (c *stfClient) PostRaw(path string, form url.Values, hdr http.Header) *stfResp {
+func (c *stfClient) PostRaw(path string, form url.Values, hdr http.Header) *pgResp {
 	c.t.Helper()
 	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
 	for k, vs := range hdr {
@@ -726,7 +688,7 @@ func TestStaffLoginRateLimits(t *testing.T) {
 	c := stfNewClinic(t, app.Pool, 1)
 
 	// isLimited checks a 429 answer: Retry-After and the message in place.
-	isLimited := func(r *stfResp, what string) string {
+	isLimited := func(r *pgResp, what string) string {
 		if r.Status != http.StatusTooManyRequests {
 			return fmt.Sprintf("%s: status %d, want 429", what, r.Status)
 		}
@@ -757,7 +719,7 @@ func TestStaffLoginRateLimits(t *testing.T) {
 			window := time.Now().Unix() / 60
 			acc := accounts(2)
 			var problems []string
-			check := func(r *stfResp, want int, what string) {
+			check := func(r *pgResp, want int, what string) {
 				if want == http.StatusTooManyRequests {
 					if p := isLimited(r, what); p != "" {
 						problems = append(problems, p)
@@ -799,7 +761,7 @@ func TestStaffLoginRateLimits(t *testing.T) {
 			cl := stfNewClient(t, app.TS.URL)
 			cl.Get("/staff/login").Want(http.StatusOK)
 			var statuses []int
-			var last *stfResp
+			var last *pgResp
 			for _, a := range acc {
 				last = cl.Post("/staff/login", url.Values{"email": {a.Email}, "password": {"wrong"}})
 				statuses = append(statuses, last.Status)
@@ -856,7 +818,7 @@ func TestStaffSecurityHeaders(t *testing.T) {
 	admin := stfSignIn(t, app, c.Admin)
 	anon := stfNewClient(t, app.TS.URL)
 	anon.Get("/staff/login")
-	for _, r := range []*stfResp{
+	for _, r := range []*pgResp{
 		anon.Get("/staff/login"),
 		anon.Get("/staff"), // redirect
 		anon.Post("/staff/login", url.Values{"email": {"x@example.org"}, "password": {"x"}}),
@@ -897,7 +859,7 @@ func TestStaffNotSignedInRedirectsToSignIn(t *testing.T) {
 
 	anon := stfNewClient(t, app.TS.URL)
 	for _, r := range routes {
-		var res *stfResp
+		var res *pgResp
 		if r.Method == "GET" {
 			res = stfNewClient(t, app.TS.URL).Get(r.Path) // no cookie at all
 		} else {
@@ -1001,7 +963,7 @@ func TestStaffRoleIsForbiddenAdminPages(t *testing.T) {
 		{"POST", "/staff/kiosks/revoke", url.Values{"id": {uuid.NewString()}}},
 	}
 	for _, f := range forbidden {
-		var r *stfResp
+		var r *pgResp
 		if f.method == "GET" {
 			r = s.Get(f.path)
 		} else {
@@ -1074,14 +1036,14 @@ func TestStaffOtherClinicsIDsAreNotFound(t *testing.T) {
 		{"POST", "/staff/kiosks/revoke", url.Values{"id": {tokens[0].ID.String()}}},
 	}
 	for _, tc := range cases {
-		var r *stfResp
+		var r *pgResp
 		if tc.method == "GET" {
 			r = admin.Get(tc.path)
 		} else {
 			r = admin.Post(tc.path, tc.form)
 		}
 		if r.Status != http.StatusNotFound {
-			t.Errorf("%s %s (other clinic's id): %d, want 404\n%s", tc.method, tc.path, r.Status, stfClip(r.Body, 500))
+			t.Errorf("%s %s (other clinic's id): %d, want 404\n%s", tc.method, tc.path, r.Status, pgClip(r.Body, 500))
 		}
 		if strings.Contains(r.Body, osp.Name+"<") || strings.Contains(r.Body, "Fixture Patient") {
 			t.Errorf("%s %s shows the other clinic's data", tc.method, tc.path)
@@ -1550,7 +1512,7 @@ func TestStaffAppointmentTypes(t *testing.T) {
 		fill(v)
 		r := admin.Post("/staff/types", v)
 		if r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), "/staff/types/") {
-			t.Fatalf("create: %d %q\n%s", r.Status, r.Header.Get("Location"), stfClip(r.Body, 1000))
+			t.Fatalf("create: %d %q\n%s", r.Status, r.Header.Get("Location"), pgClip(r.Body, 1000))
 		}
 		id = uuid.MustParse(strings.TrimPrefix(r.Header.Get("Location"), "/staff/types/"))
 		got, err := db.New(app.Pool).AppointmentTypeGetInClinic(context.Background(), db.AppointmentTypeGetInClinicParams{ID: id, ClinicID: c.ID})
@@ -1722,8 +1684,8 @@ func TestStaffAuditPage(t *testing.T) {
 	ins(other.ID, "staff:bulk@example.org", "specialist.update", "specialist", "theirs")
 	ins(other.ID, "patient", "booking.create", "booking", "their-booking")
 
-	rowsOf := func(r *stfResp) *goquery.Selection { return r.Doc().Find(`[data-testid="audit"] tbody tr`) }
-	older := func(r *stfResp) string {
+	rowsOf := func(r *pgResp) *goquery.Selection { return r.Doc().Find(`[data-testid="audit"] tbody tr`) }
+	older := func(r *pgResp) string {
 		href, _ := r.Doc().Find(`a:contains("Older")`).Attr("href")
 		return href
 	}
@@ -2046,7 +2008,7 @@ func TestStaffCalendarStream(t *testing.T) {
 	}
 	first := next("the first day block")
 	if first[0] != "cal-"+date || !strings.Contains(first[1], `id="cal-`+date+`"`) || strings.Contains(first[1], "Stream Patient") {
-		t.Fatalf("first event %q: %s", first[0], stfClip(first[1], 300))
+		t.Fatalf("first event %q: %s", first[0], pgClip(first[1], 300))
 	}
 	// A patient books through the API.
 	holdID := stfHold(t, app, c.Types[0].ID, c.Specialists[0].ID, start, "stream-client")
@@ -2063,7 +2025,7 @@ func TestStaffCalendarStream(t *testing.T) {
 		ev := next("the day block with the booking")
 		if ev[0] == "cal-"+date && strings.Contains(ev[1], "Stream Patient") {
 			if !strings.Contains(ev[1], `data-testid="entry-booking"`) {
-				t.Errorf("the booking arrives but not as an entry: %s", stfClip(ev[1], 400))
+				t.Errorf("the booking arrives but not as an entry: %s", pgClip(ev[1], 400))
 			}
 			stfCheckLiveForms(t, ev[1])
 			break
