@@ -7,6 +7,7 @@
 package slots
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -124,34 +126,32 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 		return Result{}, apperr.Invalidf("to", "The range is %d days; at most %d days can be asked for at once.", n, MaxRangeDays)
 	}
 	now := s.now()
-	key, setup := "", ""
-	var first, last availability.Date
+	var ref *cacheRef
 	var e *entry
 	if !req.NoCache && req.Ignore == nil && !s.noCache && s.rdb != nil {
 		clinicID, err := s.ClinicOfType(ctx, req.AppointmentTypeID)
 		if err != nil {
 			return Result{}, err
 		}
-		key, setup, first, last = s.cacheKey(ctx, clinicID, req)
-		if key != "" {
-			if e = s.memo.get(key, now); e == nil {
-				if e = s.cached(ctx, key); e != nil {
-					s.memo.put(key, e, now.Add(s.ttl))
+		if ref = s.cacheKey(ctx, clinicID, req); ref != nil {
+			if e = s.memo.get(ref.key, now); e == nil {
+				if e = s.cached(ctx, ref.key); e != nil {
+					s.memo.put(ref, e, now, s.ttl)
 				}
 			}
 		}
 	}
 	if e == nil {
 		var err error
-		if key == "" {
-			e, err = s.compute(ctx, req, now, "", "", first, last)
+		if ref == nil {
+			e, err = s.compute(ctx, req, now, nil)
 		} else {
 			// One computation per key at a time: a rush on one day (a hot
 			// slot's patients, a generation bump under load) costs one set
 			// of queries, not one per request.
 			var v any
-			v, err, _ = s.flight.Do(key, func() (any, error) {
-				return s.compute(context.WithoutCancel(ctx), req, now, key, setup, first, last)
+			v, err, _ = s.flight.Do(ref.key, func() (any, error) {
+				return s.compute(context.WithoutCancel(ctx), req, now, ref)
 			})
 			e, _ = v.(*entry)
 		}
@@ -178,9 +178,13 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 }
 
 // compute reads the calendar from PostgreSQL and runs the engine; with a
-// key, it stores the result in Redis and the memo when its slots touch only
-// the days [first, last] the key's generations cover.
-func (s *Service) compute(ctx context.Context, req Request, now time.Time, key, setup string, first, last availability.Date) (*entry, error) {
+// ref, it stores the result in Redis and the memo when its slots touch only
+// the days [ref.first, ref.last] the key's generations cover.
+func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *cacheRef) (*entry, error) {
+	setup := ""
+	if ref != nil {
+		setup = ref.setup
+	}
 	cal, err := s.load(ctx, req, setup)
 	if err != nil {
 		return nil, err
@@ -199,14 +203,14 @@ func (s *Service) compute(ctx context.Context, req Request, now time.Time, key, 
 		q.Type.MaxAdvance += s.ttl
 	}
 	e := &entry{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Row: cal.typeRow, Slots: availability.Compute(q),
-		Priority: make(map[uuid.UUID]int, len(q.Specialists))}
+		Priority: make(map[uuid.UUID]int, len(q.Specialists)), Expires: now.Add(s.ttl)}
 	for _, sp := range q.Specialists {
 		e.Priority[sp.ID] = sp.Priority
 	}
 	s.typeRows.Store(cal.typeRow.ID, typeRowAt{row: cal.typeRow, at: now})
-	if key != "" && (req.NoBookings || covered(e.Slots, e.Type, cal.q.Zone, first, last)) {
-		s.store(ctx, key, e)
-		s.memo.put(key, e, now.Add(s.ttl))
+	if ref != nil && (req.NoBookings || covered(e.Slots, e.Type, cal.q.Zone, ref.first, ref.last)) {
+		s.store(ctx, ref.key, e, now)
+		s.memo.put(ref, e, now, s.ttl)
 	}
 	return e, nil
 }
@@ -529,15 +533,27 @@ func covered(slots []availability.Slot, t availability.AppointmentType, loc *tim
 	return true
 }
 
+// cacheRef names a cached list, with what the name is made of: a booking
+// that moves one of its generations by one can name the list that follows
+// (see patchAfterBooking).
+type cacheRef struct {
+	key, setup  string
+	first, last availability.Date
+	clinicID    uuid.UUID
+	req         Request
+	genKeys     []string // the clinic's set-up generation, then each key day's
+	genVals     []string // as read; "" for a counter that does not exist
+}
+
 // cacheKey names a cached list: the type, who, kind and range, and a hash
 // of the generations it depends on: the clinic's set-up, and for free
 // slots the booking changes of each of its keyDays. One Redis round trip.
-// It also returns the days, for covered.
-func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request) (key, setup string, first, last availability.Date) {
+// It is nil when the list cannot be cached now.
+func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request) *cacheRef {
 	keys := []string{GenerationKey(clinicID)}
 	first, last, ok := s.keyDays(ctx, clinicID, req)
 	if !ok {
-		return "", "", first, last
+		return nil
 	}
 	if !req.NoBookings {
 		for d := first; !last.Before(d); d = d.AddDays(1) {
@@ -547,17 +563,24 @@ func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request)
 	gens, err := s.rdb.MGet(ctx, keys...).Result()
 	if err != nil {
 		s.logger.Warn("timeslot cache unavailable", "err", err)
-		return "", "", first, last
+		return nil
 	}
-	setup = "0"
-	if v, ok := gens[0].(string); ok {
-		setup = v
+	vals := make([]string, len(gens))
+	for i, g := range gens {
+		vals[i], _ = g.(string)
 	}
+	ref := &cacheRef{setup: cmp.Or(vals[0], "0"), first: first, last: last, clinicID: clinicID,
+		req:     Request{AppointmentTypeID: req.AppointmentTypeID, From: req.From, To: req.To, SpecialistID: req.SpecialistID, NoBookings: req.NoBookings},
+		genKeys: keys, genVals: vals}
+	ref.key = listKey(ref.req, vals)
+	return ref
+}
+
+// listKey is the Redis key of a list of req under generations vals.
+func listKey(req Request, vals []string) string {
 	h := fnv.New64a()
-	for _, g := range gens {
-		if v, ok := g.(string); ok {
-			h.Write([]byte(v))
-		}
+	for _, v := range vals {
+		h.Write([]byte(v))
 		h.Write([]byte{0})
 	}
 	who := "pooled"
@@ -568,8 +591,7 @@ func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request)
 	if req.NoBookings {
 		kind = "grid"
 	}
-	key = fmt.Sprintf("timeslots:{%s}:%s:%s:%x:%s:%s", req.AppointmentTypeID, who, kind, h.Sum64(), req.From, req.To)
-	return key, setup, first, last
+	return fmt.Sprintf("timeslots:{%s}:%s:%s:%x:%s:%s", req.AppointmentTypeID, who, kind, h.Sum64(), req.From, req.To)
 }
 
 // entry is a cached computation: the slots without holds, and what a read
@@ -581,6 +603,10 @@ type entry struct {
 	Row      db.AppointmentType           `json:"row"`
 	Slots    slotList                     `json:"slots"`
 	Priority map[uuid.UUID]int            `json:"priority"`
+	// Expires is when the computation's window runs out (it was computed
+	// for a window stretched by the cache's lifetime); a list patched
+	// after a booking keeps the time of the computation it came from.
+	Expires time.Time `json:"exp"`
 }
 
 // slotList is a cached entry's slots. In Redis each specialist's ID is
@@ -654,12 +680,16 @@ func (s *Service) cached(ctx context.Context, key string) *entry {
 	return &e
 }
 
-func (s *Service) store(ctx context.Context, key string, e *entry) {
+func (s *Service) store(ctx context.Context, key string, e *entry, now time.Time) {
+	ttl := e.Expires.Sub(now)
+	if ttl < time.Millisecond {
+		return
+	}
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return
 	}
-	if err := s.rdb.Set(ctx, key, raw, s.ttl).Err(); err != nil {
+	if err := s.rdb.Set(ctx, key, raw, ttl).Err(); err != nil {
 		s.logger.Warn("timeslot cache write", "err", err)
 	}
 }
@@ -679,28 +709,67 @@ func (s *Service) Invalidate(ctx context.Context, clinicID uuid.UUID) {
 
 // invalidateBooking bumps the generations of the local dates a booking
 // touches with its type's buffers (the clinic's set-up generation when the
-// type cannot be found, which retires everything: never too little).
-func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b booking.Booking) {
+// type cannot be found, which retires everything: never too little). It
+// returns the day counters it moved, with their new values, and the
+// booking's type (nil when it retired everything or could not tell).
+func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b booking.Booking) (map[string]int64, availability.AppointmentType) {
 	if s.rdb == nil {
-		return
+		return nil, availability.AppointmentType{}
 	}
 	row, err := s.TypeRow(ctx, b.AppointmentTypeID)
 	if err != nil {
 		s.logger.Warn("booking's type for the cache; retiring the clinic's lists", "err", err)
 		s.Invalidate(ctx, b.ClinicID)
-		return
+		return nil, availability.AppointmentType{}
 	}
 	t := TypeOf(row)
 	from := availability.DateOf(b.Start.Add(-t.BufferBefore), loc)
 	to := availability.DateOf(b.End.Add(t.BufferAfter-time.Nanosecond), loc)
 	pipe := s.rdb.Pipeline()
+	incrs := map[string]*redis.IntCmd{}
 	for d := from; !to.Before(d); d = d.AddDays(1) {
-		pipe.Incr(ctx, dayGenerationKey(b.ClinicID, d))
-		pipe.Expire(ctx, dayGenerationKey(b.ClinicID, d), dayGenerationTTL)
+		k := dayGenerationKey(b.ClinicID, d)
+		incrs[k] = pipe.Incr(ctx, k)
+		pipe.Expire(ctx, k, dayGenerationTTL)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		// The entries under the old generations live at most the cache's TTL.
 		s.logger.Warn("bump timeslot day generations", "err", err)
+		return nil, t
+	}
+	bumped := make(map[string]int64, len(incrs))
+	for k, c := range incrs {
+		bumped[k] = c.Val()
+	}
+	return bumped, t
+}
+
+// patchAfterBooking carries the lists this instance holds over a new
+// booking instead of letting the next read recompute them: a booking is
+// one more busy interval, which takes its specialist out of the slots it
+// blocks exactly as a hold does (availability.ApplyHolds, whose invariant
+// the engine's tests check). A patched list is stored under the name the
+// bumped counters give it and keeps its computation's expiry. Only lists
+// read at the counters just before this booking's are patched, so none
+// can miss a booking; any other list is recomputed when next read, as
+// before.
+func (s *Service) patchAfterBooking(ctx context.Context, b booking.Booking, bt availability.AppointmentType, bumped map[string]int64) {
+	busy := []availability.Busy{{SpecialistID: b.SpecialistID, Start: b.Start, End: b.End,
+		BufferBefore: bt.BufferBefore, BufferAfter: bt.BufferAfter}}
+	now := s.now()
+	for _, me := range s.memo.following(b.ClinicID, bumped, now) {
+		ref := *me.ref
+		ref.genVals = slices.Clone(ref.genVals)
+		for i, k := range ref.genKeys {
+			if n, ok := bumped[k]; ok {
+				ref.genVals[i] = strconv.FormatInt(n, 10)
+			}
+		}
+		ref.key = listKey(ref.req, ref.genVals)
+		e := *me.e
+		e.Slots = availability.ApplyHolds(e.Type, me.e.Slots, busy)
+		s.memo.put(&ref, &e, now, s.ttl)
+		s.store(ctx, ref.key, &e, now)
 	}
 }
 
@@ -723,7 +792,10 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 		s.invalidateBooking(ctx, loc, *p)
 		s.Bitmap.Clear(ctx, loc, p.SpecialistID, p.Start, p.End)
 	}
-	s.invalidateBooking(ctx, loc, b)
+	bumped, bt := s.invalidateBooking(ctx, loc, b)
+	if ch.Kind == "confirm" && ch.Previous == nil && bumped != nil {
+		s.patchAfterBooking(ctx, b, bt, bumped)
+	}
 	if ch.Kind == "cancel" {
 		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
 	} else {
@@ -758,6 +830,7 @@ type memo struct {
 
 type memoEntry struct {
 	e       *entry
+	ref     *cacheRef
 	expires time.Time
 }
 
@@ -773,7 +846,13 @@ func (m *memo) get(key string, now time.Time) *entry {
 	return me.e
 }
 
-func (m *memo) put(key string, e *entry, expires time.Time) {
+// put keeps e until its window runs out (ttl from now for an entry that
+// does not say).
+func (m *memo) put(ref *cacheRef, e *entry, now time.Time, ttl time.Duration) {
+	expires := e.Expires
+	if expires.IsZero() {
+		expires = now.Add(ttl)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil {
@@ -784,7 +863,39 @@ func (m *memo) put(key string, e *entry, expires time.Time) {
 		// the next reads refill it from Redis.
 		clear(m.entries)
 	}
-	m.entries[key] = memoEntry{e: e, expires: expires}
+	m.entries[ref.key] = memoEntry{e: e, ref: ref, expires: expires}
+}
+
+// following are the live free-slot lists of a clinic that a booking which
+// moved the day counters to bumped (key -> new value) had seen: each of
+// those counters it names stood just before the booking's value. Lists
+// that name none of them are not the booking's business.
+func (m *memo) following(clinicID uuid.UUID, bumped map[string]int64, now time.Time) []memoEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []memoEntry
+	for _, me := range m.entries {
+		if me.ref.clinicID != clinicID || me.ref.req.NoBookings || now.After(me.expires) {
+			continue
+		}
+		named, ok := 0, true
+		for i, k := range me.ref.genKeys {
+			n, hit := bumped[k]
+			if !hit {
+				continue
+			}
+			named++
+			before := ""
+			if n > 1 {
+				before = strconv.FormatInt(n-1, 10)
+			}
+			ok = ok && me.ref.genVals[i] == before
+		}
+		if named > 0 && ok {
+			out = append(out, me)
+		}
+	}
+	return out
 }
 
 // Interval is a specialist's booked time.

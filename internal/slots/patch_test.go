@@ -1,0 +1,111 @@
+package slots_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/testkit"
+)
+
+// After a booking, the cached lists this instance had read are carried
+// over the booking (patched) instead of recomputed: the next read costs
+// no query, and answers exactly what a computation from PostgreSQL
+// answers. Random bookings of two types with different lengths and
+// buffers, pooled and single-specialist lists of a day and of a week, and
+// cancellations (which retire lists: recomputed, never patched) between.
+func TestListsCarriedOverABookingEqualAComputation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testkit.DB(t)
+	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 3, Types: []db.AppointmentTypeInsertParams{
+		{Name: "Consultation", DurationMin: 30},
+		{Name: "Examination", DurationMin: 60, SlotStepMin: 15, BufferBeforeMin: 10, BufferAfterMin: 15},
+	}})
+	loc, _ := time.LoadLocation(c.Timezone)
+	cfg := pool.Config()
+	tracer := &countingTracer{}
+	cfg.ConnConfig.Tracer = tracer
+	counted, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer counted.Close()
+	svc := slots.New(counted, testkit.Redis(t), slots.Options{Logger: quiet})
+	bookings := booking.NewService(pool)
+	bookings.Observe(svc.OnBookingChange)
+
+	m := testkit.NextWeekday(time.Now(), loc, time.Monday, 0, 0)
+	monday := availability.Date{Year: m.Year(), Month: m.Month(), Day: m.Day()}
+	consult, exam := c.Types[0].ID, c.Types[1].ID
+	lists := map[string]slots.Request{
+		"consultation, Monday, pooled":      {AppointmentTypeID: consult, From: monday, To: monday},
+		"consultation, week, pooled":        {AppointmentTypeID: consult, From: monday, To: monday.AddDays(6)},
+		"examination, week, pooled":         {AppointmentTypeID: exam, From: monday, To: monday.AddDays(6)},
+		"examination, week, specialist 3":   {AppointmentTypeID: exam, From: monday, To: monday.AddDays(6), SpecialistID: c.Specialists[2].ID},
+		"consultation, Tuesday, specialist": {AppointmentTypeID: consult, From: monday.AddDays(1), To: monday.AddDays(1), SpecialistID: c.Specialists[0].ID},
+	}
+	exact := func(req slots.Request) []availability.Slot {
+		req.NoCache = true
+		return free(t, svc, req)
+	}
+
+	rng := rand.New(rand.NewPCG(8, 8))
+	var made []booking.Booking
+	patchedReads := 0
+	for round := range 40 {
+		for _, req := range lists {
+			free(t, svc, req) // read: computed or cached, now in this instance's memo
+		}
+		if round%8 == 7 && len(made) > 0 {
+			// A cancellation retires the lists of its day; they are
+			// recomputed on their next read.
+			i := rng.IntN(len(made))
+			if _, _, err := bookings.Cancel(ctx, booking.CancelRequest{BookingID: made[i].ID}); err != nil {
+				t.Fatal(err)
+			}
+			made = append(made[:i], made[i+1:]...)
+		} else {
+			typ := []uuid.UUID{consult, exam}[rng.IntN(2)]
+			week := exact(slots.Request{AppointmentTypeID: typ, From: monday, To: monday.AddDays(4)})
+			if len(week) == 0 {
+				break
+			}
+			sl := week[rng.IntN(len(week))]
+			res, err := bookings.Book(ctx, booking.BookRequest{
+				AppointmentTypeID: typ, SpecialistID: sl.SpecialistIDs[rng.IntN(len(sl.SpecialistIDs))],
+				Start: sl.Start, Patient: booking.Patient{Name: "P", Email: "p@example.org"},
+			})
+			if err != nil {
+				t.Fatalf("round %d: book %s: %v", round, sl.Start, err)
+			}
+			made = append(made, res.Booking)
+			// Every list this instance had read is carried over: no query.
+			for name, req := range lists {
+				tracer.n.Store(0)
+				free(t, svc, req)
+				if n := tracer.n.Load(); n != 0 {
+					t.Fatalf("round %d: %s after a booking: %d queries, want 0 (carried over)", round, name, n)
+				}
+				patchedReads++
+			}
+		}
+		for name, req := range lists {
+			if got, want := free(t, svc, req), exact(req); !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d: %s: the cached list differs from a computation:\n got %v\nwant %v", round, name, got, want)
+			}
+		}
+	}
+	if patchedReads == 0 {
+		t.Fatal("no booking was made: the test checked nothing")
+	}
+}
