@@ -826,6 +826,7 @@ func loadZone(name string) (*time.Location, error) {
 type memo struct {
 	mu      sync.Mutex
 	entries map[string]memoEntry
+	byDay   map[string][]string // day generation key -> keys of entries that name it
 }
 
 type memoEntry struct {
@@ -857,11 +858,18 @@ func (m *memo) put(ref *cacheRef, e *entry, now time.Time, ttl time.Duration) {
 	defer m.mu.Unlock()
 	if m.entries == nil {
 		m.entries = make(map[string]memoEntry)
+		m.byDay = make(map[string][]string)
 	}
 	if len(m.entries) >= memoSize {
 		// Old generations are dead weight: drop everything and start over;
 		// the next reads refill it from Redis.
 		clear(m.entries)
+		clear(m.byDay)
+	}
+	if _, again := m.entries[ref.key]; !again && !ref.req.NoBookings {
+		for _, k := range ref.genKeys[1:] {
+			m.byDay[k] = append(m.byDay[k], ref.key)
+		}
 	}
 	m.entries[ref.key] = memoEntry{e: e, ref: ref, expires: expires}
 }
@@ -873,29 +881,45 @@ func (m *memo) put(ref *cacheRef, e *entry, now time.Time, ttl time.Duration) {
 func (m *memo) following(clinicID uuid.UUID, bumped map[string]int64, now time.Time) []memoEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	seen := map[string]bool{}
 	var out []memoEntry
-	for _, me := range m.entries {
-		if me.ref.clinicID != clinicID || me.ref.req.NoBookings || now.After(me.expires) {
-			continue
-		}
-		named, ok := 0, true
-		for i, k := range me.ref.genKeys {
-			n, hit := bumped[k]
-			if !hit {
+	for day := range bumped {
+		for _, key := range m.byDay[day] {
+			if seen[key] {
 				continue
 			}
-			named++
-			before := ""
-			if n > 1 {
-				before = strconv.FormatInt(n-1, 10)
+			seen[key] = true
+			if me := m.entries[key]; m.carries(me, clinicID, bumped, now) {
+				out = append(out, me)
 			}
-			ok = ok && me.ref.genVals[i] == before
-		}
-		if named > 0 && ok {
-			out = append(out, me)
 		}
 	}
 	return out
+}
+
+// carries reports whether me is a live list of the clinic read at the
+// counters just before bumped: each counter it names stood one below the
+// booking's value ("" when the booking made it 1).
+func (m *memo) carries(me memoEntry, clinicID uuid.UUID, bumped map[string]int64, now time.Time) bool {
+	if me.e == nil || me.ref.clinicID != clinicID || me.ref.req.NoBookings || now.After(me.expires) {
+		return false
+	}
+	named := 0
+	for i, k := range me.ref.genKeys {
+		n, hit := bumped[k]
+		if !hit {
+			continue
+		}
+		named++
+		before := ""
+		if n > 1 {
+			before = strconv.FormatInt(n-1, 10)
+		}
+		if me.ref.genVals[i] != before {
+			return false
+		}
+	}
+	return named > 0
 }
 
 // Interval is a specialist's booked time.
