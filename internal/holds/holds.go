@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -95,12 +96,46 @@ func (h *Hold) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// decodeHold reads a stored payload. Every slot list and every hold
+// request reads all of a clinic's holds, mostly the same payloads again,
+// so decoded payloads are kept (a payload is its hold: a heartbeat writes
+// a new one).
 func decodeHold(raw string) (Hold, error) {
+	if h, ok := decoded.get(raw); ok {
+		return h, nil
+	}
 	var h Hold
 	if err := json.Unmarshal([]byte(raw), &h); err != nil {
 		return Hold{}, fmt.Errorf("holds: decode payload: %w", err)
 	}
+	decoded.put(raw, h)
 	return h, nil
+}
+
+var decoded = &payloadCache{m: map[string]Hold{}}
+
+// payloadCache maps payloads to holds; it starts over when full.
+type payloadCache struct {
+	mu sync.Mutex
+	m  map[string]Hold
+}
+
+const payloadCacheSize = 4096
+
+func (c *payloadCache) get(raw string) (Hold, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.m[raw]
+	return h, ok
+}
+
+func (c *payloadCache) put(raw string, h Hold) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= payloadCacheSize {
+		clear(c.m)
+	}
+	c.m[raw] = h
 }
 
 // Event types and release reasons.

@@ -1,6 +1,7 @@
 package holds
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -287,7 +288,8 @@ func (s *Store) Active(ctx context.Context, clinicID uuid.UUID) ([]Hold, error) 
 		out = append(out, h)
 	}
 	slices.SortFunc(out, func(a, b Hold) int {
-		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.SpecialistID.String(), b.SpecialistID.String()), cmp.Compare(a.HoldID, b.HoldID))
+		// Bytes order UUIDs as their strings do.
+		return cmp.Or(a.Start.Compare(b.Start), bytes.Compare(a.SpecialistID[:], b.SpecialistID[:]), cmp.Compare(a.HoldID, b.HoldID))
 	})
 	return out, nil
 }

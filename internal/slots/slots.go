@@ -622,23 +622,43 @@ type packedSlots struct {
 }
 
 func (l slotList) MarshalJSON() ([]byte, error) {
-	p := packedSlots{Slots: make([][]int64, len(l))}
-	index := map[uuid.UUID]int64{}
+	// By hand: this runs for every list a booking carries over.
+	var ids []uuid.UUID
+	index := map[uuid.UUID]int{}
+	rows := make([]byte, 0, 64*len(l))
 	for i, sl := range l {
-		row := make([]int64, 2, 2+len(sl.SpecialistIDs))
-		row[0], row[1] = sl.Start.Unix(), sl.End.Unix()
+		if i > 0 {
+			rows = append(rows, ',')
+		}
+		rows = append(rows, '[')
+		rows = strconv.AppendInt(rows, sl.Start.Unix(), 10)
+		rows = append(rows, ',')
+		rows = strconv.AppendInt(rows, sl.End.Unix(), 10)
 		for _, id := range sl.SpecialistIDs {
 			n, ok := index[id]
 			if !ok {
-				n = int64(len(p.IDs))
+				n = len(ids)
 				index[id] = n
-				p.IDs = append(p.IDs, id)
+				ids = append(ids, id)
 			}
-			row = append(row, n)
+			rows = append(rows, ',')
+			rows = strconv.AppendInt(rows, int64(n), 10)
 		}
-		p.Slots[i] = row
+		rows = append(rows, ']')
 	}
-	return json.Marshal(p)
+	b := make([]byte, 0, len(rows)+40*len(ids)+16)
+	b = append(b, `{"ids":[`...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, id.String()...)
+		b = append(b, '"')
+	}
+	b = append(b, `],"s":[`...)
+	b = append(b, rows...)
+	return append(b, "]}"...), nil
 }
 
 func (l *slotList) UnmarshalJSON(b []byte) error {
