@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,5 +115,107 @@ func TestListsCarriedOverABookingEqualAComputation(t *testing.T) {
 	}
 	if patchedReads < 50 {
 		t.Fatalf("only %d reads of carried lists: the test checked too little", patchedReads)
+	}
+}
+
+// Two instances book the same days at once while both keep reading their
+// lists: whatever order the bookings, the counters and the carry-overs
+// land in, every list either instance then serves equals a computation.
+func TestListsCarriedOverConcurrentBookingsOnTwoInstances(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testkit.DB(t)
+	rdb := testkit.Redis(t)
+	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 4, Types: []db.AppointmentTypeInsertParams{
+		{Name: "Consultation", DurationMin: 30},
+		{Name: "Examination", DurationMin: 60, SlotStepMin: 15, BufferBeforeMin: 10, BufferAfterMin: 15},
+	}})
+	loc, _ := time.LoadLocation(c.Timezone)
+	type instance struct {
+		svc      *slots.Service
+		bookings *booking.Service
+	}
+	var inst [2]instance
+	for i := range inst {
+		svc := slots.New(pool, rdb, slots.Options{Logger: quiet})
+		bs := booking.NewService(pool)
+		bs.Observe(svc.OnBookingChange)
+		inst[i] = instance{svc, bs}
+	}
+	m := testkit.NextWeekday(time.Now(), loc, time.Monday, 0, 0)
+	monday := availability.Date{Year: m.Year(), Month: m.Month(), Day: m.Day()}
+	lists := []slots.Request{
+		{AppointmentTypeID: c.Types[0].ID, From: monday, To: monday},
+		{AppointmentTypeID: c.Types[1].ID, From: monday, To: monday},
+		{AppointmentTypeID: c.Types[0].ID, From: monday, To: monday.AddDays(1)},
+		{AppointmentTypeID: c.Types[1].ID, From: monday.AddDays(1), To: monday.AddDays(1), SpecialistID: c.Specialists[1].ID},
+	}
+	exact := func(req slots.Request) []availability.Slot {
+		req.NoCache = true
+		return free(t, inst[0].svc, req)
+	}
+
+	for round := range 6 {
+		// Candidates: free starts of both types on Monday and Tuesday.
+		type try struct {
+			typ   int
+			start time.Time
+			sp    int
+		}
+		var tries []try
+		for typ := range 2 {
+			for _, sl := range exact(slots.Request{AppointmentTypeID: c.Types[typ].ID, From: monday, To: monday.AddDays(1)}) {
+				for _, id := range sl.SpecialistIDs {
+					for k, s := range c.Specialists {
+						if s.ID == id {
+							tries = append(tries, try{typ, sl.Start, k})
+						}
+					}
+				}
+			}
+		}
+		rng := rand.New(rand.NewPCG(uint64(round), 3))
+		rng.Shuffle(len(tries), func(i, j int) { tries[i], tries[j] = tries[j], tries[i] })
+		tries = tries[:min(len(tries), 16)]
+
+		for _, in := range inst {
+			for _, req := range lists {
+				free(t, in.svc, req) // both instances hold the lists
+			}
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, tr := range tries {
+			in := inst[i%2]
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				<-start
+				// Overlapping tries lose to the gate; that is fine here.
+				_, _ = in.bookings.Book(ctx, booking.BookRequest{
+					AppointmentTypeID: c.Types[tr.typ].ID, SpecialistID: c.Specialists[tr.sp].ID,
+					Start: tr.start, Patient: booking.Patient{Name: "P", Email: "p@example.org"},
+				})
+			}()
+			go func() {
+				defer wg.Done()
+				<-start
+				for _, req := range lists {
+					if _, err := in.svc.Free(ctx, req); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+
+		for i, in := range inst {
+			for _, req := range lists {
+				if got, want := free(t, in.svc, req), exact(req); !reflect.DeepEqual(got, want) {
+					t.Fatalf("round %d, instance %d, %+v: the served list differs from a computation:\n got %v\nwant %v", round, i, req, got, want)
+				}
+			}
+		}
 	}
 }
