@@ -54,7 +54,7 @@ func pgNewAppOn(t testing.TB, pool *pgxpool.Pool, rdb redis.UniversalClient, o w
 		o.HoldsPerMinute = 100000
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := web.Wire(pool, rdb, logger, o)
+	deps := web.Wire(pool, rdb, logger, scoped(o))
 	ctx, cancel := context.WithCancel(context.Background())
 	deps.RunBackground(ctx)
 	srv := web.New(deps, "127.0.0.1:0")

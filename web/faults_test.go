@@ -163,7 +163,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: red.addr(), MaxRetries: 1, DialTimeout: 300 * time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })
 	pool := testkit.DB(t)
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), web.Options{HoldsPerMinute: 10000})
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), scoped(web.Options{HoldsPerMinute: 10000}))
 	deps.RunBackground(t.Context())
 	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
 	t.Cleanup(ts.Close)

@@ -114,9 +114,9 @@ func fzpBoot(f *testing.F) *fzpApp {
 	if os.Getenv("FZP_LOG") != "" {
 		logTo = os.Stderr
 	}
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})), web.Options{
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})), scoped(web.Options{
 		HoldsPerMinute: 1 << 30, LoginsPerMinute: 1 << 30, MovesPerMinute: 1 << 30,
-	})
+	}))
 	deps.RunBackground(context.Background())
 	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
 	select {

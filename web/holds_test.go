@@ -45,7 +45,7 @@ func bootAPIOn(t testing.TB, pool *pgxpool.Pool, rdb redis.UniversalClient, o we
 		rdb = testkit.Redis(t)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := web.Wire(pool, rdb, logger, o)
+	deps := web.Wire(pool, rdb, logger, scoped(o))
 	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
 	t.Cleanup(ts.Close)
 	return &api{url: ts.URL, deps: deps, pool: pool, rdb: rdb}

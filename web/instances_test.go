@@ -32,7 +32,7 @@ func instStart(t *testing.T, n int, o web.Options) []*httptest.Server {
 	out := make([]*httptest.Server, n)
 	for i := range out {
 		rdb := testkit.Redis(t) // a client (and pub/sub connection) of its own
-		deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), o)
+		deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), scoped(o))
 		deps.RunBackground(t.Context())
 		ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
 		t.Cleanup(ts.Close)

@@ -25,7 +25,7 @@ func newServer(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 		rdb = testkit.Redis(t)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := web.Wire(pool, rdb, logger, web.Options{})
+	deps := web.Wire(pool, rdb, logger, scoped(web.Options{}))
 	deps.RunBackground(t.Context())
 	srv := web.New(deps, "127.0.0.1:0")
 	ts := httptest.NewServer(srv.Handler())

@@ -30,7 +30,7 @@ import (
 func slwServe(t *testing.T, o web.Options) *liveApp {
 	t.Helper()
 	pool, rdb := testkit.DB(t), testkit.Redis(t)
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), o)
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), scoped(o))
 	bg, stopBG := context.WithCancel(context.Background())
 	deps.RunBackground(bg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -87,7 +87,7 @@ func stfNewApp(t testing.TB, o web.Options) *stfApp {
 	}
 	pool, rdb := testkit.DB(t), testkit.Redis(t)
 	// Warnings reach the test's log: a failure then shows what the server saw.
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(stfTestLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn})), o)
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(stfTestLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn})), scoped(o))
 	ctx, cancel := context.WithCancel(context.Background())
 	deps.RunBackground(ctx)
 	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())

@@ -147,7 +147,7 @@ func TestHTMLStreamOverHTTP2(t *testing.T) {
 	a := bootLive(t, web.Options{})
 	c := a.clinic(testkit.ClinicOptions{})
 	// A second instance, on TLS with HTTP/2; changes come from the first.
-	deps := web.Wire(a.pool, a.rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), web.Options{})
+	deps := web.Wire(a.pool, a.rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), scoped(web.Options{}))
 	ctx, stop := context.WithCancel(context.Background())
 	deps.RunBackground(ctx)
 	ts := httptest.NewUnstartedServer(web.New(deps, "127.0.0.1:0").Handler())

@@ -49,7 +49,7 @@ func bootLive(t *testing.T, o web.Options) *liveApp {
 
 func bootLiveOn(t *testing.T, pool *pgxpool.Pool, rdb redis.UniversalClient, o web.Options) *liveApp {
 	t.Helper()
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), o)
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), scoped(o))
 	ctx, cancel := context.WithCancel(context.Background())
 	deps.RunBackground(ctx)
 	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
@@ -577,7 +577,7 @@ func freeLoopbackAddr(t *testing.T) string {
 func TestHoldStreamAndHTMLStreamEndWithServerShutdownAndTheServerExitsPromptly(t *testing.T) {
 	t.Parallel()
 	pool, rdb := testkit.DB(t), testkit.Redis(t)
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), web.Options{})
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), scoped(web.Options{}))
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	deps.RunBackground(bg)

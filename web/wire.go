@@ -36,6 +36,10 @@ type Options struct {
 	WarnHeapMB       int // 0: 500
 	WarnStreams      int // 0: 20000
 	MovesPerMinute   int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
+	// LimitScope prefixes the names of the rate-limit counters in Redis:
+	// "" in production, where every instance must share them. Test servers
+	// all come from 127.0.0.1 and share one Redis, so each gets its own.
+	LimitScope string
 	// Staff changes (every POST, PATCH, PUT, DELETE signed in) per account; 0: 120.
 	StaffWritesPerMinute int
 	// POST /v1/holds per IP; 0: not limited (only MaxHoldsPerClient and
@@ -49,12 +53,6 @@ type Options struct {
 	ReadTimeout       time.Duration // 0: 15 s
 	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
 }
-
-// limitScope prefixes the names of one Wire's rate-limit counters: "" in
-// production, where every instance must share them. The tests' servers all
-// come from 127.0.0.1 and share one Redis, so each gets its own counters
-// (export_test.go), and no test spends another's allowance.
-var limitScope = func() string { return "" }
 
 // Wire builds every service and connects the observers: each committed
 // booking change updates the slot cache and bitmap, and is published. main
@@ -86,7 +84,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	if o.MovesPerMinute <= 0 {
 		o.MovesPerMinute = 60
 	}
-	scope := limitScope()
+	scope := o.LimitScope
 	var apiHoldLimiter *ratelimit.Limiter
 	if o.APIHoldsPerMinute > 0 {
 		apiHoldLimiter = ratelimit.New(rdb, scope+"api-hold-ip", o.APIHoldsPerMinute, time.Minute, logger)

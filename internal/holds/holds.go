@@ -96,25 +96,18 @@ func (h *Hold) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeHold reads a stored payload. Every slot list and every hold
-// request reads all of a clinic's holds, mostly the same payloads again,
-// so decoded payloads are kept (a payload is its hold: a heartbeat writes
-// a new one).
 func decodeHold(raw string) (Hold, error) {
-	if h, ok := decoded.get(raw); ok {
-		return h, nil
-	}
 	var h Hold
 	if err := json.Unmarshal([]byte(raw), &h); err != nil {
 		return Hold{}, fmt.Errorf("holds: decode payload: %w", err)
 	}
-	decoded.put(raw, h)
 	return h, nil
 }
 
-var decoded = &payloadCache{m: map[string]Hold{}}
-
-// payloadCache maps payloads to holds; it starts over when full.
+// payloadCache maps payloads to holds; it starts over when full. Every
+// slot list and every hold request reads all of a clinic's holds, mostly
+// the same payloads again (a payload is its hold: a heartbeat writes a
+// new one).
 type payloadCache struct {
 	mu sync.Mutex
 	m  map[string]Hold
@@ -122,20 +115,25 @@ type payloadCache struct {
 
 const payloadCacheSize = 4096
 
-func (c *payloadCache) get(raw string) (Hold, bool) {
+// decode reads a stored payload, once.
+func (c *payloadCache) decode(raw string) (Hold, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	h, ok := c.m[raw]
-	return h, ok
-}
-
-func (c *payloadCache) put(raw string, h Hold) {
+	c.mu.Unlock()
+	if ok {
+		return h, nil
+	}
+	h, err := decodeHold(raw)
+	if err != nil {
+		return Hold{}, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= payloadCacheSize {
-		clear(c.m)
+	if c.m == nil || len(c.m) >= payloadCacheSize {
+		c.m = make(map[string]Hold)
 	}
 	c.m[raw] = h
+	return h, nil
 }
 
 // Event types and release reasons.

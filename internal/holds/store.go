@@ -35,6 +35,8 @@ type Store struct {
 
 	// The sweeper's counters (see SweepStats).
 	sweeps, swept, sweepErrors, lastSweep atomic.Int64
+
+	payloads payloadCache
 }
 
 // NewStore returns a store whose holds live ttl (DefaultTTL if <= 0)
@@ -112,11 +114,11 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		s.publishOrLog(ctx, Event{Type: EventHold, Hold: h})
 		return h, nil
 	case "own":
-		return decodeHold(str(res, 1))
+		return s.payloads.decode(str(res, 1))
 	case "quota":
 		return Hold{}, ErrQuota
 	case "held":
-		other, err := decodeHold(str(res, 1))
+		other, err := s.payloads.decode(str(res, 1))
 		if err != nil {
 			return Hold{}, err
 		}
@@ -191,7 +193,7 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 	}
 	switch status(res) {
 	case "ok":
-		return decodeHold(str(res, 1))
+		return s.payloads.decode(str(res, 1))
 	case "gone":
 		return Hold{}, errNoHold
 	case "notowner":
@@ -217,7 +219,7 @@ func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, err
 	}
 	switch status(res) {
 	case "ok":
-		released, err := decodeHold(str(res, 1))
+		released, err := s.payloads.decode(str(res, 1))
 		if err != nil {
 			return true, err
 		}
@@ -254,7 +256,7 @@ func (s *Store) HeldBy(ctx context.Context, clinicID, atid, specialistID uuid.UU
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("holds: get: %w", err)
 	}
-	h, err := decodeHold(raw)
+	h, err := s.payloads.decode(raw)
 	return h, err == nil, err
 }
 
@@ -281,7 +283,7 @@ func (s *Store) Active(ctx context.Context, clinicID uuid.UUID) ([]Hold, error) 
 		if !ok {
 			continue
 		}
-		h, err := decodeHold(raw)
+		h, err := s.payloads.decode(raw)
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +357,7 @@ func (s *Store) lookup(ctx context.Context, holdID string) (Hold, bool, error) {
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("holds: read hold: %w", err)
 	}
-	h, err := decodeHold(raw)
+	h, err := s.payloads.decode(raw)
 	if err != nil {
 		return Hold{}, false, err
 	}

@@ -122,7 +122,7 @@ func (s *Store) sweepBatch(ctx context.Context, clinicID uuid.UUID, now time.Tim
 			orphans = append(orphans, ids[i])
 			continue
 		}
-		h, err := decodeHold(text)
+		h, err := s.payloads.decode(text)
 		if err != nil {
 			return 0, err
 		}
@@ -143,7 +143,7 @@ func (s *Store) sweepBatch(ctx context.Context, clinicID uuid.UUID, now time.Tim
 		return 0, fmt.Errorf("holds: sweep %s: %w", clinicID, err)
 	}
 	for _, raw := range swept {
-		h, err := decodeHold(raw)
+		h, err := s.payloads.decode(raw)
 		if err != nil {
 			// Released all the same; only its announcement is lost.
 			s.log.Error("decode swept hold", "clinicId", clinicID, "err", err)
