@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
@@ -33,14 +32,7 @@ func TestListsCarriedOverABookingEqualAComputation(t *testing.T) {
 		{Name: "Examination", DurationMin: 60, SlotStepMin: 15, BufferBeforeMin: 10, BufferAfterMin: 15},
 	}})
 	loc, _ := time.LoadLocation(c.Timezone)
-	cfg := pool.Config()
-	tracer := &countingTracer{}
-	cfg.ConnConfig.Tracer = tracer
-	counted, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer counted.Close()
+	counted, tracer := countedPool(t, pool)
 	svc := slots.New(counted, testkit.Redis(t), slots.Options{Logger: quiet})
 	bookings := booking.NewService(pool)
 	bookings.Observe(svc.OnBookingChange)
