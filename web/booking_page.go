@@ -206,7 +206,8 @@ func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope, clientID
 	}
 	// The request's context and echo's context are done with once the
 	// handler returns: the goroutine keeps only the connection.
-	h := newHijackedSSE(conn)
+	// net/http chunks HTTP/1.1 answers; an HTTP/1.0 one runs to the close.
+	h := newHijackedSSE(conn, c.Request().ProtoAtLeast(1, 1))
 	s.streams.Add(1)
 	go func() {
 		defer s.streams.Done()

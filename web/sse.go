@@ -66,18 +66,20 @@ func (s *sseWriter) writeFirst(first [][]byte) error {
 }
 
 // hijackedSSE writes a stream's events on a connection taken over from
-// net/http after its response header went out. That header said
-// "Transfer-Encoding: chunked", so every write is a chunk, and the stream
-// ends with the last chunk. A goroutine waits on the connection's read
-// side and closes gone when the client leaves (its close, or any byte: a
-// client has nothing to say on an event stream).
+// net/http after its response header went out. For HTTP/1.1 that header
+// said "Transfer-Encoding: chunked", so every write is a chunk and the
+// stream ends with the last chunk; for HTTP/1.0 the body simply runs to
+// the close. A goroutine waits on the connection's read side and closes
+// gone when the client leaves (its close, or any byte: a client has
+// nothing to say on an event stream).
 type hijackedSSE struct {
-	conn net.Conn
-	gone chan struct{}
+	conn    net.Conn
+	chunked bool
+	gone    chan struct{}
 }
 
-func newHijackedSSE(conn net.Conn) *hijackedSSE {
-	h := &hijackedSSE{conn: conn, gone: make(chan struct{})}
+func newHijackedSSE(conn net.Conn, chunked bool) *hijackedSSE {
+	h := &hijackedSSE{conn: conn, chunked: chunked, gone: make(chan struct{})}
 	go func() {
 		var b [1]byte
 		_, _ = conn.Read(b[:])
@@ -98,18 +100,24 @@ func (h *hijackedSSE) writeBatch(bs [][]byte) error {
 		return nil
 	}
 	bufs := make(net.Buffers, 0, len(bs)+2)
-	bufs = append(bufs, []byte(strconv.FormatInt(int64(n), 16)+"\r\n"))
+	if h.chunked {
+		bufs = append(bufs, []byte(strconv.FormatInt(int64(n), 16)+"\r\n"))
+	}
 	bufs = append(bufs, bs...)
-	bufs = append(bufs, crlf)
+	if h.chunked {
+		bufs = append(bufs, crlf)
+	}
 	_ = h.conn.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	_, err := bufs.WriteTo(h.conn)
 	return err
 }
 
-// close ends the body with the last chunk and closes the connection.
+// close ends the body (with the last chunk) and closes the connection.
 func (h *hijackedSSE) close() {
-	_ = h.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = h.conn.Write([]byte("0\r\n\r\n"))
+	if h.chunked {
+		_ = h.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = h.conn.Write([]byte("0\r\n\r\n"))
+	}
 	_ = h.conn.Close()
 }
 

@@ -63,82 +63,112 @@ func TestHTMLStreamEndsAsSoonAsTheBrowserGoes(t *testing.T) {
 	})
 }
 
-// The answer's header promised chunks, so the body must be well-formed
-// chunks to its end: the last chunk, then the connection closes.
-func TestHTMLStreamIsChunkedToItsLastChunk(t *testing.T) {
+// The body must be what the answer's header promised to its end: for
+// HTTP/1.1 well-formed chunks, the last chunk, then the close; for
+// HTTP/1.0 (no chunked encoding) the bare events up to the close.
+func TestHTMLStreamBodyIsWellFormedToItsEnd(t *testing.T) {
 	t.Parallel()
-	a := bootLive(t, web.Options{})
-	c := a.clinic(testkit.ClinicOptions{})
-	u, err := url.Parse(htmlStreamURL(t, a.URL, c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(3 * evWait))
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", u.RequestURI(), u.Host)
-	br := bufio.NewReader(conn)
-	head, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// ReadResponse hands back the body decoded; read the raw chunks instead.
-	if got := head.TransferEncoding; len(got) != 1 || got[0] != "chunked" {
-		t.Fatalf("Transfer-Encoding %v, want chunked", got)
-	}
-	events := make(chan string, 256)
-	done := make(chan error, 1)
-	go func() {
-		body := bufio.NewScanner(httputil.NewChunkedReader(br))
-		body.Buffer(make([]byte, 64<<10), 4<<20)
-		for body.Scan() {
-			if name, ok := strings.CutPrefix(body.Text(), "event: "); ok {
-				events <- name
+	for _, proto := range []string{"HTTP/1.1", "HTTP/1.0"} {
+		t.Run(strings.ReplaceAll(proto, "/", ""), func(t *testing.T) {
+			t.Parallel()
+			a := bootLive(t, web.Options{})
+			c := a.clinic(testkit.ClinicOptions{})
+			u, err := url.Parse(htmlStreamURL(t, a.URL, c))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if body.Err() != nil {
-			done <- body.Err()
-			return
-		}
-		// The last chunk ends with an empty trailer; then the server
-		// closes the connection.
-		rest, err := io.ReadAll(br)
-		if string(rest) != "\r\n" || err != nil {
-			done <- fmt.Errorf("after the last chunk: %q, %v; want the empty trailer and EOF", rest, err)
-			return
-		}
-		done <- nil
-	}()
-	waitEvent := func(want string) {
-		t.Helper()
-		for deadline := time.After(evWait); ; {
-			select {
-			case name := <-events:
-				if name == want || (want == "" && name != "") {
+			conn, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(3 * evWait))
+			fmt.Fprintf(conn, "GET %s %s\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", u.RequestURI(), proto, u.Host)
+			br := bufio.NewReader(conn)
+			head, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunked := proto == "HTTP/1.1"
+			if got := head.TransferEncoding; chunked != (len(got) == 1 && got[0] == "chunked") {
+				t.Fatalf("%s: Transfer-Encoding %v", proto, got)
+			}
+			// ReadResponse would decode the body; read it raw instead.
+			var raw io.Reader = br
+			if chunked {
+				raw = httputil.NewChunkedReader(br)
+			}
+			events := make(chan string, 256)
+			done := make(chan error, 1)
+			go func() {
+				body := bufio.NewScanner(raw)
+				body.Buffer(make([]byte, 64<<10), 4<<20)
+				for body.Scan() {
+					line := body.Text()
+					if name, ok := strings.CutPrefix(line, "event: "); ok {
+						events <- name
+					}
+					if !sseLine(line) {
+						done <- fmt.Errorf("not a line of an event stream: %q", line)
+						return
+					}
+				}
+				if body.Err() != nil {
+					done <- body.Err()
 					return
 				}
-			case <-deadline:
-				t.Fatalf("no event %q", want)
+				if !chunked {
+					done <- nil // the scanner saw the close
+					return
+				}
+				// The last chunk ends with an empty trailer; then the
+				// server closes the connection.
+				rest, err := io.ReadAll(br)
+				if string(rest) != "\r\n" || err != nil {
+					done <- fmt.Errorf("after the last chunk: %q, %v; want the empty trailer and EOF", rest, err)
+					return
+				}
+				done <- nil
+			}()
+			waitEvent := func(want string) {
+				t.Helper()
+				for deadline := time.After(evWait); ; {
+					select {
+					case name := <-events:
+						if name == want || (want == "" && name != "") {
+							return
+						}
+					case <-deadline:
+						t.Fatalf("no event %q", want)
+					}
+				}
 			}
-		}
-	}
-	waitEvent("")
-	cell := holdAt(t, a, c, mondayAt(t, 11, 0))
-	waitEvent(cell)
+			waitEvent("")
+			cell := holdAt(t, a, c, mondayAt(t, 11, 0))
+			waitEvent(cell)
 
-	a.deps.Hub.Shutdown() // every stream ends with "server-shutdown"
-	waitEvent("end")
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(evWait):
-		t.Fatal("the body did not end with the last chunk and a close")
+			a.deps.Hub.Shutdown() // every stream ends with "server-shutdown"
+			waitEvent("end")
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(evWait):
+				t.Fatal("the body did not end with a close")
+			}
+		})
 	}
+}
+
+// sseLine reports whether line may appear in the event streams we send.
+func sseLine(line string) bool {
+	for _, p := range []string{"event: ", "data: ", "retry: ", ": "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return line == ""
 }
 
 // HTTP/2 connections cannot be hijacked: the handler serves the stream.
