@@ -812,14 +812,18 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 		s.invalidateBooking(ctx, loc, *p)
 		s.Bitmap.Clear(ctx, loc, p.SpecialistID, p.Start, p.End)
 	}
+	if ch.Kind == "cancel" {
+		s.invalidateBooking(ctx, loc, b)
+		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
+		return
+	}
+	// The bitmap first: once a carried list leaves the slot out, a patient
+	// still asking for it is told "taken" by the bitmap, without a
+	// database round trip.
+	s.Bitmap.Mark(ctx, loc, b.SpecialistID, b.Start, b.End)
 	bumped, bt := s.invalidateBooking(ctx, loc, b)
 	if ch.Kind == "confirm" && ch.Previous == nil && bumped != nil {
 		s.patchAfterBooking(ctx, b, bt, bumped)
-	}
-	if ch.Kind == "cancel" {
-		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
-	} else {
-		s.Bitmap.Mark(ctx, loc, b.SpecialistID, b.Start, b.End)
 	}
 }
 
