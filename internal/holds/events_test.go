@@ -67,7 +67,9 @@ func TestHoldHeartbeatAndReleaseArePublishedOnBothChannels(t *testing.T) {
 	_, _ = f.s.Heartbeat(ctx, h.HoldID, "client-a")
 	other := f.claim("client-b", f.slot(1))
 	expectOnBothChannels(t, f, sub)
-	_, _ = f.s.Claim(ctx, f.req("client-c", f.slot(1)))
+	_, _ = f.s.Claim(ctx, f.req("client-c", f.slot(1))) // held by b
+	_, _ = f.s.Claim(ctx, f.req("client-b", f.slot(1))) // b's own again: a re-click
+	_, _ = f.s.Claim(ctx, f.req("client-b", f.slot(2))) // over b's quota of one
 	_, _ = f.s.Release(ctx, other.HoldID, "client-c")
 	if evs := sub.drain(200 * time.Millisecond); len(evs) != 0 {
 		t.Fatalf("failed operations published %+v", evs)

@@ -31,8 +31,14 @@ end
 //
 //	ARGV[1] now  ARGV[2] ttl  ARGV[3] expiry (now+ttl)  ARGV[4] payload
 //	ARGV[5] holdId  ARGV[6] clientId  ARGV[7] appointmentTypeId  ARGV[8] quota
+//	ARGV[9] the "hold" event  ARGV[10...] the channels to publish it on
 //
 // Replies: {'ok'} | {'own', payload} | {'quota'} | {'held', payload, pttl}.
+//
+// A new hold's event is published by the script itself: every page hears
+// of a hold that exists, and of none that does not, even if the process
+// dies right after the claim (channels are not keys, so this holds on
+// Redis Cluster too).
 //
 // The caller's own hold on this very slot is answered first, so a re-click
 // by a client at its quota gets its hold back rather than ErrQuota. The
@@ -69,6 +75,9 @@ redis.call('HSET', KEYS[3], ARGV[5], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
 redis.call('SADD', KEYS[2], ARGV[5])
 extendTTL(KEYS[2], tonumber(ARGV[2]))
+for i = 10, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[9])
+end
 return {'ok'}
 `)
 

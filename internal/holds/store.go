@@ -101,18 +101,23 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		return Hold{}, fmt.Errorf("holds: register clinic: %w", err)
 	}
 
+	msg, channels, err := eventMessage(Event{Type: EventHold, Hold: h})
+	if err != nil {
+		return Hold{}, err
+	}
 	keys := []string{h.key(), clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID)}
-	res, err := claimScript.Run(ctx, s.rdb, keys,
-		now.UnixMilli(), s.ttl.Milliseconds(), exp.UnixMilli(), string(payload),
-		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1),
-	).Slice()
+	args := []any{now.UnixMilli(), s.ttl.Milliseconds(), exp.UnixMilli(), string(payload),
+		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1), string(msg)}
+	for _, ch := range channels {
+		args = append(args, ch)
+	}
+	res, err := claimScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return Hold{}, fmt.Errorf("holds: claim: %w", err)
 	}
 	switch status(res) {
 	case "ok":
-		s.publishOrLog(ctx, Event{Type: EventHold, Hold: h})
-		return h, nil
+		return h, nil // the script published the event
 	case "own":
 		return s.payloads.decode(str(res, 1))
 	case "quota":
@@ -316,21 +321,34 @@ func (s *Store) Publish(ctx context.Context, ev Event) error {
 	if ev.Type == "" || ev.ClinicID == uuid.Nil {
 		return fmt.Errorf("%w: event needs a type and a clinic id", ErrInvalid)
 	}
-	msg, err := json.Marshal(ev)
+	msg, channels, err := eventMessage(ev)
 	if err != nil {
-		return fmt.Errorf("holds: encode event: %w", err)
+		return err
 	}
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if ev.AppointmentTypeID != uuid.Nil {
-			p.Publish(ctx, Channel(ev.AppointmentTypeID), msg)
+		for _, ch := range channels {
+			p.Publish(ctx, ch, msg)
 		}
-		p.Publish(ctx, ClinicChannel(ev.ClinicID), msg)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("holds: publish %s: %w", ev.Type, err)
 	}
 	return nil
+}
+
+// eventMessage is an event as published, and the channels it goes to: its
+// type's (when it has one) and its clinic's.
+func eventMessage(ev Event) ([]byte, []string, error) {
+	msg, err := json.Marshal(ev)
+	if err != nil {
+		return nil, nil, fmt.Errorf("holds: encode event: %w", err)
+	}
+	channels := make([]string, 0, 2)
+	if ev.AppointmentTypeID != uuid.Nil {
+		channels = append(channels, Channel(ev.AppointmentTypeID))
+	}
+	return msg, append(channels, ClinicChannel(ev.ClinicID)), nil
 }
 
 // publishOrLog publishes after a state change that already happened in
