@@ -22,26 +22,18 @@ package web_test
 // Every top-level identifier but the targets (FuzzAPI...) starts with fza.
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // fzaApp is the app with a patient clinic (a booking to move, one to
@@ -65,8 +57,8 @@ var (
 	fzaShared *fzaApp
 )
 
-// fzaBoot boots the app once per test process, as fzpBoot does, with
-// every rate limit lifted: the fuzzer is one address and one account.
+// fzaBoot makes the JSON targets' bookings and accounts once per test
+// process, on the shared fuzz server.
 func fzaBoot(f *testing.F) *fzaApp {
 	f.Helper()
 	fzaMu.Lock()
@@ -74,21 +66,8 @@ func fzaBoot(f *testing.F) *fzaApp {
 	if fzaShared != nil {
 		return fzaShared
 	}
-	pool := fuzzPool(f)
-	opt, err := redis.ParseURL(cmp.Or(os.Getenv("TEST_REDIS_URL"), testkit.DefaultTestRedisURL))
-	if err != nil {
-		f.Fatal(err)
-	}
-	rdb := redis.NewClient(opt) // not testkit.Redis: it would close with this target
-	// FZP_LOG=1 shows the server's warnings and errors (a 500's cause).
-	var logTo io.Writer = io.Discard
-	if os.Getenv("FZP_LOG") != "" {
-		logTo = os.Stderr
-	}
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})), scoped(web.Options{
-		HoldsPerMinute: 1 << 30, LoginsPerMinute: 1 << 30, MovesPerMinute: 1 << 30, StaffWritesPerMinute: 1 << 30,
-	}))
-	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
+	srv := bootFuzzServer(f)
+	ts, deps, pool, rdb := srv.ts, srv.deps, srv.pool, srv.rdb
 	c := pgNewClinic(f, pool)
 	app := &pgApp{TS: ts, Deps: deps, Pool: pool}
 	move := pgBookDirect(f, app, c, c.Type0(), c.Specialists[0].ID, c.At(3, 10, 0), "Fuzz Mover")

@@ -16,25 +16,18 @@ package web_test
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
 
@@ -92,9 +85,8 @@ var (
 	fzpShared *fzpApp
 )
 
-// fzpBoot boots the app once per test process: wiring it takes most of a
-// second, and the seed corpora of all the targets here run in one process
-// (a fuzzing worker runs one target). It lives until the process ends.
+// fzpBoot makes the page targets' clinics, accounts and clients once per
+// test process, on the shared fuzz server.
 func fzpBoot(f *testing.F) *fzpApp {
 	f.Helper()
 	fzpMu.Lock()
@@ -102,28 +94,8 @@ func fzpBoot(f *testing.F) *fzpApp {
 	if fzpShared != nil {
 		return fzpShared
 	}
-	pool := fuzzPool(f)
-	redisURL := cmp.Or(os.Getenv("TEST_REDIS_URL"), testkit.DefaultTestRedisURL)
-	opt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		f.Fatal(err)
-	}
-	rdb := redis.NewClient(opt) // not testkit.Redis: it would close with this target
-	// FZP_LOG=1 shows the server's warnings and errors (a 500's cause).
-	var logTo io.Writer = io.Discard
-	if os.Getenv("FZP_LOG") != "" {
-		logTo = os.Stderr
-	}
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})), scoped(web.Options{
-		HoldsPerMinute: 1 << 30, LoginsPerMinute: 1 << 30, MovesPerMinute: 1 << 30,
-	}))
-	deps.RunBackground(context.Background())
-	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
-	select {
-	case <-deps.Hub.Ready():
-	case <-time.After(evWait):
-		f.Fatal("the hub did not subscribe to Redis")
-	}
+	srv := bootFuzzServer(f)
+	ts, deps, pool, rdb := srv.ts, srv.deps, srv.pool, srv.rdb
 
 	c := pgNewClinic(f, pool)
 	app := &pgApp{TS: ts, Deps: deps, Pool: pool}

@@ -2,15 +2,22 @@ package web_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/testkit"
@@ -44,6 +51,55 @@ func fuzzPool(f *testing.F) *pgxpool.Pool {
 		f.Fatal(err)
 	}
 	return pool
+}
+
+// fuzzServer is the app the page and JSON fuzz targets share. It is
+// booted once per test process (wiring takes most of a second, and the seed
+// corpora of all targets run in one process; a fuzzing worker runs one
+// target) and lives until the process ends, with every rate limit lifted:
+// the fuzzer is one address and one account.
+type fuzzServer struct {
+	ts   *httptest.Server
+	deps web.Deps
+	pool *pgxpool.Pool
+	rdb  *redis.Client
+}
+
+var (
+	fuzzServerMu     sync.Mutex
+	fuzzServerShared *fuzzServer
+)
+
+func bootFuzzServer(f *testing.F) *fuzzServer {
+	f.Helper()
+	fuzzServerMu.Lock()
+	defer fuzzServerMu.Unlock()
+	if fuzzServerShared != nil {
+		return fuzzServerShared
+	}
+	pool := fuzzPool(f)
+	opt, err := redis.ParseURL(cmp.Or(os.Getenv("TEST_REDIS_URL"), testkit.DefaultTestRedisURL))
+	if err != nil {
+		f.Fatal(err)
+	}
+	rdb := redis.NewClient(opt) // not testkit.Redis: it would close with the first target
+	// FZP_LOG=1 shows the server's warnings and errors (a 500's cause).
+	var logTo io.Writer = io.Discard
+	if os.Getenv("FZP_LOG") != "" {
+		logTo = os.Stderr
+	}
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})), scoped(web.Options{
+		HoldsPerMinute: 1 << 30, LoginsPerMinute: 1 << 30, MovesPerMinute: 1 << 30, StaffWritesPerMinute: 1 << 30,
+	}))
+	deps.RunBackground(context.Background())
+	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
+	select {
+	case <-deps.Hub.Ready():
+	case <-time.After(evWait):
+		f.Fatal("the hub did not subscribe to Redis")
+	}
+	fuzzServerShared = &fuzzServer{ts: ts, deps: deps, pool: pool, rdb: rdb}
+	return fuzzServerShared
 }
 
 // fuzzApp boots the app with a clinic for one fuzz target.

@@ -15,15 +15,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -33,19 +29,7 @@ import (
 
 // rlcClient is a client (with a cookie jar, not following redirects) whose
 // connections come from a random 127.x.y.z address.
-func rlcClient(t *testing.T) *http.Client {
-	t.Helper()
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ip := fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254))
-	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
-	tr := &http.Transport{DialContext: dialer.DialContext}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Jar: jar, Transport: tr, Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
+func rlcClient(t *testing.T) *http.Client { return stfNewClient(t, "").hc }
 
 // rlcDo sends one request; body is sent as JSON unless it is url.Values
 // (a form). hdr are name, value pairs.

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	pgplatform "github.com/clinic/booking/internal/platform/postgres"
 )
 
 // postgres manages a throwaway PostgreSQL 15 cluster for one repository.
@@ -29,7 +30,7 @@ type postgres struct {
 // bin returns the directory of the server binaries, looked up once.
 func (p *postgres) bin() (string, error) {
 	if p.binDir == "" {
-		dir, err := serverBinDir()
+		dir, err := pgplatform.ServerBinDir()
 		if err != nil {
 			return "", err
 		}
@@ -322,26 +323,6 @@ func (p *postgres) query(sql string) (string, error) {
 	psql := (*account)(nil).command(p.client("psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1",
 		"-h", pgHost, "-p", strconv.Itoa(pgPort), "-U", "postgres", "-d", "postgres", "-tAc", sql)
 	return output(psql)
-}
-
-// serverBinDir finds the directory with PostgreSQL 15's initdb, pg_ctl and
-// postgres: Debian's versioned directory first, then pg_config, then PATH.
-func serverBinDir() (string, error) {
-	dirs := []string{"/usr/lib/postgresql/15/bin"}
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		dirs = append(dirs, strings.TrimSpace(string(out)))
-	}
-	if path, err := exec.LookPath("pg_ctl"); err == nil {
-		dirs = append(dirs, filepath.Dir(path))
-	}
-	for _, dir := range dirs {
-		if isExecutable(filepath.Join(dir, "initdb")) && isExecutable(filepath.Join(dir, "pg_ctl")) &&
-			isExecutable(filepath.Join(dir, "postgres")) {
-			return dir, nil
-		}
-	}
-	return "", errors.New("PostgreSQL 15 server binaries (initdb, pg_ctl, postgres) not found in " +
-		"/usr/lib/postgresql/15/bin, `pg_config --bindir` or PATH: install postgresql-15, or set DATABASE_URL")
 }
 
 func isExecutable(path string) bool {

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clinic/booking/internal/platform/postgres"
 )
 
 // pgCluster is a PostgreSQL cluster of one test, so it can be stopped and
@@ -26,36 +27,11 @@ type pgCluster struct {
 	asPG bool // run the server commands through runuser -u postgres
 }
 
-// pgBinDir finds PostgreSQL's server binaries as cmd/devenv does: Debian's
-// versioned directory, then pg_config --bindir, then PATH.
-func pgBinDir() (string, error) {
-	dirs := []string{"/usr/lib/postgresql/15/bin"}
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		dirs = append(dirs, strings.TrimSpace(string(out)))
-	}
-	if path, err := exec.LookPath("pg_ctl"); err == nil {
-		dirs = append(dirs, filepath.Dir(path))
-	}
-	for _, dir := range dirs {
-		ok := true
-		for _, name := range []string{"initdb", "pg_ctl", "postgres"} {
-			fi, err := os.Stat(filepath.Join(dir, name))
-			if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-				ok = false
-			}
-		}
-		if ok {
-			return dir, nil
-		}
-	}
-	return "", errors.New("PostgreSQL server binaries (initdb, pg_ctl, postgres) not found in /usr/lib/postgresql/15/bin, `pg_config --bindir` or PATH")
-}
-
 // startPGCluster creates and starts a cluster on a free port. The test is
 // skipped when PostgreSQL's server binaries are not installed.
 func startPGCluster(t *testing.T) *pgCluster {
 	t.Helper()
-	bin, err := pgBinDir()
+	bin, err := postgres.ServerBinDir()
 	if err != nil {
 		t.Skipf("skipping: %v (install postgresql-15 to run this test)", err)
 	}

@@ -183,7 +183,7 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *cacheRef) (*entry, error) {
 	setup := ""
 	if ref != nil {
-		setup = ref.setup
+		setup = cmp.Or(ref.genVals[0], "0") // the clinic's set-up generation
 	}
 	cal, err := s.load(ctx, req, setup)
 	if err != nil {
@@ -537,7 +537,7 @@ func covered(slots []availability.Slot, t availability.AppointmentType, loc *tim
 // that moves one of its generations by one can name the list that follows
 // (see patchAfterBooking).
 type cacheRef struct {
-	key, setup  string
+	key         string
 	first, last availability.Date
 	clinicID    uuid.UUID
 	req         Request
@@ -569,7 +569,7 @@ func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request)
 	for i, g := range gens {
 		vals[i], _ = g.(string)
 	}
-	ref := &cacheRef{setup: cmp.Or(vals[0], "0"), first: first, last: last, clinicID: clinicID,
+	ref := &cacheRef{first: first, last: last, clinicID: clinicID,
 		req:     Request{AppointmentTypeID: req.AppointmentTypeID, From: req.From, To: req.To, SpecialistID: req.SpecialistID, NoBookings: req.NoBookings},
 		genKeys: keys, genVals: vals}
 	ref.key = listKey(ref.req, vals)
