@@ -108,3 +108,40 @@ SELECT sqlc.embed(appointment_types),
 FROM appointment_types
 LEFT JOIN specialists s ON s.id = @specialist_id
 WHERE appointment_types.id = @appointment_type_id;
+
+-- name: BookingCreate :one
+-- The gate, its audit row and its idempotency record in one statement: one
+-- round trip for the common case. The target check repeats BookingTargetGet
+-- (type of the clinic, specialist of the clinic, active, performing it,
+-- the type's length). The count is 0 when the check failed or the slot is
+-- taken; an overlap (23P01) or a live idempotency record (23505) fails the
+-- whole statement. In each case nothing is written, and the caller asks the
+-- step-by-step gate (BookingTargetGet, BookingInsert) why.
+WITH target AS (
+    SELECT at.clinic_id
+    FROM appointment_types at
+    JOIN appointment_type_specialists ats
+      ON ats.appointment_type_id = at.id AND ats.specialist_id = @specialist_id
+    JOIN specialists s
+      ON s.id = ats.specialist_id AND s.clinic_id = at.clinic_id AND s.active
+    WHERE at.id = @appointment_type_id AND at.clinic_id = @clinic_id
+      AND sqlc.arg(slot_end)::timestamptz - sqlc.arg(slot_start)::timestamptz = make_interval(mins => at.duration_min)
+), booked AS (
+    INSERT INTO bookings (
+        id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
+        patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at
+    )
+    SELECT @id, target.clinic_id, @appointment_type_id, @specialist_id, sqlc.arg(slot_start)::timestamptz, sqlc.arg(slot_end)::timestamptz,
+           @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @created_at
+    FROM target
+    ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
+    RETURNING id, clinic_id
+), audited AS (
+    INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after)
+    SELECT clinic_id, @actor, 'booking.create', 'booking', id::text, @audit_after FROM booked
+), remembered AS (
+    INSERT INTO idempotency_keys (clinic_id, principal, route, key, request_hash, status_code, body)
+    SELECT clinic_id, @principal, @route, @idempotency_key, @request_hash, @status_code, @body
+    FROM booked WHERE sqlc.arg(remember)::boolean
+)
+SELECT count(*) FROM booked;

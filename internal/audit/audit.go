@@ -28,24 +28,34 @@ type Entry struct {
 
 // Write inserts the entry with q, which must be the change's transaction.
 func Write(ctx context.Context, q *db.Queries, e Entry) error {
+	row, err := Row(e)
+	if err != nil {
+		return err
+	}
+	if err := q.AuditInsert(ctx, row); err != nil {
+		return fmt.Errorf("insert audit row: %w", err)
+	}
+	return nil
+}
+
+// Row is the entry as it is stored, for a statement that writes it along
+// with its change (as the booking gate's single statement does).
+func Row(e Entry) (db.AuditInsertParams, error) {
 	if e.Actor == "" {
 		e.Actor = "system"
 	}
 	before, err := encode(e.Before)
 	if err != nil {
-		return err
+		return db.AuditInsertParams{}, err
 	}
 	after, err := encode(e.After)
 	if err != nil {
-		return err
+		return db.AuditInsertParams{}, err
 	}
-	if err := q.AuditInsert(ctx, db.AuditInsertParams{
+	return db.AuditInsertParams{
 		ClinicID: e.ClinicID, Actor: e.Actor, Action: e.Action, Entity: e.Entity, EntityID: e.EntityID,
 		Before: before, After: after, Reason: e.Reason,
-	}); err != nil {
-		return fmt.Errorf("insert audit row: %w", err)
-	}
-	return nil
+	}, nil
 }
 
 // encode is v as JSON; nil (also a typed nil pointer) is SQL NULL.

@@ -23,6 +23,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/idempotency"
 )
 
 // Statuses of a booking. Only confirmed bookings hold a slot.
@@ -121,10 +122,17 @@ type BookRequest struct {
 	Actor             string // who is booking, for the audit row: "patient", "staff:<id>"
 	// ClinicID, when set, scopes the request to one clinic (a staff member's).
 	ClinicID uuid.UUID
-	// InTx runs inside the booking's transaction after the insert and its
-	// audit row; an error rolls everything back. The idempotency record
-	// uses it.
-	InTx func(ctx context.Context, tx pgx.Tx, c Confirmation) error
+	// Remember, when set, stores the answer to an idempotent request with
+	// the booking, in its transaction. A record the key already has makes
+	// Book write nothing and return *idempotency.ReplayError.
+	Remember *Remember
+}
+
+// Remember is an idempotency key and how to render the answer stored
+// under it.
+type Remember struct {
+	Key    idempotency.Key
+	Encode func(Confirmation) (status int, body []byte, err error)
 }
 
 // Confirmation is a booking just made, with the private token of its manage
@@ -138,14 +146,84 @@ type Confirmation struct {
 //
 // Errors: INVALID_ARGUMENT (400, naming the field) for bad input, NOT_FOUND
 // for an unknown appointment type, SLOT_TAKEN (409) when the specialist already
-// has a confirmed booking at that start or overlapping it.
+// has a confirmed booking at that start or overlapping it,
+// *idempotency.ReplayError when Remember's key already has an answer.
 func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, error) {
 	token, hash, err := newManageToken()
 	if err != nil {
 		return Confirmation{}, err
 	}
+	c, done, err := s.bookAtOnce(ctx, req, token, hash)
+	if err != nil {
+		return Confirmation{}, err
+	}
+	if !done {
+		if c, err = s.bookStepByStep(ctx, req, token, hash); err != nil {
+			return Confirmation{}, err
+		}
+	}
+	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID})
+	return c, nil
+}
+
+// bookAtOnce runs the gate as one statement (BookingCreate): one round
+// trip instead of six, for a request that names its clinic and its end, as
+// one made from a hold does. The booking, its audit row and the stored
+// answer are built here first, so the statement only has to write them.
+// done is false when nothing was written, for whatever reason (a field
+// that is wrong, the type or specialist not bookable, the slot taken, a
+// record under the idempotency key): the step-by-step gate then decides,
+// with its own errors, so both paths answer alike.
+func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string, hash []byte) (c Confirmation, done bool, err error) {
+	start, end := req.Start.UTC(), req.End.UTC()
+	patient, perr := ValidatePatient(req.Patient)
+	if req.ClinicID == uuid.Nil || req.AppointmentTypeID == uuid.Nil || req.SpecialistID == uuid.Nil || perr != nil ||
+		start.IsZero() || !start.Truncate(time.Minute).Equal(start) || !end.After(start) ||
+		(req.Remember != nil && req.Remember.Key.ClinicID != req.ClinicID) {
+		return Confirmation{}, false, nil
+	}
+	b := Booking{
+		ID: uuid.New(), ClinicID: req.ClinicID, AppointmentTypeID: req.AppointmentTypeID, SpecialistID: req.SpecialistID,
+		Start: start, End: end, Status: StatusConfirmed, Patient: patient, ClientID: req.ClientID,
+		// As PostgreSQL keeps it, so the stored answer and the audit row
+		// read like the row.
+		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		Version:   1,
+	}
+	c = Confirmation{Booking: b, ManageToken: token}
+	row, err := audit.Row(auditEntry(req.Actor, "booking.create", nil, &b, ""))
+	if err != nil {
+		return c, false, err
+	}
+	p := db.BookingCreateParams{
+		ID: b.ID, ClinicID: b.ClinicID, AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
+		SlotStart: start, SlotEnd: end, PatientName: patient.Name, PatientEmail: patient.Email, PatientPhone: patient.Phone,
+		ClientID: req.ClientID, ManageTokenHash: hash, CreatedAt: b.CreatedAt, Actor: row.Actor, AuditAfter: row.After,
+	}
+	if r := req.Remember; r != nil {
+		status, body, err := r.Encode(c)
+		if err != nil {
+			return c, false, err
+		}
+		p.Remember = true
+		p.Principal, p.Route, p.IdempotencyKey, p.RequestHash = r.Key.Principal, r.Key.Route, r.Key.Key, r.Key.RequestHash
+		p.StatusCode, p.Body = int32(status), body
+	}
+	n, err := db.New(s.pool).BookingCreate(ctx, p)
+	switch {
+	case isSQLState(err, "23505", "23P01"):
+		return c, false, nil
+	case err != nil:
+		return c, false, fmt.Errorf("insert booking: %w", err)
+	}
+	return c, n == 1, nil
+}
+
+// bookStepByStep is the gate in a transaction of single statements, which
+// tells every way a booking can be refused apart.
+func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token string, hash []byte) (Confirmation, error) {
 	var b Booking
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		params, err := validate(ctx, q, req)
 		if err != nil {
@@ -159,15 +237,24 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.create", b.ID, nil, &b, ""); err != nil {
 			return err
 		}
-		if req.InTx != nil {
-			return req.InTx(ctx, tx, Confirmation{Booking: b, ManageToken: token})
+		if r := req.Remember; r != nil {
+			status, body, err := r.Encode(Confirmation{Booking: b, ManageToken: token})
+			if err != nil {
+				return err
+			}
+			rec, err := idempotency.Save(ctx, tx, r.Key, idempotency.Record{Status: status, Body: body})
+			if err != nil {
+				return err
+			}
+			if rec != nil {
+				return &idempotency.ReplayError{Record: rec}
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return Confirmation{}, err
 	}
-	s.notify(ctx, Change{Kind: "confirm", Booking: b, HoldID: req.HoldID})
 	return Confirmation{Booking: b, ManageToken: token}, nil
 }
 
@@ -416,10 +503,15 @@ func setStatus(ctx context.Context, q *db.Queries, id uuid.UUID, status, reason 
 }
 
 func writeAudit(ctx context.Context, q *db.Queries, clinicID uuid.UUID, actor, action string, id uuid.UUID, before, after *Booking, reason string) error {
-	return audit.Write(ctx, q, audit.Entry{
-		ClinicID: clinicID, Actor: actor, Action: action, Entity: "booking", EntityID: id.String(),
-		Before: before, After: after, Reason: reason,
-	})
+	e := auditEntry(actor, action, before, after, reason)
+	e.ClinicID, e.EntityID = clinicID, id.String()
+	return audit.Write(ctx, q, e)
+}
+
+// auditEntry is the audit entry of a booking change; the single-statement
+// gate fills in the clinic and the booking's id itself.
+func auditEntry(actor, action string, before, after *Booking, reason string) audit.Entry {
+	return audit.Entry{Actor: actor, Action: action, Entity: "booking", Before: before, After: after, Reason: reason}
 }
 
 // ByManageToken finds the booking a manage link points at.

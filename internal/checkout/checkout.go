@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/apperr"
@@ -326,10 +325,6 @@ type Confirmed struct {
 	Replay       *idempotency.Record
 }
 
-type replayError struct{ rec *idempotency.Record }
-
-func (e *replayError) Error() string { return "idempotent replay" }
-
 // Confirm books a held slot.
 //
 // Errors: INVALID_ARGUMENT (naming holdId, clientId or a patient field),
@@ -426,25 +421,12 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		// A retry racing this request with the same hold loses the slot to
 		// it in the gate and is answered with the stored record (Confirm);
 		// one with another hold finds the record when saving its own.
-		breq.InTx = func(ctx context.Context, tx pgx.Tx, c booking.Confirmation) error {
-			status, body, err := req.Encode(c)
-			if err != nil {
-				return err
-			}
-			rec, err := idempotency.Save(ctx, tx, *key, idempotency.Record{Status: status, Body: body})
-			if err != nil {
-				return err
-			}
-			if rec != nil {
-				return &replayError{rec}
-			}
-			return nil
-		}
+		breq.Remember = &booking.Remember{Key: *key, Encode: req.Encode}
 	}
 	conf, err := s.bookings.Book(ctx, breq)
-	var replay *replayError
+	var replay *idempotency.ReplayError
 	if errors.As(err, &replay) {
-		return Confirmed{Replay: replay.rec}, nil
+		return Confirmed{Replay: replay.Record}, nil
 	}
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.CodeSlotTaken {

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -89,6 +90,97 @@ type BookingCountConfirmedAtParams struct {
 
 func (q *Queries) BookingCountConfirmedAt(ctx context.Context, arg BookingCountConfirmedAtParams) (int64, error) {
 	row := q.db.QueryRow(ctx, bookingCountConfirmedAt, arg.SpecialistID, arg.SlotStart)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const bookingCreate = `-- name: BookingCreate :one
+WITH target AS (
+    SELECT at.clinic_id
+    FROM appointment_types at
+    JOIN appointment_type_specialists ats
+      ON ats.appointment_type_id = at.id AND ats.specialist_id = $1
+    JOIN specialists s
+      ON s.id = ats.specialist_id AND s.clinic_id = at.clinic_id AND s.active
+    WHERE at.id = $2 AND at.clinic_id = $3
+      AND $4::timestamptz - $5::timestamptz = make_interval(mins => at.duration_min)
+), booked AS (
+    INSERT INTO bookings (
+        id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
+        patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at
+    )
+    SELECT $6, target.clinic_id, $2, $1, $5::timestamptz, $4::timestamptz,
+           $7, $8, $9, $10, $11, $12
+    FROM target
+    ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
+    RETURNING id, clinic_id
+), audited AS (
+    INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after)
+    SELECT clinic_id, $13, 'booking.create', 'booking', id::text, $14 FROM booked
+), remembered AS (
+    INSERT INTO idempotency_keys (clinic_id, principal, route, key, request_hash, status_code, body)
+    SELECT clinic_id, $15, $16, $17, $18, $19, $20
+    FROM booked WHERE $21::boolean
+)
+SELECT count(*) FROM booked
+`
+
+type BookingCreateParams struct {
+	SpecialistID      uuid.UUID
+	AppointmentTypeID uuid.UUID
+	ClinicID          uuid.UUID
+	SlotEnd           time.Time
+	SlotStart         time.Time
+	ID                uuid.UUID
+	PatientName       string
+	PatientEmail      string
+	PatientPhone      string
+	ClientID          string
+	ManageTokenHash   []byte
+	CreatedAt         time.Time
+	Actor             string
+	AuditAfter        json.RawMessage
+	Principal         string
+	Route             string
+	IdempotencyKey    string
+	RequestHash       []byte
+	StatusCode        int32
+	Body              []byte
+	Remember          bool
+}
+
+// The gate, its audit row and its idempotency record in one statement: one
+// round trip for the common case. The target check repeats BookingTargetGet
+// (type of the clinic, specialist of the clinic, active, performing it,
+// the type's length). The count is 0 when the check failed or the slot is
+// taken; an overlap (23P01) or a live idempotency record (23505) fails the
+// whole statement. In each case nothing is written, and the caller asks the
+// step-by-step gate (BookingTargetGet, BookingInsert) why.
+func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (int64, error) {
+	row := q.db.QueryRow(ctx, bookingCreate,
+		arg.SpecialistID,
+		arg.AppointmentTypeID,
+		arg.ClinicID,
+		arg.SlotEnd,
+		arg.SlotStart,
+		arg.ID,
+		arg.PatientName,
+		arg.PatientEmail,
+		arg.PatientPhone,
+		arg.ClientID,
+		arg.ManageTokenHash,
+		arg.CreatedAt,
+		arg.Actor,
+		arg.AuditAfter,
+		arg.Principal,
+		arg.Route,
+		arg.IdempotencyKey,
+		arg.RequestHash,
+		arg.StatusCode,
+		arg.Body,
+		arg.Remember,
+	)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

@@ -81,6 +81,12 @@ func Find(ctx context.Context, q db.DBTX, k Key) (*Record, error) {
 	return &Record{Status: int(row.StatusCode), Body: row.Body}, nil
 }
 
+// ReplayError is a request that repeats one already answered: Record is
+// that answer, to be sent again, and nothing new was created.
+type ReplayError struct{ Record *Record }
+
+func (e *ReplayError) Error() string { return "idempotent replay" }
+
 // Save stores the answer, in the same transaction as the change it
 // answers. A concurrent request with the same key that committed first
 // makes the insert wait for it and then store nothing: Save then returns

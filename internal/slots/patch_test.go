@@ -32,7 +32,7 @@ func TestListsCarriedOverABookingEqualAComputation(t *testing.T) {
 		{Name: "Examination", DurationMin: 60, SlotStepMin: 15, BufferBeforeMin: 10, BufferAfterMin: 15},
 	}})
 	loc, _ := time.LoadLocation(c.Timezone)
-	counted, tracer := countedPool(t, pool)
+	counted, tracer := testkit.CountedPool(t, pool)
 	svc := slots.New(counted, testkit.Redis(t), slots.Options{Logger: quiet})
 	bookings := booking.NewService(pool)
 	bookings.Observe(svc.OnBookingChange)
@@ -91,9 +91,9 @@ func TestListsCarriedOverABookingEqualAComputation(t *testing.T) {
 		if !cancelled {
 			// Every list this instance had read is carried over: no query.
 			for name, req := range lists {
-				tracer.n.Store(0)
+				tracer.Store(0)
 				free(t, svc, req)
-				if n := tracer.n.Load(); n != 0 {
+				if n := tracer.Load(); n != 0 {
 					t.Fatalf("round %d: %s after a booking: %d queries, want 0 (carried over)", round, name, n)
 				}
 				patchedReads++

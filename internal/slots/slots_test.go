@@ -4,12 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -195,42 +193,19 @@ func equal(a, b []availability.Slot) bool {
 	return true
 }
 
-// countingTracer counts the queries a pool runs.
-type countingTracer struct{ n atomic.Int64 }
-
-func (c *countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// countedPool is a pool on the same database whose queries the tracer counts.
-func countedPool(t *testing.T, pool *pgxpool.Pool) (*pgxpool.Pool, *countingTracer) {
-	t.Helper()
-	cfg := pool.Config()
-	tracer := &countingTracer{}
-	cfg.ConnConfig.Tracer = tracer
-	counted, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(counted.Close)
-	return counted, tracer
-}
-
 func TestOneQueryPerKindOfDataWhateverTheRange(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	pool, tracer := countedPool(t, b.pool)
+	pool, tracer := testkit.CountedPool(t, b.pool)
 	svc := slots.New(pool, nil, slots.Options{Logger: quiet})
 	for _, days := range []int{0, 6, 61} {
-		tracer.n.Store(0)
+		tracer.Store(0)
 		req := slots.Request{AppointmentTypeID: b.clinic.Types[0].ID, From: b.monday, To: b.monday.AddDays(days), NoCache: true}
 		if _, err := svc.Free(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
 		// type+clinic, specialists, weekly hours, overrides, bookings.
-		if got := tracer.n.Load(); got != 5 {
+		if got := tracer.Load(); got != 5 {
 			t.Fatalf("%d days: %d queries, want 5", days+1, got)
 		}
 	}
@@ -281,7 +256,7 @@ func TestBookingRetiresOnlyTheDaysItReaches(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	pool, tracer := countedPool(t, b.pool)
+	pool, tracer := testkit.CountedPool(t, b.pool)
 	svc := slots.New(pool, b.rdb, slots.Options{Logger: quiet})
 	day := func(n int) slots.Request {
 		d := b.monday.AddDays(n)
@@ -291,9 +266,9 @@ func TestBookingRetiresOnlyTheDaysItReaches(t *testing.T) {
 		free(t, svc, day(n))
 	}
 	queries := func(n int) int64 {
-		tracer.n.Store(0)
+		tracer.Store(0)
 		free(t, svc, day(n))
-		return tracer.n.Load()
+		return tracer.Load()
 	}
 	for n := range 5 {
 		if q := queries(n); q != 0 {

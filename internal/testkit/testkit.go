@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,30 @@ const (
 	DefaultTestDatabaseURL = "postgres://postgres@127.0.0.1:54320/clinic_test?sslmode=disable"
 	DefaultTestRedisURL    = "redis://127.0.0.1:63790/1"
 )
+
+// Queries counts the queries a pool runs (see CountedPool).
+type Queries struct{ atomic.Int64 }
+
+func (c *Queries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.Add(1)
+	return ctx
+}
+func (c *Queries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// CountedPool is a pool on pool's database whose queries are counted: a
+// claim of "one round trip" becomes a test.
+func CountedPool(t testing.TB, pool *pgxpool.Pool) (*pgxpool.Pool, *Queries) {
+	t.Helper()
+	cfg := pool.Config()
+	n := &Queries{}
+	cfg.ConnConfig.Tracer = n
+	counted, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(counted.Close)
+	return counted, n
+}
 
 func baseURL() string {
 	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
