@@ -435,13 +435,10 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		return Confirmed{}, err
 	}
 
-	// After the commit: the hold is spent and the cooldown starts. (The
-	// bitmap, the cache generation and the confirm event follow every
-	// booking through the booking service's observers.)
+	// After the commit the cooldown starts. (The bitmap, the cache
+	// generation, the spent hold and the confirm event follow every booking
+	// through the booking service's observers: see OnBookingChange.)
 	after := context.WithoutCancel(ctx)
-	if err := s.holds.Consume(after, h); err != nil {
-		s.logger.Warn("consume hold after booking", "err", err)
-	}
 	if t, err := s.slots.TypeRow(after, h.AppointmentTypeID); err != nil {
 		s.logger.Warn("cooldown length", "err", err)
 	} else if err := s.holds.SetCooldown(after, h.ClinicID, req.ClientID, h.AppointmentTypeID, conf.Booking.ID, time.Duration(t.CooldownMin)*time.Minute); err != nil {

@@ -89,8 +89,9 @@ func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token
 }
 
 // OnBookingChange publishes every committed booking change to the live
-// streams and keeps cooldowns in step; main wires it with
-// booking.Service.Observe, so staff bookings are published too.
+// streams, spends the hold a booking came from, and keeps cooldowns in
+// step; main wires it with booking.Service.Observe, so staff bookings are
+// published too.
 func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	ev := func(kind string, b booking.Booking, holdID string) holds.Event {
 		return holds.Event{Type: kind, Hold: holds.Hold{
@@ -106,7 +107,15 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	}
 	switch ch.Kind {
 	case "confirm":
-		publish(ev(holds.EventConfirm, ch.Booking, ch.HoldID))
+		if ch.HoldID != "" {
+			// The hold is spent: it goes, and the booking is announced, in
+			// one step (after the commit, as every observer runs).
+			if err := s.holds.ConsumeBooked(ctx, ev(holds.EventConfirm, ch.Booking, ch.HoldID).Hold); err != nil {
+				s.logger.Warn("consume hold after booking", "err", err)
+			}
+			return
+		}
+		publish(ev(holds.EventConfirm, ch.Booking, ""))
 	case "cancel":
 		publish(ev(holds.EventCancel, ch.Booking, ""))
 		if err := s.holds.ClearCooldown(ctx, ch.Booking.ClinicID, ch.Booking.ID); err != nil {

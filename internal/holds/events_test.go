@@ -95,6 +95,41 @@ func TestPublishedConfirmCarriesWhatTheCallerFilledIn(t *testing.T) {
 	}
 }
 
+// A booked hold leaves the index and its booking is announced in the same
+// step; a plain Consume (a hold lost to another booking) announces nothing.
+func TestConsumeBookedPublishesTheConfirm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
+	h := f.claim("client-a", f.start)
+	expectOnBothChannels(t, f, sub)
+
+	booked := Hold{HoldID: h.HoldID, ClientID: "client-a", ClinicID: f.clinic, AppointmentTypeID: f.atid,
+		SpecialistID: h.SpecialistID, Start: h.Start, End: h.End}
+	if err := f.s.ConsumeBooked(ctx, booked); err != nil {
+		t.Fatal(err)
+	}
+	if ev, want := expectOnBothChannels(t, f, sub), published(EventConfirm, booked, ""); ev != want {
+		t.Fatalf("confirm event %+v, want %+v", ev, want)
+	}
+	if hs, err := f.s.Active(ctx, f.clinic); err != nil || len(hs) != 0 {
+		t.Fatalf("live holds after the booking: %+v, %v", hs, err)
+	}
+	if _, ok, err := f.s.HeldBy(ctx, f.clinic, f.atid, h.SpecialistID, h.Start); ok || err != nil {
+		t.Fatalf("the slot is still held (%v)", err)
+	}
+
+	lost := f.claim("client-b", f.slot(1))
+	expectOnBothChannels(t, f, sub)
+	if err := f.s.Consume(ctx, lost); err != nil {
+		t.Fatal(err)
+	}
+	if evs := sub.drain(200 * time.Millisecond); len(evs) != 0 {
+		t.Fatalf("Consume published %+v", evs)
+	}
+}
+
 func TestEventJSONIsFlatWithTypeAndReason(t *testing.T) {
 	t.Parallel()
 	ev := Event{Type: EventRelease, Reason: ReasonExpired, Hold: Hold{

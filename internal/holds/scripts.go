@@ -156,11 +156,14 @@ return {'ok', cur}
 
 // consumeScript removes a hold that became a booking.
 //
-//	ARGV[1] holdId
+//	ARGV[1] holdId  ARGV[2] the "confirm" event, or ''  ARGV[3...] the
+//	channels to publish it on
 //
 // The index entries go even if the key has just expired, so the sweeper
 // never announces "expired" for a slot that was booked. The key is deleted
-// only if it is still this hold: it may already be someone else's.
+// only if it is still this hold: it may already be someone else's. The
+// booking's event, when given, is published in the same step, so no page
+// sees the hold gone before it hears of the booking.
 var consumeScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur and cjson.decode(cur).holdId == ARGV[1] then
@@ -169,6 +172,9 @@ end
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('SREM', KEYS[2], ARGV[1])
+for i = 3, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[2])
+end
 return 1
 `)
 

@@ -202,8 +202,25 @@ func (b *Bitmap) Mark(ctx context.Context, loc *time.Location, specialistID uuid
 	if b.rdb == nil {
 		return
 	}
+	pipe := b.rdb.Pipeline()
+	b.exec(ctx, pipe, b.queueMark(ctx, pipe, loc, specialistID, start, end))
+}
+
+// queueMark adds Mark's writes to a pipeline; exec runs it and logs them.
+// They go as EVAL, not EVALSHA: a pipeline cannot load a script Redis has
+// forgotten (after a restart) and retry the way Script.Run does.
+func (b *Bitmap) queueMark(ctx context.Context, p redis.Pipeliner, loc *time.Location, specialistID uuid.UUID, start, end time.Time) []*redis.Cmd {
+	var cmds []*redis.Cmd
 	for _, sg := range segments(loc, start, end) {
-		if err := markScript.Run(ctx, b.rdb, []string{bitmapKey(specialistID, sg.date)}, sg.from, sg.to-1).Err(); err != nil {
+		cmds = append(cmds, markScript.Eval(ctx, p, []string{bitmapKey(specialistID, sg.date)}, sg.from, sg.to-1))
+	}
+	return cmds
+}
+
+func (b *Bitmap) exec(ctx context.Context, p redis.Pipeliner, marks []*redis.Cmd) {
+	_, _ = p.Exec(ctx) // each command's error is its own
+	for _, c := range marks {
+		if err := c.Err(); err != nil {
 			b.logger.Warn("mark availability bitmap", "err", err)
 		}
 	}

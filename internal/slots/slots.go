@@ -731,34 +731,45 @@ func (s *Service) Invalidate(ctx context.Context, clinicID uuid.UUID) {
 // touches with its type's buffers (the clinic's set-up generation when the
 // type cannot be found, which retires everything: never too little). It
 // returns the day counters it moved, with their new values, and the
-// booking's type (nil when it retired everything or could not tell).
-func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b booking.Booking) (map[string]int64, availability.AppointmentType) {
+// booking's type (nil when it retired everything or could not tell). With
+// mark, the booking's minutes are set in the bitmap in the same round
+// trip, ahead of the counters.
+func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b booking.Booking, mark bool) (map[string]int64, availability.AppointmentType) {
 	if s.rdb == nil {
+		if mark {
+			s.Bitmap.Mark(ctx, loc, b.SpecialistID, b.Start, b.End)
+		}
 		return nil, availability.AppointmentType{}
+	}
+	pipe := s.rdb.Pipeline()
+	var marks []*redis.Cmd
+	if mark {
+		marks = s.Bitmap.queueMark(ctx, pipe, loc, b.SpecialistID, b.Start, b.End)
 	}
 	row, err := s.TypeRow(ctx, b.AppointmentTypeID)
 	if err != nil {
 		s.logger.Warn("booking's type for the cache; retiring the clinic's lists", "err", err)
+		s.Bitmap.exec(ctx, pipe, marks)
 		s.Invalidate(ctx, b.ClinicID)
 		return nil, availability.AppointmentType{}
 	}
 	t := TypeOf(row)
 	from := availability.DateOf(b.Start.Add(-t.BufferBefore), loc)
 	to := availability.DateOf(b.End.Add(t.BufferAfter-time.Nanosecond), loc)
-	pipe := s.rdb.Pipeline()
 	incrs := map[string]*redis.IntCmd{}
 	for d := from; !to.Before(d); d = d.AddDays(1) {
 		k := dayGenerationKey(b.ClinicID, d)
 		incrs[k] = pipe.Incr(ctx, k)
 		pipe.Expire(ctx, k, dayGenerationTTL)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		// The entries under the old generations live at most the cache's TTL.
-		s.logger.Warn("bump timeslot day generations", "err", err)
-		return nil, t
-	}
+	s.Bitmap.exec(ctx, pipe, marks)
 	bumped := make(map[string]int64, len(incrs))
 	for k, c := range incrs {
+		if err := c.Err(); err != nil {
+			// The entries under the old generations live at most the cache's TTL.
+			s.logger.Warn("bump timeslot day generations", "err", err)
+			return nil, t
+		}
 		bumped[k] = c.Val()
 	}
 	return bumped, t
@@ -809,19 +820,19 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 		return
 	}
 	if p := ch.Previous; p != nil {
-		s.invalidateBooking(ctx, loc, *p)
+		s.invalidateBooking(ctx, loc, *p, false)
 		s.Bitmap.Clear(ctx, loc, p.SpecialistID, p.Start, p.End)
 	}
 	if ch.Kind == "cancel" {
-		s.invalidateBooking(ctx, loc, b)
+		s.invalidateBooking(ctx, loc, b, false)
 		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
 		return
 	}
-	// The bitmap first: once a carried list leaves the slot out, a patient
+	// The bitmap first (marked in the round trip that moves the counters,
+	// ahead of them): once a carried list leaves the slot out, a patient
 	// still asking for it is told "taken" by the bitmap, without a
 	// database round trip.
-	s.Bitmap.Mark(ctx, loc, b.SpecialistID, b.Start, b.End)
-	bumped, bt := s.invalidateBooking(ctx, loc, b)
+	bumped, bt := s.invalidateBooking(ctx, loc, b, true)
 	if ch.Kind == "confirm" && ch.Previous == nil && bumped != nil {
 		s.patchAfterBooking(ctx, b, bt, bumped)
 	}
