@@ -31,6 +31,15 @@ func TestAppendTimeslotsIsWhatEncodingJSONWrites(t *testing.T) {
 			{Start: start.Add(time.Hour), End: start.Add(90 * time.Minute), SpecialistIDs: []uuid.UUID{b, a}},
 		}},
 		{`odd "zone" \ <name>`, []availability.Slot{{Start: start, End: start.Add(time.Minute), SpecialistIDs: []uuid.UUID{uuid.Nil}}}},
+		// Ids repeat at a position, change, come back, and the nil id
+		// appears where nothing was written yet.
+		{"UTC", []availability.Slot{
+			{Start: start, End: start.Add(time.Minute), SpecialistIDs: []uuid.UUID{a, b}},
+			{Start: start, End: start.Add(time.Minute), SpecialistIDs: []uuid.UUID{a, b}},
+			{Start: start, End: start.Add(time.Minute), SpecialistIDs: []uuid.UUID{b}},
+			{Start: start, End: start.Add(time.Minute), SpecialistIDs: []uuid.UUID{a, b, uuid.Nil}},
+			{Start: start, End: start.Add(time.Minute), SpecialistIDs: []uuid.UUID{uuid.Nil, a, b, uuid.Max}},
+		}},
 	}
 	for _, tc := range cases {
 		want := struct {
@@ -53,10 +62,11 @@ func TestAppendTimeslotsIsWhatEncodingJSONWrites(t *testing.T) {
 	}
 }
 
-func TestAppendUUIDIsTheCanonicalForm(t *testing.T) {
+func TestEncodeUUIDIsTheCanonicalForm(t *testing.T) {
 	for _, id := range []uuid.UUID{uuid.Nil, uuid.Max, uuid.New(), uuid.New(), uuid.New()} {
-		if got := string(appendUUID([]byte("x"), id)); got != "x"+id.String() {
-			t.Errorf("appendUUID(%s) = %s", id, got)
+		var buf [36]byte
+		if encodeUUID(&buf, id); string(buf[:]) != id.String() {
+			t.Errorf("encodeUUID(%s) = %s", id, buf)
 		}
 	}
 }
