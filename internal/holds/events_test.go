@@ -1,12 +1,17 @@
 package holds
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/testkit"
 )
 
 func TestChannelNames(t *testing.T) {
@@ -128,6 +133,80 @@ func TestConsumeBookedPublishesTheConfirm(t *testing.T) {
 	if evs := sub.drain(200 * time.Millisecond); len(evs) != 0 {
 		t.Fatalf("Consume published %+v", evs)
 	}
+}
+
+// afterFirstHGet runs fn once, right after the client's first HGET: a
+// heartbeat's read of the hold, before its script runs.
+type afterFirstHGet struct {
+	once *sync.Once
+	fn   func()
+}
+
+func (a afterFirstHGet) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (a afterFirstHGet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (a afterFirstHGet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() == "hget" {
+			a.once.Do(a.fn)
+		}
+		return err
+	}
+}
+
+// The heartbeat's event, published by its script, tells the hold's real
+// expiry: extended, kept (pinned for longer), and changed by someone else
+// between the heartbeat's read and its script.
+func TestHeartbeatEventTellsTheHoldAsItIs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
+	h := f.claim("client-a", f.start)
+	expectOnBothChannels(t, f, sub)
+	check := func(beat Hold, wantExpiry time.Time) {
+		t.Helper()
+		if !beat.ExpiresAt.Equal(wantExpiry) {
+			t.Fatalf("heartbeat returned expiry %s, want %s", beat.ExpiresAt, wantExpiry)
+		}
+		if ev, want := expectOnBothChannels(t, f, sub), published(EventHeartbeat, beat, ""); ev != want {
+			t.Fatalf("heartbeat event %+v, want %+v", ev, want)
+		}
+	}
+
+	beat, err := f.s.Heartbeat(ctx, h.HoldID, "client-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if beat.ExpiresAt.Before(h.ExpiresAt) {
+		t.Fatalf("extended to %s from %s", beat.ExpiresAt, h.ExpiresAt)
+	}
+	check(beat, beat.ExpiresAt)
+
+	pinned, err := f.s.Pin(ctx, h.HoldID, "client-a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beat, err = f.s.Heartbeat(ctx, h.HoldID, "client-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(beat, pinned.ExpiresAt)
+
+	var repinned Hold
+	rdb := testkit.Redis(t)
+	rdb.AddHook(afterFirstHGet{once: &sync.Once{}, fn: func() {
+		if repinned, err = f.s.Pin(ctx, h.HoldID, "client-a", 2*time.Minute); err != nil {
+			t.Error(err)
+		}
+	}})
+	beat, err = NewStore(rdb, 30*time.Second, nil).Heartbeat(ctx, h.HoldID, "client-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(beat, repinned.ExpiresAt)
 }
 
 func TestEventJSONIsFlatWithTypeAndReason(t *testing.T) {

@@ -492,3 +492,22 @@ func TestConsumeAfterExpiryStillClearsTheIndexButNotANewerHold(t *testing.T) {
 		t.Fatalf("sweep after consume = %d, %v; want 0", n, err)
 	}
 }
+
+// The claim goes with the clinic's registration in one pipeline, as
+// EVALSHA: after Redis forgets its scripts (a restart, SCRIPT FLUSH) a
+// claim still works, and the clinic is registered for the sweeper either way.
+func TestClaimAfterRedisForgotTheScript(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	if err := f.rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	h := f.claim("client-a", f.start)
+	if got, ok, err := f.s.HeldBy(ctx, f.clinic, f.atid, f.sp, f.start); err != nil || !ok || got.HoldID != h.HoldID {
+		t.Fatalf("held by %+v (%v, %v), want %s", got, ok, err, h.HoldID)
+	}
+	if ok, err := f.rdb.SIsMember(ctx, clinicsKey, f.clinic.String()).Result(); err != nil || !ok {
+		t.Fatalf("clinic registered for the sweeper: %v, %v", ok, err)
+	}
+}

@@ -86,15 +86,21 @@ return {'ok'}
 //
 //	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] d  ARGV[4] expiry (now+d)
 //	ARGV[5] expiry as the payload's RFC3339 string
+//	for a heartbeat: ARGV[6] the payload the caller read  ARGV[7] the event
+//	if the hold is extended  ARGV[8] the event if it is kept as it is
+//	(pinned for longer)  ARGV[9...] the channels
 //
-// Replies: {'ok', payload} | {'gone'} | {'notowner'}.
+// Replies: {'ok', payload, published (0|1)} | {'gone'} | {'notowner'}.
 //
 // "Live" means the hold key exists AND holds this holdId: after an expiry
 // someone else may have claimed the same slot under a new id while our meta
 // entry waits for the sweeper. The TTL is only ever raised (max(remaining,
 // d)), so a heartbeat during a booking's insert cannot undo its pin. The
 // payload is re-encoded with the new expiry in both the key and the meta
-// hash, so every reader sees the same hold.
+// hash, so every reader sees the same hold. A heartbeat's event is
+// published here, in the same step, when the hold is still the one the
+// caller read (the events it built describe it); otherwise the caller
+// publishes the payload it gets back.
 var extendScript = redis.NewScript(extendTTL + `
 if not redis.call('HGET', KEYS[3], ARGV[1]) then
   return {'gone'}
@@ -124,7 +130,17 @@ end
 -- a moment before the key did; a live hold belongs in its client's set.
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
-return {'ok', payload}
+if ARGV[6] ~= cur then
+  return {'ok', payload, 0}
+end
+local msg = ARGV[8]
+if payload ~= cur then
+  msg = ARGV[7]
+end
+for i = 9, #ARGV do
+  redis.call('PUBLISH', ARGV[i], msg)
+end
+return {'ok', payload, 1}
 `)
 
 // releaseScript deletes the caller's live hold and its index entries.

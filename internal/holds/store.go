@@ -93,14 +93,6 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		return Hold{}, fmt.Errorf("holds: encode payload: %w", err)
 	}
 
-	// Register the clinic for the sweeper BEFORE the hold exists: then every
-	// clinic with a hold is always in the set. (After the claim, a failed
-	// SADD would leave a hold the sweeper never visits.) Adding a clinic whose
-	// claim then fails is harmless.
-	if err := s.rdb.SAdd(ctx, clinicsKey, req.ClinicID.String()).Err(); err != nil {
-		return Hold{}, fmt.Errorf("holds: register clinic: %w", err)
-	}
-
 	msg, channels, err := eventMessage(Event{Type: EventHold, Hold: h})
 	if err != nil {
 		return Hold{}, err
@@ -111,7 +103,27 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
-	res, err := claimScript.Run(ctx, s.rdb, keys, args...).Slice()
+	// The clinic is registered for the sweeper BEFORE the hold exists, so
+	// every clinic with a hold is always in the set: first in the same
+	// pipeline (Redis runs a connection's commands in order).
+	pipe := s.rdb.Pipeline()
+	reg := pipe.SAdd(ctx, clinicsKey, req.ClinicID.String())
+	claim := claimScript.EvalSha(ctx, pipe, keys, args...)
+	_, _ = pipe.Exec(ctx) // each command's error is its own
+	if err := reg.Err(); err != nil {
+		if st, _ := claim.Slice(); status(st) == "ok" {
+			// Only if Redis refused the one write and took the other: take
+			// the hold back (announced) rather than leave one the sweeper
+			// never visits.
+			_, _ = s.Release(context.WithoutCancel(ctx), h.HoldID, req.ClientID)
+		}
+		return Hold{}, fmt.Errorf("holds: register clinic: %w", err)
+	}
+	res, err := claim.Slice()
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Redis restarted and forgot the script: Run loads it.
+		res, err = claimScript.Run(ctx, s.rdb, keys, args...).Slice()
+	}
 	if err != nil {
 		return Hold{}, fmt.Errorf("holds: claim: %w", err)
 	}
@@ -152,14 +164,16 @@ func (r ClaimRequest) validate() error {
 // it. A hold that expired, never existed or is another client's: ErrGone
 // (the caller cannot tell them apart, and need not).
 func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, error) {
-	h, err := s.extend(ctx, holdID, clientID, s.ttl)
+	h, published, err := s.extend(ctx, holdID, clientID, s.ttl, true)
 	switch {
 	case errors.Is(err, errNoHold), errors.Is(err, ErrNotOwner):
 		return Hold{}, ErrGone
 	case err != nil:
 		return Hold{}, err
 	}
-	s.publishOrLog(ctx, Event{Type: EventHeartbeat, Hold: h})
+	if !published {
+		s.publishOrLog(ctx, Event{Type: EventHeartbeat, Hold: h})
+	}
 	return h, nil
 }
 
@@ -168,7 +182,7 @@ func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, e
 // so it cannot lapse while the booking is inserted. Errors: ErrExpired
 // (expired or unknown), ErrNotOwner. Publishes nothing.
 func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Duration) (Hold, error) {
-	h, err := s.extend(ctx, holdID, clientID, max(pin, time.Millisecond))
+	h, _, err := s.extend(ctx, holdID, clientID, max(pin, time.Millisecond), false)
 	if errors.Is(err, errNoHold) {
 		return Hold{}, ErrExpired
 	}
@@ -178,33 +192,54 @@ func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Durat
 // errNoHold is extend's "expired or unknown"; callers name it their way.
 var errNoHold = errors.New("holds: no such live hold")
 
-func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Duration) (Hold, error) {
-	h, ok, err := s.lookup(ctx, holdID)
+// extend runs extendScript. With announce (a heartbeat) the script also
+// publishes the heartbeat event, built here for the hold as lookup read
+// it, if the hold is still exactly that; published says whether it did
+// (if not, the caller publishes what the script returned).
+func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Duration, announce bool) (h Hold, published bool, err error) {
+	h, raw, ok, err := s.lookup(ctx, holdID)
 	if err != nil {
-		return Hold{}, err
+		return Hold{}, false, err
 	}
 	if !ok {
-		return Hold{}, errNoHold
+		return Hold{}, false, errNoHold
 	}
 	exp := s.now().Add(d)
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
-	res, err := extendScript.Run(ctx, s.rdb, h.scriptKeys(),
-		holdID, clientID, d.Milliseconds(), exp.UnixMilli(), expText,
-	).Slice()
+	args := []any{holdID, clientID, d.Milliseconds(), exp.UnixMilli(), expText}
+	if announce {
+		extended := h
+		extended.ExpiresAt = msTime(exp.UnixMilli())
+		msgExtended, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: extended})
+		if err != nil {
+			return Hold{}, false, err
+		}
+		msgKept, _, err := eventMessage(Event{Type: EventHeartbeat, Hold: h})
+		if err != nil {
+			return Hold{}, false, err
+		}
+		args = append(args, raw, string(msgExtended), string(msgKept))
+		for _, ch := range channels {
+			args = append(args, ch)
+		}
+	}
+	res, err := extendScript.Run(ctx, s.rdb, h.scriptKeys(), args...).Slice()
 	if err != nil {
-		return Hold{}, fmt.Errorf("holds: extend: %w", err)
+		return Hold{}, false, fmt.Errorf("holds: extend: %w", err)
 	}
 	switch status(res) {
 	case "ok":
-		return s.payloads.decode(str(res, 1))
+		h, err := s.payloads.decode(str(res, 1))
+		n, _ := res[2].(int64)
+		return h, n == 1, err
 	case "gone":
-		return Hold{}, errNoHold
+		return Hold{}, false, errNoHold
 	case "notowner":
-		return Hold{}, ErrNotOwner
+		return Hold{}, false, ErrNotOwner
 	default:
-		return Hold{}, fmt.Errorf("holds: extend: unexpected reply %v", res)
+		return Hold{}, false, fmt.Errorf("holds: extend: unexpected reply %v", res)
 	}
 }
 
@@ -214,7 +249,7 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 // client's live hold: ErrNotOwner, and the hold stays. Publishes "release"
 // (reason "released") only when something was released.
 func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, error) {
-	h, ok, err := s.lookup(ctx, holdID)
+	h, _, ok, err := s.lookup(ctx, holdID)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -383,26 +418,26 @@ func (s *Store) publishOrLog(ctx context.Context, ev Event) {
 // lookup reads a hold's payload from the meta hash, to name its keys for a
 // script (see "Declared keys" in the package doc). ok is false for a
 // malformed id or a hold the index no longer knows.
-func (s *Store) lookup(ctx context.Context, holdID string) (Hold, bool, error) {
+func (s *Store) lookup(ctx context.Context, holdID string) (h Hold, raw string, ok bool, err error) {
 	clinicID, ok := ParseHoldID(holdID)
 	if !ok {
-		return Hold{}, false, nil
+		return Hold{}, "", false, nil
 	}
-	raw, err := s.rdb.HGet(ctx, metaKey(clinicID), holdID).Result()
+	raw, err = s.rdb.HGet(ctx, metaKey(clinicID), holdID).Result()
 	if errors.Is(err, redis.Nil) {
-		return Hold{}, false, nil
+		return Hold{}, "", false, nil
 	}
 	if err != nil {
-		return Hold{}, false, fmt.Errorf("holds: read hold: %w", err)
+		return Hold{}, "", false, fmt.Errorf("holds: read hold: %w", err)
 	}
-	h, err := s.payloads.decode(raw)
+	h, err = s.payloads.decode(raw)
 	if err != nil {
-		return Hold{}, false, err
+		return Hold{}, "", false, err
 	}
 	if h.ClinicID != clinicID || h.HoldID != holdID {
-		return Hold{}, false, fmt.Errorf("holds: meta entry %s does not match its id", holdID)
+		return Hold{}, "", false, fmt.Errorf("holds: meta entry %s does not match its id", holdID)
 	}
-	return h, true, nil
+	return h, raw, true, nil
 }
 
 // scriptKeys are the four keys every single-hold script declares, in order.
