@@ -16,7 +16,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -209,5 +211,54 @@ func TestRateLimitCreatePageMovesPerIP(t *testing.T) {
 	now, err := a.deps.Bookings.ByManageToken(t.Context(), b.ManageToken)
 	if err != nil || !now.Start.Equal(slotAt(t, 12, 0)) || now.Status != "confirmed" {
 		t.Fatalf("after the refused moves: %+v %v", now, err)
+	}
+}
+
+// Behind a trusted proxy (TRUSTED_PROXIES) the limit is each forwarded
+// client's: patients behind one load balancer do not share its budget. The
+// address counted is the nearest one the proxy did not write, so a client
+// cannot pick its own by adding to the header; a peer that is not a
+// trusted proxy is counted by its own address, whatever it forwards.
+func TestRateLimitBehindATrustedProxy(t *testing.T) {
+	t.Parallel()
+	proxy := stfNewClient(t, "")
+	a := bootAPIOn(t, testkit.DB(t), nil, web.Options{APIHoldsPerMinute: 3,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix(proxy.IP + "/32")}})
+	c := a.clinic(t, testkit.ClinicOptions{})
+	typeID := c.Types[0].ID
+	slot := 0
+	hold := func(hc *http.Client, forwarded string) int {
+		t.Helper()
+		start := slotAt(t, 9+slot/2, 30*(slot%2))
+		slot++
+		r := rlcDo(t, hc, "POST", a.url+"/v1/holds", holdBody(typeID, start, clientID()), "X-Forwarded-For", forwarded)
+		if r.Status != http.StatusCreated && r.Status != http.StatusTooManyRequests {
+			t.Fatalf("hold at %s: %d %s", start, r.Status, r.Body)
+		}
+		return r.Status
+	}
+	pgNextQuietMinute()
+	var codes []int
+	for i := range 4 {
+		codes = append(codes, hold(proxy.hc, fmt.Sprintf("198.51.100.%d", i+1)))
+	}
+	if !slices.Equal(codes, []int{201, 201, 201, 201}) {
+		t.Fatalf("four patients behind the proxy: %v, want each its own budget", codes)
+	}
+	codes = nil
+	for range 3 {
+		codes = append(codes, hold(proxy.hc, "198.51.100.9"))
+	}
+	codes = append(codes, hold(proxy.hc, "203.0.113.50, 198.51.100.9")) // a made-up address in front
+	if !slices.Equal(codes, []int{201, 201, 201, 429}) {
+		t.Fatalf("one patient behind the proxy: %v, want 3 × 201 then 429", codes)
+	}
+	codes = nil
+	direct := rlcClient(t)
+	for i := range 4 {
+		codes = append(codes, hold(direct, fmt.Sprintf("198.51.100.%d", 20+i)))
+	}
+	if !slices.Equal(codes, []int{201, 201, 201, 429}) {
+		t.Fatalf("a peer that is not the proxy, forwarding four addresses: %v, want 3 × 201 then 429", codes)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -59,6 +60,7 @@ type Deps struct {
 	warnHeap    uint64
 	warnStreams int
 
+	clientIP                                     echo.IPExtractor
 	readHeaderTimeout, readTimeout, writeTimeout time.Duration
 }
 
@@ -74,6 +76,23 @@ type Server struct {
 	streams sync.WaitGroup
 }
 
+// clientIP finds the address rate limits count: the peer's, unless the
+// peer is one of the trusted proxies; then the nearest address in
+// X-Forwarded-For that no trusted proxy wrote (a client can put anything
+// at the front of the header, but not past its own proxy). Loopback and
+// private ranges are not trusted by default (Echo's defaults would trust
+// them): only what TRUSTED_PROXIES names.
+func clientIP(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
 // New builds the app with every route (see routes.go).
 func New(deps Deps, addr string) *Server {
 	e := echo.New()
@@ -83,9 +102,11 @@ func New(deps Deps, addr string) *Server {
 	s.live = newLiveGrids(s)
 	s.metrics = newHTTPMetrics(deps.Registry)
 	e.HTTPErrorHandler = s.handleError
-	// Rate limits key on the peer's address; X-Forwarded-For is written by
-	// clients and is not trusted unless a proxy is configured in front.
-	e.IPExtractor = echo.ExtractIPDirect()
+	// Rate limits key on the client's address (see clientIP).
+	e.IPExtractor = deps.clientIP
+	if e.IPExtractor == nil {
+		e.IPExtractor = echo.ExtractIPDirect()
+	}
 	s.routes()
 	s.http = &http.Server{
 		Addr:              addr,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"net/netip"
 	"runtime"
 	"time"
 
@@ -47,6 +48,10 @@ type Options struct {
 	// The server sets it (API_HOLDS_PER_MINUTE, 120 by default); tests that
 	// are not about it leave it off, since they all share 127.0.0.1.
 	APIHoldsPerMinute int
+
+	// TrustedProxies are the load balancers whose X-Forwarded-For names the
+	// client the rate limits count (TRUSTED_PROXIES); none: the peer is.
+	TrustedProxies []netip.Prefix
 
 	// The http.Server's timeouts (tests shorten them).
 	ReadHeaderTimeout time.Duration // 0: 5 s
@@ -101,6 +106,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	return Deps{
 		warnHeap:            uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams:         cmp.Or(o.WarnStreams, 20000),
+		clientIP:            clientIP(o.TrustedProxies),
 		readHeaderTimeout:   o.ReadHeaderTimeout,
 		readTimeout:         o.ReadTimeout,
 		writeTimeout:        o.WriteTimeout,

@@ -105,6 +105,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		LoginsPerMinute:   cfg.LoginsPerMinute,
 
 		StaffWritesPerMinute: cfg.StaffWritesPerMin,
+		TrustedProxies:       cfg.TrustedProxies,
 	})
 	deps.RunBackground(ctx)
 	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {

@@ -5,8 +5,8 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
-
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +29,11 @@ type Config struct {
 	SecureCookies    bool
 	WarnHeapMB       int // log a warning when the heap passes this
 	WarnStreams      int // log a warning when open streams pass this
+
+	// TrustedProxies are the load balancers in front: a request from one of
+	// them is limited by the address it forwards (X-Forwarded-For), not by
+	// its own. Empty: every peer is the client.
+	TrustedProxies []netip.Prefix
 
 	// Rate limits per peer address, per minute.
 	HoldsPerMinute    int // holds from the booking pages
@@ -94,6 +99,22 @@ func Load(getenv func(string) string) (Config, error) {
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
 
+	for _, f := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				errs = append(errs, fmt.Sprintf("TRUSTED_PROXIES: %q is neither an address nor a CIDR range (e.g. 10.0.0.7 or 10.0.0.0/24)", f))
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+	}
+
 	if c.DBMinConns > c.DBMaxConns {
 		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
 	}
@@ -136,6 +157,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("logins_per_minute", c.LoginsPerMinute),
 		slog.Int("staff_writes_per_minute", c.StaffWritesPerMin),
 		slog.Int("warn_streams", c.WarnStreams),
+		slog.Any("trusted_proxies", c.TrustedProxies),
 	)
 }
 

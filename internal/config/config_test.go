@@ -1,6 +1,8 @@
 package config
 
 import (
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,14 +31,29 @@ func TestLoadNamesEveryBadSetting(t *testing.T) {
 		"MIGRATE_ON_START":     "maybe",
 		"DATABASE_URL":         "mysql://x",
 		"API_HOLDS_PER_MINUTE": "0",
+		"TRUSTED_PROXIES":      "10.0.0.1, the-load-balancer",
 	}))
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	for _, name := range []string{"DB_MAX_CONNS", "LOG_LEVEL", "MIGRATE_ON_START", "DATABASE_URL", "API_HOLDS_PER_MINUTE"} {
+	for _, name := range []string{"DB_MAX_CONNS", "LOG_LEVEL", "MIGRATE_ON_START", "DATABASE_URL", "API_HOLDS_PER_MINUTE", "TRUSTED_PROXIES: \"the-load-balancer\""} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
+	}
+}
+
+func TestTrustedProxiesAreAddressesAndRanges(t *testing.T) {
+	c, err := Load(env(map[string]string{"TRUSTED_PROXIES": " 10.0.0.7, 192.168.1.0/24,fd00::1 ,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32"), netip.MustParsePrefix("192.168.1.0/24"), netip.MustParsePrefix("fd00::1/128")}
+	if !slices.Equal(c.TrustedProxies, want) {
+		t.Fatalf("trusted proxies %v, want %v", c.TrustedProxies, want)
+	}
+	if c, _ := Load(env(nil)); len(c.TrustedProxies) != 0 {
+		t.Fatalf("trusted by default: %v", c.TrustedProxies)
 	}
 }
 
