@@ -60,6 +60,9 @@ type options struct {
 	spawn       string
 	attempts    int
 	cpuProfile  string
+	// viaProxy: patients reach the server as through a load balancer (see
+	// runner.proxy).
+	viaProxy bool
 }
 
 func run(ctx context.Context, args []string) error {
@@ -76,6 +79,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.changes, "changes", 10, "slot changes per stream count")
 	fs.StringVar(&o.bareServe, "bare-serve", "", "internal: run the bare SSE broadcaster on this address")
 	fs.StringVar(&o.spawn, "spawn", "bin/clinic", "-mode streams: the server binary to start afresh for each count")
+	fs.BoolVar(&o.viaProxy, "via-proxy", false, "-mode book: patients come through a load balancer: shared keep-alive connections, each patient's address in X-Forwarded-For (start the server with TRUSTED_PROXIES=127.0.0.1)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile here (it shares the machine with the server)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -154,12 +158,20 @@ func bookScenario(ctx context.Context, pool *pgxpool.Pool, o options) (bookResul
 	if err != nil {
 		return bookResult{}, fmt.Errorf("setup: %w", err)
 	}
-	fmt.Printf("clinic %s, type %s, %d patients for %s against %s\n", clinicID, typeID, o.patients, o.duration, o.url)
+	via := "directly"
+	if o.viaProxy {
+		via = "through a proxy"
+	}
+	fmt.Printf("clinic %s, type %s, %d patients for %s against %s, %s\n", clinicID, typeID, o.patients, o.duration, o.url, via)
 
 	r := &runner{
 		base:   strings.TrimRight(o.url, "/"),
 		typeID: typeID,
 		stats:  map[string]*latencies{},
+	}
+	if o.viaProxy {
+		r.proxy = &http.Transport{MaxIdleConnsPerHost: o.patients, MaxConnsPerHost: o.patients}
+		defer r.proxy.CloseIdleConnections()
 	}
 	runCtx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -241,7 +253,12 @@ func (l *latencies) pct(p float64) time.Duration {
 }
 
 type runner struct {
-	base      string
+	base string
+	// proxy, when set, is a load balancer's pool of connections to the
+	// server: every patient's requests share it, and each patient's own
+	// address travels in X-Forwarded-For. Otherwise each patient connects
+	// from an address of its own (patientTransport).
+	proxy     *http.Transport
 	typeID    uuid.UUID
 	mu        sync.Mutex
 	stats     map[string]*latencies
@@ -308,11 +325,18 @@ func (r *runner) patient(run context.Context, rng *rand.Rand) {
 // attempt is one patient's visit, from an address of its own (see
 // patientTransport).
 func (r *runner) attempt(ctx context.Context, rng *rand.Rand) error {
-	client := &http.Client{Timeout: 10 * time.Second, Transport: patientTransport(r.base, 1)}
-	defer client.CloseIdleConnections()
+	var client *http.Client
+	var from map[string]string
+	if r.proxy != nil {
+		client = &http.Client{Timeout: 10 * time.Second, Transport: r.proxy}
+		from = map[string]string{"X-Forwarded-For": fmt.Sprintf("10.%d.%d.%d", rng.IntN(256), rng.IntN(256), 1+rng.IntN(254))}
+	} else {
+		client = &http.Client{Timeout: 10 * time.Second, Transport: patientTransport(r.base, 1)}
+		defer client.CloseIdleConnections()
+	}
 	day := time.Now().AddDate(0, 0, 1+rng.IntN(58)).Format("2006-01-02")
 	var slots slotStarts
-	st, err := r.call(ctx, client, "timeslots", http.MethodGet, "/v1/appointment-types/"+r.typeID.String()+"/timeslots?from="+day+"&to="+day, nil, nil, &slots)
+	st, err := r.call(ctx, client, "timeslots", http.MethodGet, "/v1/appointment-types/"+r.typeID.String()+"/timeslots?from="+day+"&to="+day, nil, from, &slots)
 	if err != nil || st != 200 {
 		return errStatus(err, st)
 	}
@@ -326,7 +350,7 @@ func (r *runner) attempt(ctx context.Context, rng *rand.Rand) error {
 	}
 	st, err = r.call(ctx, client, "hold", http.MethodPost, "/v1/holds", map[string]string{
 		"appointmentTypeId": r.typeID.String(), "slotStartDate": start, "clientId": patient,
-	}, nil, &hold)
+	}, from, &hold)
 	if err != nil {
 		return err
 	}
@@ -337,14 +361,14 @@ func (r *runner) attempt(ctx context.Context, rng *rand.Rand) error {
 	if st != 201 {
 		return errStatus(nil, st)
 	}
-	st, err = r.call(ctx, client, "heartbeat", http.MethodPatch, "/v1/holds", map[string]string{"holdId": hold.HoldID, "clientId": patient}, nil, nil)
+	st, err = r.call(ctx, client, "heartbeat", http.MethodPatch, "/v1/holds", map[string]string{"holdId": hold.HoldID, "clientId": patient}, from, nil)
 	if err != nil || st != 200 {
 		return errStatus(err, st)
 	}
 	st, err = r.call(ctx, client, "book", http.MethodPost, "/v1/appointment-types/"+r.typeID.String()+"/book", map[string]any{
 		"holdId": hold.HoldID, "clientId": patient,
 		"patient": map[string]string{"name": "Load Patient", "email": "load@example.org", "phone": "+49 30 1234567"},
-	}, map[string]string{"Idempotency-Key": uuid.NewString()}, nil)
+	}, withHeader(from, "Idempotency-Key", uuid.NewString()), nil)
 	if err != nil {
 		return err
 	}
@@ -380,6 +404,14 @@ func (s *slotStarts) scan(b []byte) error {
 		*s = append(*s, string(b[:j]))
 		b = b[j:]
 	}
+}
+
+func withHeader(h map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for hk, hv := range h {
+		out[hk] = hv
+	}
+	return out
 }
 
 func errStatus(err error, st int) error {

@@ -48,7 +48,7 @@ func streamsScenario(ctx context.Context, pool *pgxpool.Pool, spawn string, coun
 	}
 	var out []streamResult
 	for _, n := range counts {
-		base, stop, err := startChild(ctx, spawn, "serve")
+		base, stop, err := startChild(ctx, spawn, nil, "serve")
 		if err != nil {
 			return out, err
 		}
@@ -64,10 +64,10 @@ func streamsScenario(ctx context.Context, pool *pgxpool.Pool, spawn string, coun
 	return out, nil
 }
 
-// startChild runs a server binary on a free loopback port and waits until
-// it answers /healthz.
+// startChild runs a server binary on a free loopback port, with env added
+// to its environment, and waits until it answers /healthz.
 // args may use the placeholder "{addr}".
-func startChild(ctx context.Context, bin string, args ...string) (string, func(), error) {
+func startChild(ctx context.Context, bin string, env []string, args ...string) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
@@ -78,7 +78,7 @@ func startChild(ctx context.Context, bin string, args ...string) (string, func()
 		args[i] = strings.ReplaceAll(a, "{addr}", addr)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "ADDR="+addr, "LOG_LEVEL=warn")
+	cmd.Env = append(append(os.Environ(), "ADDR="+addr, "LOG_LEVEL=warn"), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
@@ -308,7 +308,7 @@ func metricRSS(base string) (int64, error) {
 func bareScenario(ctx context.Context, counts []int, changes int) ([]streamResult, error) {
 	var out []streamResult
 	for _, n := range counts {
-		base, stop, err := startChild(ctx, os.Args[0], "-bare-serve", "{addr}")
+		base, stop, err := startChild(ctx, os.Args[0], nil, "-bare-serve", "{addr}")
 		if err != nil {
 			return out, err
 		}
