@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/db"
 )
 
 // A cached entry's slots come back from Redis exactly as they went in.
@@ -17,18 +20,31 @@ func TestSlotListRoundTrip(t *testing.T) {
 		{Start: start, End: start.Add(30 * time.Minute), SpecialistIDs: []uuid.UUID{a, b, c}},
 		{Start: start.Add(time.Hour), End: start.Add(2 * time.Hour), SpecialistIDs: []uuid.UUID{c}},
 		{Start: start.Add(3 * time.Hour), End: start.Add(3*time.Hour + 30*time.Minute), SpecialistIDs: []uuid.UUID{b, a}},
+		// Positions that repeat, change and grow.
+		{Start: start.Add(4 * time.Hour), End: start.Add(5 * time.Hour), SpecialistIDs: []uuid.UUID{b, a, c}},
+		{Start: start.Add(5 * time.Hour), End: start.Add(6 * time.Hour), SpecialistIDs: []uuid.UUID{b, a, c}},
+		{Start: start.Add(6 * time.Hour), End: start.Add(7 * time.Hour), SpecialistIDs: []uuid.UUID{b, c, a, uuid.Nil}},
+		{Start: start.Add(7 * time.Hour), End: start.Add(8 * time.Hour), SpecialistIDs: []uuid.UUID{}},
+		{Start: start.Add(8 * time.Hour), End: start.Add(9 * time.Hour), SpecialistIDs: []uuid.UUID{b, c, a, uuid.Nil}},
 	}
-	e := entry{Zone: "Europe/Berlin", Slots: in}
-	raw, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out entry
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%v\n%s", err, raw)
-	}
-	if !reflect.DeepEqual(out.Slots, in) {
-		t.Fatalf("round trip:\n got %+v\nwant %+v", out.Slots, in)
+	e := entry{entryMeta: entryMeta{Zone: "Europe/Berlin", ClinicID: uuid.New(), Priority: map[uuid.UUID]int{a: 2, c: 0},
+		Row: db.AppointmentType{Name: `"Quoted" \ name`, DurationMin: 30}, Type: availability.AppointmentType{Duration: time.Hour},
+		Expires: start.Add(5 * time.Minute)}, Slots: in}
+	for _, e := range []*entry{&e, (&entry{entryMeta: e.entryMeta, Slots: in}).withMeta(), {Slots: in}, {}} {
+		raw, err := e.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out entry
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%v\n%s", err, raw)
+		}
+		if len(out.Slots) == 0 {
+			out.Slots = nil // {} and [] alike
+		}
+		if want := (entry{entryMeta: e.entryMeta, Slots: e.Slots}); !reflect.DeepEqual(out, want) {
+			t.Fatalf("round trip of\n%s\n got %+v\nwant %+v", raw, out, want)
+		}
 	}
 	var empty entry
 	if err := json.Unmarshal([]byte(`{"slots":{"ids":[],"s":[]}}`), &empty); err != nil || len(empty.Slots) != 0 {
