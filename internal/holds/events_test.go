@@ -100,15 +100,23 @@ func TestPublishedConfirmCarriesWhatTheCallerFilledIn(t *testing.T) {
 	}
 }
 
+// watchedHold is a fixture with a hold of client-a on f.start, watched on
+// both of its channels, its "hold" event already seen.
+func watchedHold(t *testing.T) (*fixture, *subscription, Hold) {
+	t.Helper()
+	f := newFixture(t, 30*time.Second)
+	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
+	h := f.claim("client-a", f.start)
+	expectOnBothChannels(t, f, sub)
+	return f, sub, h
+}
+
 // A booked hold leaves the index and its booking is announced in the same
 // step; a plain Consume (a hold lost to another booking) announces nothing.
 func TestConsumeBookedPublishesTheConfirm(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 30*time.Second)
+	f, sub, h := watchedHold(t)
 	ctx := t.Context()
-	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
-	h := f.claim("client-a", f.start)
-	expectOnBothChannels(t, f, sub)
 
 	booked := Hold{HoldID: h.HoldID, ClientID: "client-a", ClinicID: f.clinic, AppointmentTypeID: f.atid,
 		SpecialistID: h.SpecialistID, Start: h.Start, End: h.End}
@@ -161,11 +169,8 @@ func (a afterFirstHGet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // between the heartbeat's read and its script.
 func TestHeartbeatEventTellsTheHoldAsItIs(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 30*time.Second)
+	f, sub, h := watchedHold(t)
 	ctx := t.Context()
-	sub := f.subscribe(Channel(f.atid), ClinicChannel(f.clinic))
-	h := f.claim("client-a", f.start)
-	expectOnBothChannels(t, f, sub)
 	check := func(beat Hold, wantExpiry time.Time) {
 		t.Helper()
 		if !beat.ExpiresAt.Equal(wantExpiry) {
