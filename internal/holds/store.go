@@ -103,9 +103,11 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
-	// The clinic is registered for the sweeper BEFORE the hold exists, so
-	// every clinic with a hold is always in the set: first in the same
-	// pipeline (Redis runs a connection's commands in order).
+	// The clinic is registered for the sweeper with the claim, ahead of it
+	// in one pipeline: one Redis runs them in that order. (On a cluster the
+	// set may live on another node and the two run side by side; either
+	// way the registration is done long before the hold can expire, and a
+	// registration that failed takes the hold back below.)
 	pipe := s.rdb.Pipeline()
 	reg := pipe.SAdd(ctx, clinicsKey, req.ClinicID.String())
 	claim := claimScript.EvalSha(ctx, pipe, keys, args...)

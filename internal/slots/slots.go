@@ -885,10 +885,10 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
 		return
 	}
-	// The bitmap first (marked in the round trip that moves the counters,
-	// ahead of them): once a carried list leaves the slot out, a patient
-	// still asking for it is told "taken" by the bitmap, without a
-	// database round trip.
+	// The bitmap is marked in the round trip that moves the counters (ahead
+	// of them on one Redis; on a cluster the two may run side by side), so
+	// before any carried list leaves the slot out: a patient still asking
+	// for it is told "taken" by the bitmap, without a database round trip.
 	bumped, bt := s.invalidateBooking(ctx, loc, b, true)
 	if ch.Kind == "confirm" && ch.Previous == nil && bumped != nil {
 		s.patchAfterBooking(ctx, b, bt, bumped)
