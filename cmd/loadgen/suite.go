@@ -76,7 +76,7 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("throughput, %d patients", o.patients),
 		fmt.Sprintf("%.1f bookings/s (book p99 %s)", book.perSecond, round(book.p99["book"])),
 		fmt.Sprintf("pgbench %.0f tps (%.1f%%)", tps, 100*book.perSecond/tps))
-	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("  the same through a proxy (keep-alive)"),
+	fmt.Printf("%-40s %-44s %-30s\n", "  the same through a proxy (keep-alive)",
 		fmt.Sprintf("%.1f bookings/s (book p99 %s)", proxied.perSecond, round(proxied.p99["book"])),
 		fmt.Sprintf("pgbench %.0f tps (%.1f%%)", tps, 100*proxied.perSecond/tps))
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("hot slot, %d attempts", hot.attempts),

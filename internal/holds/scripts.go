@@ -86,9 +86,8 @@ return {'ok'}
 //
 //	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] d  ARGV[4] expiry (now+d)
 //	ARGV[5] expiry as the payload's RFC3339 string
-//	for a heartbeat: ARGV[6] the payload the caller read  ARGV[7] the event
-//	if the hold is extended  ARGV[8] the event if it is kept as it is
-//	(pinned for longer)  ARGV[9...] the channels
+//	for a heartbeat: ARGV[6] its event if the hold is extended  ARGV[7...]
+//	the channels
 //
 // Replies: {'ok', payload, published (0|1)} | {'gone'} | {'notowner'}.
 //
@@ -97,10 +96,11 @@ return {'ok'}
 // entry waits for the sweeper. The TTL is only ever raised (max(remaining,
 // d)), so a heartbeat during a booking's insert cannot undo its pin. The
 // payload is re-encoded with the new expiry in both the key and the meta
-// hash, so every reader sees the same hold. A heartbeat's event is
-// published here, in the same step, when the hold is still the one the
-// caller read (the events it built describe it); otherwise the caller
-// publishes the payload it gets back.
+// hash, so every reader sees the same hold. An extended hold's heartbeat
+// event is published here, in the same step: the caller built it from the
+// hold it read with the new expiry, and nothing else in a payload ever
+// changes. A hold kept as it was (pinned for longer) is announced by the
+// caller with the payload it gets back.
 var extendScript = redis.NewScript(extendTTL + `
 if not redis.call('HGET', KEYS[3], ARGV[1]) then
   return {'gone'}
@@ -119,7 +119,8 @@ end
 
 local d = tonumber(ARGV[3])
 local payload = cur
-if redis.call('PTTL', KEYS[1]) < d then
+local extended = redis.call('PTTL', KEYS[1]) < d
+if extended then
   p.holdExpiresAt = ARGV[5]
   payload = cjson.encode(p)
   redis.call('SET', KEYS[1], payload, 'PX', d)
@@ -130,15 +131,11 @@ end
 -- a moment before the key did; a live hold belongs in its client's set.
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
-if ARGV[6] ~= cur then
+if not (extended and ARGV[6]) then
   return {'ok', payload, 0}
 end
-local msg = ARGV[8]
-if payload ~= cur then
-  msg = ARGV[7]
-end
-for i = 9, #ARGV do
-  redis.call('PUBLISH', ARGV[i], msg)
+for i = 7, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[6])
 end
 return {'ok', payload, 1}
 `)

@@ -195,11 +195,10 @@ func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Durat
 var errNoHold = errors.New("holds: no such live hold")
 
 // extend runs extendScript. With announce (a heartbeat) the script also
-// publishes the heartbeat event, built here for the hold as lookup read
-// it, if the hold is still exactly that; published says whether it did
-// (if not, the caller publishes what the script returned).
+// publishes the heartbeat event of an extended hold, built here; published
+// says whether it did (if not, the caller publishes what it returned).
 func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Duration, announce bool) (h Hold, published bool, err error) {
-	h, raw, ok, err := s.lookup(ctx, holdID)
+	h, ok, err := s.lookup(ctx, holdID)
 	if err != nil {
 		return Hold{}, false, err
 	}
@@ -214,15 +213,11 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 	if announce {
 		extended := h
 		extended.ExpiresAt = msTime(exp.UnixMilli())
-		msgExtended, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: extended})
+		msg, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: extended})
 		if err != nil {
 			return Hold{}, false, err
 		}
-		msgKept, _, err := eventMessage(Event{Type: EventHeartbeat, Hold: h})
-		if err != nil {
-			return Hold{}, false, err
-		}
-		args = append(args, raw, string(msgExtended), string(msgKept))
+		args = append(args, string(msg))
 		for _, ch := range channels {
 			args = append(args, ch)
 		}
@@ -251,7 +246,7 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 // client's live hold: ErrNotOwner, and the hold stays. Publishes "release"
 // (reason "released") only when something was released.
 func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, error) {
-	h, _, ok, err := s.lookup(ctx, holdID)
+	h, ok, err := s.lookup(ctx, holdID)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -420,26 +415,26 @@ func (s *Store) publishOrLog(ctx context.Context, ev Event) {
 // lookup reads a hold's payload from the meta hash, to name its keys for a
 // script (see "Declared keys" in the package doc). ok is false for a
 // malformed id or a hold the index no longer knows.
-func (s *Store) lookup(ctx context.Context, holdID string) (h Hold, raw string, ok bool, err error) {
+func (s *Store) lookup(ctx context.Context, holdID string) (Hold, bool, error) {
 	clinicID, ok := ParseHoldID(holdID)
 	if !ok {
-		return Hold{}, "", false, nil
+		return Hold{}, false, nil
 	}
-	raw, err = s.rdb.HGet(ctx, metaKey(clinicID), holdID).Result()
+	raw, err := s.rdb.HGet(ctx, metaKey(clinicID), holdID).Result()
 	if errors.Is(err, redis.Nil) {
-		return Hold{}, "", false, nil
+		return Hold{}, false, nil
 	}
 	if err != nil {
-		return Hold{}, "", false, fmt.Errorf("holds: read hold: %w", err)
+		return Hold{}, false, fmt.Errorf("holds: read hold: %w", err)
 	}
-	h, err = s.payloads.decode(raw)
+	h, err := s.payloads.decode(raw)
 	if err != nil {
-		return Hold{}, "", false, err
+		return Hold{}, false, err
 	}
 	if h.ClinicID != clinicID || h.HoldID != holdID {
-		return Hold{}, "", false, fmt.Errorf("holds: meta entry %s does not match its id", holdID)
+		return Hold{}, false, fmt.Errorf("holds: meta entry %s does not match its id", holdID)
 	}
-	return h, raw, true, nil
+	return h, true, nil
 }
 
 // scriptKeys are the four keys every single-hold script declares, in order.
