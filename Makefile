@@ -5,7 +5,11 @@ GO ?= go
 
 # Starts local PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set,
 # and exports the URLs to use (TEST_* for the test databases).
-WITH_SERVICES = eval "$$($(GO) run ./cmd/devenv up -print-env)" &&
+# (The assignment keeps devenv's exit status, which eval "$$(...)" would drop.)
+WITH_SERVICES = devenv_env="$$($(GO) run ./cmd/devenv up -print-env)" && eval "$$devenv_env" &&
+# The same, and Debian's Chromium for the browser tests (installed with
+# apt-get when run as root; otherwise the exact command is printed).
+WITH_TEST_SERVICES = devenv_env="$$($(GO) run ./cmd/devenv up -print-env -browser)" && eval "$$devenv_env" &&
 
 ## help: list the targets
 .PHONY: help
@@ -17,10 +21,10 @@ help:
 run: static build
 	@$(WITH_SERVICES) ./bin/clinic migrate && ./bin/clinic seed && exec ./bin/clinic serve
 
-## test: start services, then run every test with -race
+## test: start services (and install Chromium if missing), then run every test with -race
 .PHONY: test
 test: static
-	@$(WITH_SERVICES) $(GO) test -race -count=1 ./...
+	@$(WITH_TEST_SERVICES) $(GO) test -race -count=1 ./...
 
 ## static: install the pinned front-end packages and copy them into static/vendor
 .PHONY: static

@@ -1,7 +1,9 @@
 // Command devenv starts and stops the PostgreSQL and Redis that the server
 // and its tests use on a developer machine and in CI.
 //
-//	go run ./cmd/devenv up [-print-env]  start what is not running yet
+//	go run ./cmd/devenv up [-print-env] [-browser]
+//	                                     start what is not running yet
+//	                                     (-browser: also install Chromium)
 //	go run ./cmd/devenv down             stop what this repository started
 //	go run ./cmd/devenv env              print export lines for the URLs
 //	go run ./cmd/devenv status           say what is running
@@ -35,9 +37,12 @@ var databases = []string{"clinic", "clinic_test"}
 const usage = `usage: devenv <command>
 
 commands:
-  up [-print-env]  start local PostgreSQL and Redis unless already running
+  up [-print-env] [-browser]
+                   start local PostgreSQL and Redis unless already running
                    (skipped when DATABASE_URL / REDIS_URL are set);
-                   -print-env then prints what env prints
+                   -print-env then prints what env prints; -browser also
+                   installs Debian's chromium and a font for the browser
+                   tests (as root; otherwise it says what to install)
   down             stop the PostgreSQL and Redis this repository started
   env              print export lines for DATABASE_URL, TEST_DATABASE_URL,
                    REDIS_URL and TEST_REDIS_URL
@@ -69,9 +74,10 @@ func run(args []string, stdout io.Writer) error {
 
 	flags := flag.NewFlagSet(name, flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
-	printEnv := false
+	printEnv, browser := false, false
 	if name == "up" {
 		flags.BoolVar(&printEnv, "print-env", false, "print the env lines after starting")
+		flags.BoolVar(&browser, "browser", false, "install Chromium for the browser tests")
 	}
 	if err := flags.Parse(args); err != nil {
 		return fmt.Errorf("%s: %w (%w)", name, err, errUsage)
@@ -123,6 +129,11 @@ func run(args []string, stdout io.Writer) error {
 			}
 		} else {
 			logf("REDIS_URL is set: not starting local Redis")
+		}
+		if browser && os.Getenv("CLINIC_SKIP_BROWSER") == "" {
+			if err := ensureBrowser(); err != nil {
+				return fmt.Errorf("browser: %w", err)
+			}
 		}
 		if printEnv {
 			writeEnv(stdout)
