@@ -109,15 +109,56 @@ FROM appointment_types
 LEFT JOIN specialists s ON s.id = @specialist_id
 WHERE appointment_types.id = @appointment_type_id;
 
+-- name: BookingPatientLock :exec
+-- Serialises one patient's bookings of one type, by e-mail (case aside)
+-- and by phone digits when there are any, until the transaction ends: the
+-- cooldown check that follows, a statement of its own, then sees the
+-- other's commit. The e-mail's lock is always taken first.
+SELECT pg_advisory_xact_lock(hashtextextended('booking-patient:' || sqlc.arg(appointment_type_id)::uuid::text || ':' || k, 0))
+FROM unnest(ARRAY[
+    'e:' || lower(sqlc.arg(email)::text),
+    CASE WHEN regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g') <> '' THEN 'p:' || regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g') END
+]) WITH ORDINALITY AS keys (k, n)
+WHERE k IS NOT NULL
+ORDER BY n;
+
+-- name: BookingPatientCooldownUntil :one
+-- When the patient's cooldown for the type ends: the latest of their
+-- confirmed bookings of it (the same e-mail, case aside, or the same phone
+-- digits), other than exclude_id, plus the type's cooldown; the epoch when
+-- none runs.
+SELECT COALESCE(max(b.created_at + make_interval(mins => t.cooldown_min)), 'epoch')::timestamptz AS until
+FROM bookings b
+JOIN appointment_types t ON t.id = b.appointment_type_id
+WHERE b.appointment_type_id = @appointment_type_id AND b.status = 'confirmed' AND t.cooldown_min > 0
+  AND b.id <> @exclude_id
+  AND b.created_at > now() - make_interval(mins => t.cooldown_min)
+  AND (lower(b.patient_email) = lower(sqlc.arg(email)::text)
+       OR (regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g') <> ''
+           AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g')));
+
 -- name: BookingCreate :one
 -- The gate, its audit row and its idempotency record in one statement: one
 -- round trip for the common case. The target check repeats BookingTargetGet
 -- (type of the clinic, specialist of the clinic, active, performing it,
--- the type's length). The count is 0 when the check failed or the slot is
--- taken; an overlap (23P01) or a live idempotency record (23505) fails the
--- whole statement. In each case nothing is written, and the caller asks the
--- step-by-step gate (BookingTargetGet, BookingInsert) why.
-WITH target AS (
+-- the type's length) and, for a patient's booking (check_cooldown), the
+-- cooldown of BookingPatientCooldownUntil, which needs BookingPatientLock
+-- taken by an earlier statement of the same transaction. The count is 0
+-- when a check failed or the slot is taken; an overlap (23P01) or a live
+-- idempotency record (23505) fails the whole statement. In each case
+-- nothing is written, and the caller asks the step-by-step gate
+-- (BookingTargetGet, BookingInsert, ...) why.
+WITH cooling AS (
+    SELECT 1
+    FROM bookings b
+    JOIN appointment_types t ON t.id = b.appointment_type_id
+    WHERE sqlc.arg(check_cooldown)::boolean
+      AND b.appointment_type_id = @appointment_type_id AND b.status = 'confirmed' AND t.cooldown_min > 0
+      AND b.created_at > now() - make_interval(mins => t.cooldown_min)
+      AND (lower(b.patient_email) = lower(sqlc.arg(patient_email)::text)
+           OR (regexp_replace(sqlc.arg(patient_phone)::text, '\D', '', 'g') <> ''
+               AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(sqlc.arg(patient_phone)::text, '\D', '', 'g')))
+), target AS (
     SELECT at.clinic_id
     FROM appointment_types at
     JOIN appointment_type_specialists ats
@@ -126,6 +167,7 @@ WITH target AS (
       ON s.id = ats.specialist_id AND s.clinic_id = at.clinic_id AND s.active
     WHERE at.id = @appointment_type_id AND at.clinic_id = @clinic_id
       AND sqlc.arg(slot_end)::timestamptz - sqlc.arg(slot_start)::timestamptz = make_interval(mins => at.duration_min)
+      AND NOT EXISTS (SELECT 1 FROM cooling)
 ), booked AS (
     INSERT INTO bookings (
         id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,

@@ -27,3 +27,14 @@ UPDATE kiosk_tokens SET revoked_at = now() WHERE id = @id AND clinic_id = @clini
 
 -- name: KioskTokenActiveCount :one
 SELECT count(*) FROM kiosk_tokens WHERE clinic_id = @clinic_id AND revoked_at IS NULL;
+
+-- name: StaffUserSetDisabled :one
+UPDATE staff_users SET disabled_at = CASE WHEN @disabled::boolean THEN coalesce(disabled_at, now()) END
+WHERE id = @id AND clinic_id = @clinic_id
+RETURNING *;
+
+-- name: ServerSecretInsert :exec
+INSERT INTO server_secrets (name, value) VALUES (@name, @value) ON CONFLICT (name) DO NOTHING;
+
+-- name: ServerSecretGet :one
+SELECT value FROM server_secrets WHERE name = @name;

@@ -24,6 +24,9 @@ type pageView struct {
 	monday     availability.Date
 	loc        *time.Location
 	token      string // set on the reschedule grid of a manage link
+	// first and last are the dates the type can be booked in now (see
+	// boundWeek): the page links to no week outside them.
+	first, last availability.Date
 }
 
 func (p pageView) grid() grid.View {
@@ -105,12 +108,35 @@ func (s *Server) readPageView(c echo.Context) (pageView, error) {
 		}
 	}
 	p.monday = day.WeekStart()
+	if err := s.boundWeek(ctx, &p); err != nil {
+		return pageView{}, err
+	}
 	if v := c.QueryParam("specialist"); v != "" {
 		if p.specialist, err = uuid.Parse(v); err != nil {
 			return pageView{}, apperr.Invalidf("specialist", "specialist must be a specialist's id.")
 		}
 	}
 	return p, nil
+}
+
+// boundWeek refuses a week that shares no day with the type's booking
+// window (a grid of the year 3000 would be computed and cached for nobody)
+// and notes the window in p.
+func (s *Server) boundWeek(ctx context.Context, p *pageView) error {
+	first, last, err := s.deps.Slots.Window(ctx, p.typeID)
+	if err != nil {
+		return err
+	}
+	if p.monday.AddDays(6).Before(first) || last.Before(p.monday) {
+		return apperr.Invalidf("week", "week must be a date from %s to %s.", first, last)
+	}
+	p.first, p.last = first, last
+	return nil
+}
+
+// inWindow reports whether any day of the week starting monday can be booked.
+func (p pageView) inWindow(monday availability.Date) bool {
+	return !monday.AddDays(6).Before(p.first) && !p.last.Before(monday)
 }
 
 // cellVM shapes a grid cell for the page.
@@ -158,7 +184,7 @@ func (s *Server) bookingStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveHTMLStream(c, p.source(s), p.typeID.String(), s.existingClientID(c))
+	return s.serveHTMLStream(c, p.source(s), p.typeID.String(), viewer{clientID: s.existingClientID(c)})
 }
 
 // source is the page's grid as a live source; grids whose cells post
@@ -167,10 +193,28 @@ func (p pageView) source(s *Server) gridSource {
 	return gridSource{srv: s, page: p, memo: &cellMemo{}}
 }
 
+// viewer is who a stream is for.
+type viewer struct {
+	// clientID is the patient's client id ("" for kiosks, staff and
+	// anyone who holds nothing).
+	clientID string
+	// access says whether the viewer may still see the stream; the stream
+	// asks every accessCheckEvery and ends with "access-ended" at the first
+	// no. nil: a public stream.
+	access func(ctx context.Context) bool
+	// personalize, when set, makes each event the viewer's own (the live
+	// view is shared, so a viewer's CSRF token is put in as it is sent).
+	personalize func([]byte) []byte
+}
+
+// accessCheckEvery is how often a stream with an access check makes it:
+// signing out, a disabled account or a revoked kiosk token ends the
+// stream within this, on whichever instance serves it.
+const accessCheckEvery = 2 * time.Second
+
 // serveHTMLStream joins a live view and writes its events until the
 // stream ends. Every connect starts with every cell: the SSE extension
 // reconnects without Last-Event-ID.
-// clientID is the viewer ("" for kiosks and staff, who hold nothing).
 //
 // Once the first events are out, an HTTP/1.1 stream leaves net/http: the
 // connection is hijacked and served by a goroutine of its own (see
@@ -178,13 +222,13 @@ func (p pageView) source(s *Server) gridSource {
 // instead of the request's deep stack and net/http's per-connection
 // buffers. Where the connection cannot be hijacked (HTTP/2) the handler
 // serves the stream itself.
-func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope, clientID string) error {
+func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope string, who viewer) error {
 	ctx := c.Request().Context()
 	m := s.deps.StreamMetrics
 	m.StreamOpened("html", scope)
 
 	s.waitForEvents(ctx)
-	st := &htmlStream{clientID: clientID, out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
+	st := &htmlStream{clientID: who.clientID, out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
 	lv, first, err := s.live.join(ctx, src, st, c.QueryParam("state"))
 	if err != nil {
 		m.StreamEnded("html", scope, events.ReasonInitFailed)
@@ -195,23 +239,30 @@ func (s *Server) serveHTMLStream(c echo.Context, src liveSource, scope, clientID
 		m.StreamEnded("html", scope, reason)
 	}
 	w := startSSE(c)
+	if who.personalize != nil {
+		first = personalized(first, who.personalize)
+	}
 	if err := w.writeFirst(first); err != nil {
 		finish(events.ReasonSendFailed)
 		return nil
 	}
+	// Counted before the hijack: once hijacked, the connection is no longer
+	// one that Shutdown waits for, and ListenAndServe must find the stream
+	// here instead.
+	s.streams.Add(1)
 	conn, _, err := http.NewResponseController(c.Response()).Hijack()
 	if err != nil {
-		finish(pumpHTMLStream(w, st, ctx.Done()))
+		s.streams.Done()
+		finish(pumpHTMLStream(outFor(w, who), st, ctx.Done(), who.access))
 		return nil
 	}
 	// The request's context and echo's context are done with once the
 	// handler returns: the goroutine keeps only the connection.
 	// net/http chunks HTTP/1.1 answers; an HTTP/1.0 one runs to the close.
 	h := newHijackedSSE(conn, c.Request().ProtoAtLeast(1, 1))
-	s.streams.Add(1)
 	go func() {
 		defer s.streams.Done()
-		reason := pumpHTMLStream(h, st, h.gone)
+		reason := pumpHTMLStream(outFor(h, who), st, h.gone, who.access)
 		h.close()
 		finish(reason)
 	}()
@@ -224,17 +275,57 @@ type sseOut interface {
 	writeBatch(bs [][]byte) error
 }
 
+// personalizedOut makes each event the viewer's own before it is written.
+type personalizedOut struct {
+	out sseOut
+	f   func([]byte) []byte
+}
+
+func (p personalizedOut) writeBatch(bs [][]byte) error {
+	return p.out.writeBatch(personalized(bs, p.f))
+}
+
+// personalized applies f to copies: the events may be shared.
+func personalized(bs [][]byte, f func([]byte) []byte) [][]byte {
+	out := make([][]byte, len(bs))
+	for i, b := range bs {
+		out[i] = f(b)
+	}
+	return out
+}
+
+func outFor(out sseOut, who viewer) sseOut {
+	if who.personalize == nil {
+		return out
+	}
+	return personalizedOut{out: out, f: who.personalize}
+}
+
 // pumpHTMLStream writes what the live view sends until the stream ends, and
-// says why it ended. gone is closed when the client goes away.
-func pumpHTMLStream(out sseOut, st *htmlStream, gone <-chan struct{}) string {
+// says why it ended. gone is closed when the client goes away; access (nil:
+// none) is asked every accessCheckEvery whether the viewer may still see it.
+func pumpHTMLStream(out sseOut, st *htmlStream, gone <-chan struct{}, access func(context.Context) bool) string {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	var recheck <-chan time.Time
+	if access != nil {
+		t := time.NewTicker(accessCheckEvery)
+		defer t.Stop()
+		recheck = t.C
+	}
 	var batch [][]byte
 	for {
 		var err error
 		select {
 		case <-gone:
 			return events.ReasonClientAbort
+		case <-recheck:
+			ctx, cancel := context.WithTimeout(context.Background(), accessCheckEvery)
+			ok := access(ctx)
+			cancel()
+			if !ok {
+				st.end(events.ReasonAccessEnded) // sent as the end event next round
+			}
 		case <-st.done:
 			_ = out.writeBatch([][]byte{encodeNamed("end", []byte(st.reason))})
 			return st.reason

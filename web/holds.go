@@ -64,6 +64,7 @@ func (s *Server) createHold(c echo.Context) error {
 	}
 	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: body.ClientID,
+		Address: c.RealIP(),
 	})
 	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
@@ -79,8 +80,14 @@ type heartbeatBody struct {
 
 // heartbeatHold answers PATCH /v1/holds.
 func (s *Server) heartbeatHold(c echo.Context) error {
+	if err := s.overHeartbeatLimit(c, ""); err != nil {
+		return err
+	}
 	var body heartbeatBody
 	if err := bindJSON(c, &body); err != nil {
+		return err
+	}
+	if err := s.overHeartbeatLimit(c, body.HoldID); err != nil {
 		return err
 	}
 	h, err := s.deps.Checkout.Heartbeat(c.Request().Context(), body.HoldID, body.ClientID)
@@ -96,9 +103,41 @@ func (s *Server) heartbeatHold(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"ok": true, "holdExpiresAt": h.ExpiresAt.UTC().Format(time.RFC3339Nano)})
 }
 
-// releaseHold answers DELETE /v1/holds/:holdId?clientId=
+// overHeartbeatLimit counts a heartbeat: with holdID "" against the
+// client's address, otherwise against the hold (ids that are not hold ids
+// are refused later, uncounted). A page beats every 10 s; these limits are
+// for clients that beat in a loop.
+func (s *Server) overHeartbeatLimit(c echo.Context, holdID string) error {
+	if holdID == "" {
+		if l := s.deps.HeartbeatIPLimiter; l != nil {
+			return overLimit(c, l, "heartbeats")
+		}
+		return nil
+	}
+	if l := s.deps.HeartbeatHoldLimiter; l != nil {
+		if _, ok := holds.ParseHoldID(holdID); ok {
+			return overLimitFor(c, l, holdID, "heartbeats", "hold")
+		}
+	}
+	return nil
+}
+
+type releaseBody struct {
+	ClientID string `json:"clientId"`
+}
+
+// releaseHold answers DELETE /v1/holds/:holdId, with the clientId in the
+// query (?clientId=) or a JSON body {"clientId": ...}.
 func (s *Server) releaseHold(c echo.Context) error {
-	if err := s.deps.Checkout.Release(c.Request().Context(), c.Param("holdId"), c.QueryParam("clientId")); err != nil {
+	clientID := c.QueryParam("clientId")
+	if clientID == "" && c.Request().ContentLength != 0 {
+		var body releaseBody
+		if err := bindJSON(c, &body); err != nil {
+			return err
+		}
+		clientID = body.ClientID
+	}
+	if err := s.deps.Checkout.Release(c.Request().Context(), c.Param("holdId"), clientID); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

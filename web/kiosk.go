@@ -109,21 +109,22 @@ func (s *Server) kioskClinic(c echo.Context) (db.Clinic, error) {
 	if err != nil {
 		return db.Clinic{}, err
 	}
-	device := c.QueryParam("device")
-	if device == "" {
-		n, err := db.New(s.deps.Pool).KioskTokenActiveCount(ctx, clinic.ID)
-		if err != nil {
-			return db.Clinic{}, err
-		}
-		if n == 0 {
-			return clinic, nil
-		}
-	} else if ok, err := s.deps.Staff.KioskTokenValid(ctx, clinic.ID, device); err != nil {
+	if ok, err := s.kioskAllowed(ctx, clinic.ID, c.QueryParam("device")); err != nil {
 		return db.Clinic{}, err
-	} else if ok {
-		return clinic, nil
+	} else if !ok {
+		return db.Clinic{}, apperr.New(apperr.Forbidden, "KIOSK_TOKEN", "This screen needs a valid device link from the clinic's staff.")
 	}
-	return db.Clinic{}, apperr.New(apperr.Forbidden, "KIOSK_TOKEN", "This screen needs a valid device link from the clinic's staff.")
+	return clinic, nil
+}
+
+// kioskAllowed says whether a board with this device token ("" for none)
+// may show the clinic's times.
+func (s *Server) kioskAllowed(ctx context.Context, clinicID uuid.UUID, device string) (bool, error) {
+	if device != "" {
+		return s.deps.Staff.KioskTokenValid(ctx, clinicID, device)
+	}
+	n, err := db.New(s.deps.Pool).KioskTokenActiveCount(ctx, clinicID)
+	return n == 0, err
 }
 
 // kiosk answers GET /kiosk/:slug: the read-only board for a waiting room.
@@ -154,7 +155,14 @@ func (s *Server) kioskStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String(), "")
+	// A revoked token (or a first token made for a board that was public)
+	// ends the board's stream; the board then shows why on reload.
+	device := c.QueryParam("device")
+	access := func(ctx context.Context) bool {
+		ok, err := s.kioskAllowed(ctx, clinic.ID, device)
+		return ok || err != nil // a failed check is no reason to cut the board
+	}
+	return s.serveHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String(), viewer{access: access})
 }
 
 func deviceQuery(token string) string {

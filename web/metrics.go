@@ -2,11 +2,15 @@ package web
 
 import (
 	"context"
+	"log/slog"
+	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/platform/postgres"
@@ -36,6 +40,38 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	}
 	reg.MustRegister(m.duration, m.outcomes, m.noDB)
 	return m
+}
+
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})
+}
+
+// listenMetrics serves GET /metrics on the private metrics address (the
+// metrics name clinics and their load: not for the public address). It
+// returns the server to close at shutdown, or nil without METRICS_ADDR.
+func (s *Server) listenMetrics() (*http.Server, error) {
+	if s.deps.metricsAddr == "" {
+		s.deps.Logger.Warn("metrics are public at /metrics on the main address; set METRICS_ADDR to serve them on a private one")
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", s.deps.metricsAddr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metricsHandler())
+	srv := &http.Server{
+		Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.deps.Logger.Handler(), slog.LevelWarn),
+	}
+	s.deps.Logger.Info("metrics listening", "addr", ln.Addr().String())
+	go func() {
+		if err := srv.Serve(ln); err != http.ErrServerClosed {
+			s.deps.Logger.Error("metrics server", "err", err)
+		}
+	}()
+	return srv, nil
 }
 
 func (m *httpMetrics) observe(method, route string, status int, d time.Duration) {

@@ -91,11 +91,7 @@ func (s *Server) manageCancel(c echo.Context) error {
 	if c.FormValue("confirm") != "yes" {
 		return s.page(c, http.StatusOK, "Cancel appointment", views.CancelConfirm(m.vm()))
 	}
-	reason := strings.TrimSpace(c.FormValue("reason"))
-	if len(reason) > 200 {
-		reason = reason[:200]
-	}
-	if _, err := s.deps.Checkout.CancelAppointment(c.Request().Context(), m.b.ID, m.token, reason); err != nil {
+	if _, err := s.deps.Checkout.CancelAppointment(c.Request().Context(), m.b.ID, m.token, c.FormValue("reason")); err != nil {
 		return err
 	}
 	s.deps.Sessions.Put(c.Request().Context(), "notice", "Your appointment is cancelled. The time is free for others again.")
@@ -133,6 +129,9 @@ func (s *Server) manageView(c echo.Context) (manageData, pageView, error) {
 		}
 	}
 	p.monday = day.WeekStart()
+	if err := s.boundWeek(c.Request().Context(), &p); err != nil {
+		return m, pageView{}, err
+	}
 	return m, p, nil
 }
 
@@ -142,7 +141,7 @@ func (s *Server) manageRescheduleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveHTMLStream(c, p.source(s), p.typeID.String(), "")
+	return s.serveHTMLStream(c, p.source(s), p.typeID.String(), viewer{})
 }
 
 // manageReschedule answers POST /manage/:token/reschedule (start).

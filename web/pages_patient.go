@@ -101,14 +101,20 @@ func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanel
 	prev.monday, next.monday = p.monday.AddDays(-7), p.monday.AddDays(7)
 	first := time.Date(p.monday.Year, p.monday.Month, p.monday.Day, 12, 0, 0, 0, p.loc)
 	last := first.AddDate(0, 0, 6)
-	return views.BookingPageVM{
+	vm := views.BookingPageVM{
 		Clinic: clinicVM(clinic), TypeName: t.Name, DurationMin: int(t.DurationMin),
 		WeekLabel: first.Format("2 Jan") + " – " + last.Format("2 Jan 2006"),
-		PrevURL:   p.pageURL() + prev.query(), NextURL: p.pageURL() + next.query(),
 		FilterURL: p.pageURL(), Week: p.monday.String(), Specialists: opts,
 		Days:      p.weekDays(cells, true),
 		StreamURL: p.streamURLFor(ctx, cells), Panel: panel, Heading: p.heading(),
-	}, nil
+	}
+	if p.inWindow(prev.monday) {
+		vm.PrevURL = p.pageURL() + prev.query()
+	}
+	if p.inWindow(next.monday) {
+		vm.NextURL = p.pageURL() + next.query()
+	}
+	return vm, nil
 }
 
 // bookingPage answers GET /c/:slug/book/:typeId?week=&specialist=
@@ -117,7 +123,9 @@ func (s *Server) bookingPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.clientID(c) // the session gets its client id before the stream connects
+	// The browser gets its client id (a signed cookie, nothing stored)
+	// before its stream connects, so the stream can tell its own holds.
+	s.clientID(c)
 	vm, err := s.bookingPageVM(c, p, s.restorePanel(c, p))
 	if err != nil {
 		return err
@@ -212,6 +220,8 @@ func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, 
 	switch ae.Code {
 	case apperr.CodeSlotTaken:
 		panel.Message = "That time was just taken. Please pick another."
+	case apperr.CodeSlotUnavailable:
+		panel.Message = ae.Message
 	case "SLOT_HELD":
 		status = http.StatusLocked
 		panel.Message = "Someone else is booking that time right now. Pick another, or try again in a moment."
@@ -219,7 +229,7 @@ func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, 
 		status = http.StatusGone
 		panel.Message = "Your hold on this time expired."
 		panel.Retry = true
-	case "HOLD_QUOTA", "COOLDOWN", "RATE_LIMITED":
+	case "HOLD_QUOTA", apperr.CodeAddressHoldQuota, apperr.CodeCooldown, "RATE_LIMITED":
 		status = http.StatusTooManyRequests
 		panel.Message = ae.Message
 	case "NOT_YOUR_HOLD":
@@ -270,6 +280,7 @@ func (s *Server) holdSlot(c echo.Context) error {
 	}
 	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.clientID(c),
+		Address: c.RealIP(),
 	})
 	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
@@ -290,7 +301,15 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return err
 	}
 	p = formSpecialist(c, p)
-	if _, err := s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.clientID(c)); err != nil {
+	err = s.overHeartbeatLimit(c, "")
+	if err == nil {
+		err = s.overHeartbeatLimit(c, c.FormValue("holdId"))
+	}
+	if err == nil {
+		_, err = s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.clientID(c))
+	}
+	if err != nil {
+		setRetryAfter(c, err)
 		status, panel, ok := problemPanel(p, err, c.FormValue("start"))
 		if !ok {
 			return err

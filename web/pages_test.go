@@ -405,10 +405,14 @@ func TestPageHoldWithoutJavaScriptAnswersTheWholePage(t *testing.T) {
 	cl := pgNewClient(t, app.TS.URL)
 
 	page := cl.Get(c.BookURL(typ, start, sp.ID)).Want(http.StatusOK)
-	// The session cookie carries the browser's identity; script cannot read it.
+	// The browser's identity is a signed cookie that script cannot read;
+	// a page view stores nothing, so it sets no session.
 	sc := page.Header.Get("Set-Cookie")
-	if !strings.HasPrefix(sc, "clinic_session=") || !strings.Contains(sc, "HttpOnly") || !strings.Contains(sc, "SameSite=Lax") {
-		t.Errorf("session cookie %q: want clinic_session, HttpOnly, SameSite=Lax", sc)
+	if !strings.HasPrefix(sc, "clinic_client=b_") || !strings.Contains(sc, "HttpOnly") || !strings.Contains(sc, "SameSite=Lax") {
+		t.Errorf("client cookie %q: want clinic_client, HttpOnly, SameSite=Lax", sc)
+	}
+	if len(page.Header.Values("Set-Cookie")) != 1 {
+		t.Errorf("a page view sets %q: want the client cookie alone", page.Header.Values("Set-Cookie"))
 	}
 	if !strings.Contains(pgText(page.Doc().Find("#hold-panel")), "Pick a free time") {
 		t.Errorf("empty panel: %q", pgText(page.Doc().Find("#hold-panel")))
@@ -1017,8 +1021,8 @@ func TestPageManageRescheduleMovesTheBooking(t *testing.T) {
 	if sc, _ := d.Find(`[data-testid="week-grid"]`).Attr("sse-connect"); !strings.HasPrefix(sc, "/manage/"+token+"/reschedule/live?week=") {
 		t.Errorf("sse-connect %q", sc)
 	}
-	if prev, _ := d.Find(`a[rel="prev"]`).Attr("href"); !strings.HasPrefix(prev, "/manage/"+token+"/reschedule?week=") {
-		t.Errorf("previous week link %q", prev)
+	if next, _ := d.Find(`a[rel="next"]`).Attr("href"); !strings.HasPrefix(next, "/manage/"+token+"/reschedule?week=") {
+		t.Errorf("next week link %q", next)
 	}
 	f := pgCellForm(t, d, pgCellID(uuid.Nil, to))
 	if f.Action != "/manage/"+token+"/reschedule" {

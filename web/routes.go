@@ -3,7 +3,6 @@ package web
 import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // routes lists every route in one place.
@@ -19,7 +18,10 @@ func (s *Server) routes() {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})))
+	if s.deps.metricsAddr == "" {
+		// Otherwise served on the private METRICS_ADDR only (see serveMetrics).
+		e.GET("/metrics", echo.WrapHandler(s.metricsHandler()))
+	}
 
 	e.GET("/static/*", s.deps.Assets.serve)
 
@@ -42,11 +44,13 @@ func (s *Server) routes() {
 	pages.GET("/manage/:token/reschedule/live", s.manageRescheduleStream)
 	pages.POST("/manage/:token/reschedule", s.manageReschedule)
 
-	// Staff: sessions, a CSRF token on every state change, sign-in first.
-	sg := e.Group("/staff", s.sessions, s.csrf)
+	// Staff: sign-in first, then the session's CSRF token on every state
+	// change. The sign-in form checks its own token (a signed double submit:
+	// no session before sign-in).
+	sg := e.Group("/staff", s.sessions)
 	sg.GET("/login", s.loginPage)
 	sg.POST("/login", s.login)
-	st := sg.Group("", s.requireStaff)
+	st := sg.Group("", s.requireStaff, s.csrf)
 	st.POST("/logout", s.logout)
 	st.GET("", s.calendar)
 	st.GET("/live", s.calendarStream)
@@ -69,11 +73,12 @@ func (s *Server) routes() {
 	st.GET("/audit", s.auditPage)
 	st.GET("/users", s.usersPage)
 	st.POST("/users", s.userCreate)
+	st.POST("/users/access", s.userAccess)
 	st.GET("/kiosks", s.kiosksPage)
 	st.POST("/kiosks", s.kioskCreate)
 	st.POST("/kiosks/revoke", s.kioskRevoke)
 
-	api := e.Group("/v1/staff", s.sessions, s.csrf, s.requireStaff)
+	api := e.Group("/v1/staff", s.sessions, s.requireStaff, s.csrf)
 	api.GET("/specialists/:id", s.apiSpecialist)
 	api.PATCH("/specialists/:id", s.apiSpecialistUpdate)
 	api.PUT("/specialists/:id/hours", s.apiHours)

@@ -45,7 +45,8 @@ type Deps struct {
 	Staff               *staff.Service
 	StaffBookings       *staff.Bookings
 	LoginIPLimiter      *ratelimit.Limiter
-	LoginAccountLimiter *ratelimit.Limiter
+	LoginAccountLimiter *ratelimit.Limiter // sign-ins per account from unknown devices
+	LoginDeviceLimiter  *ratelimit.Limiter // sign-ins per known device (see knownDevice)
 	Sessions            *scs.SessionManager
 	HoldLimiter         *ratelimit.Limiter // holds on the pages, per IP
 	MoveLimiter         *ratelimit.Limiter // moves by manage link per IP, pages and API
@@ -57,8 +58,13 @@ type Deps struct {
 	StreamMetrics       *events.Metrics
 	Registry            *prometheus.Registry
 
+	// Heartbeats (PATCH /v1/holds and the pages'), per hold and per IP.
+	HeartbeatHoldLimiter, HeartbeatIPLimiter *ratelimit.Limiter
+
 	warnHeap    uint64
 	warnStreams int
+	secret      []byte
+	metricsAddr string // "": /metrics on the public router
 
 	clientIP                                     echo.IPExtractor
 	readHeaderTimeout, readTimeout, writeTimeout time.Duration
@@ -66,11 +72,15 @@ type Deps struct {
 
 // Server is the Echo app and the http.Server around it.
 type Server struct {
-	deps    Deps
-	live    *liveGrids
-	metrics *httpMetrics
-	echo    *echo.Echo
-	http    *http.Server
+	deps   Deps
+	signer signer
+	// csrfSlot stands for the viewer's CSRF token in the staff calendar's
+	// shared live fragments; random, so no text in them can contain it.
+	csrfSlot string
+	live     *liveGrids
+	metrics  *httpMetrics
+	echo     *echo.Echo
+	http     *http.Server
 	// streams counts the HTML streams served on hijacked connections,
 	// which http.Server.Shutdown does not wait for.
 	streams sync.WaitGroup
@@ -98,7 +108,7 @@ func New(deps Deps, addr string) *Server {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	s := &Server{deps: deps, echo: e}
+	s := &Server{deps: deps, echo: e, signer: signer{key: deps.secret}, csrfSlot: "csrf-" + randomHex(16)}
 	s.live = newLiveGrids(s)
 	s.metrics = newHTTPMetrics(deps.Registry)
 	e.HTTPErrorHandler = s.handleError
@@ -134,6 +144,13 @@ func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
 // ListenAndServe serves until ctx is cancelled, then shuts down gracefully,
 // waiting at most shutdownTimeout for requests in flight.
 func (s *Server) ListenAndServe(ctx context.Context, shutdownTimeout time.Duration) error {
+	metrics, err := s.listenMetrics()
+	if err != nil {
+		return fmt.Errorf("metrics address: %w", err)
+	}
+	if metrics != nil {
+		defer metrics.Close()
+	}
 	errc := make(chan error, 1)
 	go func() {
 		s.deps.Logger.Info("listening", "addr", s.http.Addr)

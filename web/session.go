@@ -1,9 +1,10 @@
 package web
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"crypto/hmac"
+	"encoding/base64"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/pgxstore"
@@ -61,21 +62,42 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// clientID is the browser's identity for holds: a random value kept in its
-// session, so a page cannot claim to be another client.
+// clientCookie carries a browser's identity for holds: "b_<32 hex>.<mac>".
+// It is signed, so a page cannot choose its id (nor claim another
+// client's), and it is all there is: a visit that never holds a slot
+// writes nothing on the server.
+const (
+	clientCookie   = "clinic_client"
+	clientLifetime = 24 * time.Hour
+)
+
+// clientID is the browser's client id, made (and sent as a cookie) on first
+// use. A new id is kept on the request's context too, so a handler that
+// asks twice gets one id.
 func (s *Server) clientID(c echo.Context) string {
-	ctx := c.Request().Context()
-	if id := s.deps.Sessions.GetString(ctx, "clientId"); id != "" {
+	if id := s.existingClientID(c); id != "" {
 		return id
 	}
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	id := "b_" + hex.EncodeToString(b)
-	s.deps.Sessions.Put(ctx, "clientId", id)
+	id := "b_" + randomHex(16)
+	mac := base64.RawURLEncoding.EncodeToString(s.signer.sign("client", id))
+	ck := s.cookie(clientCookie, id+"."+mac, "/", int(clientLifetime/time.Second))
+	c.SetCookie(ck)
+	c.Set(clientCookie, id)
 	return id
 }
 
-// existingClientID is the session's client id without creating one.
+// existingClientID is the browser's client id without making one: its
+// signed cookie, or the client id an older session kept.
 func (s *Server) existingClientID(c echo.Context) string {
+	if id, ok := c.Get(clientCookie).(string); ok {
+		return id
+	}
+	if ck, err := c.Request().Cookie(clientCookie); err == nil {
+		id, mac, _ := strings.Cut(ck.Value, ".")
+		got, err := base64.RawURLEncoding.DecodeString(mac)
+		if err == nil && strings.HasPrefix(id, "b_") && hmac.Equal(got, s.signer.sign("client", id)) {
+			return id
+		}
+	}
 	return s.deps.Sessions.GetString(c.Request().Context(), "clientId")
 }

@@ -126,31 +126,72 @@ func (s *sseWriter) retry(ms int) error {
 	return s.write([]byte("retry: " + strconv.Itoa(ms) + "\n\n"))
 }
 
-// data sends one unnamed event whose data is a single line (JSON).
-func (s *sseWriter) data(line []byte) error {
-	var b bytes.Buffer
-	b.Grow(len(line) + 8)
-	b.WriteString("data: ")
-	b.Write(line)
-	b.WriteString("\n\n")
-	return s.write(b.Bytes())
+// data sends one unnamed event.
+func (s *sseWriter) data(payload []byte) error {
+	return s.write(encodeData(payload))
 }
 
-// encodeNamed renders a named event whose data may span lines: each line
-// of the payload becomes its own "data:" line, as the format requires.
+// encodeData renders an unnamed event.
+func encodeData(payload []byte) []byte {
+	b := make([]byte, 0, dataSize(payload)+1)
+	return append(appendData(b, payload), '\n')
+}
+
+// encodeNamed renders a named event. name is ours (a DOM id, "end"), never
+// input, and holds no line break.
 func encodeNamed(name string, payload []byte) []byte {
-	var b bytes.Buffer
-	b.Grow(len(payload) + len(name) + 32)
-	b.WriteString("event: ")
-	b.WriteString(name)
-	b.WriteByte('\n')
-	for _, line := range bytes.Split(bytes.TrimRight(payload, "\n"), []byte("\n")) {
-		b.WriteString("data: ")
-		b.Write(bytes.TrimRight(line, "\r"))
-		b.WriteByte('\n')
+	b := make([]byte, 0, len("event: \n")+len(name)+dataSize(payload)+1)
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, '\n')
+	return append(appendData(b, payload), '\n')
+}
+
+// appendData appends payload as "data:" lines. A browser ends a line at
+// "\r\n", "\r" or "\n" alike, so each of them starts a new "data:" line
+// here: text in a payload (a patient's name in a calendar) can never
+// become a field of its own ("retry:", "event:", "id:") or the blank line
+// that ends the event. EventSource joins the lines with "\n", so the text
+// arrives whole; line breaks at the end are dropped.
+func appendData(b, payload []byte) []byte {
+	payload = bytes.TrimRight(payload, "\r\n")
+	for {
+		b = append(b, "data: "...)
+		i := lineEnd(payload)
+		if i < 0 {
+			b = append(b, payload...)
+			return append(b, '\n')
+		}
+		b = append(b, payload[:i]...)
+		b = append(b, '\n')
+		if payload[i] == '\r' && i+1 < len(payload) && payload[i+1] == '\n' {
+			i++
+		}
+		payload = payload[i+1:]
 	}
-	b.WriteByte('\n')
-	return b.Bytes()
+}
+
+// lineEnd is the index of the first "\r" or "\n" in p, or -1. Two
+// IndexByte scans beat one IndexAny several times over on long lines.
+func lineEnd(p []byte) int {
+	i := bytes.IndexByte(p, '\n')
+	if i < 0 {
+		i = len(p)
+	}
+	if j := bytes.IndexByte(p[:i], '\r'); j >= 0 {
+		return j
+	}
+	if i == len(p) {
+		return -1
+	}
+	return i
+}
+
+// dataSize is room enough for payload's "data:" lines: one allocation
+// per event.
+func dataSize(payload []byte) int {
+	lines := 1 + bytes.Count(payload, []byte{'\n'}) + bytes.Count(payload, []byte{'\r'})
+	return len(payload) + lines*len("data: \n")
 }
 
 // waitForEvents holds a new stream until the process's Redis subscription

@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ type sseEvent struct {
 	Name  string   // the "event:" field, "" for an unnamed event
 	Lines []string // each "data:" line, in order
 	Retry string   // the "retry:" field, if the block had one
+	ID    string   // the "id:" field, if the block had one
 }
 
 // Data is the event's data as EventSource hands it to a listener: the data
@@ -86,15 +89,23 @@ func getStream(t *testing.T, client *http.Client, url string) (*http.Response, c
 
 func (c *sseConn) read(res *http.Response) {
 	defer close(c.events)
-	sc := bufio.NewScanner(res.Body)
+	readSSE(res.Body, func(ev sseEvent) { c.events <- ev })
+}
+
+// readSSE parses an event stream as a browser does: a line ends at "\r\n",
+// "\r" or "\n" alike, a blank line ends a block, and each block with a
+// field is handed to emit.
+func readSSE(r io.Reader, emit func(sseEvent)) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	sc.Split(scanSSELines)
 	var cur sseEvent
 	has := false
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "" {
 			if has {
-				c.events <- cur
+				emit(cur)
 			}
 			cur, has = sseEvent{}, false
 			continue
@@ -111,11 +122,32 @@ func (c *sseConn) read(res *http.Response) {
 			cur.Lines = append(cur.Lines, value)
 		case "retry":
 			cur.Retry = value
+		case "id":
+			cur.ID = value
 		default:
 			continue
 		}
 		has = true
 	}
+}
+
+// scanSSELines splits at "\r\n", "\r" or "\n", as the event-stream format
+// does (bufio.ScanLines would take a bare "\r" for text).
+func scanSSELines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i < 0 && atEOF && len(data) > 0:
+		return len(data), data, nil
+	case i < 0:
+		return 0, nil, nil
+	case data[i] == '\n':
+		return i + 1, data[:i], nil
+	case i+1 < len(data) && data[i+1] == '\n':
+		return i + 2, data[:i], nil
+	case i+1 == len(data) && !atEOF:
+		return 0, nil, nil // a "\n" may follow in the next read
+	}
+	return i + 1, data[:i], nil
 }
 
 // next is the next event, or ok false when the stream closed or nothing
@@ -203,6 +235,9 @@ func describeEvents(evs []sseEvent) string {
 		}
 		if e.Retry != "" {
 			b.WriteString("retry:" + e.Retry + " ")
+		}
+		if e.ID != "" {
+			b.WriteString("id:" + e.ID + " ")
 		}
 		if e.Name != "" {
 			b.WriteString("event:" + e.Name + " ")

@@ -62,7 +62,8 @@ func redirectTo(c echo.Context, to string) error {
 	return c.Redirect(http.StatusSeeOther, to)
 }
 
-// csrfToken is the session's CSRF token, made on first use.
+// csrfToken is the signed-in session's CSRF token, made on first use
+// (the sign-in form has its own, see loginCSRF).
 func (s *Server) csrfToken(c echo.Context) string {
 	ctx := c.Request().Context()
 	if t := s.deps.Sessions.GetString(ctx, "csrf"); t != "" {
@@ -75,8 +76,9 @@ func (s *Server) csrfToken(c echo.Context) string {
 	return t
 }
 
-// csrf refuses state-changing staff requests without the session's token,
-// from the form field _csrf or the X-CSRF-Token header htmx sends.
+// csrf refuses state-changing requests of signed-in staff without the
+// session's token, from the form field _csrf or the X-CSRF-Token header
+// htmx sends.
 func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		switch c.Request().Method {
@@ -89,10 +91,14 @@ func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 			got = c.FormValue("_csrf")
 		}
 		if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
-			return apperr.New(apperr.Forbidden, "CSRF", "This form expired or came from another site. Reload the page and try again.")
+			return errCSRF()
 		}
 		return next(c)
 	}
+}
+
+func errCSRF() error {
+	return apperr.New(apperr.Forbidden, "CSRF", "This form expired or came from another site. Reload the page and try again.")
 }
 
 // securityHeaders are sent on every answer.
@@ -123,29 +129,41 @@ func (s *Server) nav(c echo.Context, active string) views.StaffNav {
 	return views.StaffNav{Clinic: name, Email: u.Email, IsAdmin: u.Role == staff.RoleAdmin, CSRF: s.csrfToken(c), Active: active}
 }
 
-// loginPage answers GET /staff/login.
+// loginPage answers GET /staff/login. It writes no session: the form's
+// CSRF token is a signed double submit (see loginCSRF).
 func (s *Server) loginPage(c echo.Context) error {
-	return s.page(c, http.StatusOK, "Staff sign-in", views.StaffLogin("", "", s.csrfToken(c)))
+	return s.page(c, http.StatusOK, "Staff sign-in", views.StaffLogin("", "", s.loginCSRF(c)))
 }
 
-// login answers POST /staff/login. Attempts are limited per address and
-// per account; a wrong e-mail and a wrong password read the same.
+// login answers POST /staff/login. Attempts are limited per address, and
+// then per device for a browser that signed in to the account before, or
+// per account for any other: strangers guessing an account's password use
+// up the account's allowance, never its owner's. A wrong e-mail and a
+// wrong password read the same.
 func (s *Server) login(c echo.Context) error {
+	if !s.loginCSRFValid(c) {
+		return errCSRF()
+	}
 	ctx := c.Request().Context()
 	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
 	if ok, wait := s.deps.LoginIPLimiter.Allow(ctx, c.RealIP()); !ok {
 		return s.tooManyLogins(c, email, wait)
 	}
-	if ok, wait := s.deps.LoginAccountLimiter.Allow(ctx, email); !ok {
+	limiter, key := s.deps.LoginAccountLimiter, email
+	if device, known := s.knownDevice(c, email); known {
+		limiter, key = s.deps.LoginDeviceLimiter, device
+	}
+	if ok, wait := limiter.Allow(ctx, key); !ok {
 		return s.tooManyLogins(c, email, wait)
 	}
 	u, err := s.deps.Staff.Authenticate(ctx, email, c.FormValue("password"))
 	if err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
-			return s.page(c, http.StatusUnauthorized, "Staff sign-in", views.StaffLogin(email, ae.Message, s.csrfToken(c)))
+			return s.page(c, http.StatusUnauthorized, "Staff sign-in", views.StaffLogin(email, ae.Message, s.loginCSRF(c)))
 		}
 		return err
 	}
+	s.rememberDevice(c, email)
 	// A new token at sign-in: a session id seen before it is worth nothing after.
 	if err := s.deps.Sessions.RenewToken(ctx); err != nil {
 		return err
@@ -159,7 +177,7 @@ func (s *Server) tooManyLogins(c echo.Context, email string, wait time.Duration)
 	secs := max(apperr.Seconds(wait), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	return s.page(c, http.StatusTooManyRequests, "Staff sign-in",
-		views.StaffLogin(email, fmt.Sprintf("Too many sign-in attempts. Try again in %d s.", secs), s.csrfToken(c)))
+		views.StaffLogin(email, fmt.Sprintf("Too many sign-in attempts. Try again in %d s.", secs), s.loginCSRF(c)))
 }
 
 // logout answers POST /staff/logout: the session is deleted from the store.

@@ -216,10 +216,10 @@ func (cs calSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]f
 	out := make([]fragment, len(days))
 	for i, d := range days {
 		var buf bytes.Buffer
-		// The CSRF token is not in live fragments' forms: htmx sends it as a
-		// header (hx-headers on the frame), and the forms are plain posts
-		// only after a reload, which renders them with the token.
-		if err := views.CalendarDay(d, views.StaffNav{}, true).Render(ctx, &buf); err != nil {
+		// The live view is shared by the clinic's staff: its forms carry a
+		// placeholder that each stream replaces with its viewer's CSRF token
+		// as it sends them (see calendarStream).
+		if err := views.CalendarDay(d, views.StaffNav{CSRF: cs.srv.csrfSlot}, true).Render(ctx, &buf); err != nil {
 			return nil, nil, err
 		}
 		out[i] = fragment{ID: d.ID, HTML: buf.String()}
@@ -289,7 +289,29 @@ func (s *Server) calendarStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveHTMLStream(c, calSource{srv: s, v: v}, "staff:"+v.clinicID.String(), "")
+	slot, token := []byte(s.csrfSlot), []byte(s.csrfToken(c))
+	return s.serveHTMLStream(c, calSource{srv: s, v: v}, "staff:"+v.clinicID.String(), viewer{
+		access:      s.staffAccess(c),
+		personalize: func(b []byte) []byte { return bytes.ReplaceAll(b, slot, token) },
+	})
+}
+
+// staffAccess is a staff stream's access check: its session is still in
+// the store (not signed out, expired or deleted) and its account still
+// exists and is not disabled. A failed check keeps the stream.
+func (s *Server) staffAccess(c echo.Context) func(context.Context) bool {
+	sm := s.deps.Sessions
+	token := sm.Token(c.Request().Context())
+	id := staffUser(c).ID
+	return func(ctx context.Context) bool {
+		// scs's Store has no context; pgxstore's Find is one indexed read.
+		if _, found, err := sm.Store.Find(token); err == nil && !found {
+			return false
+		}
+		_, err := s.deps.Staff.UserByID(ctx, id)
+		ae := apperr.As(err)
+		return ae == nil || ae.Kind != apperr.Unauthorized
+	}
 }
 
 // phoneBooking answers POST /staff/bookings: a booking made for a patient.

@@ -491,11 +491,41 @@ func (s *Server) renderUsers(c echo.Context, status int, notice, problem string)
 		return err
 	}
 	nav := s.nav(c, "users")
-	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role"}, Notice: notice, Error: problem}
+	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role", "State"}, Notice: notice, Error: problem}
+	var others []views.OptionVM
 	for _, r := range rows {
-		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role})
+		state := "active"
+		if r.DisabledAt != nil {
+			state = "disabled"
+		}
+		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state})
+		if r.ID != staffUser(c).ID {
+			others = append(others, views.OptionVM{Value: r.ID.String(), Label: r.Email})
+		}
 	}
-	return render(c, status, views.Page("Staff accounts", s.deps.Assets), templChildren(views.Table(vm), views.UserForm(nav)))
+	return render(c, status, views.Page("Staff accounts", s.deps.Assets), templChildren(views.Table(vm), views.UserForm(nav, others)))
+}
+
+// userAccess answers POST /staff/users/access (id, action: disable or
+// enable). A disabled account cannot sign in, and its open pages stop
+// working at their next request, its streams within seconds.
+func (s *Server) userAccess(c echo.Context) error {
+	id, err := uuid.Parse(c.FormValue("id"))
+	if err != nil {
+		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
+	}
+	action := c.FormValue("action")
+	if action != "disable" && action != "enable" {
+		return s.renderUsers(c, http.StatusBadRequest, "", "Choose to disable or enable the account.")
+	}
+	row, err := s.deps.Staff.SetDisabled(c.Request().Context(), staffUser(c), id, action == "disable")
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound) {
+			return s.renderUsers(c, statusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderUsers(c, http.StatusOK, "Account "+row.Email+" "+action+"d.", "")
 }
 
 func (s *Server) userCreate(c echo.Context) error {

@@ -529,6 +529,7 @@ func stfStaffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []stfRoute 
 		{"POST", "/types", "/staff/types", url.Values{"name": {"Intruder"}, "durationMin": {"30"}, "slotStepMin": {"30"}, "maxAdvanceDays": {"30"}, "maxHoldsPerClient": {"1"}}},
 		{"POST", "/types/:id", "/staff/types/" + typS, url.Values{"name": {"Intruder"}, "durationMin": {"30"}, "slotStepMin": {"30"}, "maxAdvanceDays": {"30"}, "maxHoldsPerClient": {"1"}, "version": {"1"}}},
 		{"POST", "/users", "/staff/users", url.Values{"email": {"intruder@example.org"}, "name": {"I"}, "password": {"long enough password"}, "role": {"admin"}}},
+		{"POST", "/users/access", "/staff/users/access", url.Values{"id": {uuid.NewString()}, "action": {"disable"}}},
 		{"POST", "/kiosks", "/staff/kiosks", url.Values{"name": {"Intruder"}}},
 		{"POST", "/kiosks/revoke", "/staff/kiosks/revoke", url.Values{"id": {uuid.NewString()}}},
 	}
@@ -613,11 +614,23 @@ func TestStaffSignIn(t *testing.T) {
 
 	t.Run("SessionIsRenewedAndCookieIsHttpOnlyLax", func(t *testing.T) {
 		t.Parallel()
-		cl := stfNewClient(t, app.TS.URL)
-		page := cl.Get("/staff/login").Want(http.StatusOK)
-		before := page.SessionCookie()
-		if before == nil || cl.CSRF == "" {
-			t.Fatalf("the sign-in page sets no session (cookie %v) or has no CSRF token", before)
+		// A browser with a session from before (a patient's, say: the
+		// sign-in form makes none).
+		sm := app.Deps.Sessions
+		ctx, err := sm.Load(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm.Put(ctx, "clientId", "b_before")
+		token, _, err := sm.Commit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := &http.Cookie{Name: "clinic_session", Value: token, Path: "/"}
+		cl := stfWithCookie(t, app.TS.URL, token)
+		cl.Get("/staff/login").Want(http.StatusOK)
+		if cl.CSRF == "" {
+			t.Fatal("the sign-in page has no CSRF token")
 		}
 		res := cl.Post("/staff/login", url.Values{"email": {c.Admin.Email}, "password": {stfPassword}}).WantRedirect("/staff")
 		after := res.SessionCookie()
@@ -647,9 +660,12 @@ func TestStaffSignIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		res.Body.Close()
+		if len(res.Cookies()) == 0 {
+			t.Fatal("the sign-in form sets no cookie")
+		}
 		for _, ck := range res.Cookies() {
-			if ck.Name == "clinic_session" && !ck.Secure {
-				t.Fatal("SecureCookies: the session cookie is not Secure")
+			if !ck.Secure {
+				t.Fatalf("SecureCookies: the cookie %s is not Secure", ck.Name)
 			}
 		}
 	})
@@ -845,9 +861,8 @@ func TestStaffSecurityHeaders(t *testing.T) {
 // ---------------------------------------------------------------- access
 
 // Not signed in, every staff route sends the browser to the sign-in page
-// (POSTs carry a valid CSRF token of a session that is not signed in, so
-// the check under test is the sign-in, not CSRF); htmx requests get
-// HX-Redirect.
+// (sign-in is checked before the session's CSRF token, which a browser
+// that is not signed in does not have); htmx requests get HX-Redirect.
 func TestStaffNotSignedInRedirectsToSignIn(t *testing.T) {
 	t.Parallel()
 	app := stfNewApp(t, web.Options{})
@@ -863,7 +878,7 @@ func TestStaffNotSignedInRedirectsToSignIn(t *testing.T) {
 		if r.Method == "GET" {
 			res = stfNewClient(t, app.TS.URL).Get(r.Path) // no cookie at all
 		} else {
-			anon.Get("/staff/login").Want(http.StatusOK) // a session with a CSRF token, not signed in
+			anon.Get("/staff/login").Want(http.StatusOK) // the sign-in form's token, worth nothing here
 			res = anon.Post(r.Path, r.Form)
 		}
 		if res.Status != http.StatusSeeOther || res.Header.Get("Location") != "/staff/login" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,11 +170,17 @@ const (
 	livePatientPhone = "+44 20 7946 0321"
 )
 
+var livePatientSeq atomic.Int64
+
 func (a *liveApp) book(typeID uuid.UUID, h liveHold, client string) liveBooking {
 	a.t.Helper()
 	st, body := a.send("POST", "/v1/appointment-types/"+typeID.String()+"/book", map[string]any{
 		"holdId": h.HoldID, "clientId": client,
-		"patient": map[string]string{"name": livePatientName, "email": livePatientEmail, "phone": livePatientPhone},
+		// A patient of the client's own (the cooldown binds a patient's
+		// e-mail and phone), whose details still contain the ones the
+		// streams are searched for.
+		"patient": map[string]string{"name": livePatientName, "email": client + "." + livePatientEmail,
+			"phone": fmt.Sprintf("%s %d", livePatientPhone, livePatientSeq.Add(1))},
 	})
 	if st != http.StatusCreated {
 		a.t.Fatalf("book %s: %d %s", h.HoldID, st, body)

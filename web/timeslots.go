@@ -35,6 +35,10 @@ func (s *Server) timeslots(c echo.Context) error {
 			return err
 		}
 	}
+	// A range nobody can book in would be computed and cached for nobody.
+	if err := s.deps.Slots.CheckRange(c.Request().Context(), typeID, from, to); err != nil {
+		return err
+	}
 	res, err := s.deps.Slots.Free(c.Request().Context(), slots.Request{
 		AppointmentTypeID: typeID, From: from, To: to, SpecialistID: specialist,
 	})

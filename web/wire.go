@@ -22,6 +22,7 @@ import (
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/ratelimit"
+	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 )
@@ -33,7 +34,7 @@ type Options struct {
 	NoTimeslotCache  bool
 	SecureCookies    bool
 	HoldsPerMinute   int // per IP on the pages; 0: 30
-	LoginsPerMinute  int // sign-in attempts per account; per IP four times that; 0: 5
+	LoginsPerMinute  int // sign-in attempts per account from unknown devices; per IP four times that, per known device twice; 0: 5
 	WarnHeapMB       int // 0: 500
 	WarnStreams      int // 0: 20000
 	MovesPerMinute   int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
@@ -48,6 +49,24 @@ type Options struct {
 	// The server sets it (API_HOLDS_PER_MINUTE, 120 by default); tests that
 	// are not about it leave it off, since they all share 127.0.0.1.
 	APIHoldsPerMinute int
+	// HoldsPerAddress is the most live holds of a clinic from one client
+	// address (HOLDS_PER_ADDRESS, 4 by default in the server); 0: no
+	// address limit (tests, which all come from 127.0.0.1).
+	HoldsPerAddress int
+	// HoldMaxLife is the longest heartbeats keep a hold, from its claim
+	// (HOLD_MAX_SECONDS); 0: 10 min.
+	HoldMaxLife time.Duration
+	// HeartbeatsPerMinute per client address, pages and API together
+	// (HEARTBEATS_PER_MINUTE); 0: 120. Per hold it is always 12.
+	HeartbeatsPerMinute int
+
+	// SecretKey signs the sign-in form's CSRF token and device cookies
+	// (SECRET_KEY). Empty: the key kept in PostgreSQL (secret.Load; main
+	// loads it first, so a failure stops the start).
+	SecretKey []byte
+	// MetricsAddr serves /metrics there only, not on the public address
+	// (METRICS_ADDR). Empty: /metrics is public.
+	MetricsAddr string
 
 	// TrustedProxies are the load balancers whose X-Forwarded-For names the
 	// client the rate limits count (TRUSTED_PROXIES); none: the peer is.
@@ -59,6 +78,10 @@ type Options struct {
 	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
 }
 
+// heartbeatsPerHold, per minute, is twice what a booking page sends (one
+// every 10 s).
+const heartbeatsPerHold = 12
+
 // Wire builds every service and connects the observers: each committed
 // booking change updates the slot cache and bitmap, and is published. main
 // and the end-to-end tests share it, so tests run what production runs.
@@ -69,8 +92,9 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	bookings := booking.NewService(pool)
 	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
 	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
+	holdStore.SetMaxLife(o.HoldMaxLife)
 	slotSvc.SetHoldSource(holdStore)
-	co := checkout.New(pool, holdStore, slotSvc, bookings, logger)
+	co := checkout.New(pool, holdStore, slotSvc, bookings, logger, checkout.Limits{HoldsPerAddress: o.HoldsPerAddress})
 	bookings.Observe(slotSvc.OnBookingChange)
 	bookings.Observe(co.OnBookingChange)
 	reg := prometheus.NewRegistry()
@@ -94,6 +118,9 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	if o.APIHoldsPerMinute > 0 {
 		apiHoldLimiter = ratelimit.New(rdb, scope+"api-hold-ip", o.APIHoldsPerMinute, time.Minute, logger)
 	}
+	if o.HeartbeatsPerMinute <= 0 {
+		o.HeartbeatsPerMinute = 120
+	}
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	changed := func(ctx context.Context, clinicID uuid.UUID) {
@@ -103,6 +130,18 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		}
 	}
 	staffSvc := staff.New(pool, changed, logger)
+	key := o.SecretKey
+	if len(key) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var err error
+		if key, err = secret.Load(ctx, pool, nil); err != nil {
+			// Sign-in still works on this instance; its forms and device
+			// cookies are worth nothing on another.
+			logger.Error("server secret unavailable; using a key of this process", "err", err)
+			key = []byte(randomHex(32))
+		}
+		cancel()
+	}
 	return Deps{
 		warnHeap:            uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams:         cmp.Or(o.WarnStreams, 20000),
@@ -114,6 +153,9 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		StaffBookings:       staff.NewBookings(staffSvc, bookings, holdStore),
 		LoginIPLimiter:      ratelimit.New(rdb, scope+"login-ip", 4*o.LoginsPerMinute, time.Minute, logger),
 		LoginAccountLimiter: ratelimit.New(rdb, scope+"login-account", o.LoginsPerMinute, time.Minute, logger),
+		LoginDeviceLimiter:  ratelimit.New(rdb, scope+"login-device", 2*o.LoginsPerMinute, time.Minute, logger),
+		secret:              key,
+		metricsAddr:         o.MetricsAddr,
 		HoldLimiter:         ratelimit.New(rdb, scope+"hold-ip", o.HoldsPerMinute, time.Minute, logger),
 		MoveLimiter:         ratelimit.New(rdb, scope+"move-ip", o.MovesPerMinute, time.Minute, logger),
 		StaffWriteLimiter:   ratelimit.New(rdb, scope+"staff-writes", o.StaffWritesPerMinute, time.Minute, logger),
@@ -132,6 +174,9 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		Slots:               slotSvc,
 		Holds:               holdStore,
 		Checkout:            co,
+
+		HeartbeatHoldLimiter: ratelimit.New(rdb, scope+"heartbeat-hold", heartbeatsPerHold, time.Minute, logger),
+		HeartbeatIPLimiter:   ratelimit.New(rdb, scope+"heartbeat-ip", o.HeartbeatsPerMinute, time.Minute, logger),
 	}
 }
 

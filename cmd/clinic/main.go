@@ -20,6 +20,7 @@ import (
 	"github.com/clinic/booking/internal/config"
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/platform/redisx"
+	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/seed"
 	"github.com/clinic/booking/web"
 )
@@ -81,6 +82,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 			return err
 		}
 	}
+	// Every instance signs with the same key: SECRET_KEY, or the one kept in
+	// PostgreSQL.
+	key, err := secret.Load(ctx, pool, []byte(cfg.SecretKey))
+	if err != nil {
+		return fmt.Errorf("server secret: %w", err)
+	}
 	rdb, err := redisx.Connect(cfg.RedisURL, cfg.RedisPoolSize)
 	if err != nil {
 		return err
@@ -96,15 +103,20 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
 		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,
 		SecureCookies:    cfg.SecureCookies,
+		SecretKey:        key,
+		MetricsAddr:      cfg.MetricsAddr,
 		WarnHeapMB:       cfg.WarnHeapMB,
 		WarnStreams:      cfg.WarnStreams,
 
 		HoldsPerMinute:    cfg.HoldsPerMinute,
 		APIHoldsPerMinute: cfg.APIHoldsPerMinute,
+		HoldsPerAddress:   cfg.HoldsPerAddress,
+		HoldMaxLife:       cfg.HoldMaxLife,
 		MovesPerMinute:    cfg.MovesPerMinute,
 		LoginsPerMinute:   cfg.LoginsPerMinute,
 
 		StaffWritesPerMinute: cfg.StaffWritesPerMin,
+		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
 		TrustedProxies:       cfg.TrustedProxies,
 	})
 	deps.RunBackground(ctx)

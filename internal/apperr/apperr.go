@@ -98,7 +98,39 @@ func New(kind Kind, code, message string) *Error {
 // Codes shared across packages.
 const (
 	CodeSlotTaken = "SLOT_TAKEN"
+	// CodeSlotUnavailable: the time is no longer offered (hours or an
+	// override closed it after the hold was taken).
+	CodeSlotUnavailable = "SLOT_UNAVAILABLE"
+	// CodeCooldown: the patient booked this type recently.
+	CodeCooldown = "COOLDOWN"
+	// CodeAddressHoldQuota: the client's address holds as many slots as it may.
+	CodeAddressHoldQuota = "ADDRESS_HOLD_QUOTA"
 )
+
+// SlotUnavailable is a held time that hours or an override closed since.
+func SlotUnavailable() *Error {
+	return New(Conflict, CodeSlotUnavailable, "This time is no longer offered (the hours changed since you picked it). Please pick another time.")
+}
+
+// Cooldown refuses a booking of typeName for remaining more.
+func Cooldown(typeName string, remaining time.Duration) *Error {
+	return &Error{
+		Kind: TooMany, Code: CodeCooldown, RetryAfter: remaining,
+		Message: fmt.Sprintf("You booked %s recently. You can book it again in %s.", typeName, humanDuration(remaining)),
+		Details: map[string]any{"retryAfterSeconds": Seconds(remaining)},
+	}
+}
+
+func humanDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%d h %02d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	case d >= time.Minute:
+		return fmt.Sprintf("%d min", int((d+time.Minute-1)/time.Minute))
+	default:
+		return fmt.Sprintf("%d s", int((d+time.Second-1)/time.Second))
+	}
+}
 
 // SlotTaken is what every lost race for a slot becomes, whichever guard caught it.
 func SlotTaken() *Error {

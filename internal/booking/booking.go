@@ -24,6 +24,7 @@ import (
 	"github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/idempotency"
+	"github.com/clinic/booking/internal/textfield"
 )
 
 // Statuses of a booking. Only confirmed bookings hold a slot.
@@ -119,13 +120,20 @@ type BookRequest struct {
 	Patient           Patient
 	ClientID          string
 	HoldID            string // the hold it came from, if any: told to observers
-	Actor             string // who is booking, for the audit row: "patient", "staff:<id>"
+	// Actor is who is booking, for the audit row: ActorPatient or
+	// "staff:<id>". A patient's booking is bound by the type's cooldown.
+	Actor string
 	// ClinicID, when set, scopes the request to one clinic (a staff member's).
 	ClinicID uuid.UUID
 	// Remember, when set, stores the answer to an idempotent request with
 	// the booking, in its transaction. A record the key already has makes
 	// Book write nothing and return *idempotency.ReplayError.
 	Remember *Remember
+
+	// storedPatient: the patient's details come from a booking already
+	// stored (a reschedule copies them) and are kept as they are, even if
+	// they were written before today's rules for free text.
+	storedPatient bool
 }
 
 // Remember is an idempotency key and how to render the answer stored
@@ -142,12 +150,23 @@ type Confirmation struct {
 	ManageToken string
 }
 
+// ActorPatient is the Actor of a booking the patient makes themselves.
+const ActorPatient = "patient"
+
 // Book inserts a confirmed booking.
+//
+// A patient's booking (Actor ActorPatient) is refused while the same
+// e-mail (case aside) or the same phone number (its digits) has a
+// confirmed booking of the type made within the type's cooldown, whatever
+// client made it. The check runs under a transaction-scoped lock per
+// patient and type, so two bookings of one patient at once cannot both
+// pass it. Staff bookings are not bound by it.
 //
 // Errors: INVALID_ARGUMENT (400, naming the field) for bad input, NOT_FOUND
 // for an unknown appointment type, SLOT_TAKEN (409) when the specialist already
-// has a confirmed booking at that start or overlapping it,
-// *idempotency.ReplayError when Remember's key already has an answer.
+// has a confirmed booking at that start or overlapping it, COOLDOWN (429)
+// for a patient's booking within the cooldown, *idempotency.ReplayError
+// when Remember's key already has an answer.
 func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, error) {
 	token, hash, err := newManageToken()
 	if err != nil {
@@ -209,7 +228,13 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		p.Principal, p.Route, p.IdempotencyKey, p.RequestHash = r.Key.Principal, r.Key.Route, r.Key.Key, r.Key.RequestHash
 		p.StatusCode, p.Body = int32(status), body
 	}
-	n, err := db.New(s.pool).BookingCreate(ctx, p)
+	var n int64
+	if req.Actor == ActorPatient {
+		p.CheckCooldown = true
+		n, err = s.createAsPatient(ctx, p)
+	} else {
+		n, err = db.New(s.pool).BookingCreate(ctx, p)
+	}
 	switch {
 	case isSQLState(err, "23505", "23P01"):
 		return c, false, nil
@@ -217,6 +242,85 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		return c, false, fmt.Errorf("insert booking: %w", err)
 	}
 	return c, n == 1, nil
+}
+
+// createAsPatient runs BookingCreate after BookingPatientLock, in one
+// round trip: a batch runs as one implicit transaction, so the lock is
+// held until the booking commits, and the insert, a later statement, sees
+// every booking that the lock's previous holder committed.
+func (s *Service) createAsPatient(ctx context.Context, p db.BookingCreateParams) (int64, error) {
+	b := &pgx.Batch{}
+	q := db.New(queue{b})
+	_ = q.BookingPatientLock(ctx, db.BookingPatientLockParams{AppointmentTypeID: p.AppointmentTypeID, Email: p.PatientEmail, Phone: p.PatientPhone})
+	_, _ = q.BookingCreate(ctx, p)
+	br := s.pool.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return 0, err
+	}
+	var n int64
+	if err := br.QueryRow().Scan(&n); err != nil {
+		_ = br.Close()
+		return 0, err
+	}
+	// Closing reads the end of the implicit transaction: the booking counts
+	// only once it committed.
+	return n, br.Close()
+}
+
+// queue is a db.DBTX that queues the generated statements on a batch
+// instead of running them; their results are read from the batch.
+type queue struct{ b *pgx.Batch }
+
+func (q queue) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	q.b.Queue(sql, args...)
+	return pgconn.CommandTag{}, nil
+}
+
+func (q queue) Query(context.Context, string, ...any) (pgx.Rows, error) {
+	return nil, errors.New("booking: a batch queues no multi-row queries")
+}
+
+func (q queue) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	q.b.Queue(sql, args...)
+	return queuedRow{}
+}
+
+type queuedRow struct{}
+
+func (queuedRow) Scan(...any) error { return nil }
+
+// lockPatient takes the patient's lock on the type (BookingPatientLock)
+// for the rest of the transaction. Every path takes it before its insert,
+// so two bookings never wait for each other's lock and row at once.
+func lockPatient(ctx context.Context, q *db.Queries, p db.BookingInsertParams) error {
+	if err := q.BookingPatientLock(ctx, db.BookingPatientLockParams{
+		AppointmentTypeID: p.AppointmentTypeID, Email: p.PatientEmail, Phone: p.PatientPhone,
+	}); err != nil {
+		return fmt.Errorf("lock patient: %w", err)
+	}
+	return nil
+}
+
+// checkCooldown refuses a patient's booking b within the type's cooldown
+// of another. Run under lockPatient, it sees a booking that a concurrent
+// request committed: the check is a later statement than the lock.
+func checkCooldown(ctx context.Context, q *db.Queries, b Booking) error {
+	until, err := q.BookingPatientCooldownUntil(ctx, db.BookingPatientCooldownUntilParams{
+		AppointmentTypeID: b.AppointmentTypeID, Email: b.Patient.Email, Phone: b.Patient.Phone, ExcludeID: b.ID,
+	})
+	if err != nil {
+		return fmt.Errorf("check cooldown: %w", err)
+	}
+	rem := time.Until(until)
+	if rem <= 0 {
+		return nil
+	}
+	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
+	if err != nil {
+		return fmt.Errorf("load appointment type: %w", err)
+	}
+	return apperr.Cooldown(t.Name, rem)
 }
 
 // bookStepByStep is the gate in a transaction of single statements, which
@@ -229,10 +333,22 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 		if err != nil {
 			return err
 		}
+		patient := req.Actor == ActorPatient
+		if patient {
+			if err := lockPatient(ctx, q, params); err != nil {
+				return err
+			}
+		}
 		params.ManageTokenHash = hash
 		b, err = insert(ctx, q, params)
 		if err != nil {
 			return err
+		}
+		// After the insert, so a lost slot is told as such first.
+		if patient {
+			if err := checkCooldown(ctx, q, b); err != nil {
+				return err
+			}
 		}
 		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.create", b.ID, nil, &b, ""); err != nil {
 			return err
@@ -310,9 +426,11 @@ func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingIn
 			"%s takes %d minutes, but the slot given is %d minutes long", at.Name, at.DurationMin, int(end.Sub(start)/time.Minute))
 	}
 
-	p, err := ValidatePatient(req.Patient)
-	if err != nil {
-		return db.BookingInsertParams{}, err
+	p := req.Patient
+	if !req.storedPatient {
+		if p, err = ValidatePatient(req.Patient); err != nil {
+			return db.BookingInsertParams{}, err
+		}
 	}
 	return db.BookingInsertParams{
 		ClinicID:          at.ClinicID,
@@ -328,21 +446,26 @@ func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingIn
 }
 
 // ValidatePatient trims the patient's details and names the first field that
-// is wrong.
+// is wrong; textfield has the limits and the characters refused.
 func ValidatePatient(p Patient) (Patient, error) {
-	p.Name = strings.TrimSpace(p.Name)
-	p.Email = strings.TrimSpace(p.Email)
-	p.Phone = strings.TrimSpace(p.Phone)
+	var nameErr, emailErr, phoneErr error
+	p.Name, nameErr = textfield.PatientName.Check(p.Name)
+	p.Email, emailErr = textfield.PatientEmail.Check(p.Email)
+	p.Phone, phoneErr = textfield.PatientPhone.Check(p.Phone)
 	switch {
+	case nameErr != nil:
+		return p, nameErr
 	case p.Name == "":
 		return p, apperr.Invalidf("patient.name", "Please enter your name.")
-	case len(p.Name) > 200:
-		return p, apperr.Invalidf("patient.name", "The name is too long (200 characters at most).")
+	case emailErr != nil:
+		return p, emailErr
 	case p.Email == "":
 		return p, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
-	case len(p.Email) > 254 || !validEmail(p.Email):
+	case !validEmail(p.Email):
 		return p, apperr.Invalidf("patient.email", "That does not look like an e-mail address.")
-	case len(p.Phone) > 40 || !validPhone(p.Phone):
+	case phoneErr != nil:
+		return p, phoneErr
+	case !validPhone(p.Phone):
 		return p, apperr.Invalidf("patient.phone", "A phone number has digits, spaces and + - ( ) only.")
 	}
 	return p, nil
@@ -378,8 +501,11 @@ type CancelRequest struct {
 // Cancel frees a booking's slot at once. Cancelling a booking that is no
 // longer confirmed changes nothing and is not an error; changed says which.
 //
-// Errors: NOT_FOUND.
+// Errors: NOT_FOUND, INVALID_ARGUMENT (reason: see textfield.Reason).
 func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, changed bool, err error) {
+	if req.Reason, err = textfield.Reason.Check(req.Reason); err != nil {
+		return Booking{}, false, err
+	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
@@ -421,10 +547,15 @@ type RescheduleRequest struct {
 // transaction: when the new slot is taken, nothing changes. The manage link
 // moves to the new booking.
 //
-// Errors: NOT_FOUND, BOOKING_NOT_ACTIVE (409), INVALID_ARGUMENT, SLOT_TAKEN.
+// Errors: NOT_FOUND, BOOKING_NOT_ACTIVE (409), INVALID_ARGUMENT (reason as
+// for Cancel, or the new time), SLOT_TAKEN.
 func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Booking, error) {
+	var err error
+	if req.Reason, err = textfield.Reason.Check(req.Reason); err != nil {
+		return Booking{}, err
+	}
 	var nb, prev Booking
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
 		if err != nil {
@@ -450,6 +581,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 			Start:             req.Start,
 			Patient:           old.Patient,
 			ClientID:          old.ClientID,
+			storedPatient:     true,
 		})
 		if err != nil {
 			return err

@@ -430,8 +430,9 @@ func TestBookRemembersTheAnswer(t *testing.T) {
 	})
 }
 
-// A booking from a hold (clinic and end named) costs one statement, and
-// what Book returns, the audit row and the row itself agree.
+// A booking from a hold (clinic and end named) costs one round trip (the
+// patient's lock and the statement, batched), and what Book returns, the
+// audit row and the row itself agree.
 func TestBookAtOnceIsOneStatementAndReadsLikeItsRow(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -444,7 +445,7 @@ func TestBookAtOnceIsOneStatementAndReadsLikeItsRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := queries.Load(); n != 1 {
-		t.Fatalf("%d statements, want 1", n)
+		t.Fatalf("%d round trips, want 1", n)
 	}
 	stored, err := b.svc.Get(ctx, c.Booking.ID, b.clinic.ID)
 	if err != nil {

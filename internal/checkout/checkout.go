@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,11 +35,19 @@ type Service struct {
 	slots    *slots.Service
 	bookings *booking.Service
 	logger   *slog.Logger
+	limits   Limits
 	now      func() time.Time
 }
 
-func New(pool *pgxpool.Pool, h *holds.Store, s *slots.Service, b *booking.Service, logger *slog.Logger) *Service {
-	return &Service{pool: pool, holds: h, slots: s, bookings: b, logger: logger, now: time.Now}
+// Limits bound what one patient can hold.
+type Limits struct {
+	// HoldsPerAddress is the most live holds of a clinic from one address
+	// (HOLDS_PER_ADDRESS); 0: no address limit.
+	HoldsPerAddress int
+}
+
+func New(pool *pgxpool.Pool, h *holds.Store, s *slots.Service, b *booking.Service, logger *slog.Logger, limits Limits) *Service {
+	return &Service{pool: pool, holds: h, slots: s, bookings: b, logger: logger, limits: limits, now: time.Now}
 }
 
 func unavailable(err error) *apperr.Error {
@@ -70,14 +79,19 @@ type HoldRequest struct {
 	Start             time.Time
 	SpecialistID      uuid.UUID // uuid.Nil: any specialist, by priority
 	ClientID          string
+	// Address is the client's IP address (Echo's RealIP): the hold counts
+	// against it too, up to Limits.HoldsPerAddress. "": no address limit.
+	Address string
 }
 
 // Hold reserves a slot for the client: cooldown, then the slot check, then
-// the specialist choice with an atomic claim (quota included) per candidate.
+// the specialist choice with an atomic claim (quotas and the specialist's
+// overlapping holds included) per candidate.
 //
 // Errors: INVALID_ARGUMENT (naming the field; also a start that is not a
 // slot of the type), NOT_FOUND (type), COOLDOWN (429), HOLD_QUOTA (429),
-// SLOT_HELD (423), SLOT_TAKEN (409), UNAVAILABLE (503, Redis down).
+// ADDRESS_HOLD_QUOTA (429), SLOT_HELD (423), SLOT_TAKEN (409), UNAVAILABLE
+// (503, Redis down).
 func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error) {
 	if err := ValidateClientID(req.ClientID); err != nil {
 		return holds.Hold{}, err
@@ -102,11 +116,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	if rem, err := s.holds.CooldownRemaining(ctx, t.ClinicID, req.ClientID, t.ID); err != nil {
 		s.logger.Warn("cooldown check failed; letting the request through", "err", err)
 	} else if rem > 0 {
-		return holds.Hold{}, &apperr.Error{
-			Kind: apperr.TooMany, Code: "COOLDOWN", RetryAfter: rem,
-			Message: fmt.Sprintf("You booked %s recently. You can book it again in %s.", t.Name, humanDuration(rem)),
-			Details: map[string]any{"retryAfterSeconds": apperr.Seconds(rem)},
-		}
+		return holds.Hold{}, apperr.Cooldown(t.Name, rem)
 	}
 
 	cands, heldFor, err := s.candidatesIn(ctx, res, req.SpecialistID, start, req.ClientID, uuid.Nil)
@@ -119,7 +129,8 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 			ClientID: req.ClientID, ClinicID: t.ClinicID, AppointmentTypeID: t.ID, SpecialistID: c.ID,
 			Start: start, End: start.Add(typ.Duration),
 			BufferBefore: typ.BufferBefore, BufferAfter: typ.BufferAfter,
-			Quota: int(t.MaxHoldsPerClient),
+			Quota:   int(t.MaxHoldsPerClient),
+			Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
 		})
 		var held *holds.HeldError
 		switch {
@@ -135,6 +146,15 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 				Message: fmt.Sprintf("You can hold %d slot(s) of %s at a time. Release or book the one you hold first.", t.MaxHoldsPerClient, t.Name),
 				Details: map[string]any{"maxHolds": t.MaxHoldsPerClient},
 			}
+		case errors.Is(err, holds.ErrAddressQuota):
+			n := s.limits.HoldsPerAddress
+			return holds.Hold{}, &apperr.Error{
+				Kind: apperr.TooMany, Code: apperr.CodeAddressHoldQuota, RetryAfter: s.holds.TTL(),
+				Message: fmt.Sprintf("At most %d slot(s) can be held at a time from one network address. Book or release one first, or try again when a hold lapses.", n),
+				Details: map[string]any{"maxHolds": n},
+			}
+		case errors.Is(err, holds.ErrInvalid):
+			return holds.Hold{}, apperr.Invalidf("", "The request cannot be held (%v).", err)
 		default:
 			return holds.Hold{}, unavailable(err)
 		}
@@ -329,7 +349,9 @@ type Confirmed struct {
 //
 // Errors: INVALID_ARGUMENT (naming holdId, clientId or a patient field),
 // HOLD_EXPIRED (410), NOT_YOUR_HOLD (403), SLOT_TAKEN (409),
-// IDEMPOTENCY_MISMATCH (422), UNAVAILABLE (503).
+// SLOT_UNAVAILABLE (409: hours or an override closed the time since it
+// was held), COOLDOWN (429: this patient, by e-mail or phone, booked the
+// type recently), IDEMPOTENCY_MISMATCH (422), UNAVAILABLE (503).
 func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (Confirmed, error) {
 	key, err := idempotencyKey(req)
 	if err != nil {
@@ -398,12 +420,8 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		return Confirmed{}, apperr.Invalidf("holdId", "This hold is for another appointment type.")
 	}
 
-	// The fast reject: a hot slot's losers end here without a database round trip.
-	if loc, err := s.slots.Zone(ctx, h.ClinicID); err == nil {
-		if taken, known := s.slots.Bitmap.Taken(ctx, loc, h.SpecialistID, h.Start, h.End); known && taken {
-			s.dropLostHold(ctx, h, req.ClientID)
-			return Confirmed{}, apperr.SlotTaken()
-		}
+	if err := s.stillOffered(ctx, h); err != nil {
+		return Confirmed{}, err
 	}
 
 	breq := booking.BookRequest{
@@ -414,7 +432,7 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		Patient:           patient,
 		ClientID:          req.ClientID,
 		HoldID:            h.HoldID,
-		Actor:             "patient",
+		Actor:             booking.ActorPatient,
 		ClinicID:          h.ClinicID,
 	}
 	if key != nil {
@@ -429,8 +447,13 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		return Confirmed{Replay: replay.Record}, nil
 	}
 	if err != nil {
-		if apperr.CodeOf(err) == apperr.CodeSlotTaken {
+		switch apperr.CodeOf(err) {
+		case apperr.CodeSlotTaken:
 			s.dropLostHold(ctx, h, req.ClientID)
+		case apperr.CodeCooldown:
+			// The patient cannot book this type for a while: the slot goes
+			// back to everyone, announced.
+			s.releaseHold(ctx, h)
 		}
 		return Confirmed{}, err
 	}
@@ -445,6 +468,49 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		s.logger.Warn("set cooldown", "err", err)
 	}
 	return Confirmed{Confirmation: conf}, nil
+}
+
+// stillOffered checks that the held time is still a slot of the
+// specialist: hours or an override may have closed it since the hold was
+// taken. The day's slots (cached and generation-checked, without holds)
+// answer most confirms without a database round trip. A slot missing from
+// them is booked (SLOT_TAKEN) or closed (SLOT_UNAVAILABLE), which the
+// database tells apart. The bitmap is not asked here: it is a hint, and a
+// bit that a failed clear left set must not refuse a freed slot.
+func (s *Service) stillOffered(ctx context.Context, h holds.Hold) error {
+	res, err := s.daySlots(ctx, h.AppointmentTypeID, h.SpecialistID, h.Start, nil)
+	if err != nil {
+		return err
+	}
+	for _, sl := range res.Slots {
+		if sl.Start.Equal(h.Start) && slices.Contains(sl.SpecialistIDs, h.SpecialistID) {
+			return nil
+		}
+	}
+	// A booking next to it whose buffers reach the slot takes it as surely
+	// as one on it.
+	typ := slots.TypeOf(res.Row)
+	booked, err := db.New(s.pool).BookingOverlapExists(ctx, db.BookingOverlapExistsParams{
+		SpecialistIds: []uuid.UUID{h.SpecialistID},
+		RangeStart:    h.Start.Add(-typ.BufferBefore), RangeEnd: h.End.Add(typ.BufferAfter),
+	})
+	if err != nil {
+		return fmt.Errorf("check booked: %w", err)
+	}
+	if booked {
+		s.dropLostHold(ctx, h, h.ClientID)
+		return apperr.SlotTaken()
+	}
+	s.releaseHold(ctx, h)
+	return apperr.SlotUnavailable()
+}
+
+// releaseHold lets go of a hold that can no longer be booked while its slot
+// is free for others, announced like any release.
+func (s *Service) releaseHold(ctx context.Context, h holds.Hold) {
+	if _, err := s.holds.Release(context.WithoutCancel(ctx), h.HoldID, h.ClientID); err != nil {
+		s.logger.Warn("release unusable hold", "err", err)
+	}
 }
 
 // dropLostHold lets go of a hold whose slot was booked another way: it can
@@ -468,15 +534,4 @@ func maxDuration(a, b time.Duration) time.Duration {
 		return a
 	}
 	return b
-}
-
-func humanDuration(d time.Duration) string {
-	switch {
-	case d >= time.Hour:
-		return fmt.Sprintf("%d h %02d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	case d >= time.Minute:
-		return fmt.Sprintf("%d min", int((d+time.Minute-1)/time.Minute))
-	default:
-		return fmt.Sprintf("%d s", int((d+time.Second-1)/time.Second))
-	}
 }

@@ -50,7 +50,7 @@ func wire(pool *pgxpool.Pool, rdb redis.UniversalClient, ttl time.Duration) serv
 	slotSvc := slots.New(pool, rdb, slots.Options{Logger: quietLogger})
 	store := holds.NewStore(rdb, ttl, quietLogger)
 	slotSvc.SetHoldSource(store)
-	co := checkout.New(pool, store, slotSvc, bookings, quietLogger)
+	co := checkout.New(pool, store, slotSvc, bookings, quietLogger, checkout.Limits{})
 	bookings.Observe(slotSvc.OnBookingChange)
 	bookings.Observe(co.OnBookingChange)
 	return services{co: co, holds: store, slots: slotSvc, bookings: bookings}
@@ -107,6 +107,13 @@ func newClient() string { return "client-" + uuid.NewString() }
 
 var patient = booking.Patient{Name: "Ada Lovelace", Email: "ada@example.com", Phone: "+49 30 1234567"}
 
+// patientOf is a patient of the client's own: the cooldown binds a
+// patient's e-mail and phone, so tests where several clients book one
+// type need several patients.
+func patientOf(client string) booking.Patient {
+	return booking.Patient{Name: "Ada Lovelace", Email: client + "@example.com"}
+}
+
 // hold must succeed.
 func (e *env) hold(typeID uuid.UUID, start time.Time, specialist uuid.UUID, client string) holds.Hold {
 	e.t.Helper()
@@ -128,7 +135,7 @@ func (e *env) tryHold(typeID uuid.UUID, start time.Time, client string) (holds.H
 func (e *env) confirm(h holds.Hold, typeID uuid.UUID, client string) (booking.Confirmation, error) {
 	e.t.Helper()
 	res, err := e.co.Confirm(e.t.Context(), checkout.ConfirmRequest{
-		AppointmentTypeID: typeID, HoldID: h.HoldID, ClientID: client, Patient: patient,
+		AppointmentTypeID: typeID, HoldID: h.HoldID, ClientID: client, Patient: patientOf(client),
 	})
 	return res.Confirmation, err
 }

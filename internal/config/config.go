@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clinic/booking/internal/secret"
 )
 
 // Config is every setting of the server.
@@ -30,6 +32,14 @@ type Config struct {
 	WarnHeapMB       int // log a warning when the heap passes this
 	WarnStreams      int // log a warning when open streams pass this
 
+	// SecretKey signs the sign-in form's CSRF token and the device cookie
+	// (SECRET_KEY, at least 32 bytes). Empty: a key made once and kept in
+	// PostgreSQL, shared by every instance.
+	SecretKey string
+	// MetricsAddr serves /metrics on a private address of its own (and not
+	// on Addr). Empty: /metrics is on Addr, readable by anyone who reaches it.
+	MetricsAddr string
+
 	// TrustedProxies are the load balancers in front: a request from one of
 	// them is limited by the address it forwards (X-Forwarded-For), not by
 	// its own. Empty: every peer is the client.
@@ -38,9 +48,16 @@ type Config struct {
 	// Rate limits per peer address, per minute.
 	HoldsPerMinute    int // holds from the booking pages
 	APIHoldsPerMinute int // POST /v1/holds
+	HeartbeatsPerMin  int // hold heartbeats, pages and API (per hold: 12)
 	MovesPerMinute    int // reschedules by manage link, pages and API
 	LoginsPerMinute   int // staff sign-in attempts per account (per address: four times)
 	StaffWritesPerMin int // staff changes per account
+
+	// HoldsPerAddress is the most live holds of a clinic from one client
+	// address (an IPv6 address counts by its /64).
+	HoldsPerAddress int
+	// HoldMaxLife is the longest heartbeats keep a hold, from its claim.
+	HoldMaxLife time.Duration
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -95,9 +112,18 @@ func Load(getenv func(string) string) (Config, error) {
 	c.WarnStreams = intVar("WARN_STREAMS", 20000, 1, 1<<24)
 	c.HoldsPerMinute = intVar("HOLDS_PER_MINUTE", 30, 1, 1<<24)
 	c.APIHoldsPerMinute = intVar("API_HOLDS_PER_MINUTE", 120, 1, 1<<24)
+	c.HeartbeatsPerMin = intVar("HEARTBEATS_PER_MINUTE", 120, 1, 1<<24)
+	c.HoldsPerAddress = intVar("HOLDS_PER_ADDRESS", 4, 1, 10000)
+	c.HoldMaxLife = time.Duration(intVar("HOLD_MAX_SECONDS", 600, 10, 86400)) * time.Second
 	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
+	c.MetricsAddr = getenv("METRICS_ADDR")
+	if c.SecretKey = getenv("SECRET_KEY"); c.SecretKey != "" {
+		if err := secret.Check(c.SecretKey); err != nil {
+			errs = append(errs, "SECRET_KEY: "+err.Error())
+		}
+	}
 
 	for _, f := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
 		if f = strings.TrimSpace(f); f == "" {
@@ -115,6 +141,9 @@ func Load(getenv func(string) string) (Config, error) {
 		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
 	}
 
+	if c.HoldMaxLife < c.HoldTTL {
+		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
+	}
 	if c.DBMinConns > c.DBMaxConns {
 		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
 	}
@@ -153,11 +182,16 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("warn_heap_mb", c.WarnHeapMB),
 		slog.Int("holds_per_minute", c.HoldsPerMinute),
 		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),
+		slog.Int("heartbeats_per_minute", c.HeartbeatsPerMin),
+		slog.Int("holds_per_address", c.HoldsPerAddress),
+		slog.Duration("hold_max_life", c.HoldMaxLife),
 		slog.Int("moves_per_minute", c.MovesPerMinute),
 		slog.Int("logins_per_minute", c.LoginsPerMinute),
 		slog.Int("staff_writes_per_minute", c.StaffWritesPerMin),
 		slog.Int("warn_streams", c.WarnStreams),
 		slog.Any("trusted_proxies", c.TrustedProxies),
+		slog.Bool("secret_key_set", c.SecretKey != ""),
+		slog.String("metrics_addr", c.MetricsAddr),
 	)
 }
 

@@ -63,3 +63,24 @@ func TestMaskHidesPasswords(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+func TestLoadHoldLimits(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HoldsPerAddress != 4 || c.HoldMaxLife.Seconds() != 600 || c.HeartbeatsPerMin != 120 {
+		t.Fatalf("hold limits by default: %d, %s, %d", c.HoldsPerAddress, c.HoldMaxLife, c.HeartbeatsPerMin)
+	}
+	_, err = Load(env(map[string]string{
+		"HOLDS_PER_ADDRESS":     "0",
+		"HEARTBEATS_PER_MINUTE": "many",
+		"HOLD_TTL_SECONDS":      "60",
+		"HOLD_MAX_SECONDS":      "30",
+	}))
+	for _, name := range []string{"HOLDS_PER_ADDRESS", "HEARTBEATS_PER_MINUTE", "HOLD_MAX_SECONDS=30 is below HOLD_TTL_SECONDS=60"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+}

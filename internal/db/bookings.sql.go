@@ -96,46 +96,58 @@ func (q *Queries) BookingCountConfirmedAt(ctx context.Context, arg BookingCountC
 }
 
 const bookingCreate = `-- name: BookingCreate :one
-WITH target AS (
+WITH cooling AS (
+    SELECT 1
+    FROM bookings b
+    JOIN appointment_types t ON t.id = b.appointment_type_id
+    WHERE $1::boolean
+      AND b.appointment_type_id = $2 AND b.status = 'confirmed' AND t.cooldown_min > 0
+      AND b.created_at > now() - make_interval(mins => t.cooldown_min)
+      AND (lower(b.patient_email) = lower($3::text)
+           OR (regexp_replace($4::text, '\D', '', 'g') <> ''
+               AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace($4::text, '\D', '', 'g')))
+), target AS (
     SELECT at.clinic_id
     FROM appointment_types at
     JOIN appointment_type_specialists ats
-      ON ats.appointment_type_id = at.id AND ats.specialist_id = $1
+      ON ats.appointment_type_id = at.id AND ats.specialist_id = $5
     JOIN specialists s
       ON s.id = ats.specialist_id AND s.clinic_id = at.clinic_id AND s.active
-    WHERE at.id = $2 AND at.clinic_id = $3
-      AND $4::timestamptz - $5::timestamptz = make_interval(mins => at.duration_min)
+    WHERE at.id = $2 AND at.clinic_id = $6
+      AND $7::timestamptz - $8::timestamptz = make_interval(mins => at.duration_min)
+      AND NOT EXISTS (SELECT 1 FROM cooling)
 ), booked AS (
     INSERT INTO bookings (
         id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
         patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at
     )
-    SELECT $6, target.clinic_id, $2, $1, $5::timestamptz, $4::timestamptz,
-           $7, $8, $9, $10, $11, $12
+    SELECT $9, target.clinic_id, $2, $5, $8::timestamptz, $7::timestamptz,
+           $10, $3, $4, $11, $12, $13
     FROM target
     ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id
 ), audited AS (
     INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after)
-    SELECT clinic_id, $13, 'booking.create', 'booking', id::text, $14 FROM booked
+    SELECT clinic_id, $14, 'booking.create', 'booking', id::text, $15 FROM booked
 ), remembered AS (
     INSERT INTO idempotency_keys (clinic_id, principal, route, key, request_hash, status_code, body)
-    SELECT clinic_id, $15, $16, $17, $18, $19, $20
-    FROM booked WHERE $21::boolean
+    SELECT clinic_id, $16, $17, $18, $19, $20, $21
+    FROM booked WHERE $22::boolean
 )
 SELECT count(*) FROM booked
 `
 
 type BookingCreateParams struct {
-	SpecialistID      uuid.UUID
+	CheckCooldown     bool
 	AppointmentTypeID uuid.UUID
+	PatientEmail      string
+	PatientPhone      string
+	SpecialistID      uuid.UUID
 	ClinicID          uuid.UUID
 	SlotEnd           time.Time
 	SlotStart         time.Time
 	ID                uuid.UUID
 	PatientName       string
-	PatientEmail      string
-	PatientPhone      string
 	ClientID          string
 	ManageTokenHash   []byte
 	CreatedAt         time.Time
@@ -153,21 +165,25 @@ type BookingCreateParams struct {
 // The gate, its audit row and its idempotency record in one statement: one
 // round trip for the common case. The target check repeats BookingTargetGet
 // (type of the clinic, specialist of the clinic, active, performing it,
-// the type's length). The count is 0 when the check failed or the slot is
-// taken; an overlap (23P01) or a live idempotency record (23505) fails the
-// whole statement. In each case nothing is written, and the caller asks the
-// step-by-step gate (BookingTargetGet, BookingInsert) why.
+// the type's length) and, for a patient's booking (check_cooldown), the
+// cooldown of BookingPatientCooldownUntil, which needs BookingPatientLock
+// taken by an earlier statement of the same transaction. The count is 0
+// when a check failed or the slot is taken; an overlap (23P01) or a live
+// idempotency record (23505) fails the whole statement. In each case
+// nothing is written, and the caller asks the step-by-step gate
+// (BookingTargetGet, BookingInsert, ...) why.
 func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (int64, error) {
 	row := q.db.QueryRow(ctx, bookingCreate,
-		arg.SpecialistID,
+		arg.CheckCooldown,
 		arg.AppointmentTypeID,
+		arg.PatientEmail,
+		arg.PatientPhone,
+		arg.SpecialistID,
 		arg.ClinicID,
 		arg.SlotEnd,
 		arg.SlotStart,
 		arg.ID,
 		arg.PatientName,
-		arg.PatientEmail,
-		arg.PatientPhone,
 		arg.ClientID,
 		arg.ManageTokenHash,
 		arg.CreatedAt,
@@ -506,6 +522,66 @@ func (q *Queries) BookingOverlapExists(ctx context.Context, arg BookingOverlapEx
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const bookingPatientCooldownUntil = `-- name: BookingPatientCooldownUntil :one
+SELECT COALESCE(max(b.created_at + make_interval(mins => t.cooldown_min)), 'epoch')::timestamptz AS until
+FROM bookings b
+JOIN appointment_types t ON t.id = b.appointment_type_id
+WHERE b.appointment_type_id = $1 AND b.status = 'confirmed' AND t.cooldown_min > 0
+  AND b.id <> $2
+  AND b.created_at > now() - make_interval(mins => t.cooldown_min)
+  AND (lower(b.patient_email) = lower($3::text)
+       OR (regexp_replace($4::text, '\D', '', 'g') <> ''
+           AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace($4::text, '\D', '', 'g')))
+`
+
+type BookingPatientCooldownUntilParams struct {
+	AppointmentTypeID uuid.UUID
+	ExcludeID         uuid.UUID
+	Email             string
+	Phone             string
+}
+
+// When the patient's cooldown for the type ends: the latest of their
+// confirmed bookings of it (the same e-mail, case aside, or the same phone
+// digits), other than exclude_id, plus the type's cooldown; the epoch when
+// none runs.
+func (q *Queries) BookingPatientCooldownUntil(ctx context.Context, arg BookingPatientCooldownUntilParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, bookingPatientCooldownUntil,
+		arg.AppointmentTypeID,
+		arg.ExcludeID,
+		arg.Email,
+		arg.Phone,
+	)
+	var until time.Time
+	err := row.Scan(&until)
+	return until, err
+}
+
+const bookingPatientLock = `-- name: BookingPatientLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('booking-patient:' || $1::uuid::text || ':' || k, 0))
+FROM unnest(ARRAY[
+    'e:' || lower($2::text),
+    CASE WHEN regexp_replace($3::text, '\D', '', 'g') <> '' THEN 'p:' || regexp_replace($3::text, '\D', '', 'g') END
+]) WITH ORDINALITY AS keys (k, n)
+WHERE k IS NOT NULL
+ORDER BY n
+`
+
+type BookingPatientLockParams struct {
+	AppointmentTypeID uuid.UUID
+	Email             string
+	Phone             string
+}
+
+// Serialises one patient's bookings of one type, by e-mail (case aside)
+// and by phone digits when there are any, until the transaction ends: the
+// cooldown check that follows, a statement of its own, then sees the
+// other's commit. The e-mail's lock is always taken first.
+func (q *Queries) BookingPatientLock(ctx context.Context, arg BookingPatientLockParams) error {
+	_, err := q.db.Exec(ctx, bookingPatientLock, arg.AppointmentTypeID, arg.Email, arg.Phone)
+	return err
 }
 
 const bookingSearch = `-- name: BookingSearch :many

@@ -111,6 +111,12 @@ type Override struct {
 	Note         string
 }
 
+type ServerSecret struct {
+	Name      string
+	Value     []byte
+	CreatedAt time.Time
+}
+
 type Session struct {
 	Token  string
 	Data   []byte
@@ -137,6 +143,7 @@ type StaffUser struct {
 	Role         string
 	Version      int32
 	CreatedAt    time.Time
+	DisabledAt   *time.Time
 }
 
 type WeeklyHour struct {

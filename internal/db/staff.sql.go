@@ -110,8 +110,33 @@ func (q *Queries) KioskTokenValid(ctx context.Context, arg KioskTokenValidParams
 	return exists, err
 }
 
+const serverSecretGet = `-- name: ServerSecretGet :one
+SELECT value FROM server_secrets WHERE name = $1
+`
+
+func (q *Queries) ServerSecretGet(ctx context.Context, name string) ([]byte, error) {
+	row := q.db.QueryRow(ctx, serverSecretGet, name)
+	var value []byte
+	err := row.Scan(&value)
+	return value, err
+}
+
+const serverSecretInsert = `-- name: ServerSecretInsert :exec
+INSERT INTO server_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING
+`
+
+type ServerSecretInsertParams struct {
+	Name  string
+	Value []byte
+}
+
+func (q *Queries) ServerSecretInsert(ctx context.Context, arg ServerSecretInsertParams) error {
+	_, err := q.db.Exec(ctx, serverSecretInsert, arg.Name, arg.Value)
+	return err
+}
+
 const staffUserGet = `-- name: StaffUserGet :one
-SELECT id, clinic_id, email, name, password_hash, role, version, created_at FROM staff_users WHERE id = $1
+SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at FROM staff_users WHERE id = $1
 `
 
 func (q *Queries) StaffUserGet(ctx context.Context, id uuid.UUID) (StaffUser, error) {
@@ -126,12 +151,13 @@ func (q *Queries) StaffUserGet(ctx context.Context, id uuid.UUID) (StaffUser, er
 		&i.Role,
 		&i.Version,
 		&i.CreatedAt,
+		&i.DisabledAt,
 	)
 	return i, err
 }
 
 const staffUserGetByEmail = `-- name: StaffUserGetByEmail :one
-SELECT id, clinic_id, email, name, password_hash, role, version, created_at FROM staff_users WHERE email = $1
+SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at FROM staff_users WHERE email = $1
 `
 
 func (q *Queries) StaffUserGetByEmail(ctx context.Context, email string) (StaffUser, error) {
@@ -146,12 +172,13 @@ func (q *Queries) StaffUserGetByEmail(ctx context.Context, email string) (StaffU
 		&i.Role,
 		&i.Version,
 		&i.CreatedAt,
+		&i.DisabledAt,
 	)
 	return i, err
 }
 
 const staffUserListByClinic = `-- name: StaffUserListByClinic :many
-SELECT id, clinic_id, email, name, password_hash, role, version, created_at FROM staff_users WHERE clinic_id = $1 ORDER BY email
+SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at FROM staff_users WHERE clinic_id = $1 ORDER BY email
 `
 
 func (q *Queries) StaffUserListByClinic(ctx context.Context, clinicID uuid.UUID) ([]StaffUser, error) {
@@ -172,6 +199,7 @@ func (q *Queries) StaffUserListByClinic(ctx context.Context, clinicID uuid.UUID)
 			&i.Role,
 			&i.Version,
 			&i.CreatedAt,
+			&i.DisabledAt,
 		); err != nil {
 			return nil, err
 		}
@@ -183,11 +211,40 @@ func (q *Queries) StaffUserListByClinic(ctx context.Context, clinicID uuid.UUID)
 	return items, nil
 }
 
+const staffUserSetDisabled = `-- name: StaffUserSetDisabled :one
+UPDATE staff_users SET disabled_at = CASE WHEN $1::boolean THEN coalesce(disabled_at, now()) END
+WHERE id = $2 AND clinic_id = $3
+RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at
+`
+
+type StaffUserSetDisabledParams struct {
+	Disabled bool
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+func (q *Queries) StaffUserSetDisabled(ctx context.Context, arg StaffUserSetDisabledParams) (StaffUser, error) {
+	row := q.db.QueryRow(ctx, staffUserSetDisabled, arg.Disabled, arg.ID, arg.ClinicID)
+	var i StaffUser
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.Version,
+		&i.CreatedAt,
+		&i.DisabledAt,
+	)
+	return i, err
+}
+
 const staffUserUpsert = `-- name: StaffUserUpsert :one
 INSERT INTO staff_users (clinic_id, email, name, password_hash, role)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (email) DO NOTHING
-RETURNING id, clinic_id, email, name, password_hash, role, version, created_at
+RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at
 `
 
 type StaffUserUpsertParams struct {
@@ -216,6 +273,7 @@ func (q *Queries) StaffUserUpsert(ctx context.Context, arg StaffUserUpsertParams
 		&i.Role,
 		&i.Version,
 		&i.CreatedAt,
+		&i.DisabledAt,
 	)
 	return i, err
 }

@@ -30,6 +30,9 @@ const (
 	ReasonClientAbort    = "client-abort"
 	ReasonServerShutdown = "server-shutdown"
 	ReasonReplaced       = "replaced"
+	// ReasonAccessEnded: the viewer may no longer see the stream (signed
+	// out, session expired, account disabled, kiosk token revoked).
+	ReasonAccessEnded = "access-ended"
 )
 
 // ControlChannel carries "a stream opened" notices between instances, so a

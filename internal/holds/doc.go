@@ -4,12 +4,17 @@
 //
 // A hold reserves one slot (start) of one appointment type with one
 // specialist for one browser client, for a TTL (30 s by default) that
-// heartbeats extend. Reference note 003 describes the same lifecycle but
-// leaves three things soft; this package makes them exact:
+// heartbeats extend, up to a longest life counted from the claim (10 min
+// by default, SetMaxLife): a hold cannot be kept for ever. Reference note
+// 003 describes the same lifecycle but leaves three things soft; this
+// package makes them exact:
 //
-//   - The per-client quota is checked and the slot claimed in ONE script, so
-//     twenty concurrent claims by a client with quota 1 give exactly one hold
-//     (the note's SCARD-then-SET may exceed it).
+//   - The per-client quota, the per-address quota and the specialist's
+//     other holds are checked and the slot claimed in ONE script, so twenty
+//     concurrent claims by a client with quota 1 give exactly one hold (the
+//     note's SCARD-then-SET may exceed it), fifty clients from one address
+//     get exactly the address's quota, and two overlapping holds of
+//     different types for one specialist cannot both be taken.
 //   - Heartbeat, release, pin and consume each verify the owner and change
 //     the hold and its indexes in ONE script, so a hold never expires or
 //     changes hands between the check and the write.
@@ -39,6 +44,17 @@
 //	client:{c}:<clientId>:holds    set of the client's holdIds, the quota index;
 //	                               its TTL is extended (never shortened) to the
 //	                               hold's on every claim, heartbeat and pin.
+//	address:{c}:<network>:holds    set of the holdIds claimed from one address (an
+//	                               IPv4 address, or an IPv6 /64 as "2001:db8::/64"),
+//	                               the address quota's index, pruned like the
+//	                               client set; its TTL is the longest a hold can
+//	                               live, renewed on every claim.
+//	holds:specialist:{c}:<sp>      sorted set "holdId:occStart:occEnd" (unix ms,
+//	                               the slot with its buffers) scored by occEnd:
+//	                               the overlap index the claim reads. A member is
+//	                               live while its holdId's expiry score is ahead;
+//	                               the claim prunes dead members it reads and
+//	                               those whose slots ended long ago.
 //	holds:clinics                  set of clinic ids that ever had a hold (never
 //	                               shrinks); the sweeper iterates it. It has no tag:
 //	                               it is written with a plain SADD, outside scripts.
@@ -63,6 +79,9 @@
 //
 // Scripts never call TIME: "now" is passed in from Go (Store.now, which
 // tests replace) and expiries are computed as now+ttl, in milliseconds.
+// A hold's payload carries its KeepUntil (claim + longest life): a
+// heartbeat extends to min(now+ttl, KeepUntil), and past it answers gone;
+// a pin may reach a little past it, so a confirm is not cut off mid-insert.
 // The hold key's own TTL is what decides whether a slot is held; the
 // expiry scores only index holds for listing, quota and sweeping.
 //

@@ -30,6 +30,8 @@ func TestScriptKeysShareOneClusterSlot(t *testing.T) {
 		metaKey(clinic),
 		expiryKey(clinic),
 		clientKey(clinic, "some-client"),
+		addressKey(clinic, "2001:db8::/64"),
+		specialistKey(clinic, sp),
 		cooldownKey(clinic, "some-client", atid),
 		cooldownReverseKey(clinic, uuid.New()),
 	}

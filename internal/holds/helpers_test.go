@@ -45,7 +45,7 @@ func newFixture(t *testing.T, ttl time.Duration) *fixture {
 func (f *fixture) cleanup() {
 	ctx := context.Background()
 	meta, _ := f.rdb.HGetAll(ctx, metaKey(f.clinic)).Result()
-	keys := []string{metaKey(f.clinic), expiryKey(f.clinic)}
+	keys := []string{metaKey(f.clinic), expiryKey(f.clinic), specialistKey(f.clinic, f.sp)}
 	for _, raw := range meta {
 		if h, err := decodeHold(raw); err == nil {
 			keys = append(keys, h.key(), clientKey(h.ClinicID, h.ClientID))
@@ -67,7 +67,10 @@ func (f *fixture) hideFromGlobalSweepers() {
 	}
 }
 
-func (f *fixture) slot(i int) time.Time { return f.start.Add(time.Duration(i) * 30 * time.Minute) }
+// slot(i) is an hour after slot(i-1): the 30-minute slots of req with
+// their buffers (5 and 10 minutes) do not overlap, so different clients
+// can hold them side by side.
+func (f *fixture) slot(i int) time.Time { return f.start.Add(time.Duration(i) * time.Hour) }
 
 func (f *fixture) req(client string, start time.Time) ClaimRequest {
 	return ClaimRequest{

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -23,6 +24,9 @@ type Hold struct {
 	Start             time.Time // slot start, UTC
 	End               time.Time // slot end, UTC
 	ExpiresAt         time.Time // when the hold lapses without a heartbeat, UTC, ms precision
+	// KeepUntil is as far as heartbeats may carry the hold: its claim plus
+	// the store's longest life. Zero in payloads written before it existed.
+	KeepUntil time.Time
 	// The buffers of the held type: the slot overlay blocks them around the
 	// hold just as it does around a booking. Stored as whole minutes.
 	BufferBefore, BufferAfter time.Duration
@@ -41,6 +45,7 @@ type holdJSON struct {
 	Start             time.Time `json:"slotStartDate,omitzero"`
 	End               time.Time `json:"slotEndDate,omitzero"`
 	ExpiresAt         time.Time `json:"holdExpiresAt,omitzero"`
+	KeepUntil         time.Time `json:"holdKeepUntil,omitzero"`
 	BufferBeforeMin   int       `json:"bufferBeforeMin"`
 	BufferAfterMin    int       `json:"bufferAfterMin"`
 }
@@ -55,6 +60,7 @@ func (h Hold) wire() holdJSON {
 		Start:             utc(h.Start),
 		End:               utc(h.End),
 		ExpiresAt:         utc(h.ExpiresAt),
+		KeepUntil:         utc(h.KeepUntil),
 		BufferBeforeMin:   int(h.BufferBefore / time.Minute),
 		BufferAfterMin:    int(h.BufferAfter / time.Minute),
 	}
@@ -70,6 +76,7 @@ func (w holdJSON) hold() Hold {
 		Start:             utc(w.Start),
 		End:               utc(w.End),
 		ExpiresAt:         utc(w.ExpiresAt),
+		KeepUntil:         utc(w.KeepUntil),
 		BufferBefore:      time.Duration(w.BufferBeforeMin) * time.Minute,
 		BufferAfter:       time.Duration(w.BufferAfterMin) * time.Minute,
 	}
@@ -214,6 +221,9 @@ func ClinicChannel(clinicID uuid.UUID) string {
 var (
 	// ErrQuota: the client already has its quota of live holds of this type.
 	ErrQuota = errors.New("holds: client hold quota reached")
+	// ErrAddressQuota: the client's address already has its quota of live
+	// holds in the clinic.
+	ErrAddressQuota = errors.New("holds: address hold quota reached")
 	// ErrHeld matches (errors.Is) every *HeldError.
 	ErrHeld = errors.New("holds: slot is held by another client")
 	// ErrGone: heartbeat of a hold that expired, never existed, or is not the caller's.
@@ -289,6 +299,29 @@ func expiryKey(clinicID uuid.UUID) string { return "holds:expiry:" + tag(clinicI
 
 func clientKey(clinicID uuid.UUID, clientID string) string {
 	return "client:" + tag(clinicID) + ":" + clientID + ":holds"
+}
+
+func addressKey(clinicID uuid.UUID, network string) string {
+	return "address:" + tag(clinicID) + ":" + network + ":holds"
+}
+
+func specialistKey(clinicID, specialistID uuid.UUID) string {
+	return "holds:specialist:" + tag(clinicID) + ":" + specialistID.String()
+}
+
+// networkOf is how an address is counted: an IPv4 address as it is, an
+// IPv6 address by its /64, which one subscriber line usually has whole.
+func networkOf(ip string) (string, bool) {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return "", false
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String(), true
+	}
+	p, err := a.Prefix(64)
+	return p.String(), err == nil
 }
 
 func cooldownKey(clinicID uuid.UUID, clientID string, atid uuid.UUID) string {

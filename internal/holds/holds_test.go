@@ -24,7 +24,7 @@ func TestClaimStoresTheHoldWithItsTTLAndIndexes(t *testing.T) {
 	}
 	want := Hold{
 		HoldID: h.HoldID, ClientID: "client-a", ClinicID: f.clinic, AppointmentTypeID: f.atid, SpecialistID: f.sp,
-		Start: f.start, End: f.start.Add(30 * time.Minute), ExpiresAt: h.ExpiresAt,
+		Start: f.start, End: f.start.Add(30 * time.Minute), ExpiresAt: h.ExpiresAt, KeepUntil: h.KeepUntil,
 		BufferBefore: 5 * time.Minute, BufferAfter: 10 * time.Minute,
 	}
 	if h != want {
@@ -32,6 +32,9 @@ func TestClaimStoresTheHoldWithItsTTLAndIndexes(t *testing.T) {
 	}
 	if d := h.ExpiresAt.Sub(before); d < 29*time.Second || d > 31*time.Second {
 		t.Fatalf("expires %s after the claim, want about 30s", d)
+	}
+	if d := h.KeepUntil.Sub(before); d < DefaultMaxLife-time.Second || d > DefaultMaxLife+time.Second {
+		t.Fatalf("kept until %s after the claim, want about %s", d, DefaultMaxLife)
 	}
 
 	got, ok := f.heldBy(f.start)
@@ -79,6 +82,7 @@ func TestPayloadUsesTheDocumentedFieldNames(t *testing.T) {
 		"appointmentTypeId": f.atid.String(), "specialistId": f.sp.String(),
 		"slotStartDate": "2030-03-15T09:00:00Z", "slotEndDate": "2030-03-15T09:30:00Z",
 		"holdExpiresAt":   h.ExpiresAt.Format(time.RFC3339Nano),
+		"holdKeepUntil":   h.KeepUntil.Format(time.RFC3339Nano),
 		"bufferBeforeMin": 5.0, "bufferAfterMin": 10.0,
 	}
 	if len(fields) != len(want) {
@@ -179,7 +183,7 @@ func TestQuotaCountsLiveHoldsOfTheSameTypeOnly(t *testing.T) {
 	if _, err := f.s.Claim(ctx, other); err != nil {
 		t.Fatalf("hold of another type: %v", err)
 	}
-	if _, err := f.s.Claim(ctx, f.req("client-b", f.slot(1))); err != nil {
+	if _, err := f.s.Claim(ctx, f.req("client-b", f.slot(3))); err != nil {
 		t.Fatalf("another client's hold: %v", err)
 	}
 	if ok, err := f.s.Release(ctx, first.HoldID, "client-a"); !ok || err != nil {

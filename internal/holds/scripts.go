@@ -7,7 +7,8 @@ import "github.com/redis/go-redis/v9"
 // hold in between (the races reference note 003 accepts). Scripts run
 // atomically, so here the check and the write are one step.
 //
-// Every operation on one hold declares the same four keys:
+// Every operation on one hold declares the same four keys (a claim two
+// more, see claimScript):
 //
 //	KEYS[1] hold key   KEYS[2] client set   KEYS[3] holds:meta   KEYS[4] holds:expiry
 //
@@ -27,13 +28,19 @@ local function extendTTL(key, ms)
 end
 `
 
-// claimScript takes a slot, enforcing the quota, in one step.
+// claimScript takes a slot, enforcing the quotas and the specialist's
+// other holds, in one step.
 //
+//	KEYS[5] the specialist index  KEYS[6] the address set (only with an address quota)
 //	ARGV[1] now  ARGV[2] ttl  ARGV[3] expiry (now+ttl)  ARGV[4] payload
 //	ARGV[5] holdId  ARGV[6] clientId  ARGV[7] appointmentTypeId  ARGV[8] quota
-//	ARGV[9] the "hold" event  ARGV[10...] the channels to publish it on
+//	ARGV[9] the "hold" event  ARGV[10] occupied start  ARGV[11] occupied end
+//	ARGV[12] how far the specialist index is read  ARGV[13] address quota
+//	ARGV[14] the indexes' TTL (the longest a hold can live)
+//	ARGV[15...] the channels to publish the event on
 //
-// Replies: {'ok'} | {'own', payload} | {'quota'} | {'held', payload, pttl}.
+// Replies: {'ok'} | {'own', payload} | {'quota'} | {'addrquota'} |
+// {'held', payload, remaining ms}.
 //
 // A new hold's event is published by the script itself: every page hears
 // of a hold that exists, and of none that does not, even if the process
@@ -42,9 +49,18 @@ end
 //
 // The caller's own hold on this very slot is answered first, so a re-click
 // by a client at its quota gets its hold back rather than ErrQuota. The
-// quota counts the client's holds of this type whose expiry is still ahead;
-// members that are dead (expired, or without index entries) are pruned on
-// the way, which keeps the set small without any other cleanup.
+// quotas count the holds whose expiry is still ahead: the client's of this
+// type, and the address's of any type. Members that are dead (expired, or
+// without index entries) are pruned on the way, which keeps the sets small
+// without any other cleanup.
+//
+// Then another client's live hold blocks the claim when its occupied time
+// (the slot with its type's buffers) overlaps the new hold's: the same
+// slot through the hold key, any other start or type through the
+// specialist index, a sorted set of "holdId:occupiedStart:occupiedEnd"
+// scored by the occupied end. Reading it from the new occupied start
+// finds every hold that ends after it; those that start before the new
+// one ends overlap. Holds whose slots are long past are dropped from it.
 var claimScript = redis.NewScript(extendTTL + `
 local now = tonumber(ARGV[1])
 local existing = redis.call('GET', KEYS[1])
@@ -52,22 +68,57 @@ if existing and cjson.decode(existing).clientId == ARGV[6] then
   return {'own', existing}
 end
 
-local live = 0
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+-- The payload of a live hold, or nil.
+local function live(id)
   local score = redis.call('ZSCORE', KEYS[4], id)
-  local raw = redis.call('HGET', KEYS[3], id)
-  if not score or not raw or tonumber(score) <= now then
+  if not score or tonumber(score) <= now then
+    return nil
+  end
+  return redis.call('HGET', KEYS[3], id) or nil
+end
+
+local n = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local raw = live(id)
+  if not raw then
     redis.call('SREM', KEYS[2], id)
   elseif cjson.decode(raw).appointmentTypeId == ARGV[7] then
-    live = live + 1
+    n = n + 1
   end
 end
-if live >= tonumber(ARGV[8]) then
+if n >= tonumber(ARGV[8]) then
   return {'quota'}
+end
+
+if KEYS[6] then
+  n = 0
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+    if live(id) then
+      n = n + 1
+    else
+      redis.call('SREM', KEYS[6], id)
+    end
+  end
+  if n >= tonumber(ARGV[13]) then
+    return {'addrquota'}
+  end
 end
 
 if existing then
   return {'held', existing, redis.call('PTTL', KEYS[1])}
+end
+
+local indexTTL = tonumber(ARGV[14])
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. (now - indexTTL))
+local occEnd = tonumber(ARGV[11])
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[10], ARGV[12])) do
+  local id, from = string.match(m, '^([^:]+):(%d+):')
+  local raw = live(id)
+  if not raw then
+    redis.call('ZREM', KEYS[5], m)
+  elseif tonumber(from) < occEnd and cjson.decode(raw).clientId ~= ARGV[6] then
+    return {'held', raw, tonumber(redis.call('ZSCORE', KEYS[4], id)) - now}
+  end
 end
 
 redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[2])
@@ -75,7 +126,13 @@ redis.call('HSET', KEYS[3], ARGV[5], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
 redis.call('SADD', KEYS[2], ARGV[5])
 extendTTL(KEYS[2], tonumber(ARGV[2]))
-for i = 10, #ARGV do
+redis.call('ZADD', KEYS[5], ARGV[11], ARGV[5] .. ':' .. ARGV[10] .. ':' .. ARGV[11])
+extendTTL(KEYS[5], indexTTL)
+if KEYS[6] then
+  redis.call('SADD', KEYS[6], ARGV[5])
+  extendTTL(KEYS[6], indexTTL)
+end
+for i = 15, #ARGV do
   redis.call('PUBLISH', ARGV[i], ARGV[9])
 end
 return {'ok'}

@@ -22,14 +22,27 @@ import (
 // DefaultTTL is a hold's life without heartbeats when NewStore is given none.
 const DefaultTTL = 30 * time.Second
 
+// DefaultMaxLife is how long heartbeats may keep a hold, from its claim,
+// unless SetMaxLife says otherwise.
+const DefaultMaxLife = 10 * time.Minute
+
+// maxPin bounds a pin: past its KeepUntil a hold is pinned at most this
+// long, so a confirm can finish its insert but a pin cannot keep a hold.
+const maxPin = time.Minute
+
+// maxOccupied is longer than any hold occupies with its buffers (a booking
+// lasts at most a day): the claim reads the specialist index no further.
+const maxOccupied = 48 * time.Hour
+
 // maxClientIDLen bounds client ids, which become part of key names.
 const maxClientIDLen = 200
 
 // Store keeps holds in Redis. It is safe for concurrent use.
 type Store struct {
-	rdb redis.UniversalClient
-	ttl time.Duration
-	log *slog.Logger
+	rdb     redis.UniversalClient
+	ttl     time.Duration
+	maxLife time.Duration
+	log     *slog.Logger
 	// now is the clock every script is given; tests replace it.
 	now func() time.Time
 
@@ -48,11 +61,24 @@ func NewStore(rdb redis.UniversalClient, ttl time.Duration, logger *slog.Logger)
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Store{rdb: rdb, ttl: ttl, log: logger, now: time.Now}
+	return &Store{rdb: rdb, ttl: ttl, maxLife: DefaultMaxLife, log: logger, now: time.Now}
+}
+
+// SetMaxLife bounds how long heartbeats may keep a hold, counted from its
+// claim (DefaultMaxLife if d <= 0; never below the TTL). Call it while
+// wiring, before the store is used.
+func (s *Store) SetMaxLife(d time.Duration) {
+	if d <= 0 {
+		d = DefaultMaxLife
+	}
+	s.maxLife = max(d, s.ttl)
 }
 
 // TTL is a hold's life without heartbeats.
 func (s *Store) TTL() time.Duration { return s.ttl }
+
+// MaxLife is the longest heartbeats keep a hold, from its claim.
+func (s *Store) MaxLife() time.Duration { return s.maxLife }
 
 // ClaimRequest asks for one slot with one specialist.
 type ClaimRequest struct {
@@ -64,18 +90,26 @@ type ClaimRequest struct {
 	// have. Values below 1 count as 1 (the schema's default), so a forgotten
 	// field never means "unlimited".
 	Quota int
+	// Address is the client's IP address, which the hold also counts
+	// against: at most AddressQuota live holds of the clinic per address
+	// (an IPv6 address counts by its /64). An empty Address or a quota
+	// below 1 means no address limit (internal callers).
+	Address      string
+	AddressQuota int
 }
 
-// Claim takes the slot for the client. Errors: ErrQuota, *HeldError (also
-// errors.Is ErrHeld), ErrInvalid, or a Redis error. Claiming a slot the
-// client already holds returns that hold unchanged and no error (a
-// re-click), and publishes nothing.
+// Claim takes the slot for the client. Errors: ErrQuota, ErrAddressQuota,
+// *HeldError (also errors.Is ErrHeld: the slot, or with the buffers an
+// overlapping time of the same specialist, is another client's), ErrInvalid,
+// or a Redis error. Claiming a slot the client already holds returns that
+// hold unchanged and no error (a re-click), and publishes nothing.
 func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	if err := req.validate(); err != nil {
 		return Hold{}, err
 	}
 	now := s.now()
 	exp := now.Add(s.ttl)
+	keep := now.Add(s.maxLife)
 	h := Hold{
 		HoldID:            newHoldID(req.ClinicID),
 		ClientID:          req.ClientID,
@@ -85,6 +119,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		Start:             req.Start.UTC(),
 		End:               req.End.UTC(),
 		ExpiresAt:         msTime(exp.UnixMilli()),
+		KeepUntil:         msTime(keep.UnixMilli()),
 		BufferBefore:      req.BufferBefore,
 		BufferAfter:       req.BufferAfter,
 	}
@@ -97,9 +132,17 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	if err != nil {
 		return Hold{}, err
 	}
-	keys := []string{h.key(), clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID)}
+	keys := []string{h.key(), clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID),
+		specialistKey(req.ClinicID, req.SpecialistID)}
+	if req.Address != "" && req.AddressQuota > 0 {
+		network, _ := networkOf(req.Address) // validated
+		keys = append(keys, addressKey(req.ClinicID, network))
+	}
+	occupiedEnd := h.End.Add(h.BufferAfter).UnixMilli()
 	args := []any{now.UnixMilli(), s.ttl.Milliseconds(), exp.UnixMilli(), string(payload),
-		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1), string(msg)}
+		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1), string(msg),
+		h.Start.Add(-h.BufferBefore).UnixMilli(), occupiedEnd, occupiedEnd + maxOccupied.Milliseconds(),
+		req.AddressQuota, (s.maxLife + maxPin).Milliseconds()}
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
@@ -136,6 +179,8 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		return s.payloads.decode(str(res, 1))
 	case "quota":
 		return Hold{}, ErrQuota
+	case "addrquota":
+		return Hold{}, ErrAddressQuota
 	case "held":
 		other, err := s.payloads.decode(str(res, 1))
 		if err != nil {
@@ -158,13 +203,20 @@ func (r ClaimRequest) validate() error {
 		return fmt.Errorf("%w: slot must end after it starts", ErrInvalid)
 	case r.BufferBefore < 0 || r.BufferAfter < 0:
 		return fmt.Errorf("%w: negative buffer", ErrInvalid)
+	case r.End.Sub(r.Start)+r.BufferBefore+r.BufferAfter >= maxOccupied:
+		return fmt.Errorf("%w: a hold occupies less than %s", ErrInvalid, maxOccupied)
+	}
+	if _, ok := networkOf(r.Address); r.Address != "" && !ok {
+		return fmt.Errorf("%w: address %q is not an IP address", ErrInvalid, r.Address)
 	}
 	return nil
 }
 
-// Heartbeat extends the client's hold to a full TTL from now and returns
-// it. A hold that expired, never existed or is another client's: ErrGone
-// (the caller cannot tell them apart, and need not).
+// Heartbeat extends the client's hold to a full TTL from now, but never
+// past its KeepUntil, and returns it. A hold that expired, never existed,
+// is another client's or has reached its KeepUntil: ErrGone (the caller
+// cannot tell them apart, and need not). A hold kept to its KeepUntil then
+// lapses like any other, and the sweeper announces it as expired.
 func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, error) {
 	h, published, err := s.extend(ctx, holdID, clientID, s.ttl, true)
 	switch {
@@ -181,10 +233,13 @@ func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, e
 
 // Pin prepares the booking path: the hold must be live and the client's,
 // and it then lives at least pin more (max of its remaining TTL and pin),
-// so it cannot lapse while the booking is inserted. Errors: ErrExpired
-// (expired or unknown), ErrNotOwner. Publishes nothing.
+// so it cannot lapse while the booking is inserted. Unlike a heartbeat a
+// pin may reach past KeepUntil, by pin at most (itself at most a minute):
+// a patient confirming just before it is not cut off mid-insert, and
+// repeated pins cannot keep a hold. Errors: ErrExpired (expired or
+// unknown), ErrNotOwner. Publishes nothing.
 func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Duration) (Hold, error) {
-	h, _, err := s.extend(ctx, holdID, clientID, max(pin, time.Millisecond), false)
+	h, _, err := s.extend(ctx, holdID, clientID, min(max(pin, time.Millisecond), maxPin), false)
 	if errors.Is(err, errNoHold) {
 		return Hold{}, ErrExpired
 	}
@@ -205,7 +260,21 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 	if !ok {
 		return Hold{}, false, errNoHold
 	}
-	exp := s.now().Add(d)
+	now := s.now()
+	exp := now.Add(d)
+	if limit := h.KeepUntil; !limit.IsZero() {
+		if !announce {
+			limit = limit.Add(d) // a pin (see Pin)
+		}
+		if exp.After(limit) {
+			exp = limit
+		}
+	}
+	// Whole milliseconds, as Redis counts them; nothing left is gone.
+	if d = exp.Sub(now).Truncate(time.Millisecond); d <= 0 {
+		return Hold{}, false, errNoHold
+	}
+	exp = now.Add(d)
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)

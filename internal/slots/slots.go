@@ -482,6 +482,54 @@ func (s *Service) Zone(ctx context.Context, clinicID uuid.UUID) (*time.Location,
 	return loc, nil
 }
 
+// Window is the range of local dates a type can be booked in now: from
+// yesterday (a client west of the clinic may still be on it) to the last
+// day of the type's booking window.
+//
+// Errors: NOT_FOUND naming "id".
+func (s *Service) Window(ctx context.Context, typeID uuid.UUID) (first, last availability.Date, err error) {
+	clinicID, err := s.ClinicOfType(ctx, typeID)
+	if err != nil {
+		return first, last, err
+	}
+	loc, err := s.Zone(ctx, clinicID)
+	if err != nil {
+		return first, last, err
+	}
+	row, err := s.TypeRow(ctx, typeID)
+	if err != nil {
+		return first, last, fmt.Errorf("load appointment type: %w", err)
+	}
+	today := availability.DateOf(s.now(), loc)
+	return today.AddDays(-1), today.AddDays(int(row.MaxAdvanceDays)), nil
+}
+
+// CheckRange refuses, before any slot is computed or cached, a range no
+// patient can book in: backwards, longer than MaxRangeDays, or reaching
+// outside the type's Window. Free itself accepts any range up to
+// MaxRangeDays, for the staff calendar's past and far weeks.
+//
+// Errors: NOT_FOUND naming "id", INVALID_ARGUMENT naming from or to.
+func (s *Service) CheckRange(ctx context.Context, typeID uuid.UUID, from, to availability.Date) error {
+	if to.Before(from) {
+		return apperr.Invalidf("to", "to (%s) is before from (%s).", to, from)
+	}
+	if n := availability.DaysBetween(from, to) + 1; n > MaxRangeDays {
+		return apperr.Invalidf("to", "The range is %d days; at most %d days can be asked for at once.", n, MaxRangeDays)
+	}
+	first, last, err := s.Window(ctx, typeID)
+	if err != nil {
+		return err
+	}
+	if from.Before(first) {
+		return apperr.Invalidf("from", "from (%s) is in the past; the earliest is %s.", from, first)
+	}
+	if last.Before(to) {
+		return apperr.Invalidf("to", "to (%s) is past the booking window; the latest is %s.", to, last)
+	}
+	return nil
+}
+
 // --- the cache ---
 
 // GenerationKey counts the changes of a clinic's set-up: hours, overrides,

@@ -15,6 +15,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/textfield"
 )
 
 // Bookings are the staff's booking actions, over the same gate as patients.
@@ -123,17 +124,25 @@ func (s *Service) StaffUsers(ctx context.Context, u User) ([]db.StaffUser, error
 
 // CreateStaffUser adds an account.
 //
-// Errors: FORBIDDEN, INVALID_ARGUMENT (email, password, role), CONFLICT (e-mail taken).
+// Errors: FORBIDDEN, INVALID_ARGUMENT (email, name, password, role),
+// CONFLICT (e-mail taken).
 func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, password, role string) (db.StaffUser, error) {
 	if err := requireAdmin(u); err != nil {
 		return db.StaffUser{}, err
 	}
-	email = strings.ToLower(strings.TrimSpace(email))
+	email, emailErr := textfield.StaffEmail.Check(email)
+	email = strings.ToLower(email)
+	name, nameErr := textfield.StaffName.Check(name)
+	passwordErr := textfield.CheckPassword(password)
 	switch {
-	case !strings.Contains(email, "@") || len(email) > 254:
+	case emailErr != nil:
+		return db.StaffUser{}, emailErr
+	case !strings.Contains(email, "@"):
 		return db.StaffUser{}, apperr.Invalidf("email", "That does not look like an e-mail address.")
-	case len(password) < 10:
-		return db.StaffUser{}, apperr.Invalidf("password", "A password needs at least 10 characters.")
+	case nameErr != nil:
+		return db.StaffUser{}, nameErr
+	case passwordErr != nil:
+		return db.StaffUser{}, passwordErr
 	case role != RoleAdmin && role != RoleStaff:
 		return db.StaffUser{}, apperr.Invalidf("role", "The role is admin or staff.")
 	}
@@ -144,7 +153,7 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 	var row db.StaffUser
 	err = s.tx(ctx, u, func(q *db.Queries) error {
 		var err error
-		row, err = q.StaffUserUpsert(ctx, db.StaffUserUpsertParams{ClinicID: u.ClinicID, Email: email, Name: strings.TrimSpace(name), PasswordHash: hash, Role: role})
+		row, err = q.StaffUserUpsert(ctx, db.StaffUserUpsertParams{ClinicID: u.ClinicID, Email: email, Name: name, PasswordHash: hash, Role: role})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.New(apperr.Conflict, "EMAIL_TAKEN", "There is already an account with that e-mail address.")
 		}
@@ -170,8 +179,11 @@ func (s *Service) CreateKioskToken(ctx context.Context, u User, name string) (st
 	if err := requireAdmin(u); err != nil {
 		return "", err
 	}
-	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 80 {
+	name, err := textfield.KioskName.Check(name)
+	if err != nil {
+		return "", err
+	}
+	if name == "" {
 		return "", apperr.Invalidf("name", "Name the screen (for example \"Waiting room 1\").")
 	}
 	buf := make([]byte, 24)
@@ -179,7 +191,7 @@ func (s *Service) CreateKioskToken(ctx context.Context, u User, name string) (st
 		return "", err
 	}
 	token := "k_" + base64.RawURLEncoding.EncodeToString(buf)
-	err := s.tx(ctx, u, func(q *db.Queries) error {
+	err = s.tx(ctx, u, func(q *db.Queries) error {
 		row, err := q.KioskTokenInsert(ctx, db.KioskTokenInsertParams{ClinicID: u.ClinicID, Name: name, TokenHash: booking.HashToken(token)})
 		if err != nil {
 			return err
@@ -204,6 +216,39 @@ func (s *Service) RevokeKioskToken(ctx context.Context, u User, id uuid.UUID) er
 		}
 		return audit(ctx, q, u, "kiosk_token.revoke", "kiosk_token", id.String(), nil, nil, "")
 	})
+}
+
+// SetDisabled disables an account of the admin's clinic (it can no longer
+// sign in; its sessions and streams end at their next check) or enables it
+// again. An admin cannot disable their own account, so a clinic is never
+// left without one by a slip.
+//
+// Errors: FORBIDDEN, INVALID_ARGUMENT (id: one's own account), NOT_FOUND.
+func (s *Service) SetDisabled(ctx context.Context, u User, id uuid.UUID, disabled bool) (db.StaffUser, error) {
+	if err := requireAdmin(u); err != nil {
+		return db.StaffUser{}, err
+	}
+	if disabled && id == u.ID {
+		return db.StaffUser{}, apperr.Invalidf("id", "You cannot disable your own account.")
+	}
+	action := "staff.enable"
+	if disabled {
+		action = "staff.disable"
+	}
+	var row db.StaffUser
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		var err error
+		row, err = q.StaffUserSetDisabled(ctx, db.StaffUserSetDisabledParams{ID: id, ClinicID: u.ClinicID, Disabled: disabled})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("account")
+		}
+		if err != nil {
+			return err
+		}
+		return audit(ctx, q, u, action, "staff_user", id.String(), nil, map[string]string{"email": row.Email}, "")
+	})
+	return row, err
 }
 
 // KioskTokenValid checks a board's token.

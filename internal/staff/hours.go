@@ -13,6 +13,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/textfield"
 )
 
 // Range is a weekly working range in minutes from local midnight.
@@ -146,12 +147,13 @@ type OverrideInput struct {
 // Errors: NOT_FOUND, INVALID_ARGUMENT (day, start, end, note), CONFLICT
 // (overlaps an override of that day), CONCURRENCY_CONFLICT.
 func (s *Service) AddOverride(ctx context.Context, u User, specialistID uuid.UUID, in OverrideInput) error {
-	in.Note = strings.TrimSpace(in.Note)
+	var noteErr error
+	in.Note, noteErr = textfield.Note.Check(in.Note)
 	switch {
 	case in.Day.IsZero():
 		return apperr.Invalidf("day", "Pick a date.")
-	case len(in.Note) > 200:
-		return apperr.Invalidf("note", "The note is too long (200 characters at most).")
+	case noteErr != nil:
+		return noteErr
 	case !in.Closed && (in.StartMin < 0 || in.EndMin > 1440):
 		return apperr.Invalidf("start", "Times must be within the day.")
 	case !in.Closed && in.EndMin <= in.StartMin:

@@ -3,13 +3,13 @@ package staff
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/textfield"
 )
 
 // SpecialistInput is the specialist form.
@@ -21,12 +21,13 @@ type SpecialistInput struct {
 }
 
 func (in *SpecialistInput) validate() error {
-	in.Name = strings.TrimSpace(in.Name)
+	var err error
+	in.Name, err = textfield.SpecialistName.Check(in.Name)
 	switch {
+	case err != nil:
+		return err
 	case in.Name == "":
 		return apperr.Invalidf("name", "A specialist needs a name.")
-	case len(in.Name) > 120:
-		return apperr.Invalidf("name", "The name is too long (120 characters at most).")
 	case in.Priority < -1000 || in.Priority > 1000:
 		return apperr.Invalidf("priority", "Priority is a whole number from -1000 to 1000.")
 	}

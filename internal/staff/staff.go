@@ -21,6 +21,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	auditlog "github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/textfield"
 )
 
 // Roles.
@@ -67,8 +68,14 @@ func ErrBadCredentials() *apperr.Error {
 
 // Authenticate checks an e-mail and password.
 //
-// Errors: BAD_CREDENTIALS (401), the same for both kinds of mistake.
+// Errors: BAD_CREDENTIALS (401), the same for both kinds of mistake and
+// for a disabled account (which says nothing of whether it exists).
 func (s *Service) Authenticate(ctx context.Context, email, password string) (User, error) {
+	if len(password) > textfield.PasswordMaxBytes {
+		// No account has one, and bcrypt compares the first 72 bytes only:
+		// a longer password that starts like the real one must not open it.
+		return User{}, ErrBadCredentials()
+	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	row, err := db.New(s.pool).StaffUserGetByEmail(ctx, email)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -78,7 +85,7 @@ func (s *Service) Authenticate(ctx context.Context, email, password string) (Use
 	if err != nil {
 		return User{}, fmt.Errorf("find staff user: %w", err)
 	}
-	if bcrypt.CompareHashAndPassword([]byte(row.PasswordHash), []byte(password)) != nil {
+	if bcrypt.CompareHashAndPassword([]byte(row.PasswordHash), []byte(password)) != nil || row.DisabledAt != nil {
 		return User{}, ErrBadCredentials()
 	}
 	return userOf(row), nil
@@ -88,11 +95,17 @@ func userOf(r db.StaffUser) User {
 	return User{ID: r.ID, ClinicID: r.ClinicID, Email: r.Email, Name: r.Name, Role: r.Role}
 }
 
-// UserByID loads a signed-in user again (roles may change).
+// UserByID loads a signed-in user again (roles may change, an account may
+// be disabled or removed).
+//
+// Errors: SIGNED_OUT (401) when the account is gone or disabled.
 func (s *Service) UserByID(ctx context.Context, id uuid.UUID) (User, error) {
 	row, err := db.New(s.pool).StaffUserGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.DisabledAt != nil) {
+		return User{}, apperr.New(apperr.Unauthorized, "SIGNED_OUT", "This account can no longer sign in.")
+	}
 	if err != nil {
-		return User{}, err
+		return User{}, fmt.Errorf("load staff user: %w", err)
 	}
 	return userOf(row), nil
 }

@@ -3,13 +3,13 @@ package staff
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/textfield"
 )
 
 // TypeInput is the appointment type form: every field of the schema, and
@@ -29,18 +29,23 @@ type TypeInput struct {
 }
 
 func (in *TypeInput) validate() error {
-	in.Name = strings.TrimSpace(in.Name)
-	in.Description = strings.TrimSpace(in.Description)
+	var nameErr, descErr error
+	in.Name, nameErr = textfield.TypeName.Check(in.Name)
+	in.Description, descErr = textfield.Description.Check(in.Description)
 	between := func(field string, v, lo, hi int, what string) error {
 		if v < lo || v > hi {
 			return apperr.Invalidf(field, "%s must be from %d to %d.", what, lo, hi)
 		}
 		return nil
 	}
+	if nameErr != nil {
+		return nameErr
+	}
 	if in.Name == "" {
 		return apperr.Invalidf("name", "An appointment type needs a name.")
 	}
 	for _, err := range []error{
+		descErr,
 		between("durationMin", in.DurationMin, 5, 480, "Duration (minutes)"),
 		between("slotStepMin", in.SlotStepMin, 5, 480, "Slot step (minutes)"),
 		between("bufferBeforeMin", in.BufferBeforeMin, 0, 240, "Buffer before (minutes)"),

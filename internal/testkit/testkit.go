@@ -44,6 +44,14 @@ func (c *Queries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQ
 }
 func (c *Queries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// A batch is one round trip, and counts as one query.
+func (c *Queries) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.Add(1)
+	return ctx
+}
+func (c *Queries) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *Queries) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
 // CountedPool is a pool on pool's database whose queries are counted: a
 // claim of "one round trip" becomes a test.
 func CountedPool(t testing.TB, pool *pgxpool.Pool) (*pgxpool.Pool, *Queries) {

@@ -36,3 +36,12 @@ func (queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 }
 
 func (queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A batch is one round trip, and counts as one query.
+func (c queryCounter) TraceBatchStart(ctx context.Context, conn *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return c.TraceQueryStart(ctx, conn, pgx.TraceQueryStartData{})
+}
+
+func (queryCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (queryCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

@@ -1,0 +1,218 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/testkit"
+	"github.com/clinic/booking/web"
+)
+
+// apiHold posts a hold of c's first type at start, with optional headers.
+func apiHold(t *testing.T, a *api, c testkit.Clinic, start time.Time, client string, hdr ...string) reply {
+	t.Helper()
+	return a.do(t, "POST", "/v1/holds", map[string]string{
+		"appointmentTypeId": c.Types[0].ID.String(), "specialistId": c.Specialists[0].ID.String(),
+		"slotStartDate": start.UTC().Format(time.RFC3339), "clientId": client,
+	}, hdr...)
+}
+
+// freeStarts are n slot starts of a one-specialist testkit clinic (09:00
+// to 17:00 on weekdays, 30-minute slots) from next Monday on.
+func freeStarts(t *testing.T, c testkit.Clinic, n int) []time.Time {
+	t.Helper()
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []time.Time
+	for day := 0; len(out) < n; day++ {
+		d := testkit.NextWeekday(time.Now(), loc, time.Monday, 9, 0).AddDate(0, 0, day)
+		if d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+			continue
+		}
+		for i := 0; i < 16 && len(out) < n; i++ {
+			out = append(out, d.Add(time.Duration(i)*30*time.Minute))
+		}
+	}
+	return out
+}
+
+func TestAddressHoldQuota(t *testing.T) {
+	t.Parallel()
+
+	t.Run("FiftyClientIdsFromOneAddressGetExactlyTheQuota", func(t *testing.T) {
+		t.Parallel()
+		a := bootAPI(t, nil, web.Options{HoldsPerAddress: 4})
+		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+		const n = 50
+		starts := freeStarts(t, c, n)
+		replies := make([]reply, n)
+		gate := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-gate
+				replies[i] = apiHold(t, a, c, starts[i], fmt.Sprintf("made-up-%d-%s", i, uuid.NewString()[:8]))
+			}()
+		}
+		close(gate)
+		wg.Wait()
+		held, refused := 0, 0
+		for _, r := range replies {
+			switch r.Status {
+			case http.StatusCreated:
+				held++
+			case http.StatusTooManyRequests:
+				wantError(t, r, http.StatusTooManyRequests, "ADDRESS_HOLD_QUOTA", "")
+				retryAfter(t, r)
+				refused++
+			default:
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+		}
+		if held != 4 || refused != n-4 {
+			t.Fatalf("%d holds and %d ADDRESS_HOLD_QUOTA, want 4 and %d", held, refused, n-4)
+		}
+	})
+
+	t.Run("EachForwardedAddressBehindATrustedProxyHasItsOwn", func(t *testing.T) {
+		t.Parallel()
+		a := bootAPI(t, nil, web.Options{HoldsPerAddress: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+		starts := freeStarts(t, c, 3)
+		if r := apiHold(t, a, c, starts[0], "patient-1", "X-Forwarded-For", "198.51.100.1"); r.Status != http.StatusCreated {
+			t.Fatalf("first address: %d %s", r.Status, r.Body)
+		}
+		r := apiHold(t, a, c, starts[1], "patient-1-again", "X-Forwarded-For", "198.51.100.1")
+		e := wantError(t, r, http.StatusTooManyRequests, "ADDRESS_HOLD_QUOTA", "")
+		if retryAfter(t, r) < 1 || e.Error.Details["maxHolds"] != 1.0 {
+			t.Fatalf("refusal %s", r.Body)
+		}
+		if r := apiHold(t, a, c, starts[1], "patient-2", "X-Forwarded-For", "198.51.100.2"); r.Status != http.StatusCreated {
+			t.Fatalf("second address: %d %s", r.Status, r.Body)
+		}
+		// Without the header the proxy itself is the client: a third allowance.
+		if r := apiHold(t, a, c, starts[2], "patient-3"); r.Status != http.StatusCreated {
+			t.Fatalf("the proxy's own address: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+func TestHeartbeatLimits(t *testing.T) {
+	t.Parallel()
+
+	hold := func(t *testing.T, a *api, c testkit.Clinic, start time.Time, client string) string {
+		t.Helper()
+		r := apiHold(t, a, c, start, client)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("hold: %d %s", r.Status, r.Body)
+		}
+		var h holdView
+		r.into(t, &h)
+		return h.HoldID
+	}
+
+	t.Run("PerHold", func(t *testing.T) {
+		t.Parallel()
+		a := bootAPI(t, nil, web.Options{})
+		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+		id := hold(t, a, c, freeStarts(t, c, 1)[0], "beater")
+		limited := false
+		// 25 beats cross at most one minute boundary: some window gets 13.
+		for i := range 25 {
+			r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": id, "clientId": "beater"})
+			if r.Status == http.StatusTooManyRequests {
+				wantError(t, r, http.StatusTooManyRequests, "RATE_LIMITED", "")
+				retryAfter(t, r)
+				if i < 12 {
+					t.Fatalf("beat %d refused: a page beating every 10 s must never be", i+1)
+				}
+				limited = true
+				break
+			}
+			if r.Status != http.StatusOK {
+				t.Fatalf("beat %d: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+		if !limited {
+			t.Fatal("25 heartbeats at once, none refused")
+		}
+	})
+
+	t.Run("PerAddress", func(t *testing.T) {
+		t.Parallel()
+		a := bootAPI(t, nil, web.Options{HeartbeatsPerMinute: 3})
+		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+		starts := freeStarts(t, c, 8)
+		limited := false
+		for i := range 8 {
+			client := fmt.Sprintf("beater-%d", i)
+			r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": hold(t, a, c, starts[i], client), "clientId": client})
+			if r.Status == http.StatusTooManyRequests {
+				wantError(t, r, http.StatusTooManyRequests, "RATE_LIMITED", "")
+				retryAfter(t, r)
+				limited = true
+				break
+			}
+		}
+		if !limited {
+			t.Fatal("8 heartbeats of 8 holds from one address with a limit of 3, none refused")
+		}
+	})
+}
+
+// A hold kept by heartbeats is kept no longer than HoldMaxLife: then the
+// heartbeat answers 410 and the hold lapses.
+func TestHoldMaxLife(t *testing.T) {
+	t.Parallel()
+	a := bootAPI(t, nil, web.Options{HoldTTL: time.Second, HoldMaxLife: 2 * time.Second})
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	began := time.Now()
+	r := apiHold(t, a, c, freeStarts(t, c, 1)[0], "keeper")
+	var h holdView
+	r.into(t, &h)
+	for {
+		time.Sleep(250 * time.Millisecond)
+		r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": "keeper"})
+		if r.Status == http.StatusGone {
+			break
+		}
+		if r.Status != http.StatusOK {
+			t.Fatalf("heartbeat: %d %s", r.Status, r.Body)
+		}
+		if time.Since(began) > 5*time.Second {
+			t.Fatal("heartbeats keep the hold past its max life")
+		}
+	}
+	if d := time.Since(began); d < 1800*time.Millisecond {
+		t.Fatalf("gone after %s, before its max life", d)
+	}
+}
+
+func TestReleaseHoldWithAJSONBody(t *testing.T) {
+	t.Parallel()
+	a := bootAPI(t, nil, web.Options{})
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	r := apiHold(t, a, c, freeStarts(t, c, 1)[0], "releaser")
+	var h holdView
+	r.into(t, &h)
+	wantError(t, a.do(t, "DELETE", "/v1/holds/"+h.HoldID, map[string]string{"clientId": "someone-else"}), http.StatusForbidden, "NOT_YOUR_HOLD", "")
+	if r := a.do(t, "DELETE", "/v1/holds/"+h.HoldID, map[string]string{"clientId": "releaser"}); r.Status != http.StatusNoContent {
+		t.Fatalf("release: %d %s", r.Status, r.Body)
+	}
+	active, err := a.deps.Holds.Active(t.Context(), c.ID)
+	if err != nil || len(active) != 0 {
+		t.Fatalf("holds after the release: %v %v", active, err)
+	}
+	// The query string still works, and without either the clientId is missing.
+	wantError(t, a.do(t, "DELETE", "/v1/holds/"+h.HoldID, nil), http.StatusBadRequest, "INVALID_ARGUMENT", "clientId")
+}

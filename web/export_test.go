@@ -1,0 +1,7 @@
+package web
+
+// The stream encoders, for the tests of the event-stream format.
+var (
+	EncodeEvent = encodeNamed
+	EncodeData  = encodeData
+)
