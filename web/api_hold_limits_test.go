@@ -148,6 +148,24 @@ func TestHeartbeatLimits(t *testing.T) {
 		}
 	})
 
+	t.Run("AStrangerSpendsOnlyHisOwnAllowance", func(t *testing.T) {
+		t.Parallel()
+		a := bootAPI(t, nil, web.Options{})
+		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+		id := hold(t, a, c, freeStarts(t, c, 1)[0], "owner")
+		// Hold ids are public (the hold stream carries them): a stranger
+		// beating someone's hold is refused, and spends his own allowance.
+		for range 15 {
+			r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": id, "clientId": "stranger"})
+			if r.Status != http.StatusGone && r.Status != http.StatusTooManyRequests {
+				t.Fatalf("a stranger's beat: %d %s", r.Status, r.Body)
+			}
+		}
+		if r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": id, "clientId": "owner"}); r.Status != http.StatusOK {
+			t.Fatalf("the owner's beat after a stranger's 15: %d %s", r.Status, r.Body)
+		}
+	})
+
 	t.Run("PerAddress", func(t *testing.T) {
 		t.Parallel()
 		a := bootAPI(t, nil, web.Options{HeartbeatsPerMinute: 3})
@@ -176,8 +194,9 @@ func TestHoldMaxLife(t *testing.T) {
 	t.Parallel()
 	a := bootAPI(t, nil, web.Options{HoldTTL: time.Second, HoldMaxLife: 2 * time.Second})
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	start := freeStarts(t, c, 1)[0]
 	began := time.Now()
-	r := apiHold(t, a, c, freeStarts(t, c, 1)[0], "keeper")
+	r := apiHold(t, a, c, start, "keeper")
 	var h holdView
 	r.into(t, &h)
 	for {
@@ -196,6 +215,20 @@ func TestHoldMaxLife(t *testing.T) {
 	if d := time.Since(began); d < 1800*time.Millisecond {
 		t.Fatalf("gone after %s, before its max life", d)
 	}
+
+	// Claiming the slot again from the same address, under another client
+	// id, is no way around the max life: once the hold lapses, this
+	// network waits out a cool-off (the max life) for that slot.
+	var again reply
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		again = apiHold(t, a, c, start, "keeper-again")
+		if again.Status != http.StatusLocked || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wantError(t, again, http.StatusTooManyRequests, "HOLD_RECLAIM_TOO_SOON", "")
+	retryAfter(t, again)
 }
 
 func TestReleaseHoldWithAJSONBody(t *testing.T) {

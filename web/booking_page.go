@@ -209,7 +209,8 @@ type viewer struct {
 
 // accessCheckEvery is how often a stream with an access check makes it:
 // signing out, a disabled account or a revoked kiosk token ends the
-// stream within this, on whichever instance serves it.
+// stream within about twice this, on whichever instance serves it. The
+// streams of one instance share their checks (see accessCache).
 const accessCheckEvery = 2 * time.Second
 
 // serveHTMLStream joins a live view and writes its events until the

@@ -80,14 +80,14 @@ type heartbeatBody struct {
 
 // heartbeatHold answers PATCH /v1/holds.
 func (s *Server) heartbeatHold(c echo.Context) error {
-	if err := s.overHeartbeatLimit(c, ""); err != nil {
+	if err := s.overHeartbeatLimit(c, "", ""); err != nil {
 		return err
 	}
 	var body heartbeatBody
 	if err := bindJSON(c, &body); err != nil {
 		return err
 	}
-	if err := s.overHeartbeatLimit(c, body.HoldID); err != nil {
+	if err := s.overHeartbeatLimit(c, body.HoldID, body.ClientID); err != nil {
 		return err
 	}
 	h, err := s.deps.Checkout.Heartbeat(c.Request().Context(), body.HoldID, body.ClientID)
@@ -104,10 +104,13 @@ func (s *Server) heartbeatHold(c echo.Context) error {
 }
 
 // overHeartbeatLimit counts a heartbeat: with holdID "" against the
-// client's address, otherwise against the hold (ids that are not hold ids
-// are refused later, uncounted). A page beats every 10 s; these limits are
-// for clients that beat in a loop.
-func (s *Server) overHeartbeatLimit(c echo.Context, holdID string) error {
+// client's address, otherwise against the hold as beaten by this client id
+// (ids that are not hold ids are refused later, uncounted). Hold ids are
+// public (every page's stream carries them), so the count is the hold's
+// and the caller's together: a stranger beating someone's hold spends
+// only his own allowance, never the owner's. A page beats every 10 s;
+// these limits are for clients that beat in a loop.
+func (s *Server) overHeartbeatLimit(c echo.Context, holdID, clientID string) error {
 	if holdID == "" {
 		if l := s.deps.HeartbeatIPLimiter; l != nil {
 			return overLimit(c, l, "heartbeats")
@@ -116,7 +119,7 @@ func (s *Server) overHeartbeatLimit(c echo.Context, holdID string) error {
 	}
 	if l := s.deps.HeartbeatHoldLimiter; l != nil {
 		if _, ok := holds.ParseHoldID(holdID); ok {
-			return overLimitFor(c, l, holdID, "heartbeats", "hold")
+			return overLimitFor(c, l, holdID+":"+holds.ClientHash(clientID), "heartbeats", "hold")
 		}
 	}
 	return nil

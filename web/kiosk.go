@@ -156,12 +156,12 @@ func (s *Server) kioskStream(c echo.Context) error {
 		return err
 	}
 	// A revoked token (or a first token made for a board that was public)
-	// ends the board's stream; the board then shows why on reload.
+	// ends the board's stream; the board then shows why on reload. Boards
+	// are public: the boards of one clinic and token share one check.
 	device := c.QueryParam("device")
-	access := func(ctx context.Context) bool {
-		ok, err := s.kioskAllowed(ctx, clinic.ID, device)
-		return ok || err != nil // a failed check is no reason to cut the board
-	}
+	key := accessKey("kiosk", clinic.ID.String(), device)
+	check := func(ctx context.Context) (bool, error) { return s.kioskAllowed(ctx, clinic.ID, device) }
+	access := func(ctx context.Context) bool { return s.access.allowed(ctx, key, check) }
 	return s.serveHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String(), viewer{access: access})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/clientaddr"
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/ratelimit"
 )
@@ -86,7 +87,18 @@ func loggerFrom(c echo.Context) *slog.Logger {
 // RetryAfter becomes the Retry-After header (handleError, or
 // setRetryAfter where a page answers with a panel instead).
 func overLimit(c echo.Context, l *ratelimit.Limiter, what string) error {
-	return overLimitFor(c, l, c.RealIP(), what, "connection")
+	return overLimitFor(c, l, clientNetwork(c), what, "connection")
+}
+
+// clientNetwork is what the per-address limits count: the client's address
+// (see clientIP), an IPv6 one by its /64, which one subscriber usually
+// has whole.
+func clientNetwork(c echo.Context) string {
+	ip := c.RealIP()
+	if n, ok := clientaddr.Network(ip); ok {
+		return n
+	}
+	return ip
 }
 
 // overLimitFor is overLimit for any key; who names it in the message.
@@ -135,10 +147,21 @@ func textOnly(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		// The pages' forms; the API reads JSON, whatever the Content-Type
 		// says (curl -d sends JSON as a form), so its body is left unread.
-		if !strings.HasPrefix(req.URL.Path, "/v1/") && strings.HasPrefix(req.Header.Get(echo.HeaderContentType), echo.MIMEApplicationForm) {
-			_ = req.ParseForm() // what does not parse, the handler does not see either
-			if err := plainValues(req.PostForm); err != nil {
-				return err
+		if !strings.HasPrefix(req.URL.Path, "/v1/") {
+			switch ct := req.Header.Get(echo.HeaderContentType); {
+			case strings.HasPrefix(ct, echo.MIMEApplicationForm):
+				_ = req.ParseForm() // what does not parse, the handler does not see either
+				if err := plainValues(req.PostForm); err != nil {
+					return err
+				}
+			case strings.HasPrefix(ct, echo.MIMEMultipartForm):
+				// No form here takes files, but FormValue reads multipart
+				// bodies too: their fields are checked the same way.
+				if err := req.ParseMultipartForm(32 << 10); err == nil {
+					if err := plainValues(req.MultipartForm.Value); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		return next(c)

@@ -229,7 +229,7 @@ func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, 
 		status = http.StatusGone
 		panel.Message = "Your hold on this time expired."
 		panel.Retry = true
-	case "HOLD_QUOTA", apperr.CodeAddressHoldQuota, apperr.CodeCooldown, "RATE_LIMITED":
+	case "HOLD_QUOTA", apperr.CodeAddressHoldQuota, apperr.CodeHoldReclaimTooSoon, apperr.CodeCooldown, "RATE_LIMITED":
 		status = http.StatusTooManyRequests
 		panel.Message = ae.Message
 	case "NOT_YOUR_HOLD":
@@ -301,9 +301,9 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return err
 	}
 	p = formSpecialist(c, p)
-	err = s.overHeartbeatLimit(c, "")
+	err = s.overHeartbeatLimit(c, "", "")
 	if err == nil {
-		err = s.overHeartbeatLimit(c, c.FormValue("holdId"))
+		err = s.overHeartbeatLimit(c, c.FormValue("holdId"), s.existingClientID(c))
 	}
 	if err == nil {
 		_, err = s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.clientID(c))

@@ -261,4 +261,12 @@ func TestRateLimitBehindATrustedProxy(t *testing.T) {
 	if !slices.Equal(codes, []int{201, 201, 201, 429}) {
 		t.Fatalf("a peer that is not the proxy, forwarding four addresses: %v, want 3 × 201 then 429", codes)
 	}
+	// One IPv6 subscriber has a whole /64: its addresses share one budget.
+	codes = nil
+	for i := range 4 {
+		codes = append(codes, hold(proxy.hc, fmt.Sprintf("2001:db8:7:9::%x", i+1)))
+	}
+	if !slices.Equal(codes, []int{201, 201, 201, 429}) {
+		t.Fatalf("four addresses of one IPv6 /64: %v, want 3 × 201 then 429", codes)
+	}
 }

@@ -45,12 +45,12 @@ func (s *Server) routes() {
 	pages.POST("/manage/:token/reschedule", s.manageReschedule)
 
 	// Staff: sign-in first, then the session's CSRF token on every state
-	// change. The sign-in form checks its own token (a signed double submit:
+	// change, then the account's allowance of changes. The sign-in form checks its own token (a signed double submit:
 	// no session before sign-in).
 	sg := e.Group("/staff", s.sessions)
 	sg.GET("/login", s.loginPage)
 	sg.POST("/login", s.login)
-	st := sg.Group("", s.requireStaff, s.csrf)
+	st := sg.Group("", s.requireStaff, s.csrf, s.limitStaffWrites)
 	st.POST("/logout", s.logout)
 	st.GET("", s.calendar)
 	st.GET("/live", s.calendarStream)
@@ -78,7 +78,7 @@ func (s *Server) routes() {
 	st.POST("/kiosks", s.kioskCreate)
 	st.POST("/kiosks/revoke", s.kioskRevoke)
 
-	api := e.Group("/v1/staff", s.sessions, s.requireStaff, s.csrf)
+	api := e.Group("/v1/staff", s.sessions, s.requireStaff, s.csrf, s.limitStaffWrites)
 	api.GET("/specialists/:id", s.apiSpecialist)
 	api.PATCH("/specialists/:id", s.apiSpecialistUpdate)
 	api.PUT("/specialists/:id/hours", s.apiHours)

@@ -84,6 +84,8 @@ type Server struct {
 	// streams counts the HTML streams served on hijacked connections,
 	// which http.Server.Shutdown does not wait for.
 	streams sync.WaitGroup
+	// access shares the streams' periodic access checks (see accessCache).
+	access *accessCache
 }
 
 // clientIP finds the address rate limits count: the peer's, unless the
@@ -92,9 +94,23 @@ type Server struct {
 // at the front of the header, but not past its own proxy). Loopback and
 // private ranges are not trusted by default (Echo's defaults would trust
 // them): only what TRUSTED_PROXIES names.
-func clientIP(trusted []netip.Prefix) echo.IPExtractor {
+//
+// Without trusted proxies a request that carries X-Forwarded-For is logged
+// once: a load balancer nobody named makes every patient one address, and
+// the per-address limits (HOLDS_PER_ADDRESS above all) then bind the
+// whole clinic.
+func clientIP(trusted []netip.Prefix, logger *slog.Logger) echo.IPExtractor {
 	if len(trusted) == 0 {
-		return echo.ExtractIPDirect()
+		direct := echo.ExtractIPDirect()
+		var once sync.Once
+		return func(req *http.Request) string {
+			if req.Header.Get(echo.HeaderXForwardedFor) != "" {
+				once.Do(func() {
+					logger.Warn("a request came with X-Forwarded-For, but TRUSTED_PROXIES is empty: every client behind a proxy counts as the proxy's one address; name your load balancer in TRUSTED_PROXIES")
+				})
+			}
+			return direct(req)
+		}
 	}
 	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
 	for _, p := range trusted {
@@ -110,6 +126,7 @@ func New(deps Deps, addr string) *Server {
 	e.HidePort = true
 	s := &Server{deps: deps, echo: e, signer: signer{key: deps.secret}, csrfSlot: "csrf-" + randomHex(16)}
 	s.live = newLiveGrids(s)
+	s.access = newAccessCache(accessCheckEvery*3/4, deps.Logger)
 	s.metrics = newHTTPMetrics(deps.Registry)
 	e.HTTPErrorHandler = s.handleError
 	// Rate limits key on the client's address (see clientIP).

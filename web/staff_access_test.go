@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -500,5 +501,63 @@ func TestMetricsOnAPrivateAddress(t *testing.T) {
 	}
 	if st, _ := get("http://" + addr + "/healthz"); st != http.StatusOK {
 		t.Fatalf("public /healthz: %d", st)
+	}
+}
+
+// Kiosk boards are public, so there may be thousands: the boards of one
+// clinic and token share one access check per instance, not one each.
+func TestKioskStreamsOfOneClinicShareTheirAccessCheck(t *testing.T) {
+	t.Parallel()
+	pool, queries := testkit.CountedPool(t, testkit.DB(t))
+	rdb := testkit.Redis(t)
+	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(stfTestLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		scoped(web.Options{LoginsPerMinute: 100000, HoldsPerMinute: 100000}))
+	ctx, cancel := context.WithCancel(context.Background())
+	deps.RunBackground(ctx)
+	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		cancel()
+	})
+	app := &stfApp{TS: ts, Deps: deps, Pool: pool, RDB: rdb}
+	c := stfNewClinic(t, testkit.DB(t), 1)
+	admin := stfSignIn(t, app, c.Admin)
+	r := admin.Post("/staff/kiosks", url.Values{"name": {"Waiting room"}}).Want(http.StatusCreated)
+	m := stfKioskLink.FindStringSubmatch(r.Text(`[data-testid="notice"]`))
+	if m == nil {
+		t.Fatalf("no device link: %q", r.Text(`[data-testid="notice"]`))
+	}
+
+	const boards = 50
+	var open []*sseConn
+	for range boards {
+		b := dialSSE(t, nil, ts.URL+"/kiosk/"+c.Slug+"/live?device="+m[2])
+		b.must(evWait, "the board's first block")
+		open = append(open, b)
+	}
+	// Nothing changes on the board now: what the pool runs is the boards'
+	// access checks (and the app's own background work).
+	const window = 5 * time.Second
+	before := queries.Load()
+	time.Sleep(window)
+	ran := queries.Load() - before
+	// One check per 1.5-2 s is 3 or 4 in the window; one per board would be
+	// about boards*window/2s = 125.
+	if ran > 12 {
+		t.Fatalf("%d boards of one clinic ran %d queries in %v; want their access checks shared (a few)", boards, ran, window)
+	}
+	t.Logf("%d boards of one clinic: %d queries in %v", boards, ran, window)
+
+	// A shared no still reaches every board.
+	var id string
+	admin.Get("/staff/kiosks").Doc().Find(`select#revoke-id option`).Each(func(_ int, o *goquery.Selection) {
+		if o.Text() == "Waiting room" {
+			id, _ = o.Attr("value")
+		}
+	})
+	admin.Post("/staff/kiosks/revoke", url.Values{"id": {id}}).Want(http.StatusOK)
+	for _, b := range open {
+		stfEnds(t, b, "access-ended")
 	}
 }

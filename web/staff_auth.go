@@ -37,13 +37,6 @@ func (s *Server) requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 			if u, err := s.deps.Staff.UserByID(ctx, id); err == nil {
 				c.SetRequest(c.Request().WithContext(context.WithValue(ctx, staffKey{}, u)))
 				c.Response().Header().Set("Cache-Control", "no-store")
-				// Changes are limited per account: a script or a stolen
-				// session cannot flood the calendar and the audit log.
-				if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
-					if err := overLimitFor(c, s.deps.StaffWriteLimiter, u.ID.String(), "changes", "account"); err != nil {
-						return err
-					}
-				}
 				return next(c)
 			}
 		}
@@ -51,6 +44,20 @@ func (s *Server) requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 			return apperr.New(apperr.Unauthorized, "SIGN_IN_REQUIRED", "Sign in as staff first.")
 		}
 		return redirectTo(c, "/staff/login")
+	}
+}
+
+// limitStaffWrites limits changes per account, so a script or a stolen
+// session cannot flood the calendar and the audit log. It runs after the
+// CSRF check: a forged request spends nothing of the account's allowance.
+func (s *Server) limitStaffWrites(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+			if err := overLimitFor(c, s.deps.StaffWriteLimiter, staffUser(c).ID.String(), "changes", "account"); err != nil {
+				return err
+			}
+		}
+		return next(c)
 	}
 }
 
@@ -146,7 +153,7 @@ func (s *Server) login(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
-	if ok, wait := s.deps.LoginIPLimiter.Allow(ctx, c.RealIP()); !ok {
+	if ok, wait := s.deps.LoginIPLimiter.Allow(ctx, clientNetwork(c)); !ok {
 		return s.tooManyLogins(c, email, wait)
 	}
 	limiter, key := s.deps.LoginAccountLimiter, email

@@ -298,20 +298,27 @@ func (s *Server) calendarStream(c echo.Context) error {
 
 // staffAccess is a staff stream's access check: its session is still in
 // the store (not signed out, expired or deleted) and its account still
-// exists and is not disabled. A failed check keeps the stream.
+// exists and is not disabled. The streams of one session share the check;
+// a failed check keeps the stream.
 func (s *Server) staffAccess(c echo.Context) func(context.Context) bool {
 	sm := s.deps.Sessions
 	token := sm.Token(c.Request().Context())
 	id := staffUser(c).ID
-	return func(ctx context.Context) bool {
-		// scs's Store has no context; pgxstore's Find is one indexed read.
-		if _, found, err := sm.Store.Find(token); err == nil && !found {
-			return false
+	key := accessKey("staff", id.String(), token)
+	check := func(ctx context.Context) (bool, error) {
+		// scs's Store takes no context (pgxstore is no scs.CtxStore): the
+		// cache runs this on its own and stops waiting at ctx's end.
+		_, found, err := sm.Store.Find(token)
+		if err != nil || !found {
+			return false, err
 		}
-		_, err := s.deps.Staff.UserByID(ctx, id)
-		ae := apperr.As(err)
-		return ae == nil || ae.Kind != apperr.Unauthorized
+		_, err = s.deps.Staff.UserByID(ctx, id)
+		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
+			return false, nil
+		}
+		return err == nil, err
 	}
+	return func(ctx context.Context) bool { return s.access.allowed(ctx, key, check) }
 }
 
 // phoneBooking answers POST /staff/bookings: a booking made for a patient.

@@ -53,8 +53,8 @@ func toStreamEvent(ev holds.Event, ownHash string) streamEvent {
 	return se
 }
 
-// holdStream answers GET /v1/holds/stream?appointmentTypeId=&clientId=&leaseMs=,
-// the JSON protocol of reference note 003.
+// holdStream answers GET /v1/holds/stream?appointmentTypeId=&clientId=&leaseMs=:
+// the JSON event stream an API client keeps open while it holds a slot.
 func (s *Server) holdStream(c echo.Context) error {
 	ctx := c.Request().Context()
 	typeID, err := uuidParam(c.QueryParam("appointmentTypeId"), "appointmentTypeId")

@@ -27,7 +27,7 @@ import (
 	"github.com/clinic/booking/web"
 )
 
-// Tests of GET /v1/holds/stream, the JSON stream of reference note 003,
+// Tests of GET /v1/holds/stream, the JSON stream an API client holds open,
 // read over real HTTP from the whole app on PostgreSQL and Redis.
 
 const evWait = 5 * time.Second // how long a test waits for an event that must come

@@ -145,7 +145,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	return Deps{
 		warnHeap:            uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams:         cmp.Or(o.WarnStreams, 20000),
-		clientIP:            clientIP(o.TrustedProxies),
+		clientIP:            clientIP(o.TrustedProxies, logger),
 		readHeaderTimeout:   o.ReadHeaderTimeout,
 		readTimeout:         o.ReadTimeout,
 		writeTimeout:        o.WriteTimeout,
@@ -206,8 +206,8 @@ func (d Deps) RunBackground(ctx context.Context) {
 }
 
 // watchLoad warns when the heap or the number of open streams passes its
-// threshold (reference note 003's memory management): the operator should
-// add an instance before the process is in trouble.
+// threshold: the operator should add an instance before the process is in
+// trouble.
 func (d Deps) watchLoad(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()

@@ -105,6 +105,9 @@ const (
 	CodeCooldown = "COOLDOWN"
 	// CodeAddressHoldQuota: the client's address holds as many slots as it may.
 	CodeAddressHoldQuota = "ADDRESS_HOLD_QUOTA"
+	// CodeHoldReclaimTooSoon: the client's network let its hold of this
+	// slot lapse a moment ago and may not take it again yet.
+	CodeHoldReclaimTooSoon = "HOLD_RECLAIM_TOO_SOON"
 )
 
 // SlotUnavailable is a held time that hours or an override closed since.
@@ -117,6 +120,17 @@ func Cooldown(typeName string, remaining time.Duration) *Error {
 	return &Error{
 		Kind: TooMany, Code: CodeCooldown, RetryAfter: remaining,
 		Message: fmt.Sprintf("You booked %s recently. You can book it again in %s.", typeName, humanDuration(remaining)),
+		Details: map[string]any{"retryAfterSeconds": Seconds(remaining)},
+	}
+}
+
+// ReclaimTooSoon refuses a slot whose hold, taken from the client's
+// network, lapsed a moment ago: holding a slot by letting holds lapse and
+// claiming it again is no way around their longest life.
+func ReclaimTooSoon(remaining time.Duration) *Error {
+	return &Error{
+		Kind: TooMany, Code: CodeHoldReclaimTooSoon, RetryAfter: remaining,
+		Message: fmt.Sprintf("A hold on this time lapsed a moment ago. Pick another time, or try this one again in %s.", humanDuration(remaining)),
 		Details: map[string]any{"retryAfterSeconds": Seconds(remaining)},
 	}
 }

@@ -20,7 +20,8 @@ type Candidate struct {
 }
 
 // Seed is fnv1a32(appointmentTypeId + ":" + slotStartDate), the slot's
-// tiebreak seed (note 003), with the start as RFC 3339 in UTC.
+// tiebreak seed, with the start as RFC 3339 in UTC: every instance (and
+// every client) computes the same order for the same slot.
 func Seed(appointmentTypeID uuid.UUID, slotStart time.Time) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(appointmentTypeID.String() + ":" + slotStart.UTC().Format(time.RFC3339)))

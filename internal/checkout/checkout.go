@@ -1,7 +1,8 @@
 // Package checkout is the patient's path to a booking: hold a slot,
 // keep it with heartbeats, confirm it, and later cancel or reschedule it
 // through the manage link. It joins the Redis holds (friendly, fast) to the
-// database gate (correct), in the order DESIGN section 6 gives.
+// database gate (correct): cooldown, slot check, claim; then pin, gate,
+// and the observers that follow a committed booking.
 package checkout
 
 import (
@@ -124,6 +125,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		return holds.Hold{}, err
 	}
 	typ := slots.TypeOf(t)
+	var coolFor time.Duration
 	for _, c := range cands {
 		h, err := s.holds.Claim(ctx, holds.ClaimRequest{
 			ClientID: req.ClientID, ClinicID: t.ClinicID, AppointmentTypeID: t.ID, SpecialistID: c.ID,
@@ -133,12 +135,18 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 			Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
 		})
 		var held *holds.HeldError
+		var reclaim *holds.ReclaimError
 		switch {
 		case err == nil:
 			return h, nil
 		case errors.As(err, &held):
 			// Lost the race for this one: try the next without asking again.
 			heldFor = maxDuration(heldFor, held.RetryAfter)
+			continue
+		case errors.As(err, &reclaim):
+			// This network let its hold of this specialist's slot lapse a
+			// moment ago; another specialist may still be free.
+			coolFor = maxDuration(coolFor, reclaim.RetryAfter)
 			continue
 		case errors.Is(err, holds.ErrQuota):
 			return holds.Hold{}, &apperr.Error{
@@ -154,10 +162,17 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 				Details: map[string]any{"maxHolds": n},
 			}
 		case errors.Is(err, holds.ErrInvalid):
-			return holds.Hold{}, apperr.Invalidf("", "The request cannot be held (%v).", err)
+			// The store's own words may name the address: they go to the
+			// log through Err, never to the answer.
+			e := apperr.Invalidf("", "This request cannot hold a slot.")
+			e.Err = err
+			return holds.Hold{}, e
 		default:
 			return holds.Hold{}, unavailable(err)
 		}
+	}
+	if coolFor > 0 && heldFor == 0 {
+		return holds.Hold{}, apperr.ReclaimTooSoon(coolFor)
 	}
 	return holds.Hold{}, apperr.SlotHeld(heldFor)
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 )
 
-// Reasons a stream ends (reference note 003).
+// Reasons a stream ends, sent in its last event and counted in metrics.
 const (
 	ReasonLeaseExpired   = "lease-expired"
 	ReasonSendFailed     = "send-failed"

@@ -5,14 +5,19 @@
 // A hold reserves one slot (start) of one appointment type with one
 // specialist for one browser client, for a TTL (30 s by default) that
 // heartbeats extend, up to a longest life counted from the claim (10 min
-// by default, SetMaxLife): a hold cannot be kept for ever. Reference note
-// 003 describes the same lifecycle but leaves three things soft; this
+// by default, SetMaxLife): a hold cannot be kept for ever. Nor can it be
+// renewed in place by claiming it again the moment it lapses: a hold
+// claimed from an address that lapses at the end of its longest life bars
+// that address's network from the same slot for a cool-off (the longest
+// life by default, SetReclaimCoolOff), while anyone else may take it. A
+// hold that lapses earlier (a page closed, a laptop asleep) bars nothing:
+// its patient may hold the time again at once. Three things in this lifecycle are easy to get almost right; this
 // package makes them exact:
 //
 //   - The per-client quota, the per-address quota and the specialist's
 //     other holds are checked and the slot claimed in ONE script, so twenty
-//     concurrent claims by a client with quota 1 give exactly one hold (the
-//     note's SCARD-then-SET may exceed it), fifty clients from one address
+//     concurrent claims by a client with quota 1 give exactly one hold (a
+//     count followed by a SET may exceed it), fifty clients from one address
 //     get exactly the address's quota, and two overlapping holds of
 //     different types for one specialist cannot both be taken.
 //   - Heartbeat, release, pin and consume each verify the owner and change
@@ -21,18 +26,17 @@
 //   - An expired hold is announced: an expiry index is swept (every second by
 //     RunSweeper), and the sweep script removes each expired hold atomically,
 //     so exactly one caller across all server instances publishes its
-//     "release" event with reason "expired". Note 003 published nothing on
-//     expiry, which left kiosks showing phantom holds.
+//     "release" event with reason "expired": no page is left showing a
+//     hold that no longer exists.
 //
 // # Keys
 //
 // All keys of one clinic carry the hash tag {<clinicID>}, so every script
 // touches a single hash slot (Redis Cluster-safe) and one clinic's holds are
-// listed with one read. DESIGN.md section 5 tags by appointment type
-// ({atid}); tagging by clinic is a deliberate refinement: the slot overlay
-// and the calendar/kiosk streams need all holds of a clinic (a specialist
-// can be held through any type), and the quota index per client then lives
-// in the same slot as the holds it counts.
+// listed with one read. The tag is the clinic, not the appointment type:
+// the slot overlay and the calendar/kiosk streams need all holds of a
+// clinic (a specialist can be held through any type), and the quota
+// indexes then live in the same slot as the holds they count.
 //
 //	hold:{c}:<atid>:<start>:<sp>   string, the hold's JSON payload, SET NX PX ttl.
 //	                               Existence = the slot is held. <start> is RFC3339 UTC.
@@ -55,6 +59,13 @@
 //	                               live while its holdId's expiry score is ahead;
 //	                               the claim prunes dead members it reads and
 //	                               those whose slots ended long ago.
+//	reclaim:{c}:<atid>:<start>:<sp>:<network>
+//	                               the re-claim cool-off of one slot (the hold key's
+//	                               name) for one network; value = when it ends (unix
+//	                               ms), the key's TTL about the same. Started by the
+//	                               sweep of a lapsed hold whose payload names the
+//	                               network it was claimed from (addrNet), or by a
+//	                               claim that meets that hold before the sweep.
 //	holds:clinics                  set of clinic ids that ever had a hold (never
 //	                               shrinks); the sweeper iterates it. It has no tag:
 //	                               it is written with a plain SADD, outside scripts.
@@ -80,7 +91,9 @@
 // Scripts never call TIME: "now" is passed in from Go (Store.now, which
 // tests replace) and expiries are computed as now+ttl, in milliseconds.
 // A hold's payload carries its KeepUntil (claim + longest life): a
-// heartbeat extends to min(now+ttl, KeepUntil), and past it answers gone;
+// heartbeat extends to min(now+ttl, KeepUntil), and past it answers gone
+// (a payload without a KeepUntil, written before it existed, counts as at
+// it, so such a hold lapses within a TTL);
 // a pin may reach a little past it, so a confirm is not cut off mid-insert.
 // The hold key's own TTL is what decides whether a slot is held; the
 // expiry scores only index holds for listing, quota and sweeping.

@@ -25,8 +25,11 @@ func TestSlotOfMatchesRedisCluster(t *testing.T) {
 // all live in one slot.
 func TestScriptKeysShareOneClusterSlot(t *testing.T) {
 	clinic, atid, sp := uuid.New(), uuid.New(), uuid.New()
+	hold := holdKey(clinic, atid, sp, time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	keys := []string{
-		holdKey(clinic, atid, sp, time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)),
+		hold,
+		reclaimKey(hold, "2001:db8::/64"),
+		reclaimKey(hold, "203.0.113.7"),
 		metaKey(clinic),
 		expiryKey(clinic),
 		clientKey(clinic, "some-client"),

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,10 +30,15 @@ type Hold struct {
 	// The buffers of the held type: the slot overlay blocks them around the
 	// hold just as it does around a booking. Stored as whole minutes.
 	BufferBefore, BufferAfter time.Duration
+	// network is the claimer's address network (clientaddr.Network), empty
+	// for claims without an address and payloads written before it existed.
+	// The sweeper names the re-claim cool-off key by it. It stays out of
+	// events: an address is nobody else's business.
+	network string
 }
 
-// holdJSON is the wire form of Hold. Field names follow reference note 003
-// (slotStartDate, holdExpiresAt, ...) so existing clients read it; omitzero
+// holdJSON is the wire form of Hold. Field names are the public API's
+// (slotStartDate, holdExpiresAt, ...), so clients read it as is; omitzero
 // lets confirm/cancel events carry only what their caller knows. The
 // buffers are always written: 0 is a meaningful value for the overlay.
 type holdJSON struct {
@@ -48,6 +53,7 @@ type holdJSON struct {
 	KeepUntil         time.Time `json:"holdKeepUntil,omitzero"`
 	BufferBeforeMin   int       `json:"bufferBeforeMin"`
 	BufferAfterMin    int       `json:"bufferAfterMin"`
+	AddrNet           string    `json:"addrNet,omitzero"`
 }
 
 func (h Hold) wire() holdJSON {
@@ -63,6 +69,7 @@ func (h Hold) wire() holdJSON {
 		KeepUntil:         utc(h.KeepUntil),
 		BufferBeforeMin:   int(h.BufferBefore / time.Minute),
 		BufferAfterMin:    int(h.BufferAfter / time.Minute),
+		AddrNet:           h.network,
 	}
 }
 
@@ -79,7 +86,16 @@ func (w holdJSON) hold() Hold {
 		KeepUntil:         utc(w.KeepUntil),
 		BufferBefore:      time.Duration(w.BufferBeforeMin) * time.Minute,
 		BufferAfter:       time.Duration(w.BufferAfterMin) * time.Minute,
+		network:           w.AddrNet,
 	}
+}
+
+// reachedMaxLife says whether the hold was kept to the end of its longest
+// life: its last heartbeat could only extend it to KeepUntil. Only such a
+// hold bars its network from the slot for a while when it lapses; one that
+// lapsed earlier (a page closed, a laptop asleep) may be held again at once.
+func (h Hold) reachedMaxLife() bool {
+	return !h.KeepUntil.IsZero() && h.ExpiresAt.Equal(h.KeepUntil)
 }
 
 // utc keeps the zero time zero (an event may leave times out).
@@ -192,7 +208,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	if hash == "" {
 		hash = ClientHash(w.ClientID)
 	}
-	w.ClientID = ""
+	w.ClientID, w.AddrNet = "", ""
 	return json.Marshal(eventJSON{Type: e.Type, holdJSON: w, ClientHash: hash, Reason: e.Reason})
 }
 
@@ -232,6 +248,8 @@ var (
 	ErrExpired = errors.New("holds: hold expired")
 	// ErrNotOwner: the hold is live but belongs to another client.
 	ErrNotOwner = errors.New("holds: hold belongs to another client")
+	// ErrReclaimTooSoon matches (errors.Is) every *ReclaimError.
+	ErrReclaimTooSoon = errors.New("holds: slot was held from this network too recently")
 	// ErrInvalid: a malformed request (empty client id, nil ids, end before start).
 	ErrInvalid = errors.New("holds: invalid request")
 )
@@ -250,6 +268,20 @@ func (e *HeldError) Error() string {
 
 // Is makes errors.Is(err, ErrHeld) true.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// ReclaimError is returned by Claim when a hold on the same slot, claimed
+// from the same network, lapsed less than the re-claim cool-off ago
+// (Store.SetReclaimCoolOff). Other networks may claim the slot meanwhile.
+type ReclaimError struct {
+	RetryAfter time.Duration // until the cool-off ends
+}
+
+func (e *ReclaimError) Error() string {
+	return fmt.Sprintf("holds: slot was held from this network too recently (retry after %s)", e.RetryAfter)
+}
+
+// Is makes errors.Is(err, ErrReclaimTooSoon) true.
+func (e *ReclaimError) Is(target error) bool { return target == ErrReclaimTooSoon }
 
 // Hold ids: "h" + 32 hex digits of the clinic id + 20 hex digits of random.
 const (
@@ -309,19 +341,10 @@ func specialistKey(clinicID, specialistID uuid.UUID) string {
 	return "holds:specialist:" + tag(clinicID) + ":" + specialistID.String()
 }
 
-// networkOf is how an address is counted: an IPv4 address as it is, an
-// IPv6 address by its /64, which one subscriber line usually has whole.
-func networkOf(ip string) (string, bool) {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return "", false
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is4() {
-		return a.String(), true
-	}
-	p, err := a.Prefix(64)
-	return p.String(), err == nil
+// reclaimKey is the re-claim cool-off of one slot (a hold key) for one
+// network: hold:{c}:<rest> becomes reclaim:{c}:<rest>:<network>.
+func reclaimKey(holdKey, network string) string {
+	return "reclaim:" + strings.TrimPrefix(holdKey, "hold:") + ":" + network
 }
 
 func cooldownKey(clinicID uuid.UUID, clientID string, atid uuid.UUID) string {

@@ -4,11 +4,11 @@ import "github.com/redis/go-redis/v9"
 
 // The scripts. Each exists because its operation reads something and writes
 // based on it; run as separate commands, another client could change the
-// hold in between (the races reference note 003 accepts). Scripts run
+// hold in between. Scripts run
 // atomically, so here the check and the write are one step.
 //
-// Every operation on one hold declares the same four keys (a claim two
-// more, see claimScript):
+// Every operation on one hold declares the same four keys (a claim up to
+// three more, see claimScript):
 //
 //	KEYS[1] hold key   KEYS[2] client set   KEYS[3] holds:meta   KEYS[4] holds:expiry
 //
@@ -28,19 +28,34 @@ local function extendTTL(key, ms)
 end
 `
 
+// coolOff is shared Lua: set a re-claim cool-off key to last until untilMs
+// (its value; the key's own TTL only cleans up), never shortening one
+// that already lasts longer. Readers compare the value with their now.
+const coolOff = `
+local function coolOff(key, untilMs, now)
+  local cur = tonumber(redis.call('GET', key) or 0) or 0
+  if untilMs > now and untilMs > cur then
+    redis.call('SET', key, string.format('%.0f', untilMs), 'PX', string.format('%.0f', untilMs - now))
+  end
+end
+`
+
 // claimScript takes a slot, enforcing the quotas and the specialist's
 // other holds, in one step.
 //
-//	KEYS[5] the specialist index  KEYS[6] the address set (only with an address quota)
+//	KEYS[5] the specialist index
+//	with an address: KEYS[6] the address set  KEYS[7] the slot's re-claim key for the address's network
 //	ARGV[1] now  ARGV[2] ttl  ARGV[3] expiry (now+ttl)  ARGV[4] payload
 //	ARGV[5] holdId  ARGV[6] clientId  ARGV[7] appointmentTypeId  ARGV[8] quota
 //	ARGV[9] the "hold" event  ARGV[10] occupied start  ARGV[11] occupied end
 //	ARGV[12] how far the specialist index is read  ARGV[13] address quota
 //	ARGV[14] the indexes' TTL (the longest a hold can live)
-//	ARGV[15...] the channels to publish the event on
+//	ARGV[15] the re-claim cool-off  ARGV[16] the address's network, or ''
+//	ARGV[17] the slot start as payloads write it
+//	ARGV[18...] the channels to publish the event on
 //
 // Replies: {'ok'} | {'own', payload} | {'quota'} | {'addrquota'} |
-// {'held', payload, remaining ms}.
+// {'held', payload, remaining ms} | {'reclaim', remaining ms}.
 //
 // A new hold's event is published by the script itself: every page hears
 // of a hold that exists, and of none that does not, even if the process
@@ -61,7 +76,15 @@ end
 // scored by the occupied end. Reading it from the new occupied start
 // finds every hold that ends after it; those that start before the new
 // one ends overlap. Holds whose slots are long past are dropped from it.
-var claimScript = redis.NewScript(extendTTL + `
+//
+// Last, a claim that would succeed is refused while the slot's re-claim
+// key for the claimer's network says a hold of it lapsed within the
+// cool-off. The sweeper sets that key; but the slot is free from the
+// moment the hold lapses, up to a sweep earlier, so the claim also looks
+// at the lapsed holds it meets in the specialist index: one still in
+// holds:meta with its score past (released and booked holds leave meta at
+// once) of this very slot and network starts the cool-off here.
+var claimScript = redis.NewScript(extendTTL + coolOff + `
 local now = tonumber(ARGV[1])
 local existing = redis.call('GET', KEYS[1])
 if existing and cjson.decode(existing).clientId == ARGV[6] then
@@ -90,7 +113,7 @@ if n >= tonumber(ARGV[8]) then
   return {'quota'}
 end
 
-if KEYS[6] then
+if KEYS[6] and tonumber(ARGV[13]) > 0 then
   n = 0
   for _, id in ipairs(redis.call('SMEMBERS', KEYS[6])) do
     if live(id) then
@@ -108,6 +131,27 @@ if existing then
   return {'held', existing, redis.call('PTTL', KEYS[1])}
 end
 
+-- When a hold of this slot, claimed from this network, not yet swept,
+-- lapsed at the end of its longest life; or nil.
+local function lapsedHere(id)
+  local raw = redis.call('HGET', KEYS[3], id)
+  local score = redis.call('ZSCORE', KEYS[4], id)
+  if not raw or not score then
+    return nil
+  end
+  local p = cjson.decode(raw)
+  if p.addrNet ~= ARGV[16] or p.appointmentTypeId ~= ARGV[7] or p.slotStartDate ~= ARGV[17] then
+    return nil
+  end
+  -- Only a hold kept to the end of its longest life (its expiry is its
+  -- keepUntil, both written from the same millisecond) starts a cool-off.
+  if not p.holdKeepUntil or p.holdExpiresAt ~= p.holdKeepUntil then
+    return nil
+  end
+  return tonumber(score)
+end
+
+local lapsedAt = nil
 local indexTTL = tonumber(ARGV[14])
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. (now - indexTTL))
 local occEnd = tonumber(ARGV[11])
@@ -115,9 +159,25 @@ for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[10], ARGV[12
   local id, from = string.match(m, '^([^:]+):(%d+):')
   local raw = live(id)
   if not raw then
+    if KEYS[7] then
+      local at = lapsedHere(id)
+      if at and (not lapsedAt or at > lapsedAt) then
+        lapsedAt = at
+      end
+    end
     redis.call('ZREM', KEYS[5], m)
   elseif tonumber(from) < occEnd and cjson.decode(raw).clientId ~= ARGV[6] then
     return {'held', raw, tonumber(redis.call('ZSCORE', KEYS[4], id)) - now}
+  end
+end
+
+if KEYS[7] then
+  if lapsedAt then
+    coolOff(KEYS[7], lapsedAt + tonumber(ARGV[15]), now)
+  end
+  local untilMs = tonumber(redis.call('GET', KEYS[7]) or 0) or 0
+  if untilMs > now then
+    return {'reclaim', untilMs - now}
   end
 end
 
@@ -128,11 +188,11 @@ redis.call('SADD', KEYS[2], ARGV[5])
 extendTTL(KEYS[2], tonumber(ARGV[2]))
 redis.call('ZADD', KEYS[5], ARGV[11], ARGV[5] .. ':' .. ARGV[10] .. ':' .. ARGV[11])
 extendTTL(KEYS[5], indexTTL)
-if KEYS[6] then
+if KEYS[6] and tonumber(ARGV[13]) > 0 then
   redis.call('SADD', KEYS[6], ARGV[5])
   extendTTL(KEYS[6], indexTTL)
 end
-for i = 15, #ARGV do
+for i = 18, #ARGV do
   redis.call('PUBLISH', ARGV[i], ARGV[9])
 end
 return {'ok'}
@@ -254,20 +314,31 @@ return 1
 // returned to exactly one of them.
 //
 //	KEYS[1] holds:meta  KEYS[2] holds:expiry
-//	KEYS[2i+1], KEYS[2i+2]: hold key and client set of candidate i (i >= 1)
-//	ARGV[1] now  ARGV[i+1] holdId of candidate i
+//	then per candidate, in order: its hold key, its client set, and, if
+//	its payload names the claimer's network, its re-claim key
+//	ARGV[1] now  ARGV[2] the re-claim cool-off
+//	then per candidate: its holdId and how many keys it declared (2 or 3)
+//
+// A swept hold with a re-claim key starts its cool-off, counted from its
+// lapse (its score), unless the claim script already did.
 //
 // A candidate is swept only if its score is (still) <= now, its meta entry
 // is still there, and its hold key no longer holds it. A hold heartbeated
 // since the caller's read has a new score and stays; one whose key outlives
 // its score by a few ms (clocks) is left for the next sweep.
-var sweepScript = redis.NewScript(`
+var sweepScript = redis.NewScript(coolOff + `
 local now = tonumber(ARGV[1])
+local coolOffMs = tonumber(ARGV[2])
 local out = {}
-for i = 2, #ARGV do
+local k = 3
+for i = 3, #ARGV, 2 do
   local id = ARGV[i]
-  local hk = KEYS[2 * i - 1]
-  local ck = KEYS[2 * i]
+  local hk, ck = KEYS[k], KEYS[k + 1]
+  local rk = nil
+  if ARGV[i + 1] == '3' then
+    rk = KEYS[k + 2]
+  end
+  k = k + tonumber(ARGV[i + 1])
   local score = redis.call('ZSCORE', KEYS[2], id)
   local raw = redis.call('HGET', KEYS[1], id)
   if score and raw and tonumber(score) <= now then
@@ -276,6 +347,9 @@ for i = 2, #ARGV do
       redis.call('HDEL', KEYS[1], id)
       redis.call('ZREM', KEYS[2], id)
       redis.call('SREM', ck, id)
+      if rk then
+        coolOff(rk, tonumber(score) + coolOffMs, now)
+      end
       out[#out + 1] = raw
     end
   end

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/clientaddr"
 )
 
 // DefaultTTL is a hold's life without heartbeats when NewStore is given none.
@@ -42,6 +43,7 @@ type Store struct {
 	rdb     redis.UniversalClient
 	ttl     time.Duration
 	maxLife time.Duration
+	coolOff time.Duration // 0: maxLife
 	log     *slog.Logger
 	// now is the clock every script is given; tests replace it.
 	now func() time.Time
@@ -74,6 +76,24 @@ func (s *Store) SetMaxLife(d time.Duration) {
 	s.maxLife = max(d, s.ttl)
 }
 
+// SetReclaimCoolOff sets how long, after a hold lapsed (expired without a
+// release or a booking, whether its owner stopped beating or it reached
+// its KeepUntil), no client from the network that claimed it may claim
+// that slot again; other networks may at once. d <= 0 means the max life
+// (the default): a network that keeps re-claiming a slot then holds it at
+// most half the time, and a patient whose hold lapsed by accident loses
+// only that one slot, for as long as a hold may last. Call it while wiring,
+// before the store is used.
+func (s *Store) SetReclaimCoolOff(d time.Duration) { s.coolOff = max(d, 0) }
+
+// ReclaimCoolOff is the re-claim cool-off (see SetReclaimCoolOff).
+func (s *Store) ReclaimCoolOff() time.Duration {
+	if s.coolOff > 0 {
+		return s.coolOff
+	}
+	return s.maxLife
+}
+
 // TTL is a hold's life without heartbeats.
 func (s *Store) TTL() time.Duration { return s.ttl }
 
@@ -93,14 +113,18 @@ type ClaimRequest struct {
 	// Address is the client's IP address, which the hold also counts
 	// against: at most AddressQuota live holds of the clinic per address
 	// (an IPv6 address counts by its /64). An empty Address or a quota
-	// below 1 means no address limit (internal callers).
+	// below 1 means no address limit (internal callers). A hold claimed
+	// with an address also gets the re-claim cool-off when it lapses (see
+	// SetReclaimCoolOff), whatever the quota.
 	Address      string
 	AddressQuota int
 }
 
 // Claim takes the slot for the client. Errors: ErrQuota, ErrAddressQuota,
 // *HeldError (also errors.Is ErrHeld: the slot, or with the buffers an
-// overlapping time of the same specialist, is another client's), ErrInvalid,
+// overlapping time of the same specialist, is another client's),
+// *ReclaimError (also errors.Is ErrReclaimTooSoon: a hold on this slot
+// claimed from the same network lapsed within the cool-off), ErrInvalid,
 // or a Redis error. Claiming a slot the client already holds returns that
 // hold unchanged and no error (a re-click), and publishes nothing.
 func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
@@ -110,6 +134,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	now := s.now()
 	exp := now.Add(s.ttl)
 	keep := now.Add(s.maxLife)
+	network, _ := clientaddr.Network(req.Address) // validated; "" without an address
 	h := Hold{
 		HoldID:            newHoldID(req.ClinicID),
 		ClientID:          req.ClientID,
@@ -122,6 +147,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		KeepUntil:         msTime(keep.UnixMilli()),
 		BufferBefore:      req.BufferBefore,
 		BufferAfter:       req.BufferAfter,
+		network:           network,
 	}
 	payload, err := json.Marshal(h)
 	if err != nil {
@@ -134,15 +160,15 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	}
 	keys := []string{h.key(), clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID),
 		specialistKey(req.ClinicID, req.SpecialistID)}
-	if req.Address != "" && req.AddressQuota > 0 {
-		network, _ := networkOf(req.Address) // validated
-		keys = append(keys, addressKey(req.ClinicID, network))
+	if network != "" {
+		keys = append(keys, addressKey(req.ClinicID, network), reclaimKey(h.key(), network))
 	}
 	occupiedEnd := h.End.Add(h.BufferAfter).UnixMilli()
 	args := []any{now.UnixMilli(), s.ttl.Milliseconds(), exp.UnixMilli(), string(payload),
 		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1), string(msg),
 		h.Start.Add(-h.BufferBefore).UnixMilli(), occupiedEnd, occupiedEnd + maxOccupied.Milliseconds(),
-		req.AddressQuota, (s.maxLife + maxPin).Milliseconds()}
+		max(req.AddressQuota, 0), (s.maxLife + maxPin).Milliseconds(),
+		s.ReclaimCoolOff().Milliseconds(), network, h.Start.Format(time.RFC3339Nano)}
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
@@ -181,6 +207,9 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		return Hold{}, ErrQuota
 	case "addrquota":
 		return Hold{}, ErrAddressQuota
+	case "reclaim":
+		ms, _ := res[1].(int64)
+		return Hold{}, &ReclaimError{RetryAfter: max(time.Duration(ms)*time.Millisecond, 0)}
 	case "held":
 		other, err := s.payloads.decode(str(res, 1))
 		if err != nil {
@@ -206,14 +235,15 @@ func (r ClaimRequest) validate() error {
 	case r.End.Sub(r.Start)+r.BufferBefore+r.BufferAfter >= maxOccupied:
 		return fmt.Errorf("%w: a hold occupies less than %s", ErrInvalid, maxOccupied)
 	}
-	if _, ok := networkOf(r.Address); r.Address != "" && !ok {
+	if _, ok := clientaddr.Network(r.Address); r.Address != "" && !ok {
 		return fmt.Errorf("%w: address %q is not an IP address", ErrInvalid, r.Address)
 	}
 	return nil
 }
 
 // Heartbeat extends the client's hold to a full TTL from now, but never
-// past its KeepUntil, and returns it. A hold that expired, never existed,
+// past its KeepUntil (a hold without one, written before it existed, is
+// at it), and returns it. A hold that expired, never existed,
 // is another client's or has reached its KeepUntil: ErrGone (the caller
 // cannot tell them apart, and need not). A hold kept to its KeepUntil then
 // lapses like any other, and the sweeper announces it as expired.
@@ -262,19 +292,29 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 	}
 	now := s.now()
 	exp := now.Add(d)
-	if limit := h.KeepUntil; !limit.IsZero() {
-		if !announce {
-			limit = limit.Add(d) // a pin (see Pin)
-		}
-		if exp.After(limit) {
-			exp = limit
-		}
+	limit := h.KeepUntil
+	if limit.IsZero() {
+		// A payload from before KeepUntil existed: its claim time is
+		// unknown, so it counts as at its limit. A heartbeat answers gone
+		// and the hold lapses within a TTL; a pin still gets its minute.
+		limit = now
+	}
+	if !announce {
+		limit = limit.Add(d) // a pin (see Pin)
+	}
+	capped := exp.After(limit)
+	if capped {
+		exp = limit
 	}
 	// Whole milliseconds, as Redis counts them; nothing left is gone.
 	if d = exp.Sub(now).Truncate(time.Millisecond); d <= 0 {
 		return Hold{}, false, errNoHold
 	}
-	exp = now.Add(d)
+	if !capped {
+		// A capped hold's expiry is its limit to the millisecond: that is
+		// how a lapse at the end of the longest life is told apart.
+		exp = now.Add(d)
+	}
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)

@@ -104,14 +104,14 @@ func (s *Store) sweepClinic(ctx context.Context, clinicID uuid.UUID, now time.Ti
 
 func (s *Store) sweepBatch(ctx context.Context, clinicID uuid.UUID, now time.Time, ids []string) (int, error) {
 	meta, expiry := metaKey(clinicID), expiryKey(clinicID)
-	// The script must be told each candidate's hold key and client set,
-	// which derive from its payload: read the payloads first.
+	// The script must be told each candidate's hold key, client set and
+	// re-claim key, which derive from its payload: read the payloads first.
 	raws, err := s.rdb.HMGet(ctx, meta, ids...).Result()
 	if err != nil {
 		return 0, fmt.Errorf("holds: sweep %s: read payloads: %w", clinicID, err)
 	}
 	keys := []string{meta, expiry}
-	args := []any{now.UnixMilli()}
+	args := []any{now.UnixMilli(), s.ReclaimCoolOff().Milliseconds()}
 	var orphans []string
 	for i, raw := range raws {
 		text, ok := raw.(string)
@@ -127,14 +127,19 @@ func (s *Store) sweepBatch(ctx context.Context, clinicID uuid.UUID, now time.Tim
 			return 0, err
 		}
 		keys = append(keys, h.key(), clientKey(clinicID, h.ClientID))
-		args = append(args, ids[i])
+		if h.network == "" || !h.reachedMaxLife() {
+			args = append(args, ids[i], 2)
+		} else {
+			keys = append(keys, reclaimKey(h.key(), h.network))
+			args = append(args, ids[i], 3)
+		}
 	}
 	if len(orphans) > 0 {
 		if err := s.rdb.ZRem(ctx, expiry, anys(orphans)...).Err(); err != nil {
 			return 0, fmt.Errorf("holds: sweep %s: drop orphans: %w", clinicID, err)
 		}
 	}
-	if len(args) == 1 {
+	if len(args) == 2 {
 		return 0, nil
 	}
 

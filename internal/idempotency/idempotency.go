@@ -1,5 +1,5 @@
 // Package idempotency makes a retried request with the same Idempotency-Key
-// return the original answer and create nothing new (reference note 004).
+// return the original answer and create nothing new.
 // Records live 24 hours.
 package idempotency
 

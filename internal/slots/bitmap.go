@@ -16,7 +16,7 @@ import (
 	"github.com/clinic/booking/internal/db"
 )
 
-// Bitmap is the availability bitmap of reference note 000: per specialist
+// Bitmap is the availability bitmap: per specialist
 // and local date, one bit per minute from the day's first instant, 1 where
 // a confirmed booking is. It is a fast path only: it can say "surely taken"
 // (no database round trip for a hot slot's losers) or "ask the database",
