@@ -126,7 +126,7 @@ func (s *Server) rescheduleAppointment(c echo.Context) error {
 	}
 	ifMatch := c.Request().Header.Get("If-Match")
 	if ifMatch == "" {
-		return apperr.New(apperr.PreconditionRequired, "PRECONDITION_REQUIRED",
+		return apperr.New(apperr.PreconditionRequired, apperr.CodePreconditionRequired,
 			"Send If-Match with the ETag from GET /v1/appointments/{id}, so a change made meanwhile is not overwritten.")
 	}
 	version, ok := parseETag(ifMatch)

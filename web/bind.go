@@ -24,7 +24,7 @@ func bindJSON(c echo.Context, dst any) error {
 		return apperr.Invalidf("body", "The request body could not be read.")
 	}
 	if len(raw) > maxBody {
-		return &apperr.Error{Kind: apperr.TooLarge, Code: "TOO_LARGE",
+		return &apperr.Error{Kind: apperr.TooLarge, Code: apperr.CodeTooLarge,
 			Message: fmt.Sprintf("The request body is larger than %d KB.", maxBody>>10), Details: map[string]any{"field": "body"}}
 	}
 	if len(strings.TrimSpace(string(raw))) == 0 {

@@ -74,7 +74,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 func toResponse(err error) (int, errorBody) {
 	if storeUnavailable(err) {
 		return http.StatusServiceUnavailable, errorBody{errorDetail{
-			Code: "UNAVAILABLE", Message: "The booking service is briefly unavailable. Please try again in a moment.", Details: map[string]any{},
+			Code: apperr.CodeUnavailable, Message: "The booking service is briefly unavailable. Please try again in a moment.", Details: map[string]any{},
 		}}
 	}
 	if ae := apperr.As(err); ae != nil {
@@ -98,7 +98,7 @@ func toResponse(err error) (int, errorBody) {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return http.StatusServiceUnavailable, errorBody{errorDetail{
-			Code: "UNAVAILABLE", Message: "The server is busy. Please try again in a moment.", Details: map[string]any{},
+			Code: apperr.CodeUnavailable, Message: "The server is busy. Please try again in a moment.", Details: map[string]any{},
 		}}
 	}
 	return http.StatusInternalServerError, internalBody()
@@ -125,7 +125,7 @@ func storeUnavailable(err error) bool {
 }
 
 func internalBody() errorBody {
-	return errorBody{errorDetail{Code: "INTERNAL", Message: "Internal error.", Details: map[string]any{}}}
+	return errorBody{errorDetail{Code: apperr.CodeInternal, Message: "Internal error.", Details: map[string]any{}}}
 }
 
 func codeForStatus(status int) string {

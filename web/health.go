@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/platform/redisx"
 )
 
@@ -35,7 +36,7 @@ func (s *Server) readyz(c echo.Context) error {
 			"status": "unavailable",
 			"checks": checks,
 			"error": errorDetail{
-				Code:    "UNAVAILABLE",
+				Code:    apperr.CodeUnavailable,
 				Message: "Not ready: " + joinAnd(down) + " unreachable.",
 				Details: map[string]any{"down": down},
 			},

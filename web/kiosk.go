@@ -112,7 +112,7 @@ func (s *Server) kioskClinic(c echo.Context) (db.Clinic, error) {
 	if ok, err := s.kioskAllowed(ctx, clinic.ID, c.QueryParam("device")); err != nil {
 		return db.Clinic{}, err
 	} else if !ok {
-		return db.Clinic{}, apperr.New(apperr.Forbidden, "KIOSK_TOKEN", "This screen needs a valid device link from the clinic's staff.")
+		return db.Clinic{}, apperr.New(apperr.Forbidden, apperr.CodeKioskToken, "This screen needs a valid device link from the clinic's staff.")
 	}
 	return clinic, nil
 }

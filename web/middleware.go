@@ -109,7 +109,7 @@ func overLimitFor(c echo.Context, l *ratelimit.Limiter, key, what, who string) e
 	}
 	secs := apperr.Seconds(wait)
 	return &apperr.Error{
-		Kind: apperr.TooMany, Code: "RATE_LIMITED", RetryAfter: time.Duration(secs) * time.Second,
+		Kind: apperr.TooMany, Code: apperr.CodeRateLimited, RetryAfter: time.Duration(secs) * time.Second,
 		Message: fmt.Sprintf("Too many %s from this %s: at most %d per %s. Please try again in %d seconds.",
 			what, who, l.Limit(), humanWindow(l.Window()), secs),
 		Details: map[string]any{"limit": l.Limit(), "windowSeconds": int(l.Window().Seconds()), "retryAfterSeconds": secs},

@@ -119,7 +119,7 @@ func (s *Server) manageView(c echo.Context) (manageData, pageView, error) {
 		return m, pageView{}, err
 	}
 	if m.b.Status != booking.StatusConfirmed {
-		return m, pageView{}, apperr.New(apperr.Conflict, "BOOKING_NOT_ACTIVE", "This booking was cancelled or moved and cannot be moved again.")
+		return m, pageView{}, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be moved again.")
 	}
 	p := pageView{slug: m.clinic.Slug, clinicID: m.clinic.ID, typeID: m.typ.ID, loc: m.loc, token: m.token}
 	day := availability.DateOf(time.Now(), m.loc)

@@ -222,23 +222,23 @@ func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, 
 		panel.Message = "That time was just taken. Please pick another."
 	case apperr.CodeSlotUnavailable:
 		panel.Message = ae.Message
-	case "SLOT_HELD":
+	case apperr.CodeSlotHeld:
 		status = http.StatusLocked
 		panel.Message = "Someone else is booking that time right now. Pick another, or try again in a moment."
-	case "HOLD_EXPIRED", "HOLD_GONE":
+	case apperr.CodeHoldExpired, apperr.CodeHoldGone:
 		status = http.StatusGone
 		panel.Message = "Your hold on this time expired."
 		panel.Retry = true
-	case "HOLD_QUOTA", apperr.CodeAddressHoldQuota, apperr.CodeHoldReclaimTooSoon, apperr.CodeCooldown, "RATE_LIMITED":
+	case apperr.CodeHoldQuota, apperr.CodeAddressHoldQuota, apperr.CodeHoldReclaimTooSoon, apperr.CodeCooldown, apperr.CodeRateLimited:
 		status = http.StatusTooManyRequests
 		panel.Message = ae.Message
-	case "NOT_YOUR_HOLD":
+	case apperr.CodeNotYourHold:
 		status = http.StatusForbidden
 		panel.Message = "That hold is not yours. Pick a time to hold it."
-	case "INVALID_ARGUMENT":
+	case apperr.CodeInvalidArgument:
 		status = http.StatusBadRequest
 		panel.Message = ae.Message
-	case "UNAVAILABLE":
+	case apperr.CodeUnavailable:
 		status = http.StatusServiceUnavailable
 		panel.Message = ae.Message
 	default:

@@ -23,7 +23,7 @@ func versionETag(v int32) string { return fmt.Sprintf(`"v%d"`, v) }
 func ifMatch(c echo.Context) (int32, error) {
 	h := c.Request().Header.Get("If-Match")
 	if h == "" {
-		return 0, apperr.New(apperr.PreconditionRequired, "PRECONDITION_REQUIRED",
+		return 0, apperr.New(apperr.PreconditionRequired, apperr.CodePreconditionRequired,
 			"Send If-Match with the ETag you read, so a change made meanwhile is not overwritten.")
 	}
 	v, ok := parseETag(h)

@@ -41,7 +41,7 @@ func (s *Server) requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		if strings.HasPrefix(c.Request().URL.Path, "/v1/") {
-			return apperr.New(apperr.Unauthorized, "SIGN_IN_REQUIRED", "Sign in as staff first.")
+			return apperr.New(apperr.Unauthorized, apperr.CodeSignInRequired, "Sign in as staff first.")
 		}
 		return redirectTo(c, "/staff/login")
 	}
@@ -105,7 +105,7 @@ func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func errCSRF() error {
-	return apperr.New(apperr.Forbidden, "CSRF", "This form expired or came from another site. Reload the page and try again.")
+	return apperr.New(apperr.Forbidden, apperr.CodeCSRF, "This form expired or came from another site. Reload the page and try again.")
 }
 
 // securityHeaders are sent on every answer.

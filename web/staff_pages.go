@@ -29,7 +29,7 @@ func fieldErrors(err error) (map[string]string, error) {
 
 func isStale(err error) bool {
 	ae := apperr.As(err)
-	return ae != nil && ae.Code == "CONCURRENCY_CONFLICT"
+	return ae != nil && ae.Code == apperr.CodeConcurrencyConflict
 }
 
 func parseIDParam(c echo.Context) (uuid.UUID, error) {

@@ -75,7 +75,7 @@ func CodeOf(err error) string {
 func Invalidf(field, format string, args ...any) *Error {
 	return &Error{
 		Kind:    Invalid,
-		Code:    "INVALID_ARGUMENT",
+		Code:    CodeInvalidArgument,
 		Message: fmt.Sprintf(format, args...),
 		Details: map[string]any{"field": field},
 	}
@@ -83,7 +83,7 @@ func Invalidf(field, format string, args ...any) *Error {
 
 // NotFoundf says which thing was not found; field is the input that named it.
 func NotFoundf(field, format string, args ...any) *Error {
-	e := &Error{Kind: NotFound, Code: "NOT_FOUND", Message: fmt.Sprintf(format, args...)}
+	e := &Error{Kind: NotFound, Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
 	if field != "" {
 		e.Details = map[string]any{"field": field}
 	}
@@ -95,8 +95,34 @@ func New(kind Kind, code, message string) *Error {
 	return &Error{Kind: kind, Code: code, Message: message}
 }
 
-// Codes shared across packages.
+// The public codes. Every code an error carries is one of these; code
+// that branches on an error compares with them, never with a string.
 const (
+	CodeBadCredentials       = "BAD_CREDENTIALS"
+	CodeBookingNotActive     = "BOOKING_NOT_ACTIVE"
+	CodeConcurrencyConflict  = "CONCURRENCY_CONFLICT"
+	CodeCSRF                 = "CSRF"
+	CodeEmailTaken           = "EMAIL_TAKEN"
+	CodeForbidden            = "FORBIDDEN"
+	CodeHoldExpired          = "HOLD_EXPIRED"
+	CodeHoldGone             = "HOLD_GONE"
+	CodeHoldQuota            = "HOLD_QUOTA"
+	CodeIdempotencyMismatch  = "IDEMPOTENCY_MISMATCH"
+	CodeInternal             = "INTERNAL"
+	CodeInvalidArgument      = "INVALID_ARGUMENT"
+	CodeKioskToken           = "KIOSK_TOKEN"
+	CodeNotFound             = "NOT_FOUND"
+	CodeNotYourHold          = "NOT_YOUR_HOLD"
+	CodeOverrideOverlap      = "OVERRIDE_OVERLAP"
+	CodePreconditionRequired = "PRECONDITION_REQUIRED"
+	CodeRateLimited          = "RATE_LIMITED"
+	CodeSignedOut            = "SIGNED_OUT"
+	CodeSignInRequired       = "SIGN_IN_REQUIRED"
+	CodeSlotHeld             = "SLOT_HELD"
+	CodeTokenRequired        = "TOKEN_REQUIRED"
+	CodeTooLarge             = "TOO_LARGE"
+	CodeUnavailable          = "UNAVAILABLE"
+
 	CodeSlotTaken = "SLOT_TAKEN"
 	// CodeSlotUnavailable: the time is no longer offered (hours or an
 	// override closed it after the hold was taken).
@@ -159,7 +185,7 @@ func Seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Seco
 func SlotHeld(d time.Duration) *Error {
 	secs := max(Seconds(d), 1)
 	return &Error{
-		Kind: Locked, Code: "SLOT_HELD", RetryAfter: time.Duration(secs) * time.Second,
+		Kind: Locked, Code: CodeSlotHeld, RetryAfter: time.Duration(secs) * time.Second,
 		Message: fmt.Sprintf("Someone is booking this slot right now. It frees in %d s if they do not confirm.", secs),
 		Details: map[string]any{"retryAfterSeconds": secs},
 	}

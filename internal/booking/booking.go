@@ -565,7 +565,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 			return ErrVersionMismatch(old.Version)
 		}
 		if old.Status != StatusConfirmed {
-			return apperr.New(apperr.Conflict, "BOOKING_NOT_ACTIVE", "This booking was cancelled or moved and cannot be rescheduled.")
+			return apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be rescheduled.")
 		}
 		row, err := q.BookingGet(ctx, old.ID)
 		if err != nil {
@@ -607,7 +607,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 // ErrVersionMismatch is a stale If-Match or form version.
 func ErrVersionMismatch(current int32) *apperr.Error {
 	return &apperr.Error{
-		Kind: apperr.PreconditionFailed, Code: "CONCURRENCY_CONFLICT",
+		Kind: apperr.PreconditionFailed, Code: apperr.CodeConcurrencyConflict,
 		Message: "This booking changed since you loaded it. Reload it and try again.",
 		Details: map[string]any{"currentVersion": current},
 	}

@@ -53,7 +53,7 @@ func New(pool *pgxpool.Pool, h *holds.Store, s *slots.Service, b *booking.Servic
 
 func unavailable(err error) *apperr.Error {
 	return &apperr.Error{
-		Kind: apperr.Unavailable, Code: "UNAVAILABLE",
+		Kind: apperr.Unavailable, Code: apperr.CodeUnavailable,
 		Message: "Booking is briefly unavailable. Please try again in a moment.", Err: err,
 	}
 }
@@ -150,7 +150,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 			continue
 		case errors.Is(err, holds.ErrQuota):
 			return holds.Hold{}, &apperr.Error{
-				Kind: apperr.TooMany, Code: "HOLD_QUOTA", RetryAfter: s.holds.TTL(),
+				Kind: apperr.TooMany, Code: apperr.CodeHoldQuota, RetryAfter: s.holds.TTL(),
 				Message: fmt.Sprintf("You can hold %d slot(s) of %s at a time. Release or book the one you hold first.", t.MaxHoldsPerClient, t.Name),
 				Details: map[string]any{"maxHolds": t.MaxHoldsPerClient},
 			}
@@ -301,7 +301,7 @@ func (s *Service) Heartbeat(ctx context.Context, holdID, clientID string) (holds
 	}
 	h, err := s.holds.Heartbeat(ctx, holdID, clientID)
 	if errors.Is(err, holds.ErrGone) {
-		return holds.Hold{}, apperr.New(apperr.Gone, "HOLD_GONE", "This hold expired or is not yours. Pick the slot again.")
+		return holds.Hold{}, apperr.New(apperr.Gone, apperr.CodeHoldGone, "This hold expired or is not yours. Pick the slot again.")
 	}
 	if err != nil {
 		return holds.Hold{}, unavailable(err)
@@ -321,7 +321,7 @@ func (s *Service) Release(ctx context.Context, holdID, clientID string) error {
 	}
 	_, err := s.holds.Release(ctx, holdID, clientID)
 	if errors.Is(err, holds.ErrNotOwner) {
-		return apperr.New(apperr.Forbidden, "NOT_YOUR_HOLD", "This hold belongs to someone else.")
+		return apperr.New(apperr.Forbidden, apperr.CodeNotYourHold, "This hold belongs to someone else.")
 	}
 	if err != nil {
 		return unavailable(err)
@@ -373,7 +373,7 @@ func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (Confirmed, e
 		return Confirmed{}, err
 	}
 	res, err := s.confirm(ctx, req, key)
-	if err != nil && key != nil && apperr.CodeOf(err) != "IDEMPOTENCY_MISMATCH" {
+	if err != nil && key != nil && apperr.CodeOf(err) != apperr.CodeIdempotencyMismatch {
 		// A retry that raced the request it repeats can fail on what that
 		// request did (its hold consumed, its slot marked taken): if that
 		// request committed, its answer is this one's too.
@@ -425,9 +425,9 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 				return Confirmed{Replay: rec}, ferr
 			}
 		}
-		return Confirmed{}, apperr.New(apperr.Gone, "HOLD_EXPIRED", "Your hold on this slot expired. Pick the slot again.")
+		return Confirmed{}, apperr.New(apperr.Gone, apperr.CodeHoldExpired, "Your hold on this slot expired. Pick the slot again.")
 	case errors.Is(err, holds.ErrNotOwner):
-		return Confirmed{}, apperr.New(apperr.Forbidden, "NOT_YOUR_HOLD", "This hold belongs to someone else.")
+		return Confirmed{}, apperr.New(apperr.Forbidden, apperr.CodeNotYourHold, "This hold belongs to someone else.")
 	case err != nil:
 		return Confirmed{}, unavailable(err)
 	}

@@ -32,7 +32,7 @@ func (e *env) race(n int, typeID uuid.UUID, start time.Time) []outcome {
 	for i := range out {
 		out[i].client = newClient()
 	}
-	together(n, func(i int) {
+	testkit.Together(n, func(i int) {
 		out[i].hold, out[i].err = e.tryHold(typeID, start, out[i].client)
 	})
 	return out
@@ -167,7 +167,7 @@ func TestConcurrentClaimsOfOneSlot(t *testing.T) {
 		h := e.hold(e.typeID(0), start, uuid.Nil, client)
 
 		var ok, expired atomic.Int32
-		together(10, func(int) {
+		testkit.Together(10, func(int) {
 			_, err := e.confirm(h, e.typeID(0), client)
 			switch apperr.CodeOf(err) {
 			case "":
@@ -209,7 +209,7 @@ func TestHoldQuota(t *testing.T) {
 			}
 			client := newClient()
 			outs := make([]outcome, len(starts))
-			together(len(starts), func(i int) {
+			testkit.Together(len(starts), func(i int) {
 				outs[i] = outcome{client: client}
 				outs[i].hold, outs[i].err = e.tryHold(e.typeID(0), starts[i], client)
 			})

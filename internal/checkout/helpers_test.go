@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -180,23 +179,6 @@ func wantCode(t *testing.T, err error, code string, kind apperr.Kind) *apperr.Er
 		t.Fatalf("got error %v, want %s (kind %d)", err, code, kind)
 	}
 	return ae
-}
-
-// together runs fn(0..n-1) on n goroutines released at once by closing a
-// channel, and waits for all of them.
-func together(n int, fn func(i int)) {
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			fn(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
 }
 
 // events collects hold events from one pub/sub channel.

@@ -39,7 +39,7 @@ func TestPatientCooldown(t *testing.T) {
 				hs[i] = checkoutHold{client: clients[i], id: e.hold(e.typeID(0), starts[i], e.specialist(0), clients[i]).HoldID}
 			}
 			errs := make([]error, 2)
-			together(2, func(i int) {
+			testkit.Together(2, func(i int) {
 				_, errs[i] = e.co.Confirm(context.Background(), checkout.ConfirmRequest{
 					AppointmentTypeID: e.typeID(0), HoldID: hs[i].id, ClientID: hs[i].client, Patient: p,
 				})
@@ -135,7 +135,7 @@ func TestOverlappingHoldsOfTwoTypesAtOnce(t *testing.T) {
 		starts := []time.Time{e.monday(9+round, 30), e.monday(9+round, 0)} // 9:30-10:00 inside 9:00-10:00
 		clients := []string{newClient(), newClient()}
 		errs := make([]error, 2)
-		together(2, func(i int) {
+		testkit.Together(2, func(i int) {
 			_, errs[i] = e.co.Hold(context.Background(), checkout.HoldRequest{
 				AppointmentTypeID: e.typeID(i), Start: starts[i], SpecialistID: e.specialist(0), ClientID: clients[i],
 			})

@@ -17,7 +17,7 @@ import (
 // Errors: NOT_FOUND (for a wrong token as for a wrong id, so neither can be probed).
 func (s *Service) Appointment(ctx context.Context, id uuid.UUID, token string) (booking.Booking, error) {
 	if token == "" {
-		return booking.Booking{}, apperr.New(apperr.Unauthorized, "TOKEN_REQUIRED", "This needs the private link's token (Authorization: Bearer, or ?token=).")
+		return booking.Booking{}, apperr.New(apperr.Unauthorized, apperr.CodeTokenRequired, "This needs the private link's token (Authorization: Bearer, or ?token=).")
 	}
 	b, err := s.bookings.ByManageToken(ctx, token)
 	if err != nil {
@@ -54,7 +54,7 @@ func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token
 		return booking.Booking{}, booking.ErrVersionMismatch(b.Version)
 	}
 	if b.Status != booking.StatusConfirmed {
-		return booking.Booking{}, apperr.New(apperr.Conflict, "BOOKING_NOT_ACTIVE", "This booking was cancelled or moved and cannot be rescheduled.")
+		return booking.Booking{}, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be rescheduled.")
 	}
 	if start.IsZero() {
 		return booking.Booking{}, apperr.Invalidf("slotStartDate", "slotStartDate is required (RFC 3339).")

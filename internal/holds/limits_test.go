@@ -3,29 +3,13 @@ package holds
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-)
 
-// together runs fn(0..n-1) on n goroutines released at once by closing a
-// channel, and waits for all of them.
-func together(n int, fn func(i int)) {
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			fn(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
-}
+	"github.com/clinic/booking/internal/testkit"
+)
 
 func TestAddressQuota(t *testing.T) {
 	t.Parallel()
@@ -35,7 +19,7 @@ func TestAddressQuota(t *testing.T) {
 		f := newFixture(t, 30*time.Second)
 		const n, quota = 50, 4
 		errs := make([]error, n)
-		together(n, func(i int) {
+		testkit.Together(n, func(i int) {
 			r := f.req(fmt.Sprintf("client-%d", i), f.slot(i))
 			r.Address, r.AddressQuota = "203.0.113.7", quota
 			_, errs[i] = f.s.Claim(t.Context(), r)
@@ -227,7 +211,7 @@ func TestOverlappingHoldsOfOneSpecialist(t *testing.T) {
 				req(f, "client-b", other, f.start.Add(15*time.Minute), time.Hour),
 			}
 			errs := make([]error, 2)
-			together(2, func(i int) { _, errs[i] = f.s.Claim(t.Context(), reqs[i]) })
+			testkit.Together(2, func(i int) { _, errs[i] = f.s.Claim(t.Context(), reqs[i]) })
 			won := 0
 			for _, err := range errs {
 				switch {

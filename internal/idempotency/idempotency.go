@@ -59,7 +59,7 @@ func Validate(key string) error {
 
 // ErrMismatch is the same key sent with a different request.
 func ErrMismatch() *apperr.Error {
-	return apperr.New(apperr.Unprocessable, "IDEMPOTENCY_MISMATCH",
+	return apperr.New(apperr.Unprocessable, apperr.CodeIdempotencyMismatch,
 		"This Idempotency-Key was already used for a different request.")
 }
 

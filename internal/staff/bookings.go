@@ -155,7 +155,7 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 		var err error
 		row, err = q.StaffUserUpsert(ctx, db.StaffUserUpsertParams{ClinicID: u.ClinicID, Email: email, Name: name, PasswordHash: hash, Role: role})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return apperr.New(apperr.Conflict, "EMAIL_TAKEN", "There is already an account with that e-mail address.")
+			return apperr.New(apperr.Conflict, apperr.CodeEmailTaken, "There is already an account with that e-mail address.")
 		}
 		if err != nil {
 			return err

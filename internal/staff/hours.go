@@ -175,7 +175,7 @@ func (s *Service) AddOverride(ctx context.Context, u User, specialistID uuid.UUI
 			StartMin: int32(in.StartMin), EndMin: int32(in.EndMin), Note: in.Note,
 		})
 		if isSQLState(err, "23P01") {
-			return apperr.New(apperr.Conflict, "OVERRIDE_OVERLAP", "That overlaps an override this specialist already has on that day.")
+			return apperr.New(apperr.Conflict, apperr.CodeOverrideOverlap, "That overlaps an override this specialist already has on that day.")
 		}
 		if err != nil {
 			return err

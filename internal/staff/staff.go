@@ -63,7 +63,7 @@ func New(pool *pgxpool.Pool, changed Notifier, logger *slog.Logger) *Service {
 
 // ErrBadCredentials is one message for a wrong e-mail and a wrong password.
 func ErrBadCredentials() *apperr.Error {
-	return apperr.New(apperr.Unauthorized, "BAD_CREDENTIALS", "The e-mail address or the password is not right.")
+	return apperr.New(apperr.Unauthorized, apperr.CodeBadCredentials, "The e-mail address or the password is not right.")
 }
 
 // Authenticate checks an e-mail and password.
@@ -102,7 +102,7 @@ func userOf(r db.StaffUser) User {
 func (s *Service) UserByID(ctx context.Context, id uuid.UUID) (User, error) {
 	row, err := db.New(s.pool).StaffUserGet(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.DisabledAt != nil) {
-		return User{}, apperr.New(apperr.Unauthorized, "SIGNED_OUT", "This account can no longer sign in.")
+		return User{}, apperr.New(apperr.Unauthorized, apperr.CodeSignedOut, "This account can no longer sign in.")
 	}
 	if err != nil {
 		return User{}, fmt.Errorf("load staff user: %w", err)
@@ -112,7 +112,7 @@ func (s *Service) UserByID(ctx context.Context, id uuid.UUID) (User, error) {
 
 // Forbidden is a staff member without the role for an action.
 func Forbidden() *apperr.Error {
-	return apperr.New(apperr.Forbidden, "FORBIDDEN", "Only an admin of this clinic can do that.")
+	return apperr.New(apperr.Forbidden, apperr.CodeForbidden, "Only an admin of this clinic can do that.")
 }
 
 func requireAdmin(u User) error {
@@ -125,7 +125,7 @@ func requireAdmin(u User) error {
 // Stale is an edit made on a version that is no longer current.
 func Stale(current any) *apperr.Error {
 	return &apperr.Error{
-		Kind: apperr.PreconditionFailed, Code: "CONCURRENCY_CONFLICT",
+		Kind: apperr.PreconditionFailed, Code: apperr.CodeConcurrencyConflict,
 		Message: "This was changed by someone else since you opened it. Here are the current values; make your change again.",
 		Details: map[string]any{"current": current},
 	}

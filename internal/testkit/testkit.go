@@ -337,3 +337,21 @@ func ClusterSlot(key string) uint16 {
 	}
 	return crc % 16384
 }
+
+// Together runs fn(0..n-1) on n goroutines released at once by closing a
+// channel (a barrier), and waits for all of them: the shape of every
+// "exactly one wins" test.
+func Together(n int, fn func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			fn(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
