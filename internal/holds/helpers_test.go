@@ -118,9 +118,11 @@ func (f *fixture) indexed(h Hold) (meta, expiry, client bool) {
 // subscription collects events from channels, remembering which channel
 // each came on.
 type subscription struct {
-	t  *testing.T
-	ps *redis.PubSub
-	ch <-chan *redis.Message
+	t        *testing.T
+	rdb      redis.UniversalClient
+	channels []string
+	ps       *redis.PubSub
+	ch       <-chan *redis.Message
 }
 
 type received struct {
@@ -138,7 +140,7 @@ func (f *fixture) subscribe(channels ...string) *subscription {
 			f.t.Fatalf("subscribe: %v", err)
 		}
 	}
-	return &subscription{t: f.t, ps: ps, ch: ps.Channel()}
+	return &subscription{t: f.t, rdb: f.rdb, channels: channels, ps: ps, ch: ps.Channel()}
 }
 
 // next returns the next event, failing the test after timeout.
@@ -157,20 +159,69 @@ func (s *subscription) next(timeout time.Duration) received {
 	}
 }
 
-// drain returns every event arriving within quiet of the previous one.
-func (s *subscription) drain(quiet time.Duration) []received {
+// eventMarker is the type of the marker events upToNow publishes.
+const eventMarker = "test-marker"
+
+// upToNow returns every event published on the subscription's channels
+// before the call, without waiting to see that nothing more comes: it
+// publishes a marker on each channel and reads up to the markers. Redis
+// delivers one subscription's messages in the order they were published,
+// so whatever an earlier call published arrives before them.
+func (s *subscription) upToNow() []received {
 	s.t.Helper()
+	marker, err := json.Marshal(Event{Type: eventMarker})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, ch := range s.channels {
+		if err := s.rdb.Publish(s.t.Context(), ch, marker).Err(); err != nil {
+			s.t.Fatal(err)
+		}
+	}
 	var out []received
+	for seen := 0; seen < len(s.channels); {
+		r := s.next(5 * time.Second)
+		if r.Event.Type == eventMarker {
+			seen++
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// clock gives the store a clock the test moves, from start on. Redis still
+// expires keys on its own clock: a test that needs a key gone waits for it
+// (waitLapsed), one that needs it kept gives the store a long TTL.
+func (f *fixture) clock(start time.Time) *time.Time {
+	now := start
+	f.s.now = func() time.Time { return now }
+	return &now
+}
+
+// waitLapsed waits (real time) until the slot's hold key is gone.
+func (f *fixture) waitLapsed(start time.Time) {
+	f.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
 	for {
-		select {
-		case m := <-s.ch:
-			var ev Event
-			if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
-				s.t.Fatalf("event %q: %v", m.Payload, err)
-			}
-			out = append(out, received{Channel: m.Channel, Event: ev})
-		case <-time.After(quiet):
-			return out
+		if _, ok := f.heldBy(start); !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatal("the hold did not lapse")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// age sets what Redis has left of h's key and its client set to left, as
+// its clock would show after the rest of the TTL: a heartbeat extends only
+// a key with less than a TTL left.
+func (f *fixture) age(h Hold, left time.Duration) {
+	f.t.Helper()
+	for _, k := range []string{h.key(), clientKey(h.ClinicID, h.ClientID)} {
+		if err := f.rdb.PExpire(f.t.Context(), k, left).Err(); err != nil {
+			f.t.Fatal(err)
 		}
 	}
 }

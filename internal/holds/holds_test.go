@@ -119,7 +119,7 @@ func TestClaimOfOwnSlotReturnsTheSameHoldAndDuplicatesNothing(t *testing.T) {
 	if n := f.rdb.SCard(ctx, clientKey(f.clinic, "client-a")).Val(); n != 1 {
 		t.Fatalf("%d client set members, want 1", n)
 	}
-	evs := sub.drain(200 * time.Millisecond)
+	evs := sub.upToNow()
 	if len(evs) != 1 || evs[0].Event.Type != EventHold {
 		t.Fatalf("events %+v, want one hold event", evs)
 	}
@@ -252,20 +252,24 @@ func TestHeldByAnUnheldSlotIsFalse(t *testing.T) {
 	}
 }
 
+// The store's clock decides expiries; Redis's key TTLs are set by age.
 func TestHeartbeatMovesTheExpiryForward(t *testing.T) {
 	t.Parallel()
-	const ttl = 600 * time.Millisecond
+	const ttl = time.Minute
 	f := newFixture(t, ttl)
 	ctx := t.Context()
+	t0 := time.Now()
+	now := f.clock(t0)
 	h := f.claim("client-a", f.start)
 
-	time.Sleep(300 * time.Millisecond)
+	*now = t0.Add(30 * time.Second)
+	f.age(h, 30*time.Second)
 	beat, err := f.s.Heartbeat(ctx, h.HoldID, "client-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if moved := beat.ExpiresAt.Sub(h.ExpiresAt); moved < 250*time.Millisecond {
-		t.Fatalf("heartbeat moved the expiry by %s, want ~300ms", moved)
+	if want := msTime(t0.Add(90 * time.Second).UnixMilli()); !beat.ExpiresAt.Equal(want) {
+		t.Fatalf("heartbeat moved the expiry to %s, want %s", beat.ExpiresAt, want)
 	}
 	want := h
 	want.ExpiresAt = beat.ExpiresAt
@@ -281,16 +285,17 @@ func TestHeartbeatMovesTheExpiryForward(t *testing.T) {
 	if score := f.rdb.ZScore(ctx, expiryKey(f.clinic), h.HoldID).Val(); int64(score) != beat.ExpiresAt.UnixMilli() {
 		t.Fatalf("expiry score %v, want %d", score, beat.ExpiresAt.UnixMilli())
 	}
-	if pttl := f.rdb.PTTL(ctx, h.key()).Val(); pttl < 500*time.Millisecond {
+	// Both had 30 s left; a full TTL again, give or take a slow machine.
+	if pttl := f.rdb.PTTL(ctx, h.key()).Val(); pttl < ttl-10*time.Second {
 		t.Fatalf("hold key PTTL %s after heartbeat, want ~%s", pttl, ttl)
 	}
-	if pttl := f.rdb.PTTL(ctx, clientKey(f.clinic, "client-a")).Val(); pttl < 500*time.Millisecond {
+	if pttl := f.rdb.PTTL(ctx, clientKey(f.clinic, "client-a")).Val(); pttl < ttl-10*time.Second {
 		t.Fatalf("client set PTTL %s after heartbeat, want ~%s", pttl, ttl)
 	}
 
-	time.Sleep(450 * time.Millisecond) // past the original expiry, before the new one
-	if _, ok := f.heldBy(f.start); !ok {
-		t.Fatal("heartbeated hold expired at its original time")
+	*now = t0.Add(75 * time.Second) // past the original expiry, before the new one
+	if active, err := f.s.Active(ctx, f.clinic); err != nil || len(active) != 1 || active[0] != beat {
+		t.Fatalf("Active = %+v, %v: the heartbeated hold expired at its original time", active, err)
 	}
 }
 
@@ -308,7 +313,7 @@ func TestHeartbeatOfAnotherClientOrAnExpiredHoldIsGone(t *testing.T) {
 			t.Fatalf("heartbeat of %q: err = %v, want ErrGone", id, err)
 		}
 	}
-	time.Sleep(400 * time.Millisecond)
+	f.waitLapsed(f.start)
 	if _, err := f.s.Heartbeat(ctx, h.HoldID, "client-a"); !errors.Is(err, ErrGone) {
 		t.Fatalf("heartbeat after expiry: err = %v, want ErrGone", err)
 	}
@@ -322,7 +327,7 @@ func TestHeartbeatDoesNotTouchAHoldThatReplacedAnExpiredOne(t *testing.T) {
 	f := newFixture(t, 200*time.Millisecond)
 	ctx := t.Context()
 	old := f.claim("client-a", f.start)
-	time.Sleep(400 * time.Millisecond)
+	f.waitLapsed(f.start)
 	f.s = NewStore(f.rdb, 30*time.Second, nil)
 	fresh := f.claim("client-a", f.start) // same client, same slot, new hold; old's meta is still unswept
 
@@ -373,9 +378,14 @@ func TestReleaseOfAnExpiredHoldLeavesItToTheSweeper(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 200*time.Millisecond)
 	ctx := t.Context()
+	// Ahead of real time, so that no other test's sweeper takes the hold
+	// before it is hidden from them.
+	t0 := time.Now().Add(2 * time.Minute)
+	now := f.clock(t0)
 	h := f.claim("client-a", f.start)
 	f.hideFromGlobalSweepers()
-	time.Sleep(400 * time.Millisecond)
+	f.waitLapsed(f.start)
+	*now = t0.Add(time.Second)
 
 	if ok, err := f.s.Release(ctx, h.HoldID, "client-a"); ok || err != nil {
 		t.Fatalf("release of an expired hold = %v, %v; want false, nil", ok, err)
@@ -436,7 +446,7 @@ func TestPinChecksOwnerAndLiveness(t *testing.T) {
 	if _, err := f.s.Pin(ctx, newHoldID(f.clinic), "client-a", time.Minute); !errors.Is(err, ErrExpired) {
 		t.Fatalf("pin of unknown hold: err = %v, want ErrExpired", err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	f.waitLapsed(f.start)
 	if _, err := f.s.Pin(ctx, h.HoldID, "client-a", time.Minute); !errors.Is(err, ErrExpired) {
 		t.Fatalf("pin after expiry: err = %v, want ErrExpired", err)
 	}
@@ -465,7 +475,7 @@ func TestConsumeRemovesTheHoldSilently(t *testing.T) {
 	if active, _ := f.s.Active(ctx, f.clinic); len(active) != 0 {
 		t.Fatalf("Active after consume = %+v", active)
 	}
-	if evs := sub.drain(200 * time.Millisecond); len(evs) != 0 {
+	if evs := sub.upToNow(); len(evs) != 0 {
 		t.Fatalf("consume published %+v", evs)
 	}
 	if err := f.s.Consume(ctx, pinned); err != nil {
@@ -478,7 +488,7 @@ func TestConsumeAfterExpiryStillClearsTheIndexButNotANewerHold(t *testing.T) {
 	f := newFixture(t, 200*time.Millisecond)
 	ctx := t.Context()
 	old := f.claim("client-a", f.start)
-	time.Sleep(400 * time.Millisecond)
+	f.waitLapsed(f.start)
 	f.s = NewStore(f.rdb, 30*time.Second, nil)
 	fresh := f.claim("client-b", f.start)
 

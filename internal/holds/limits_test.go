@@ -178,7 +178,7 @@ func TestHeartbeatsKeepAHoldNoLongerThanItsMaxLife(t *testing.T) {
 		if _, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range sub.drain(500 * time.Millisecond) {
+		for _, r := range sub.upToNow() {
 			if r.Event.Type == EventRelease && r.Event.HoldID == h.HoldID {
 				if r.Event.Reason != ReasonExpired {
 					t.Fatalf("release reason %q, want %q", r.Event.Reason, ReasonExpired)

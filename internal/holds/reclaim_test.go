@@ -38,21 +38,6 @@ func (f *fixture) claimAlone(r ClaimRequest) (Hold, error) {
 	return h, err
 }
 
-// waitLapsed waits (real time) until the slot's hold key is gone.
-func (f *fixture) waitLapsed(start time.Time) {
-	f.t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		if _, ok := f.heldBy(start); !ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatal("the hold did not lapse")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // beatToTheEnd heartbeats h just before its KeepUntil, so its last
 // expiry is the end of its longest life, as a page beating every 10 s
 // leaves it.

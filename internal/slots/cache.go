@@ -1,0 +1,158 @@
+package slots
+
+// The Redis cache of computed lists: generation counters, the key a list
+// is stored under, and reading and writing entries.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/availability"
+)
+
+// GenerationKey counts the changes of a clinic's set-up: hours, overrides,
+// types, specialists. Every cached list carries it, so a bump retires them
+// all at once; the old entries are never read again and expire on their
+// own: no SCAN.
+func GenerationKey(clinicID uuid.UUID) string { return "timeslots:gen:{" + clinicID.String() + "}" }
+
+// dayGenerationKey counts the booking changes that touch one local date of
+// a clinic (with the booking's buffers). A booking retires only the cached
+// lists whose days it can reach, so under a booking rush the other days
+// stay cached. It shares the clinic's hash tag: one MGET reads them all.
+func dayGenerationKey(clinicID uuid.UUID, d availability.Date) string {
+	return GenerationKey(clinicID) + ":" + d.String()
+}
+
+// keyDays are the local dates whose booking generations a cached list of
+// [From, To] depends on: every date its slots can touch with the type's
+// buffers, from the first instant of From less the buffer before to the
+// end of To plus the buffer after (a slot lies within its day's working
+// hours). A booking that blocks one of its slots overlaps that span, so it
+// bumps one of these dates.
+func (s *Service) keyDays(ctx context.Context, clinicID uuid.UUID, req Request) (first, last availability.Date, ok bool) {
+	first, last = req.From.AddDays(-1), req.To.AddDays(1)
+	loc, err := s.Zone(ctx, clinicID)
+	if err != nil {
+		return first, last, false
+	}
+	row, err := s.TypeRow(ctx, req.AppointmentTypeID)
+	if err != nil {
+		return first, last, false
+	}
+	t := TypeOf(row)
+	after := req.To.AddDays(1)
+	first = availability.DateOf(time.Date(req.From.Year, req.From.Month, req.From.Day, 0, 0, 0, 0, loc).Add(-t.BufferBefore), loc)
+	last = availability.DateOf(time.Date(after.Year, after.Month, after.Day, 0, 0, 0, 0, loc).Add(t.BufferAfter-time.Nanosecond), loc)
+	return first, last, true
+}
+
+// covered reports whether every slot, with the type's buffers, touches
+// only dates in [first, last]: a list that reaches further (a zone whose
+// clocks change at midnight, a type edited a moment ago) is not cached.
+func covered(slots []availability.Slot, t availability.AppointmentType, loc *time.Location, first, last availability.Date) bool {
+	for _, sl := range slots {
+		if availability.DateOf(sl.Start.Add(-t.BufferBefore), loc).Before(first) ||
+			last.Before(availability.DateOf(sl.End.Add(t.BufferAfter-time.Nanosecond), loc)) {
+			return false
+		}
+	}
+	return true
+}
+
+// cacheRef names a cached list, with what the name is made of: a booking
+// that moves one of its generations by one can name the list that follows
+// (see patchAfterBooking).
+type cacheRef struct {
+	key         string
+	first, last availability.Date
+	clinicID    uuid.UUID
+	req         Request
+	genKeys     []string // the clinic's set-up generation, then each key day's
+	genVals     []string // as read; "" for a counter that does not exist
+}
+
+// cacheKey names a cached list: the type, who, kind and range, and a hash
+// of the generations it depends on: the clinic's set-up, and for free
+// slots the booking changes of each of its keyDays. One Redis round trip.
+// It is nil when the list cannot be cached now.
+func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request) *cacheRef {
+	keys := []string{GenerationKey(clinicID)}
+	first, last, ok := s.keyDays(ctx, clinicID, req)
+	if !ok {
+		return nil
+	}
+	if !req.NoBookings {
+		for d := first; !last.Before(d); d = d.AddDays(1) {
+			keys = append(keys, dayGenerationKey(clinicID, d))
+		}
+	}
+	gens, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		s.logger.Warn("timeslot cache unavailable", "err", err)
+		return nil
+	}
+	vals := make([]string, len(gens))
+	for i, g := range gens {
+		vals[i], _ = g.(string)
+	}
+	ref := &cacheRef{first: first, last: last, clinicID: clinicID,
+		req:     Request{AppointmentTypeID: req.AppointmentTypeID, From: req.From, To: req.To, SpecialistID: req.SpecialistID, NoBookings: req.NoBookings},
+		genKeys: keys, genVals: vals}
+	ref.key = listKey(ref.req, vals)
+	return ref
+}
+
+// listKey is the Redis key of a list of req under generations vals.
+func listKey(req Request, vals []string) string {
+	h := fnv.New64a()
+	for _, v := range vals {
+		h.Write([]byte(v))
+		h.Write([]byte{0})
+	}
+	who := "pooled"
+	if req.SpecialistID != uuid.Nil {
+		who = req.SpecialistID.String()
+	}
+	kind := "free"
+	if req.NoBookings {
+		kind = "grid"
+	}
+	return fmt.Sprintf("timeslots:{%s}:%s:%s:%x:%s:%s", req.AppointmentTypeID, who, kind, h.Sum64(), req.From, req.To)
+}
+
+func (s *Service) cached(ctx context.Context, key string) *entry {
+	raw, err := s.rdb.Get(ctx, key).Bytes()
+	if err != nil {
+		if !errors.Is(err, redis.Nil) {
+			s.logger.Warn("timeslot cache read", "err", err)
+		}
+		return nil
+	}
+	var e entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil
+	}
+	return e.withMeta()
+}
+
+func (s *Service) store(ctx context.Context, key string, e *entry, now time.Time) {
+	ttl := e.Expires.Sub(now)
+	if ttl < time.Millisecond {
+		return
+	}
+	raw, err := e.encode()
+	if err != nil {
+		return
+	}
+	if err := s.rdb.Set(ctx, key, raw, ttl).Err(); err != nil {
+		s.logger.Warn("timeslot cache write", "err", err)
+	}
+}
