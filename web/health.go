@@ -23,7 +23,7 @@ func (s *Server) readyz(c echo.Context) error {
 	defer cancel()
 	checks := map[string]string{"postgres": "ok", "redis": "ok"}
 	var down []string
-	if err := s.deps.Pool.Ping(ctx); err != nil {
+	if err := s.deps.PingDB(ctx); err != nil {
 		checks["postgres"] = "down"
 		down = append(down, "postgres")
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/web"
 )
 
@@ -146,7 +146,7 @@ func pgICSBooking(start time.Time, minutes int) booking.Booking {
 	}
 }
 
-var pgICSClinic = db.Clinic{ID: uuid.New(), Slug: "praxis", Name: "Praxis Mitte", Timezone: "Europe/Berlin", Address: "Hauptstraße 5, 10827 Berlin"}
+var pgICSClinic = clinics.Clinic{ID: uuid.New(), Slug: "praxis", Name: "Praxis Mitte", Timezone: "Europe/Berlin", Address: "Hauptstraße 5, 10827 Berlin"}
 
 func TestICSHasTheRequiredProperties(t *testing.T) {
 	t.Parallel()

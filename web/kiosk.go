@@ -13,7 +13,6 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
-	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/views"
 )
@@ -27,7 +26,7 @@ const kioskDays = 3
 // its own.
 type kioskSource struct {
 	srv    *Server
-	clinic db.Clinic
+	clinic clinics.Clinic
 }
 
 func (k kioskSource) Key() string         { return "kiosk|" + k.clinic.ID.String() }
@@ -103,16 +102,16 @@ func (k kioskSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]
 // kioskClinic is the board's clinic. Once an admin has made device tokens
 // for a clinic, its board opens only with one of them (?device=); before
 // that it is public, having nothing private on it.
-func (s *Server) kioskClinic(c echo.Context) (db.Clinic, error) {
+func (s *Server) kioskClinic(c echo.Context) (clinics.Clinic, error) {
 	ctx := c.Request().Context()
 	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
 	if err != nil {
-		return db.Clinic{}, err
+		return clinics.Clinic{}, err
 	}
 	if ok, err := s.kioskAllowed(ctx, clinic.ID, c.QueryParam("device")); err != nil {
-		return db.Clinic{}, err
+		return clinics.Clinic{}, err
 	} else if !ok {
-		return db.Clinic{}, apperr.New(apperr.Forbidden, apperr.CodeKioskToken, "This screen needs a valid device link from the clinic's staff.")
+		return clinics.Clinic{}, apperr.New(apperr.Forbidden, apperr.CodeKioskToken, "This screen needs a valid device link from the clinic's staff.")
 	}
 	return clinic, nil
 }
@@ -123,7 +122,7 @@ func (s *Server) kioskAllowed(ctx context.Context, clinicID uuid.UUID, device st
 	if device != "" {
 		return s.deps.Staff.KioskTokenValid(ctx, clinicID, device)
 	}
-	n, err := db.New(s.deps.Pool).KioskTokenActiveCount(ctx, clinicID)
+	n, err := s.deps.Staff.KioskTokenActiveCount(ctx, clinicID)
 	return n == 0, err
 }
 

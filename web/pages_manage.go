@@ -11,16 +11,16 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/views"
 )
 
 // manageData is a booking opened by its manage token, with what its pages show.
 type manageData struct {
 	b      booking.Booking
-	clinic db.Clinic
-	typ    db.AppointmentType
-	sp     db.Specialist
+	clinic clinics.Clinic
+	typ    clinics.AppointmentType
+	sp     clinics.Specialist
 	loc    *time.Location
 	token  string
 }
@@ -32,16 +32,15 @@ func (s *Server) loadManage(c echo.Context) (manageData, error) {
 	if err != nil {
 		return manageData{}, err
 	}
-	q := db.New(s.deps.Pool)
-	clinic, err := q.ClinicGet(ctx, b.ClinicID)
+	clinic, err := s.deps.Clinics.ByID(ctx, b.ClinicID)
 	if err != nil {
 		return manageData{}, err
 	}
-	typ, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
+	typ, err := s.deps.Clinics.AppointmentType(ctx, b.AppointmentTypeID)
 	if err != nil {
 		return manageData{}, err
 	}
-	sp, err := q.SpecialistGet(ctx, b.SpecialistID)
+	sp, err := s.deps.Clinics.Specialist(ctx, b.SpecialistID)
 	if err != nil {
 		return manageData{}, err
 	}
@@ -183,7 +182,7 @@ func (s *Server) manageICS(c echo.Context) error {
 }
 
 // ICS renders a booking as an iCalendar file (RFC 5545).
-func ICS(b booking.Booking, typeName, specialist string, clinic db.Clinic, now time.Time) string {
+func ICS(b booking.Booking, typeName, specialist string, clinic clinics.Clinic, now time.Time) string {
 	const stamp = "20060102T150405Z"
 	status := "CONFIRMED"
 	if b.Status != booking.StatusConfirmed {

@@ -12,14 +12,14 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
-	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/views"
 )
 
 // home answers GET /: the clinics, or straight to the only one.
 func (s *Server) home(c echo.Context) error {
-	rows, err := db.New(s.deps.Pool).ClinicList(c.Request().Context())
+	rows, err := s.deps.Clinics.List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func (s *Server) home(c echo.Context) error {
 	return s.page(c, http.StatusOK, "Book an appointment", views.ClinicList(vms))
 }
 
-func clinicVM(r db.Clinic) views.ClinicVM {
+func clinicVM(r clinics.Clinic) views.ClinicVM {
 	return views.ClinicVM{Slug: r.Slug, Name: r.Name, Address: r.Address, Timezone: r.Timezone}
 }
 
@@ -72,20 +72,17 @@ func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanel
 	if err != nil {
 		return views.BookingPageVM{}, err
 	}
-	t, err := db.New(s.deps.Pool).AppointmentTypeGet(ctx, p.typeID)
+	t, err := s.deps.Clinics.AppointmentType(ctx, p.typeID)
 	if err != nil {
 		return views.BookingPageVM{}, err
 	}
-	specialists, err := db.New(s.deps.Pool).SpecialistListByType(ctx, p.typeID)
+	specialists, err := s.deps.Clinics.ActiveSpecialists(ctx, p.typeID)
 	if err != nil {
 		return views.BookingPageVM{}, err
 	}
 	known := p.specialist == uuid.Nil
 	opts := []views.OptionVM{{Value: "", Label: "Any specialist", Selected: p.specialist == uuid.Nil}}
 	for _, sp := range specialists {
-		if !sp.Active {
-			continue
-		}
 		opts = append(opts, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == p.specialist})
 		known = known || sp.ID == p.specialist
 	}
@@ -176,7 +173,7 @@ func (s *Server) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, er
 		d = s.loadDraft(c)
 	}
 	name := ""
-	if sp, err := db.New(s.deps.Pool).SpecialistGet(c.Request().Context(), h.SpecialistID); err == nil {
+	if sp, err := s.deps.Clinics.Specialist(c.Request().Context(), h.SpecialistID); err == nil {
 		name = sp.Name
 	}
 	return views.HoldPanelVM{

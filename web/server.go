@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -26,6 +25,7 @@ import (
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/idempotency"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -33,14 +33,16 @@ import (
 
 // Deps is everything the handlers use; main builds it.
 type Deps struct {
-	Logger   *slog.Logger
-	Pool     *pgxpool.Pool
-	Redis    redis.UniversalClient
-	Bookings *booking.Service
-	Clinics  *clinics.Service
-	Slots    *slots.Service
-	Holds    *holds.Store
-	Checkout *checkout.Service
+	Logger *slog.Logger
+	// PingDB says whether PostgreSQL answers (readiness).
+	PingDB      func(context.Context) error
+	Idempotency *idempotency.Cleaner
+	Redis       redis.UniversalClient
+	Bookings    *booking.Service
+	Clinics     *clinics.Service
+	Slots       *slots.Service
+	Holds       *holds.Store
+	Checkout    *checkout.Service
 
 	Staff               *staff.Service
 	StaffBookings       *staff.Bookings

@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
-	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/staff"
 )
 
@@ -42,7 +41,7 @@ type specialistJSON struct {
 	Hours    []staff.Range `json:"hours"`
 }
 
-func (s *Server) specialistJSON(c echo.Context, sp db.Specialist) error {
+func (s *Server) specialistJSON(c echo.Context, sp staff.Specialist) error {
 	hours, err := s.deps.Staff.WeeklyHours(c.Request().Context(), staffUser(c), sp.ID)
 	if err != nil {
 		return err

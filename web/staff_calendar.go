@@ -16,7 +16,6 @@ import (
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
-	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -96,28 +95,14 @@ func (cs calSource) ClinicID() uuid.UUID { return cs.v.clinicID }
 
 func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 	v := cs.v
-	q := db.New(cs.srv.deps.Pool)
 	start := time.Date(v.from.Year, v.from.Month, v.from.Day, 0, 0, 0, 0, v.loc)
 	endDate := v.from.AddDays(v.days)
 	end := time.Date(endDate.Year, endDate.Month, endDate.Day, 0, 0, 0, 0, v.loc)
-	specialists, err := q.SpecialistListByClinic(ctx, v.clinicID)
+	cal, err := cs.srv.deps.StaffBookings.ClinicCalendar(ctx, v.clinicID, start, end, dateUTC(v.from), dateUTC(endDate.AddDays(-1)))
 	if err != nil {
 		return nil, err
 	}
-	names := map[uuid.UUID]string{}
-	for _, sp := range specialists {
-		names[sp.ID] = sp.Name
-	}
-	rows, err := q.BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: v.clinicID, RangeStart: start, RangeEnd: end})
-	if err != nil {
-		return nil, err
-	}
-	overrides, err := q.OverrideListByClinicRange(ctx, db.OverrideListByClinicRangeParams{
-		ClinicID: v.clinicID, FromDay: dateUTC(v.from), ToDay: dateUTC(endDate.AddDays(-1)),
-	})
-	if err != nil {
-		return nil, err
-	}
+	names, rows, overrides := cal.Names, cal.Bookings, cal.Overrides
 	out := make([]views.CalendarDayVM, v.days)
 	for i := range out {
 		d := v.from.AddDays(i)
@@ -129,11 +114,11 @@ func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 		if v.specialist != uuid.Nil && r.SpecialistID != v.specialist {
 			continue
 		}
-		if i := index(r.SlotStart); i >= 0 && i < v.days {
+		if i := index(r.Start); i >= 0 && i < v.days {
 			out[i].Entries = append(out[i].Entries, views.CalendarEntryVM{
-				Kind: "booking", Time: r.SlotStart.In(v.loc).Format("15:04"), End: r.SlotEnd.In(v.loc).Format("15:04"),
+				Kind: "booking", Time: r.Start.In(v.loc).Format("15:04"), End: r.End.In(v.loc).Format("15:04"),
 				Patient: r.PatientName, Contact: r.PatientEmail + " " + r.PatientPhone, TypeName: r.TypeName,
-				Specialist: r.SpecialistName, ID: r.ID.String(), Version: r.Version, StartUTC: r.SlotStart.UTC().Format(time.RFC3339),
+				Specialist: r.SpecialistName, ID: r.ID.String(), Version: r.Version, StartUTC: r.Start.UTC().Format(time.RFC3339),
 			})
 		}
 	}
@@ -164,7 +149,7 @@ func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 		}
 		what := names[o.SpecialistID] + ": closed"
 		if !o.Closed {
-			what = names[o.SpecialistID] + ": " + staff.FormatMin(int(o.StartMin)) + "–" + staff.FormatMin(int(o.EndMin)) + " only"
+			what = names[o.SpecialistID] + ": " + staff.FormatMin(o.StartMin) + "–" + staff.FormatMin(o.EndMin) + " only"
 		}
 		if o.Note != "" {
 			what += " (" + o.Note + ")"

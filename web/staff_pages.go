@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
-	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 )
@@ -99,14 +98,14 @@ func (s *Server) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEdi
 	}
 	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)
 	today := time.Now().In(loc)
-	ovs, err := db.New(s.deps.Pool).OverrideListBySpecialist(ctx, db.OverrideListBySpecialistParams{SpecialistID: id, FromDay: time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)})
+	ovs, err := s.deps.Staff.Overrides(ctx, u, id, time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		return views.SpecialistEditVM{}, err
 	}
 	for _, o := range ovs {
 		what := "closed"
 		if !o.Closed {
-			what = staff.FormatMin(int(o.StartMin)) + "–" + staff.FormatMin(int(o.EndMin)) + " only"
+			what = staff.FormatMin(o.StartMin) + "–" + staff.FormatMin(o.EndMin) + " only"
 		}
 		vm.Overrides = append(vm.Overrides, views.OverrideVM{ID: fmt.Sprint(o.ID), Day: o.Day.Format("Mon 2 Jan 2006"), What: what, Note: o.Note})
 	}
@@ -260,7 +259,7 @@ func (s *Server) overrideDelete(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	u := staffUser(c)
-	o, err := db.New(s.deps.Pool).OverrideGet(ctx, db.OverrideGetParams{ID: id, ClinicID: u.ClinicID})
+	o, err := s.deps.Staff.Override(ctx, u, id)
 	if err != nil {
 		return apperr.NotFoundf("id", "No such override at this clinic.")
 	}
@@ -285,7 +284,7 @@ func (s *Server) typeList(c echo.Context) error {
 	return s.page(c, http.StatusOK, "Appointment types", views.TypeList(s.nav(c, "types"), rows))
 }
 
-func (s *Server) typeFormVM(c echo.Context, t db.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
+func (s *Server) typeFormVM(c echo.Context, t staff.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
 	sps, err := s.deps.Staff.Specialists(c.Request().Context(), staffUser(c))
 	if err != nil {
 		return views.TypeFormVM{}, err
@@ -311,7 +310,7 @@ func (s *Server) typeNew(c echo.Context) error {
 	if staffUser(c).Role != staff.RoleAdmin {
 		return staff.Forbidden()
 	}
-	vm, err := s.typeFormVM(c, db.AppointmentType{DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1}, nil)
+	vm, err := s.typeFormVM(c, staff.AppointmentType{DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1}, nil)
 	if err != nil {
 		return err
 	}
@@ -377,7 +376,7 @@ func (s *Server) typeSave(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vm, verr := s.typeFormVM(c, db.AppointmentType{ID: id, Name: in.Name, Description: in.Description,
+	vm, verr := s.typeFormVM(c, staff.AppointmentType{ID: id, Name: in.Name, Description: in.Description,
 		DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin), BufferBeforeMin: int32(in.BufferBeforeMin),
 		BufferAfterMin: int32(in.BufferAfterMin), MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 		CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient), Version: in.Version}, chosen)

@@ -17,10 +17,10 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
-	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/idempotency"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/slots"
@@ -167,7 +167,8 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		StreamMetrics:       metrics,
 		Registry:            reg,
 		Logger:              logger,
-		Pool:                pool,
+		PingDB:              pool.Ping,
+		Idempotency:         idempotency.NewCleaner(pool),
 		Redis:               rdb,
 		Bookings:            bookings,
 		Clinics:             clinics.NewService(pool),
@@ -191,7 +192,7 @@ func (d Deps) RunBackground(ctx context.Context) {
 		t := time.NewTicker(time.Hour)
 		defer t.Stop()
 		for {
-			if n, err := db.New(d.Pool).IdempotencyDeleteExpired(ctx); err != nil && ctx.Err() == nil {
+			if n, err := d.Idempotency.DeleteExpired(ctx); err != nil && ctx.Err() == nil {
 				d.Logger.Warn("delete expired idempotency keys", "err", err)
 			} else if n > 0 {
 				d.Logger.Info("deleted expired idempotency keys", "count", n)

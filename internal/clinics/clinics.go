@@ -34,9 +34,19 @@ func LoadZone(name string) (*time.Location, error) {
 
 var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// Clinic is what a new clinic needs.
-type Clinic struct {
+// Input is what a new clinic needs.
+type Input struct {
 	Slug, Name, Timezone, Address string
+}
+
+// Clinic is a tenant as the pages show it.
+type Clinic struct {
+	ID                            uuid.UUID
+	Slug, Name, Timezone, Address string
+}
+
+func clinicFromRow(r db.Clinic) Clinic {
+	return Clinic{ID: r.ID, Slug: r.Slug, Name: r.Name, Timezone: r.Timezone, Address: r.Address}
 }
 
 // Service creates and finds clinics.
@@ -49,7 +59,7 @@ func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 // Upsert creates the clinic, or updates the one with that slug.
 //
 // Errors: INVALID_ARGUMENT naming slug, name or timezone.
-func (s *Service) Upsert(ctx context.Context, c Clinic) (db.Clinic, error) {
+func (s *Service) Upsert(ctx context.Context, c Input) (db.Clinic, error) {
 	if !slugRe.MatchString(c.Slug) {
 		return db.Clinic{}, apperr.Invalidf("slug", "A slug is lower-case letters, digits and dashes.")
 	}
@@ -71,15 +81,30 @@ func (s *Service) Upsert(ctx context.Context, c Clinic) (db.Clinic, error) {
 // BySlug finds a clinic.
 //
 // Errors: NOT_FOUND.
-func (s *Service) BySlug(ctx context.Context, slug string) (db.Clinic, error) {
+func (s *Service) BySlug(ctx context.Context, slug string) (Clinic, error) {
 	row, err := db.New(s.pool).ClinicGetBySlug(ctx, slug)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return db.Clinic{}, apperr.NotFoundf("slug", "No clinic %q.", slug)
+		return Clinic{}, apperr.NotFoundf("slug", "No clinic %q.", slug)
 	}
 	if err != nil {
-		return db.Clinic{}, fmt.Errorf("get clinic: %w", err)
+		return Clinic{}, fmt.Errorf("get clinic: %w", err)
 	}
-	return row, nil
+	return clinicFromRow(row), nil
+}
+
+// List is every clinic, in the order the home page shows them.
+//
+// Errors: none of its own (database failures are internal).
+func (s *Service) List(ctx context.Context) ([]Clinic, error) {
+	rows, err := db.New(s.pool).ClinicList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list clinics: %w", err)
+	}
+	out := make([]Clinic, len(rows))
+	for i, r := range rows {
+		out[i] = clinicFromRow(r)
+	}
+	return out, nil
 }
 
 // AppointmentType is a type as patients see it: what, how long, by whom.
@@ -126,13 +151,60 @@ func (s *Service) AppointmentTypes(ctx context.Context, clinicID uuid.UUID) ([]A
 // ByID finds a clinic by id.
 //
 // Errors: NOT_FOUND.
-func (s *Service) ByID(ctx context.Context, id uuid.UUID) (db.Clinic, error) {
+func (s *Service) ByID(ctx context.Context, id uuid.UUID) (Clinic, error) {
 	row, err := db.New(s.pool).ClinicGet(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return db.Clinic{}, apperr.NotFoundf("", "No such clinic.")
+		return Clinic{}, apperr.NotFoundf("", "No such clinic.")
 	}
 	if err != nil {
-		return db.Clinic{}, fmt.Errorf("get clinic: %w", err)
+		return Clinic{}, fmt.Errorf("get clinic: %w", err)
 	}
-	return row, nil
+	return clinicFromRow(row), nil
+}
+
+// AppointmentType is one type by id, whatever its clinic (a booking or a
+// page already named the clinic); Specialists is left empty.
+//
+// Errors: NOT_FOUND (apperr.CodeNotFound).
+func (s *Service) AppointmentType(ctx context.Context, id uuid.UUID) (AppointmentType, error) {
+	t, err := db.New(s.pool).AppointmentTypeGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return AppointmentType{}, apperr.NotFoundf("", "No such appointment type.")
+	}
+	if err != nil {
+		return AppointmentType{}, fmt.Errorf("get appointment type: %w", err)
+	}
+	return AppointmentType{ID: t.ID, Name: t.Name, Description: t.Description, DurationMin: t.DurationMin}, nil
+}
+
+// Specialist is one specialist by id, active or not.
+//
+// Errors: NOT_FOUND (apperr.CodeNotFound).
+func (s *Service) Specialist(ctx context.Context, id uuid.UUID) (Specialist, error) {
+	sp, err := db.New(s.pool).SpecialistGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Specialist{}, apperr.NotFoundf("", "No such specialist.")
+	}
+	if err != nil {
+		return Specialist{}, fmt.Errorf("get specialist: %w", err)
+	}
+	return Specialist{ID: sp.ID, Name: sp.Name}, nil
+}
+
+// ActiveSpecialists are the active specialists who perform a type, in the
+// order patients are offered them.
+//
+// Errors: none of its own (database failures are internal).
+func (s *Service) ActiveSpecialists(ctx context.Context, typeID uuid.UUID) ([]Specialist, error) {
+	rows, err := db.New(s.pool).SpecialistListByType(ctx, typeID)
+	if err != nil {
+		return nil, fmt.Errorf("list specialists of type: %w", err)
+	}
+	out := []Specialist{}
+	for _, r := range rows {
+		if r.Active {
+			out = append(out, Specialist{ID: r.ID, Name: r.Name})
+		}
+	}
+	return out, nil
 }

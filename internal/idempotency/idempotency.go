@@ -110,3 +110,17 @@ func Save(ctx context.Context, tx pgx.Tx, k Key, r Record) (*Record, error) {
 	}
 	return nil, nil
 }
+
+// Cleaner removes expired records.
+type Cleaner struct{ q db.DBTX }
+
+// NewCleaner cleans the records of the database behind q (a pool).
+func NewCleaner(q db.DBTX) *Cleaner { return &Cleaner{q: q} }
+
+// DeleteExpired removes the records older than a day and says how many it
+// removed.
+//
+// Errors: none of its own (database failures are internal).
+func (c *Cleaner) DeleteExpired(ctx context.Context) (int64, error) {
+	return db.New(c.q).IdempotencyDeleteExpired(ctx)
+}

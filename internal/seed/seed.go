@@ -57,7 +57,7 @@ var (
 // lunch break, one closed day and one admin. now picks the closed day.
 func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time.Time) (Demo, error) {
 	var d Demo
-	clinic, err := clinics.NewService(pool).Upsert(ctx, clinics.Clinic{
+	clinic, err := clinics.NewService(pool).Upsert(ctx, clinics.Input{
 		Slug: "demo", Name: "Demo Health Clinic", Timezone: "Europe/Berlin",
 		Address: "Torstraße 1, 10119 Berlin",
 	})

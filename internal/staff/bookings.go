@@ -82,8 +82,10 @@ func (b *Bookings) Reschedule(ctx context.Context, u User, id uuid.UUID, start t
 }
 
 // Calendar is the clinic's confirmed bookings between from and to.
-func (b *Bookings) Calendar(ctx context.Context, u User, from, to time.Time) ([]db.BookingCalendarRow, error) {
-	return db.New(b.svc.pool).BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: u.ClinicID, RangeStart: from, RangeEnd: to})
+//
+// Errors: none of its own (database failures are internal).
+func (b *Bookings) Calendar(ctx context.Context, u User, from, to time.Time) ([]CalendarBooking, error) {
+	return b.calendar(ctx, u.ClinicID, from, to)
 }
 
 // Search finds bookings by patient name, e-mail or phone in a date range.
@@ -252,6 +254,8 @@ func (s *Service) SetDisabled(ctx context.Context, u User, id uuid.UUID, disable
 }
 
 // KioskTokenValid checks a board's token.
+//
+// Errors: none of its own (database failures are internal).
 func (s *Service) KioskTokenValid(ctx context.Context, clinicID uuid.UUID, token string) (bool, error) {
 	return db.New(s.pool).KioskTokenValid(ctx, db.KioskTokenValidParams{ClinicID: clinicID, TokenHash: booking.HashToken(token)})
 }

@@ -86,9 +86,9 @@ type hoursAudit struct {
 // version: of two staff saving at once, one wins and the other is told.
 //
 // Errors: NOT_FOUND, INVALID_ARGUMENT (naming the weekday), CONCURRENCY_CONFLICT.
-func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.UUID, version int32, rs []Range) (db.Specialist, error) {
+func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.UUID, version int32, rs []Range) (Specialist, error) {
 	if err := ValidateRanges(rs); err != nil {
-		return db.Specialist{}, err
+		return Specialist{}, err
 	}
 	var sp db.Specialist
 	err := s.tx(ctx, u, func(q *db.Queries) error {
@@ -129,7 +129,7 @@ func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.
 		return audit(ctx, q, u, "hours.update", "specialist", specialistID.String(),
 			hoursAudit{specialistID, oldRanges}, hoursAudit{specialistID, rs}, "")
 	})
-	return sp, err
+	return specialistFromRow(sp), err
 }
 
 // OverrideInput is a date override: closed, or replacement hours.

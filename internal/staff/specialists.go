@@ -34,29 +34,54 @@ func (in *SpecialistInput) validate() error {
 	return nil
 }
 
+// Specialist is one of a clinic's specialists as staff manage them.
+type Specialist struct {
+	ID, ClinicID uuid.UUID
+	Name         string
+	Priority     int32
+	Active       bool
+	Version      int32
+}
+
+func specialistFromRow(r db.Specialist) Specialist {
+	return Specialist{ID: r.ID, ClinicID: r.ClinicID, Name: r.Name, Priority: r.Priority, Active: r.Active, Version: r.Version}
+}
+
 // Specialists lists the clinic's specialists.
-func (s *Service) Specialists(ctx context.Context, u User) ([]db.Specialist, error) {
-	return db.New(s.pool).SpecialistListByClinic(ctx, u.ClinicID)
+//
+// Errors: none of its own (database failures are internal).
+func (s *Service) Specialists(ctx context.Context, u User) ([]Specialist, error) {
+	rows, err := db.New(s.pool).SpecialistListByClinic(ctx, u.ClinicID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Specialist, len(rows))
+	for i, r := range rows {
+		out[i] = specialistFromRow(r)
+	}
+	return out, nil
 }
 
 // Specialist is one of the clinic's specialists.
 //
 // Errors: NOT_FOUND (also for another clinic's).
-func (s *Service) Specialist(ctx context.Context, u User, id uuid.UUID) (db.Specialist, error) {
+func (s *Service) Specialist(ctx context.Context, u User, id uuid.UUID) (Specialist, error) {
 	sp, err := db.New(s.pool).SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: id, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return db.Specialist{}, notFound("specialist")
+		return Specialist{}, notFound("specialist")
 	}
-	return sp, err
+	return specialistFromRow(sp), err
 }
 
 // CreateSpecialist adds a specialist (admin).
-func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInput) (db.Specialist, error) {
+//
+// Errors: FORBIDDEN, INVALID_ARGUMENT (name, priority).
+func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInput) (Specialist, error) {
 	if err := requireAdmin(u); err != nil {
-		return db.Specialist{}, err
+		return Specialist{}, err
 	}
 	if err := in.validate(); err != nil {
-		return db.Specialist{}, err
+		return Specialist{}, err
 	}
 	var sp db.Specialist
 	err := s.tx(ctx, u, func(q *db.Queries) error {
@@ -67,19 +92,19 @@ func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInp
 		}
 		return audit(ctx, q, u, "specialist.create", "specialist", sp.ID.String(), nil, sp, "")
 	})
-	return sp, err
+	return specialistFromRow(sp), err
 }
 
 // UpdateSpecialist edits name, priority and active (admin). Deactivating
 // keeps their bookings; FutureBookings lists them for staff to handle.
 //
 // Errors: NOT_FOUND, INVALID_ARGUMENT, CONCURRENCY_CONFLICT (412, with the current row).
-func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in SpecialistInput) (db.Specialist, error) {
+func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in SpecialistInput) (Specialist, error) {
 	if err := requireAdmin(u); err != nil {
-		return db.Specialist{}, err
+		return Specialist{}, err
 	}
 	if err := in.validate(); err != nil {
-		return db.Specialist{}, err
+		return Specialist{}, err
 	}
 	var sp db.Specialist
 	err := s.tx(ctx, u, func(q *db.Queries) error {
@@ -101,7 +126,7 @@ func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in
 		}
 		return audit(ctx, q, u, "specialist.update", "specialist", id.String(), before, sp, "")
 	})
-	return sp, err
+	return specialistFromRow(sp), err
 }
 
 // FutureBookings are a specialist's confirmed bookings from now on.

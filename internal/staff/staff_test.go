@@ -638,8 +638,8 @@ func TestStaffEveryChangeWritesOneAuditRowAndNotifies(t *testing.T) {
 	day := testkit.NextWeekday(time.Now(), loc, time.Thursday, 0, 0)
 	dayUTC := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
 
-	var sp db.Specialist
-	var typ db.AppointmentType
+	var sp staff.Specialist
+	var typ staff.AppointmentType
 	var overrideID int64
 	steps := []struct {
 		name, action string

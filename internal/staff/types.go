@@ -62,25 +62,56 @@ func (in *TypeInput) validate() error {
 	return nil
 }
 
+// AppointmentType is one of a clinic's types with the rules staff set;
+// durations and notices are in minutes.
+type AppointmentType struct {
+	ID, ClinicID                                   uuid.UUID
+	Name, Description                              string
+	DurationMin, SlotStepMin                       int32
+	BufferBeforeMin, BufferAfterMin, MinNoticeMin  int32
+	MaxAdvanceDays, CooldownMin, MaxHoldsPerClient int32
+	Version                                        int32
+}
+
+func typeFromRow(t db.AppointmentType) AppointmentType {
+	return AppointmentType{
+		ID: t.ID, ClinicID: t.ClinicID, Name: t.Name, Description: t.Description,
+		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin,
+		BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin, MinNoticeMin: t.MinNoticeMin,
+		MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin, MaxHoldsPerClient: t.MaxHoldsPerClient,
+		Version: t.Version,
+	}
+}
+
 // Types lists the clinic's appointment types.
-func (s *Service) Types(ctx context.Context, u User) ([]db.AppointmentType, error) {
-	return db.New(s.pool).AppointmentTypeListByClinic(ctx, u.ClinicID)
+//
+// Errors: none of its own (database failures are internal).
+func (s *Service) Types(ctx context.Context, u User) ([]AppointmentType, error) {
+	rows, err := db.New(s.pool).AppointmentTypeListByClinic(ctx, u.ClinicID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AppointmentType, len(rows))
+	for i, r := range rows {
+		out[i] = typeFromRow(r)
+	}
+	return out, nil
 }
 
 // Type is one of the clinic's types with who performs it.
 //
 // Errors: NOT_FOUND (also for another clinic's).
-func (s *Service) Type(ctx context.Context, u User, id uuid.UUID) (db.AppointmentType, []uuid.UUID, error) {
+func (s *Service) Type(ctx context.Context, u User, id uuid.UUID) (AppointmentType, []uuid.UUID, error) {
 	q := db.New(s.pool)
 	t, err := q.AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: id, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return db.AppointmentType{}, nil, notFound("appointment type")
+		return AppointmentType{}, nil, notFound("appointment type")
 	}
 	if err != nil {
-		return db.AppointmentType{}, nil, err
+		return AppointmentType{}, nil, err
 	}
 	ids, err := q.AppointmentTypeSpecialistIDs(ctx, id)
-	return t, ids, err
+	return typeFromRow(t), ids, err
 }
 
 type typeAudit struct {
@@ -91,12 +122,12 @@ type typeAudit struct {
 // SaveType creates (id Nil) or edits an appointment type (admin).
 //
 // Errors: NOT_FOUND, INVALID_ARGUMENT (naming the field), CONCURRENCY_CONFLICT.
-func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInput) (db.AppointmentType, error) {
+func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInput) (AppointmentType, error) {
 	if err := requireAdmin(u); err != nil {
-		return db.AppointmentType{}, err
+		return AppointmentType{}, err
 	}
 	if err := in.validate(); err != nil {
-		return db.AppointmentType{}, err
+		return AppointmentType{}, err
 	}
 	var t db.AppointmentType
 	err := s.tx(ctx, u, func(q *db.Queries) error {
@@ -163,5 +194,5 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 		}
 		return audit(ctx, q, u, action, "appointment_type", t.ID.String(), b, typeAudit{Type: t, Specialists: in.SpecialistIDs}, "")
 	})
-	return t, err
+	return typeFromRow(t), err
 }
