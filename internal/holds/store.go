@@ -76,14 +76,13 @@ func (s *Store) SetMaxLife(d time.Duration) {
 	s.maxLife = max(d, s.ttl)
 }
 
-// SetReclaimCoolOff sets how long, after a hold lapsed (expired without a
-// release or a booking, whether its owner stopped beating or it reached
-// its KeepUntil), no client from the network that claimed it may claim
-// that slot again; other networks may at once. d <= 0 means the max life
-// (the default): a network that keeps re-claiming a slot then holds it at
-// most half the time, and a patient whose hold lapsed by accident loses
-// only that one slot, for as long as a hold may last. Call it while wiring,
-// before the store is used.
+// SetReclaimCoolOff sets how long, after a hold lapsed at the end of its
+// longest life (its last heartbeat could only reach KeepUntil), no client
+// from the network that claimed it may claim that slot again; other
+// networks may at once. A hold that lapsed earlier bars nothing. d <= 0
+// means the max life (the default): a hold cannot be renewed in place, and
+// a patient who kept one to its end waits that long for that one slot
+// only. Call it while wiring, before the store is used.
 func (s *Store) SetReclaimCoolOff(d time.Duration) { s.coolOff = max(d, 0) }
 
 // ReclaimCoolOff is the re-claim cool-off (see SetReclaimCoolOff).
