@@ -1,0 +1,76 @@
+// Kiosk tokens: managed by admins only; KioskTokenValid is the boards' check.
+
+package staff
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/textfield"
+)
+
+// KioskTokens lists the clinic's kiosk tokens.
+func (s *Service) KioskTokens(ctx context.Context, u User) ([]db.KioskToken, error) {
+	if err := requireAdmin(u); err != nil {
+		return nil, err
+	}
+	return db.New(s.pool).KioskTokenListByClinic(ctx, u.ClinicID)
+}
+
+// CreateKioskToken makes a read-only device token; the token is returned
+// once, only its hash is kept.
+func (s *Service) CreateKioskToken(ctx context.Context, u User, name string) (string, error) {
+	if err := requireAdmin(u); err != nil {
+		return "", err
+	}
+	name, err := textfield.KioskName.Check(name)
+	if err != nil {
+		return "", err
+	}
+	if name == "" {
+		return "", apperr.Invalidf("name", "Name the screen (for example \"Waiting room 1\").")
+	}
+	buf := make([]byte, 24)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	token := "k_" + base64.RawURLEncoding.EncodeToString(buf)
+	err = s.tx(ctx, u, func(q *db.Queries) error {
+		row, err := q.KioskTokenInsert(ctx, db.KioskTokenInsertParams{ClinicID: u.ClinicID, Name: name, TokenHash: booking.HashToken(token)})
+		if err != nil {
+			return err
+		}
+		return audit(ctx, q, u, "kiosk_token.create", "kiosk_token", row.ID.String(), nil, map[string]string{"name": name}, "")
+	})
+	return token, err
+}
+
+// RevokeKioskToken stops a token working.
+func (s *Service) RevokeKioskToken(ctx context.Context, u User, id uuid.UUID) error {
+	if err := requireAdmin(u); err != nil {
+		return err
+	}
+	return s.tx(ctx, u, func(q *db.Queries) error {
+		n, err := q.KioskTokenRevoke(ctx, db.KioskTokenRevokeParams{ID: id, ClinicID: u.ClinicID})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return notFound("kiosk token")
+		}
+		return audit(ctx, q, u, "kiosk_token.revoke", "kiosk_token", id.String(), nil, nil, "")
+	})
+}
+
+// KioskTokenValid checks a board's token.
+//
+// Errors: none of its own (database failures are internal).
+func (s *Service) KioskTokenValid(ctx context.Context, clinicID uuid.UUID, token string) (bool, error) {
+	return db.New(s.pool).KioskTokenValid(ctx, db.KioskTokenValidParams{ClinicID: clinicID, TokenHash: booking.HashToken(token)})
+}

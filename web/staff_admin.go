@@ -1,0 +1,128 @@
+// Staff accounts and kiosk screens: admin-only pages (the service checks the role).
+
+package web
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/views"
+)
+
+func (s *Server) usersPage(c echo.Context) error {
+	return s.renderUsers(c, http.StatusOK, "", "")
+}
+
+func (s *Server) renderUsers(c echo.Context, status int, notice, problem string) error {
+	rows, err := s.deps.Staff.StaffUsers(c.Request().Context(), staffUser(c))
+	if err != nil {
+		return err
+	}
+	nav := s.nav(c, "users")
+	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role", "State"}, Notice: notice, Error: problem}
+	var others []views.OptionVM
+	for _, r := range rows {
+		state := "active"
+		if r.DisabledAt != nil {
+			state = "disabled"
+		}
+		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state})
+		if r.ID != staffUser(c).ID {
+			others = append(others, views.OptionVM{Value: r.ID.String(), Label: r.Email})
+		}
+	}
+	return render(c, status, views.Page("Staff accounts", s.deps.Assets), templChildren(views.Table(vm), views.UserForm(nav, others)))
+}
+
+// userAccess answers POST /staff/users/access (id, action: disable or
+// enable). A disabled account cannot sign in, and its open pages stop
+// working at their next request, its streams within seconds.
+func (s *Server) userAccess(c echo.Context) error {
+	id, err := uuid.Parse(c.FormValue("id"))
+	if err != nil {
+		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
+	}
+	action := c.FormValue("action")
+	if action != "disable" && action != "enable" {
+		return s.renderUsers(c, http.StatusBadRequest, "", "Choose to disable or enable the account.")
+	}
+	row, err := s.deps.Staff.SetDisabled(c.Request().Context(), staffUser(c), id, action == "disable")
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound) {
+			return s.renderUsers(c, statusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderUsers(c, http.StatusOK, "Account "+row.Email+" "+action+"d.", "")
+}
+
+func (s *Server) userCreate(c echo.Context) error {
+	_, err := s.deps.Staff.CreateStaffUser(c.Request().Context(), staffUser(c), c.FormValue("email"), c.FormValue("name"), c.FormValue("password"), c.FormValue("role"))
+	if err != nil {
+		ae := apperr.As(err)
+		if ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.Conflict) {
+			return s.renderUsers(c, statusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderUsers(c, http.StatusCreated, "Account created.", "")
+}
+
+func (s *Server) kiosksPage(c echo.Context) error {
+	return s.renderKiosks(c, http.StatusOK, "", "")
+}
+
+func (s *Server) renderKiosks(c echo.Context, status int, notice, problem string) error {
+	ctx := c.Request().Context()
+	u := staffUser(c)
+	rows, err := s.deps.Staff.KioskTokens(ctx, u)
+	if err != nil {
+		return err
+	}
+	nav := s.nav(c, "kiosks")
+	vm := views.TableVM{Nav: nav, Title: "Kiosk screens", Head: []string{"Name", "Created", "State"}, Notice: notice, Error: problem}
+	var revocable []views.OptionVM
+	for _, r := range rows {
+		state := "active"
+		if r.RevokedAt != nil {
+			state = "revoked"
+		} else {
+			revocable = append(revocable, views.OptionVM{Value: r.ID.String(), Label: r.Name})
+		}
+		vm.Rows = append(vm.Rows, []string{r.Name, r.CreatedAt.Format("2006-01-02"), state})
+	}
+	return render(c, status, views.Page("Kiosk screens", s.deps.Assets), templChildren(views.Table(vm), views.KioskForm(nav, revocable)))
+}
+
+func (s *Server) kioskCreate(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := staffUser(c)
+	token, err := s.deps.Staff.CreateKioskToken(ctx, u, c.FormValue("name"))
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
+			return s.renderKiosks(c, http.StatusUnprocessableEntity, "", ae.Message)
+		}
+		return err
+	}
+	clinic, err := s.deps.Clinics.ByID(ctx, u.ClinicID)
+	if err != nil {
+		return err
+	}
+	link := "/kiosk/" + clinic.Slug + "?device=" + url.QueryEscape(token)
+	return s.renderKiosks(c, http.StatusCreated, "Open this address on the screen (shown once): "+link, "")
+}
+
+func (s *Server) kioskRevoke(c echo.Context) error {
+	id, err := uuid.Parse(c.FormValue("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such kiosk token.")
+	}
+	if err := s.deps.Staff.RevokeKioskToken(c.Request().Context(), staffUser(c), id); err != nil {
+		return err
+	}
+	return s.renderKiosks(c, http.StatusOK, "Revoked.", "")
+}

@@ -1,0 +1,129 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+)
+
+func (s *Server) typeList(c echo.Context) error {
+	types, err := s.deps.Staff.Types(c.Request().Context(), staffUser(c))
+	if err != nil {
+		return err
+	}
+	rows := make([]views.TypeVM, len(types))
+	for i, t := range types {
+		rows[i] = views.TypeVM{ID: t.ID.String(), Name: t.Name, DurationMin: int(t.DurationMin)}
+	}
+	return s.page(c, http.StatusOK, "Appointment types", views.TypeList(s.nav(c, "types"), rows))
+}
+
+func (s *Server) typeFormVM(c echo.Context, t staff.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
+	sps, err := s.deps.Staff.Specialists(c.Request().Context(), staffUser(c))
+	if err != nil {
+		return views.TypeFormVM{}, err
+	}
+	vm := views.TypeFormVM{Nav: s.nav(c, "types"), Name: t.Name, Description: t.Description,
+		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin, BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin,
+		MinNoticeMin: t.MinNoticeMin, MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin,
+		MaxHoldsPerClient: t.MaxHoldsPerClient, Version: t.Version, Errors: map[string]string{}}
+	if t.ID != uuid.Nil {
+		vm.ID = t.ID.String()
+	}
+	for _, sp := range sps {
+		checked := false
+		for _, id := range chosen {
+			checked = checked || id == sp.ID
+		}
+		vm.Specialists = append(vm.Specialists, views.CheckVM{Value: sp.ID.String(), Label: sp.Name, Checked: checked})
+	}
+	return vm, nil
+}
+
+func (s *Server) typeNew(c echo.Context) error {
+	if staffUser(c).Role != staff.RoleAdmin {
+		return staff.Forbidden()
+	}
+	vm, err := s.typeFormVM(c, staff.AppointmentType{DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1}, nil)
+	if err != nil {
+		return err
+	}
+	return s.page(c, http.StatusOK, "New appointment type", views.TypeForm(vm))
+}
+
+func (s *Server) typePage(c echo.Context) error {
+	id, err := parseIDParam(c)
+	if err != nil {
+		return err
+	}
+	t, chosen, err := s.deps.Staff.Type(c.Request().Context(), staffUser(c), id)
+	if err != nil {
+		return err
+	}
+	vm, err := s.typeFormVM(c, t, chosen)
+	if err != nil {
+		return err
+	}
+	return s.page(c, http.StatusOK, t.Name, views.TypeForm(vm))
+}
+
+func (s *Server) typeSave(c echo.Context) error {
+	var id uuid.UUID
+	if c.Param("id") != "" {
+		var err error
+		if id, err = parseIDParam(c); err != nil {
+			return err
+		}
+	}
+	num := func(name string) int { n, _ := strconv.Atoi(strings.TrimSpace(c.FormValue(name))); return n }
+	form, _ := c.FormParams()
+	var chosen []uuid.UUID
+	for _, v := range form["specialists"] {
+		if sid, err := uuid.Parse(v); err == nil {
+			chosen = append(chosen, sid)
+		}
+	}
+	in := staff.TypeInput{
+		Name: c.FormValue("name"), Description: c.FormValue("description"),
+		DurationMin: num("durationMin"), SlotStepMin: num("slotStepMin"), BufferBeforeMin: num("bufferBeforeMin"),
+		BufferAfterMin: num("bufferAfterMin"), MinNoticeMin: num("minNoticeMin"), MaxAdvanceDays: num("maxAdvanceDays"),
+		CooldownMin: num("cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"), SpecialistIDs: chosen,
+		Version: atoi32(c.FormValue("version")),
+	}
+	t, err := s.deps.Staff.SaveType(c.Request().Context(), staffUser(c), id, in)
+	if err == nil {
+		return c.Redirect(http.StatusSeeOther, "/staff/types/"+t.ID.String())
+	}
+	if isStale(err) && id != uuid.Nil {
+		cur, curChosen, lerr := s.deps.Staff.Type(c.Request().Context(), staffUser(c), id)
+		if lerr != nil {
+			return lerr
+		}
+		vm, verr := s.typeFormVM(c, cur, curChosen)
+		if verr != nil {
+			return verr
+		}
+		vm.Stale = apperr.As(err).Message
+		return s.page(c, http.StatusConflict, cur.Name, views.TypeForm(vm))
+	}
+	errs, err := fieldErrors(err)
+	if err != nil {
+		return err
+	}
+	vm, verr := s.typeFormVM(c, staff.AppointmentType{ID: id, Name: in.Name, Description: in.Description,
+		DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin), BufferBeforeMin: int32(in.BufferBeforeMin),
+		BufferAfterMin: int32(in.BufferAfterMin), MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
+		CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient), Version: in.Version}, chosen)
+	if verr != nil {
+		return verr
+	}
+	vm.Errors = errs
+	return s.page(c, http.StatusUnprocessableEntity, "Appointment type", views.TypeForm(vm))
+}
