@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,18 +53,9 @@ func TestAddressHoldQuota(t *testing.T) {
 		const n = 50
 		starts := freeStarts(t, c, n)
 		replies := make([]reply, n)
-		gate := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-gate
-				replies[i] = apiHold(t, a, c, starts[i], fmt.Sprintf("made-up-%d-%s", i, uuid.NewString()[:8]))
-			}()
-		}
-		close(gate)
-		wg.Wait()
+		testkit.Together(n, func(i int) {
+			replies[i] = apiHold(t, a, c, starts[i], fmt.Sprintf("made-up-%d-%s", i, uuid.NewString()[:8]))
+		})
 		held, refused := 0, 0
 		for _, r := range replies {
 			switch r.Status {

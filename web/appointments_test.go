@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -279,18 +278,9 @@ func TestBookIdempotency(t *testing.T) {
 		body := bookBody{HoldID: h.HoldID, ClientID: client, Patient: patientOK}
 
 		replies := make([]reply, 10)
-		begin := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range replies {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-begin
-				replies[i] = a.do(t, "POST", bookPath(typeID), body, "Idempotency-Key", key)
-			}()
-		}
-		close(begin)
-		wg.Wait()
+		testkit.Together(len(replies), func(i int) {
+			replies[i] = a.do(t, "POST", bookPath(typeID), body, "Idempotency-Key", key)
+		})
 
 		// The one answer that is not a replay is the reference.
 		fresh := -1

@@ -120,10 +120,11 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		return holds.Hold{}, apperr.Cooldown(t.Name, rem)
 	}
 
-	cands, heldFor, err := s.candidatesIn(ctx, res, req.SpecialistID, start, req.ClientID, uuid.Nil)
+	cands, err := s.candidatesIn(ctx, res, req.SpecialistID, start, uuid.Nil)
 	if err != nil {
 		return holds.Hold{}, err
 	}
+	var heldFor time.Duration
 	typ := slots.TypeOf(t)
 	var coolFor time.Duration
 	for _, c := range cands {
@@ -199,11 +200,11 @@ func (s *Service) daySlots(ctx context.Context, typeID, specialist uuid.UUID, st
 	return s.slots.Free(ctx, req)
 }
 
-// candidatesIn are the specialists of res free at start and not held by
-// another client, in the order to try them. exclude is a booking treated
-// as free in res.
-func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist uuid.UUID, start time.Time, clientID string, exclude uuid.UUID) ([]assignment.Candidate, time.Duration, error) {
-	t := res.Row
+// candidatesIn are the specialists of res free at start, in the order to
+// try them. exclude is a booking treated as free in res. Holds are not
+// looked at: a claim's own script refuses a slot another client's hold
+// overlaps, so reading them first would only cost a round trip.
+func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist uuid.UUID, start time.Time, exclude uuid.UUID) ([]assignment.Candidate, error) {
 	var slot *availability.Slot
 	for i := range res.Slots {
 		if res.Slots[i].Start.Equal(start) {
@@ -212,27 +213,34 @@ func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist
 		}
 	}
 	if slot == nil {
-		return nil, 0, s.notFree(ctx, res, specialist, start, exclude)
+		return nil, s.notFree(ctx, res, specialist, start, exclude)
 	}
+	cands := make([]assignment.Candidate, 0, len(slot.SpecialistIDs))
+	for _, id := range slot.SpecialistIDs {
+		cands = append(cands, assignment.Candidate{ID: id, Priority: res.Priority[id]})
+	}
+	return assignment.Order(res.Row.ID, start, cands), nil
+}
 
-	// Holds of other types or overlapping starts are separate keys: lay the
-	// clinic's live holds over the candidates first, so a patient is not
-	// offered a specialist someone else is holding.
-	active, err := s.holds.Active(ctx, t.ClinicID)
+// notHeld drops the candidates another client's live hold overlaps at
+// start, for a move that books without a hold of its own; heldFor is how
+// long the longest of those holds has left.
+func (s *Service) notHeld(ctx context.Context, res slots.Result, cands []assignment.Candidate, clientID string, start time.Time) ([]assignment.Candidate, time.Duration, error) {
+	active, err := s.holds.Active(ctx, res.Row.ClinicID)
 	if err != nil {
 		return nil, 0, unavailable(err)
 	}
-	var cands []assignment.Candidate
+	typ := slots.TypeOf(res.Row)
+	var free []assignment.Candidate
 	var heldFor time.Duration
-	typ := slots.TypeOf(t)
-	for _, id := range slot.SpecialistIDs {
-		if h, blocked := overlappingHold(active, id, clientID, start, start.Add(typ.Duration), typ); blocked {
+	for _, c := range cands {
+		if h, blocked := overlappingHold(active, c.ID, clientID, start, start.Add(typ.Duration), typ); blocked {
 			heldFor = maxDuration(heldFor, h.ExpiresAt.Sub(s.now()))
 			continue
 		}
-		cands = append(cands, assignment.Candidate{ID: id, Priority: res.Priority[id]})
+		free = append(free, c)
 	}
-	return assignment.Order(t.ID, start, cands), heldFor, nil
+	return free, heldFor, nil
 }
 
 // overlappingHold finds a live hold of another client that blocks the

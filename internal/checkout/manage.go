@@ -69,7 +69,11 @@ func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token
 	if err != nil {
 		return booking.Booking{}, err
 	}
-	cands, heldFor, err := s.candidatesIn(ctx, res, uuid.Nil, start, b.ClientID, b.ID)
+	cands, err := s.candidatesIn(ctx, res, uuid.Nil, start, b.ID)
+	if err != nil {
+		return booking.Booking{}, err
+	}
+	cands, heldFor, err := s.notHeld(ctx, res, cands, b.ClientID, start)
 	if err != nil {
 		return booking.Booking{}, err
 	}
