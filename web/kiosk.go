@@ -108,22 +108,12 @@ func (s *Server) kioskClinic(c echo.Context) (clinics.Clinic, error) {
 	if err != nil {
 		return clinics.Clinic{}, err
 	}
-	if ok, err := s.kioskAllowed(ctx, clinic.ID, c.QueryParam("device")); err != nil {
+	if ok, err := s.deps.Staff.KioskAllowed(ctx, clinic.ID, c.QueryParam("device")); err != nil {
 		return clinics.Clinic{}, err
 	} else if !ok {
 		return clinics.Clinic{}, apperr.New(apperr.Forbidden, apperr.CodeKioskToken, "This screen needs a valid device link from the clinic's staff.")
 	}
 	return clinic, nil
-}
-
-// kioskAllowed says whether a board with this device token ("" for none)
-// may show the clinic's times.
-func (s *Server) kioskAllowed(ctx context.Context, clinicID uuid.UUID, device string) (bool, error) {
-	if device != "" {
-		return s.deps.Staff.KioskTokenValid(ctx, clinicID, device)
-	}
-	n, err := s.deps.Staff.KioskTokenActiveCount(ctx, clinicID)
-	return n == 0, err
 }
 
 // kiosk answers GET /kiosk/:slug: the read-only board for a waiting room.
@@ -159,7 +149,7 @@ func (s *Server) kioskStream(c echo.Context) error {
 	// are public: the boards of one clinic and token share one check.
 	device := c.QueryParam("device")
 	key := accessKey("kiosk", clinic.ID.String(), device)
-	check := func(ctx context.Context) (bool, error) { return s.kioskAllowed(ctx, clinic.ID, device) }
+	check := func(ctx context.Context) (bool, error) { return s.deps.Staff.KioskAllowed(ctx, clinic.ID, device) }
 	access := func(ctx context.Context) bool { return s.access.allowed(ctx, key, check) }
 	return s.serveHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String(), viewer{access: access})
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/alexedwards/scs/v2"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
@@ -183,3 +186,115 @@ func plainValues(vs url.Values) error {
 }
 
 func plainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// requireStaff lets signed-in staff through and sends everyone else to the
+// sign-in page (an htmx request gets HX-Redirect).
+func (s *Server) requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		id, err := uuid.Parse(s.deps.Sessions.GetString(ctx, "staffId"))
+		if err == nil {
+			if u, err := s.deps.Staff.UserByID(ctx, id); err == nil {
+				c.SetRequest(c.Request().WithContext(context.WithValue(ctx, staffKey{}, u)))
+				c.Response().Header().Set("Cache-Control", "no-store")
+				return next(c)
+			}
+		}
+		if strings.HasPrefix(c.Request().URL.Path, "/v1/") {
+			return apperr.New(apperr.Unauthorized, apperr.CodeSignInRequired, "Sign in as staff first.")
+		}
+		return redirectTo(c, "/staff/login")
+	}
+}
+
+// limitStaffWrites limits changes per account, so a script or a stolen
+// session cannot flood the calendar and the audit log. It runs after the
+// CSRF check: a forged request spends nothing of the account's allowance.
+func (s *Server) limitStaffWrites(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+			if err := overLimitFor(c, s.deps.StaffWriteLimiter, staffUser(c).ID.String(), "changes", "account"); err != nil {
+				return err
+			}
+		}
+		return next(c)
+	}
+}
+
+// csrf refuses state-changing requests of signed-in staff without the
+// session's token, from the form field _csrf or the X-CSRF-Token header
+// htmx sends.
+func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		want := s.deps.Sessions.GetString(c.Request().Context(), "csrf")
+		got := c.Request().Header.Get("X-CSRF-Token")
+		if got == "" {
+			got = c.FormValue("_csrf")
+		}
+		if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+			return errCSRF()
+		}
+		return next(c)
+	}
+}
+
+func errCSRF() error {
+	return apperr.New(apperr.Forbidden, apperr.CodeCSRF, "This form expired or came from another site. Reload the page and try again.")
+}
+
+// securityHeaders are sent on every answer.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if strings.HasSuffix(c.Request().URL.Path, "/live") || strings.HasSuffix(c.Request().URL.Path, "/stream") {
+			// Event streams are never rendered as documents, and every
+			// header is kept in memory for the stream's whole life.
+			c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+			return next(c)
+		}
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+		return next(c)
+	}
+}
+
+// sessions loads the session and commits it just before the response
+// header is written. Unlike scs's LoadAndSave it does not wrap the writer,
+// so streams flush as usual, and a store error is an error, not a panic.
+func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
+	sm := s.deps.Sessions
+	return func(c echo.Context) error {
+		req := c.Request()
+		c.Response().Header().Add("Vary", "Cookie")
+		token := ""
+		if ck, err := req.Cookie(sm.Cookie.Name); err == nil {
+			token = ck.Value
+		}
+		ctx, err := sm.Load(req.Context(), token)
+		if err != nil {
+			return err
+		}
+		c.SetRequest(req.WithContext(ctx))
+		c.Response().Before(func() {
+			switch sm.Status(ctx) {
+			case scs.Modified:
+				token, expiry, err := sm.Commit(ctx)
+				if err != nil {
+					loggerFrom(c).Error("commit session", "err", err)
+					return
+				}
+				sm.WriteSessionCookie(ctx, c.Response(), token, expiry)
+			case scs.Destroyed:
+				sm.WriteSessionCookie(ctx, c.Response(), "", time.Time{})
+			}
+		})
+		return next(c)
+	}
+}

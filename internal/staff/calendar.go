@@ -129,11 +129,3 @@ func (s *Service) Override(ctx context.Context, u User, id int64) (Override, err
 	}
 	return Override{ID: o.ID, SpecialistID: o.SpecialistID, Day: o.Day, Closed: o.Closed, StartMin: minutesOf(o.StartLocal), EndMin: minutesOf(o.EndLocal), Note: o.Note}, nil
 }
-
-// KioskTokenActiveCount is how many unrevoked kiosk tokens the clinic has;
-// with none, its board is public.
-//
-// Errors: none of its own (database failures are internal).
-func (s *Service) KioskTokenActiveCount(ctx context.Context, clinicID uuid.UUID) (int64, error) {
-	return db.New(s.pool).KioskTokenActiveCount(ctx, clinicID)
-}

@@ -1,4 +1,4 @@
-// Kiosk tokens: managed by admins only; KioskTokenValid is the boards' check.
+// Kiosk tokens: managed by admins only; KioskAllowed is the boards' check.
 
 package staff
 
@@ -73,4 +73,18 @@ func (s *Service) RevokeKioskToken(ctx context.Context, u User, id uuid.UUID) er
 // Errors: none of its own (database failures are internal).
 func (s *Service) KioskTokenValid(ctx context.Context, clinicID uuid.UUID, token string) (bool, error) {
 	return db.New(s.pool).KioskTokenValid(ctx, db.KioskTokenValidParams{ClinicID: clinicID, TokenHash: booking.HashToken(token)})
+}
+
+// KioskAllowed says whether a board showing the clinic with this device
+// token ("" for none) may show its times: a clinic with no unrevoked token
+// has a public board; one with tokens shows it only to a valid token of its
+// own.
+//
+// Errors: none of its own (database failures are internal).
+func (s *Service) KioskAllowed(ctx context.Context, clinicID uuid.UUID, device string) (bool, error) {
+	if device != "" {
+		return s.KioskTokenValid(ctx, clinicID, device)
+	}
+	n, err := db.New(s.pool).KioskTokenActiveCount(ctx, clinicID)
+	return n == 0, err
 }

@@ -1,9 +1,7 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -178,65 +176,5 @@ func (s *Server) manageICS(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="appointment.ics"`)
-	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(ICS(m.b, m.typ.Name, m.sp.Name, m.clinic, time.Now())))
-}
-
-// ICS renders a booking as an iCalendar file (RFC 5545).
-func ICS(b booking.Booking, typeName, specialist string, clinic clinics.Clinic, now time.Time) string {
-	const stamp = "20060102T150405Z"
-	status := "CONFIRMED"
-	if b.Status != booking.StatusConfirmed {
-		status = "CANCELLED"
-	}
-	lines := []string{
-		"BEGIN:VCALENDAR",
-		"VERSION:2.0",
-		"PRODID:-//Clinic Booking//EN",
-		"CALSCALE:GREGORIAN",
-		"METHOD:PUBLISH",
-		"BEGIN:VEVENT",
-		"UID:" + b.ID.String() + "@clinic-booking",
-		"DTSTAMP:" + now.UTC().Format(stamp),
-		"DTSTART:" + b.Start.UTC().Format(stamp),
-		"DTEND:" + b.End.UTC().Format(stamp),
-		"SUMMARY:" + icsEscape(typeName+" with "+specialist),
-		"LOCATION:" + icsEscape(clinic.Name+", "+clinic.Address),
-		"DESCRIPTION:" + icsEscape(fmt.Sprintf("%s at %s. Times shown in your calendar's zone; the clinic is in %s.", typeName, clinic.Name, clinic.Timezone)),
-		"STATUS:" + status,
-		"END:VEVENT",
-		"END:VCALENDAR",
-	}
-	var out strings.Builder
-	for _, l := range lines {
-		out.WriteString(icsFold(l))
-		out.WriteString("\r\n")
-	}
-	return out.String()
-}
-
-func icsEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, ";", `\;`, ",", `\,`, "\n", `\n`)
-	return r.Replace(s)
-}
-
-// icsFold folds lines at 75 octets, as RFC 5545 requires; a continuation
-// line's leading space is one of its 75.
-func icsFold(l string) string {
-	if len(l) <= 75 {
-		return l
-	}
-	var b strings.Builder
-	limit := 75
-	for len(l) > limit {
-		cut := limit
-		for cut > 0 && (l[cut]&0xC0) == 0x80 { // do not split a UTF-8 sequence
-			cut--
-		}
-		b.WriteString(l[:cut])
-		b.WriteString("\r\n ")
-		l = l[cut:]
-		limit = 74
-	}
-	b.WriteString(l)
-	return b.String()
+	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(icsCalendar(m.b, m.typ.Name, m.sp.Name, m.clinic, time.Now())))
 }

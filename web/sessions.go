@@ -28,40 +28,6 @@ func newSessions(pool *pgxpool.Pool, secure bool) *scs.SessionManager {
 	return sm
 }
 
-// sessions loads the session and commits it just before the response
-// header is written. Unlike scs's LoadAndSave it does not wrap the writer,
-// so streams flush as usual, and a store error is an error, not a panic.
-func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
-	sm := s.deps.Sessions
-	return func(c echo.Context) error {
-		req := c.Request()
-		c.Response().Header().Add("Vary", "Cookie")
-		token := ""
-		if ck, err := req.Cookie(sm.Cookie.Name); err == nil {
-			token = ck.Value
-		}
-		ctx, err := sm.Load(req.Context(), token)
-		if err != nil {
-			return err
-		}
-		c.SetRequest(req.WithContext(ctx))
-		c.Response().Before(func() {
-			switch sm.Status(ctx) {
-			case scs.Modified:
-				token, expiry, err := sm.Commit(ctx)
-				if err != nil {
-					loggerFrom(c).Error("commit session", "err", err)
-					return
-				}
-				sm.WriteSessionCookie(ctx, c.Response(), token, expiry)
-			case scs.Destroyed:
-				sm.WriteSessionCookie(ctx, c.Response(), "", time.Time{})
-			}
-		})
-		return next(c)
-	}
-}
-
 // clientCookie carries a browser's identity for holds: "b_<32 hex>.<mac>".
 // It is signed, so a page cannot choose its id (nor claim another
 // client's), and it is all there is: a visit that never holds a slot
