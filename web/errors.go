@@ -131,24 +131,24 @@ func internalBody() errorBody {
 func codeForStatus(status int) string {
 	switch status {
 	case http.StatusNotFound:
-		return "NOT_FOUND"
+		return apperr.CodeNotFound
 	case http.StatusMethodNotAllowed:
-		return "METHOD_NOT_ALLOWED"
+		return apperr.CodeMethodNotAllowed
 	case http.StatusBadRequest:
-		return "INVALID_ARGUMENT"
+		return apperr.CodeInvalidArgument
 	case http.StatusRequestEntityTooLarge:
-		return "TOO_LARGE"
+		return apperr.CodeTooLarge
 	case http.StatusUnsupportedMediaType:
-		return "UNSUPPORTED_MEDIA_TYPE"
+		return apperr.CodeUnsupportedMediaType
 	case http.StatusTooManyRequests:
-		return "RATE_LIMITED"
+		return apperr.CodeRateLimited
 	case http.StatusServiceUnavailable:
-		return "UNAVAILABLE"
+		return apperr.CodeUnavailable
 	default:
 		if status >= 500 {
-			return "INTERNAL"
+			return apperr.CodeInternal
 		}
-		return "ERROR"
+		return apperr.CodeError
 	}
 }
 

@@ -90,7 +90,7 @@ func (m *httpMetrics) outcome(ctx context.Context, what string, err error) {
 	o := "created"
 	if err != nil {
 		if o = apperr.CodeOf(err); o == "" {
-			o = "INTERNAL"
+			o = apperr.CodeInternal
 		}
 	}
 	m.outcomes.WithLabelValues(what, o).Inc()

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
@@ -17,6 +18,16 @@ import (
 // X-CSRF-Token).
 
 func versionETag(v int32) string { return fmt.Sprintf(`"v%d"`, v) }
+
+// idIfMatch reads the id in the path and the version the change is made on.
+func idIfMatch(c echo.Context) (uuid.UUID, int32, error) {
+	id, err := parseIDParam(c)
+	if err != nil {
+		return uuid.Nil, 0, err
+	}
+	version, err := ifMatch(c)
+	return id, version, err
+}
 
 // ifMatch reads the version a change is made on.
 func ifMatch(c echo.Context) (int32, error) {
@@ -68,11 +79,7 @@ func (s *Server) apiSpecialist(c echo.Context) error {
 
 // apiSpecialistUpdate answers PATCH /v1/staff/specialists/:id {name, priority, active}
 func (s *Server) apiSpecialistUpdate(c echo.Context) error {
-	id, err := parseIDParam(c)
-	if err != nil {
-		return err
-	}
-	version, err := ifMatch(c)
+	id, version, err := idIfMatch(c)
 	if err != nil {
 		return err
 	}
@@ -115,11 +122,7 @@ func (s *Server) apiSpecialistUpdate(c echo.Context) error {
 // apiHours answers PUT /v1/staff/specialists/:id/hours [{weekday, start, end}]
 // under the specialist's ETag.
 func (s *Server) apiHours(c echo.Context) error {
-	id, err := parseIDParam(c)
-	if err != nil {
-		return err
-	}
-	version, err := ifMatch(c)
+	id, version, err := idIfMatch(c)
 	if err != nil {
 		return err
 	}

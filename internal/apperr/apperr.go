@@ -123,6 +123,12 @@ const (
 	CodeTooLarge             = "TOO_LARGE"
 	CodeUnavailable          = "UNAVAILABLE"
 
+	// Codes of refusals made by the HTTP layer itself, before any handler.
+	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	// CodeError: any other refusal with a 4xx status and no code of its own.
+	CodeError = "ERROR"
+
 	CodeSlotTaken = "SLOT_TAKEN"
 	// CodeSlotUnavailable: the time is no longer offered (hours or an
 	// override closed it after the hold was taken).
