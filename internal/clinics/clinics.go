@@ -59,23 +59,23 @@ func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 // Upsert creates the clinic, or updates the one with that slug.
 //
 // Errors: INVALID_ARGUMENT naming slug, name or timezone.
-func (s *Service) Upsert(ctx context.Context, c Input) (db.Clinic, error) {
+func (s *Service) Upsert(ctx context.Context, c Input) (Clinic, error) {
 	if !slugRe.MatchString(c.Slug) {
-		return db.Clinic{}, apperr.Invalidf("slug", "A slug is lower-case letters, digits and dashes.")
+		return Clinic{}, apperr.Invalidf("slug", "A slug is lower-case letters, digits and dashes.")
 	}
 	if strings.TrimSpace(c.Name) == "" {
-		return db.Clinic{}, apperr.Invalidf("name", "A clinic needs a name.")
+		return Clinic{}, apperr.Invalidf("name", "A clinic needs a name.")
 	}
 	if _, err := LoadZone(c.Timezone); err != nil {
-		return db.Clinic{}, err
+		return Clinic{}, err
 	}
 	row, err := db.New(s.pool).ClinicUpsert(ctx, db.ClinicUpsertParams{
 		Slug: c.Slug, Name: strings.TrimSpace(c.Name), Timezone: c.Timezone, Address: c.Address,
 	})
 	if err != nil {
-		return db.Clinic{}, fmt.Errorf("upsert clinic: %w", err)
+		return Clinic{}, fmt.Errorf("upsert clinic: %w", err)
 	}
-	return row, nil
+	return clinicFromRow(row), nil
 }
 
 // BySlug finds a clinic.

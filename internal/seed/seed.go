@@ -19,7 +19,7 @@ import (
 
 // Demo is what the seed made, for the message main prints and for tests.
 type Demo struct {
-	Clinic        db.Clinic
+	Clinic        clinics.Clinic
 	Specialists   []db.Specialist
 	Types         []db.AppointmentType
 	AdminEmail    string
@@ -65,7 +65,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time
 		return d, err
 	}
 	d.Clinic = clinic
-	loc, _ := time.LoadLocation(clinic.Timezone)
+	loc, err := clinics.LoadZone(clinic.Timezone)
+	if err != nil {
+		return d, err
+	}
 
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -15,21 +16,46 @@ import (
 	"github.com/clinic/booking/internal/textfield"
 )
 
+// Account is a staff account as admins manage it; its password hash stays
+// inside the package.
+type Account struct {
+	ID, ClinicID      uuid.UUID
+	Email, Name, Role string
+	Version           int32
+	CreatedAt         time.Time
+	DisabledAt        *time.Time // nil while the account may sign in
+}
+
+func accountFromRow(r db.StaffUser) Account {
+	return Account{
+		ID: r.ID, ClinicID: r.ClinicID, Email: r.Email, Name: r.Name, Role: r.Role,
+		Version: r.Version, CreatedAt: r.CreatedAt, DisabledAt: r.DisabledAt,
+	}
+}
+
 // StaffUsers lists the clinic's accounts.
-func (s *Service) StaffUsers(ctx context.Context, u User) ([]db.StaffUser, error) {
+func (s *Service) StaffUsers(ctx context.Context, u User) ([]Account, error) {
 	if err := requireAdmin(u); err != nil {
 		return nil, err
 	}
-	return db.New(s.pool).StaffUserListByClinic(ctx, u.ClinicID)
+	rows, err := db.New(s.pool).StaffUserListByClinic(ctx, u.ClinicID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Account, len(rows))
+	for i, r := range rows {
+		out[i] = accountFromRow(r)
+	}
+	return out, nil
 }
 
 // CreateStaffUser adds an account.
 //
 // Errors: FORBIDDEN, INVALID_ARGUMENT (email, name, password, role),
 // CONFLICT (e-mail taken).
-func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, password, role string) (db.StaffUser, error) {
+func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, password, role string) (Account, error) {
 	if err := requireAdmin(u); err != nil {
-		return db.StaffUser{}, err
+		return Account{}, err
 	}
 	email, emailErr := textfield.StaffEmail.Check(email)
 	email = strings.ToLower(email)
@@ -37,19 +63,19 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 	passwordErr := textfield.CheckPassword(password)
 	switch {
 	case emailErr != nil:
-		return db.StaffUser{}, emailErr
+		return Account{}, emailErr
 	case !strings.Contains(email, "@"):
-		return db.StaffUser{}, apperr.Invalidf("email", "That does not look like an e-mail address.")
+		return Account{}, apperr.Invalidf("email", "That does not look like an e-mail address.")
 	case nameErr != nil:
-		return db.StaffUser{}, nameErr
+		return Account{}, nameErr
 	case passwordErr != nil:
-		return db.StaffUser{}, passwordErr
+		return Account{}, passwordErr
 	case role != RoleAdmin && role != RoleStaff:
-		return db.StaffUser{}, apperr.Invalidf("role", "The role is admin or staff.")
+		return Account{}, apperr.Invalidf("role", "The role is admin or staff.")
 	}
 	hash, err := hashPassword(password)
 	if err != nil {
-		return db.StaffUser{}, err
+		return Account{}, err
 	}
 	var row db.StaffUser
 	err = s.tx(ctx, u, func(q *db.Queries) error {
@@ -63,7 +89,7 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 		}
 		return audit(ctx, q, u, "staff.create", "staff_user", row.ID.String(), nil, map[string]string{"email": email, "role": role}, "")
 	})
-	return row, err
+	return accountFromRow(row), err
 }
 
 // SetDisabled disables an account of the admin's clinic (it can no longer
@@ -72,12 +98,12 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 // left without one by a slip.
 //
 // Errors: FORBIDDEN, INVALID_ARGUMENT (id: one's own account), NOT_FOUND.
-func (s *Service) SetDisabled(ctx context.Context, u User, id uuid.UUID, disabled bool) (db.StaffUser, error) {
+func (s *Service) SetDisabled(ctx context.Context, u User, id uuid.UUID, disabled bool) (Account, error) {
 	if err := requireAdmin(u); err != nil {
-		return db.StaffUser{}, err
+		return Account{}, err
 	}
 	if disabled && id == u.ID {
-		return db.StaffUser{}, apperr.Invalidf("id", "You cannot disable your own account.")
+		return Account{}, apperr.Invalidf("id", "You cannot disable your own account.")
 	}
 	action := "staff.enable"
 	if disabled {
@@ -96,5 +122,5 @@ func (s *Service) SetDisabled(ctx context.Context, u User, id uuid.UUID, disable
 		}
 		return audit(ctx, q, u, action, "staff_user", id.String(), nil, map[string]string{"email": row.Email}, "")
 	})
-	return row, err
+	return accountFromRow(row), err
 }

@@ -2,7 +2,10 @@ package staff
 
 import (
 	"context"
+	"encoding/json"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/db"
 )
@@ -17,13 +20,40 @@ type AuditFilter struct {
 // AuditPageSize is the rows per audit page.
 const AuditPageSize = 50
 
-// Audit lists the clinic's audit rows, newest first.
-func (s *Service) Audit(ctx context.Context, u User, f AuditFilter) ([]db.AuditLog, error) {
+// AuditEntry is one row of the audit log: who did what to which entity,
+// with the entity as JSON before and after the change.
+type AuditEntry struct {
+	ID                              int64
+	ClinicID                        uuid.UUID
+	Actor, Action, Entity, EntityID string
+	Before, After                   json.RawMessage
+	Reason                          string
+	At                              time.Time
+}
+
+func auditEntryFromRow(r db.AuditLog) AuditEntry {
+	return AuditEntry{
+		ID: r.ID, ClinicID: r.ClinicID, Actor: r.Actor, Action: r.Action, Entity: r.Entity, EntityID: r.EntityID,
+		Before: r.Before, After: r.After, Reason: r.Reason, At: r.At,
+	}
+}
+
+// Audit lists the clinic's audit rows, newest first: a page of
+// AuditPageSize, and one more when there is a next page.
+func (s *Service) Audit(ctx context.Context, u User, f AuditFilter) ([]AuditEntry, error) {
 	if f.Page < 1 {
 		f.Page = 1
 	}
-	return db.New(s.pool).AuditList(ctx, db.AuditListParams{
+	rows, err := db.New(s.pool).AuditList(ctx, db.AuditListParams{
 		ClinicID: u.ClinicID, Entity: f.Entity, Actor: f.Actor, FromAt: f.From, ToAt: f.To,
 		PageSize: AuditPageSize + 1, PageOffset: int32((f.Page - 1) * AuditPageSize),
 	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AuditEntry, len(rows))
+	for i, r := range rows {
+		out[i] = auditEntryFromRow(r)
+	}
+	return out, nil
 }

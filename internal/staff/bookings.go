@@ -85,7 +85,32 @@ func (b *Bookings) Calendar(ctx context.Context, u User, from, to time.Time) ([]
 	return b.calendar(ctx, u.ClinicID, from, to)
 }
 
+// SearchResult is a booking found by a search, of any status.
+type SearchResult struct {
+	ID, SpecialistID                        uuid.UUID
+	SlotStart, SlotEnd                      time.Time
+	Status                                  string
+	PatientName, PatientEmail, PatientPhone string
+	TypeName, SpecialistName                string
+}
+
+func searchResultFromRow(r db.BookingSearchRow) SearchResult {
+	return SearchResult{
+		ID: r.ID, SpecialistID: r.SpecialistID, SlotStart: r.SlotStart, SlotEnd: r.SlotEnd, Status: r.Status,
+		PatientName: r.PatientName, PatientEmail: r.PatientEmail, PatientPhone: r.PatientPhone,
+		TypeName: r.TypeName, SpecialistName: r.SpecialistName,
+	}
+}
+
 // Search finds bookings by patient name, e-mail or phone in a date range.
-func (b *Bookings) Search(ctx context.Context, u User, q string, from, to time.Time) ([]db.BookingSearchRow, error) {
-	return db.New(b.svc.pool).BookingSearch(ctx, db.BookingSearchParams{ClinicID: u.ClinicID, Q: strings.TrimSpace(q), RangeStart: from, RangeEnd: to})
+func (b *Bookings) Search(ctx context.Context, u User, q string, from, to time.Time) ([]SearchResult, error) {
+	rows, err := db.New(b.svc.pool).BookingSearch(ctx, db.BookingSearchParams{ClinicID: u.ClinicID, Q: strings.TrimSpace(q), RangeStart: from, RangeEnd: to})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SearchResult, len(rows))
+	for i, r := range rows {
+		out[i] = searchResultFromRow(r)
+	}
+	return out, nil
 }

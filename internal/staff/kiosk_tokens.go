@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -15,12 +16,33 @@ import (
 	"github.com/clinic/booking/internal/textfield"
 )
 
+// KioskToken is a board's device token as admins see it: its name and
+// state, never the token or its hash.
+type KioskToken struct {
+	ID, ClinicID uuid.UUID
+	Name         string
+	CreatedAt    time.Time
+	RevokedAt    *time.Time // nil while the token works
+}
+
+func kioskTokenFromRow(r db.KioskToken) KioskToken {
+	return KioskToken{ID: r.ID, ClinicID: r.ClinicID, Name: r.Name, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt}
+}
+
 // KioskTokens lists the clinic's kiosk tokens.
-func (s *Service) KioskTokens(ctx context.Context, u User) ([]db.KioskToken, error) {
+func (s *Service) KioskTokens(ctx context.Context, u User) ([]KioskToken, error) {
 	if err := requireAdmin(u); err != nil {
 		return nil, err
 	}
-	return db.New(s.pool).KioskTokenListByClinic(ctx, u.ClinicID)
+	rows, err := db.New(s.pool).KioskTokenListByClinic(ctx, u.ClinicID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]KioskToken, len(rows))
+	for i, r := range rows {
+		out[i] = kioskTokenFromRow(r)
+	}
+	return out, nil
 }
 
 // CreateKioskToken makes a read-only device token; the token is returned

@@ -3,6 +3,7 @@ package staff
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -129,7 +130,28 @@ func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in
 	return specialistFromRow(sp), err
 }
 
-// FutureBookings are a specialist's confirmed bookings from now on.
-func (s *Service) FutureBookings(ctx context.Context, u User, id uuid.UUID) ([]db.BookingListFutureBySpecialistRow, error) {
-	return db.New(s.pool).BookingListFutureBySpecialist(ctx, db.BookingListFutureBySpecialistParams{SpecialistID: id, ClinicID: u.ClinicID})
+// FutureBooking is a confirmed booking still to come, as the page of an
+// inactive specialist lists it for staff to move or cancel.
+type FutureBooking struct {
+	ID                    uuid.UUID
+	SlotStart, SlotEnd    time.Time
+	PatientName, TypeName string
+}
+
+func futureBookingFromRow(r db.BookingListFutureBySpecialistRow) FutureBooking {
+	return FutureBooking{ID: r.ID, SlotStart: r.SlotStart, SlotEnd: r.SlotEnd, PatientName: r.PatientName, TypeName: r.TypeName}
+}
+
+// FutureBookings are a specialist's confirmed bookings from now on; none
+// for another clinic's specialist.
+func (s *Service) FutureBookings(ctx context.Context, u User, id uuid.UUID) ([]FutureBooking, error) {
+	rows, err := db.New(s.pool).BookingListFutureBySpecialist(ctx, db.BookingListFutureBySpecialistParams{SpecialistID: id, ClinicID: u.ClinicID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FutureBooking, len(rows))
+	for i, r := range rows {
+		out[i] = futureBookingFromRow(r)
+	}
+	return out, nil
 }
