@@ -57,146 +57,231 @@ func toStreamEvent(ev holds.Event, ownHash string) streamEvent {
 // the JSON event stream an API client keeps open while it holds a slot.
 func (s *Server) holdStream(c echo.Context) error {
 	ctx := c.Request().Context()
-	typeID, err := uuidParam(c.QueryParam("appointmentTypeId"), "appointmentTypeId")
+	typeID, clientID, lease, err := holdStreamParams(c)
 	if err != nil {
 		return err
-	}
-	clientID := c.QueryParam("clientId")
-	if err := checkout.ValidateClientID(clientID); err != nil {
-		return err
-	}
-	lease := defaultLease
-	if v := c.QueryParam("leaseMs"); v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms < 100 || time.Duration(ms)*time.Millisecond > maxLease {
-			return apperr.Invalidf("leaseMs", "leaseMs must be a whole number of milliseconds from 100 to %d.", maxLease.Milliseconds())
-		}
-		lease = time.Duration(ms) * time.Millisecond
 	}
 	clinicID, err := s.deps.Slots.ClinicOfType(ctx, typeID)
 	if err != nil {
 		return err
 	}
+	hc := &holdStreamConn{
+		s: s, c: c, ctx: ctx, typeID: typeID, clinicID: clinicID, lease: lease,
+		own: holds.ClientHash(clientID), reason: events.ReasonClientAbort,
+	}
 
 	scope := typeID.String()
 	m := s.deps.StreamMetrics
 	m.StreamOpened("json", scope)
-	reason := events.ReasonClientAbort
-	defer func() { m.StreamEnded("json", scope, reason) }()
+	defer func() { m.StreamEnded("json", scope, hc.reason) }()
 
 	s.waitForEvents(ctx)
 	// Subscribe before the snapshot: an event in between arrives twice
 	// rather than never.
-	sub := s.deps.Hub.Subscribe(ctx, []string{events.TypeKey(typeID)}, clientID, streamBuffer)
-	defer s.deps.Hub.Unsubscribe(sub)
-	own := holds.ClientHash(clientID)
-	w := startSSE(c)
-	send := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
+	hc.sub = s.deps.Hub.Subscribe(ctx, []string{events.TypeKey(typeID)}, clientID, streamBuffer)
+	defer s.deps.Hub.Unsubscribe(hc.sub)
+	hc.w = startSSE(c)
+	if hc.open() {
+		hc.forwardUntilEnd()
+	}
+	return nil
+}
+
+// holdStreamParams reads the stream's query: the appointment type, the
+// client, and the lease (defaultLease unless leaseMs says otherwise).
+func holdStreamParams(c echo.Context) (typeID uuid.UUID, clientID string, lease time.Duration, err error) {
+	typeID, err = uuidParam(c.QueryParam("appointmentTypeId"), "appointmentTypeId")
+	if err != nil {
+		return uuid.Nil, "", 0, err
+	}
+	clientID = c.QueryParam("clientId")
+	if err := checkout.ValidateClientID(clientID); err != nil {
+		return uuid.Nil, "", 0, err
+	}
+	lease = defaultLease
+	if v := c.QueryParam("leaseMs"); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 100 || time.Duration(ms)*time.Millisecond > maxLease {
+			return uuid.Nil, "", 0, apperr.Invalidf("leaseMs", "leaseMs must be a whole number of milliseconds from 100 to %d.", maxLease.Milliseconds())
+		}
+		lease = time.Duration(ms) * time.Millisecond
+	}
+	return typeID, clientID, lease, nil
+}
+
+// holdStreamConn is one open hold stream: the hub subscription it
+// forwards, the client it is for, and why it ended.
+type holdStreamConn struct {
+	s        *Server
+	c        echo.Context
+	ctx      context.Context // the request's: done when the client goes
+	typeID   uuid.UUID
+	clinicID uuid.UUID
+	lease    time.Duration
+	own      string // the client's hash: its holds are sent with isOwnHold
+	sub      *events.Sub
+	w        *sseWriter
+	// reason is why the stream ended, for the metrics: the client's
+	// leaving until something else is known.
+	reason string
+}
+
+// send writes one event, v as JSON.
+func (hc *holdStreamConn) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return hc.w.data(b)
+}
+
+// end records why the stream ends and tells the client, as its last event.
+func (hc *holdStreamConn) end(reason string) {
+	hc.reason = reason
+	_ = hc.send(map[string]string{"type": "end", "reason": reason})
+}
+
+// writeFailed records why a write of the open stream failed: the client
+// left, or it stopped reading (its write deadline passed).
+func (hc *holdStreamConn) writeFailed() {
+	if hc.ctx.Err() != nil {
+		hc.reason = events.ReasonClientAbort
+	} else {
+		hc.reason = events.ReasonSendFailed
+	}
+}
+
+// typeHolds reads the live holds of the stream's appointment type.
+func (hc *holdStreamConn) typeHolds() ([]holds.Hold, error) {
+	active, err := hc.s.deps.Holds.Active(hc.ctx, hc.clinicID)
+	if err != nil {
+		return nil, err
+	}
+	out := active[:0]
+	for _, h := range active {
+		if h.AppointmentTypeID == hc.typeID {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// sendHolds sends a hold event for each of hs.
+func (hc *holdStreamConn) sendHolds(hs []holds.Hold) error {
+	for _, h := range hs {
+		ev := holds.Event{Type: holds.EventHold, Hold: h, ClientHash: holds.ClientHash(h.ClientID)}
+		if err := hc.send(toStreamEvent(ev, hc.own)); err != nil {
 			return err
 		}
-		return w.data(b)
 	}
-	end := func(r string) {
-		reason = r
-		_ = send(map[string]string{"type": "end", "reason": r})
-	}
-	ownHolds := func() ([]holds.Hold, error) {
-		active, err := s.deps.Holds.Active(ctx, clinicID)
-		if err != nil {
-			return nil, err
-		}
-		out := active[:0]
-		for _, h := range active {
-			if h.AppointmentTypeID == typeID {
-				out = append(out, h)
-			}
-		}
-		return out, nil
-	}
-	sendHolds := func(hs []holds.Hold) error {
-		for _, h := range hs {
-			if err := send(toStreamEvent(holds.Event{Type: holds.EventHold, Hold: h, ClientHash: holds.ClientHash(h.ClientID)}, own)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	return nil
+}
 
-	if err := w.retry(5000); err != nil {
-		reason = events.ReasonSendFailed
-		return nil
+// open starts the stream: the reconnection delay, init, a hold event for
+// each live hold of the type (the snapshot), then connected. It reports
+// whether the stream goes on; if not, hc.reason says why.
+func (hc *holdStreamConn) open() bool {
+	if err := hc.w.retry(5000); err != nil {
+		hc.reason = events.ReasonSendFailed
+		return false
 	}
-	if err := send(map[string]any{"type": "init", "connectionId": sub.ConnID(), "appointmentTypeId": typeID, "leaseMs": lease.Milliseconds()}); err != nil {
-		reason = events.ReasonSendFailed
-		return nil
+	initEv := map[string]any{"type": "init", "connectionId": hc.sub.ConnID(), "appointmentTypeId": hc.typeID, "leaseMs": hc.lease.Milliseconds()}
+	if err := hc.send(initEv); err != nil {
+		hc.reason = events.ReasonSendFailed
+		return false
 	}
-	snap, err := ownHolds()
+	snap, err := hc.typeHolds()
 	if err != nil {
-		loggerFrom(c).Warn("hold stream snapshot", "err", err)
-		end(events.ReasonInitFailed)
-		return nil
+		loggerFrom(hc.c).Warn("hold stream snapshot", "err", err)
+		hc.end(events.ReasonInitFailed)
+		return false
 	}
-	if err := sendHolds(snap); err != nil {
-		reason = events.ReasonSendFailed
-		return nil
+	err = hc.sendHolds(snap)
+	if err == nil {
+		err = hc.send(map[string]string{"type": "connected", "connectionId": hc.sub.ConnID()})
 	}
-	if err := send(map[string]string{"type": "connected", "connectionId": sub.ConnID()}); err != nil {
-		reason = events.ReasonSendFailed
-		return nil
+	if err != nil {
+		hc.reason = events.ReasonSendFailed
+		return false
 	}
+	return true
+}
 
+// forwardUntilEnd sends the subscription's events, and a ping every
+// pingEvery, until the client leaves, the hub ends the subscription
+// (replaced, server shutdown), the lease runs out or a write fails.
+func (hc *holdStreamConn) forwardUntilEnd() {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
-	leaseEnd := time.NewTimer(lease)
+	leaseEnd := time.NewTimer(hc.lease)
 	defer leaseEnd.Stop()
 	for {
-		var err error
 		select {
-		case <-ctx.Done():
-			reason = events.ReasonClientAbort
-			return nil
-		case <-sub.Done():
-			end(sub.Reason())
-			return nil
+		case <-hc.ctx.Done():
+			hc.reason = events.ReasonClientAbort
+			return
+		case <-hc.sub.Done():
+			hc.end(hc.sub.Reason())
+			return
 		case <-leaseEnd.C:
-			end(events.ReasonLeaseExpired)
-			return nil
+			hc.end(events.ReasonLeaseExpired)
+			return
 		case <-ping.C:
-			err = send(map[string]string{"type": "ping"})
-		case it := <-sub.C:
-			switch {
-			case it.Resync:
-				// Events were lost while Redis was away: say so, then
-				// resend the holds as they are now.
-				// The subscription can be back a moment before the command
-				// pool reconnects: retry the snapshot for a few seconds.
-				var hs []holds.Hold
-				if err = retryFor(ctx, resyncRetry, func() (e error) { hs, e = ownHolds(); return e }); err == nil {
-					if err = send(map[string]string{"type": "resync"}); err == nil {
-						err = sendHolds(hs)
-					}
-				} else if ctx.Err() == nil {
-					loggerFrom(c).Warn("hold stream resync snapshot", "err", err)
-					end(events.ReasonInitFailed)
-					return nil
-				}
-			case it.Event.Type == holds.EventHeartbeat && it.Event.ClientHash != own:
-				// Heartbeats go to their owner only.
-			default:
-				err = send(toStreamEvent(*it.Event, own))
+			if err := hc.send(map[string]string{"type": "ping"}); err != nil {
+				hc.writeFailed()
+				return
 			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				reason = events.ReasonClientAbort
-			} else {
-				reason = events.ReasonSendFailed
+		case it := <-hc.sub.C:
+			if !hc.forward(it) {
+				return
 			}
-			return nil
 		}
 	}
+}
+
+// forward sends one item of the subscription and reports whether the
+// stream goes on.
+func (hc *holdStreamConn) forward(it events.Item) bool {
+	var err error
+	switch {
+	case it.Resync:
+		return hc.resync()
+	case it.Event.Type == holds.EventHeartbeat && it.Event.ClientHash != hc.own:
+		// Heartbeats go to their owner only.
+	default:
+		err = hc.send(toStreamEvent(*it.Event, hc.own))
+	}
+	if err != nil {
+		hc.writeFailed()
+		return false
+	}
+	return true
+}
+
+// resync follows a gap in the subscription: events were lost while Redis
+// was away, so it says so, then resends the holds as they are now. It
+// reports whether the stream goes on.
+func (hc *holdStreamConn) resync() bool {
+	// The subscription can be back a moment before the command pool
+	// reconnects: retry the snapshot for a few seconds.
+	var hs []holds.Hold
+	err := retryFor(hc.ctx, resyncRetry, func() (e error) { hs, e = hc.typeHolds(); return e })
+	if err != nil && hc.ctx.Err() == nil {
+		loggerFrom(hc.c).Warn("hold stream resync snapshot", "err", err)
+		hc.end(events.ReasonInitFailed)
+		return false
+	}
+	if err == nil {
+		err = hc.send(map[string]string{"type": "resync"})
+	}
+	if err == nil {
+		err = hc.sendHolds(hs)
+	}
+	if err != nil {
+		hc.writeFailed()
+		return false
+	}
+	return true
 }
 
 // resyncRetry is how long a stream keeps trying to read the state again
