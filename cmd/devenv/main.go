@@ -108,65 +108,79 @@ func run(args []string, stdout io.Writer) error {
 
 	switch name {
 	case "up":
-		if err := os.MkdirAll(data, 0o755); err != nil {
-			return fmt.Errorf("creating %s: %w", data, err)
-		}
-		unlock, err := lock(data)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		if os.Getenv("DATABASE_URL") == "" {
-			if err := pg.up(); err != nil {
-				return fmt.Errorf("postgres: %w", err)
-			}
-		} else {
-			logf("DATABASE_URL is set: not starting local PostgreSQL")
-		}
-		if os.Getenv("REDIS_URL") == "" {
-			if err := rd.up(); err != nil {
-				return fmt.Errorf("redis: %w", err)
-			}
-		} else {
-			logf("REDIS_URL is set: not starting local Redis")
-		}
-		if browser && os.Getenv("CLINIC_SKIP_BROWSER") == "" {
-			if err := ensureBrowser(); err != nil {
-				return fmt.Errorf("browser: %w", err)
-			}
-		}
-		if printEnv {
-			writeEnv(stdout)
-		}
-		return nil
-
+		return up(data, pg, rd, browser, printEnv, stdout)
 	case "down":
-		if _, err := os.Stat(data); errors.Is(err, os.ErrNotExist) {
-			logf("nothing to stop: %s does not exist", data)
-			return nil
-		}
-		unlock, err := lock(data)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		// Stop both even if one fails, then report.
-		return errors.Join(
-			wrap("postgres", pg.down()),
-			wrap("redis", rd.down()),
-		)
-
+		return down(data, pg, rd)
 	default: // status
-		if os.Getenv("DATABASE_URL") != "" {
-			fmt.Fprintln(stdout, "DATABASE_URL is set: the server and tests use it, not the local PostgreSQL")
-		}
-		fmt.Fprintln(stdout, pg.status())
-		if os.Getenv("REDIS_URL") != "" {
-			fmt.Fprintln(stdout, "REDIS_URL is set: the server and tests use it, not the local Redis")
-		}
-		fmt.Fprintln(stdout, rd.status())
+		status(pg, rd, stdout)
 		return nil
 	}
+}
+
+// up starts what is not running (and not configured elsewhere), and
+// prints the env lines with printEnv.
+func up(data string, pg *postgres, rd *redis, browser, printEnv bool, stdout io.Writer) error {
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", data, err)
+	}
+	unlock, err := lock(data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if os.Getenv("DATABASE_URL") == "" {
+		if err := pg.up(); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+	} else {
+		logf("DATABASE_URL is set: not starting local PostgreSQL")
+	}
+	if os.Getenv("REDIS_URL") == "" {
+		if err := rd.up(); err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+	} else {
+		logf("REDIS_URL is set: not starting local Redis")
+	}
+	if browser && os.Getenv("CLINIC_SKIP_BROWSER") == "" {
+		if err := ensureBrowser(); err != nil {
+			return fmt.Errorf("browser: %w", err)
+		}
+	}
+	if printEnv {
+		writeEnv(stdout)
+	}
+	return nil
+}
+
+// down stops the local PostgreSQL and Redis.
+func down(data string, pg *postgres, rd *redis) error {
+	if _, err := os.Stat(data); errors.Is(err, os.ErrNotExist) {
+		logf("nothing to stop: %s does not exist", data)
+		return nil
+	}
+	unlock, err := lock(data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Stop both even if one fails, then report.
+	return errors.Join(
+		wrap("postgres", pg.down()),
+		wrap("redis", rd.down()),
+	)
+}
+
+// status prints what runs, and which URLs point elsewhere.
+func status(pg *postgres, rd *redis, stdout io.Writer) {
+	if os.Getenv("DATABASE_URL") != "" {
+		fmt.Fprintln(stdout, "DATABASE_URL is set: the server and tests use it, not the local PostgreSQL")
+	}
+	fmt.Fprintln(stdout, pg.status())
+	if os.Getenv("REDIS_URL") != "" {
+		fmt.Fprintln(stdout, "REDIS_URL is set: the server and tests use it, not the local Redis")
+	}
+	fmt.Fprintln(stdout, rd.status())
 }
 
 // writeEnv prints one shell export per URL. Values the user set win; a test

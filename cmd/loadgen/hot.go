@@ -85,41 +85,15 @@ func hotScenario(ctx context.Context, pool *pgxpool.Pool, base string, n int) (h
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client := &http.Client{Timeout: 30 * time.Second, Transport: patientTransport(base, 2)}
-			defer client.CloseIdleConnections()
-			id := fmt.Sprintf("hot-%d-%s", i, uuid.NewString()[:8])
-			post := func(path string, body any) (int, []byte) {
-				b, _ := json.Marshal(body)
-				res, err := client.Post(base+path, "application/json", strings.NewReader(string(b)))
-				if err != nil {
-					return 0, nil
-				}
-				defer res.Body.Close()
-				var buf strings.Builder
-				_, _ = bufio.NewReader(res.Body).WriteTo(&buf)
-				return res.StatusCode, []byte(buf.String())
-			}
+			p := hotPatient{client: &http.Client{Timeout: 30 * time.Second, Transport: patientTransport(base, 2)},
+				base: base, id: fmt.Sprintf("hot-%d-%s", i, uuid.NewString()[:8])}
+			defer p.client.CloseIdleConnections()
 			ready.Done()
 			<-gate
 			began := time.Now()
-			st, body := post("/v1/holds", map[string]string{
-				"appointmentTypeId": typeID.String(), "specialistId": spID.String(),
-				"slotStartDate": start.UTC().Format(time.RFC3339), "clientId": id,
-			})
-			outcome := "hold " + strconv.Itoa(st)
-			if st == 201 {
-				var h struct {
-					HoldID string `json:"holdId"`
-				}
-				_ = json.Unmarshal(body, &h)
-				st, _ = post("/v1/appointment-types/"+typeID.String()+"/book", map[string]any{
-					"holdId": h.HoldID, "clientId": id,
-					"patient": map[string]string{"name": "Hot Patient", "email": "hot@example.org"},
-				})
-				outcome = "book " + strconv.Itoa(st)
-				if st == 201 {
-					confirmed.Add(1)
-				}
+			outcome := p.holdAndBook(typeID, spID, start)
+			if outcome == "book 201" {
+				confirmed.Add(1)
 			}
 			d := time.Since(began)
 			mu.Lock()
@@ -175,4 +149,45 @@ func scrapeNoDB(base string) (float64, error) {
 		sum += v
 	}
 	return sum, nil
+}
+
+// hotPatient is one patient of the hot slot, with a client of its own.
+type hotPatient struct {
+	client   *http.Client
+	base, id string
+}
+
+// holdAndBook holds the slot and, if that worked, books it; the outcome
+// is the step it got to and its status ("hold 423", "book 201").
+func (p hotPatient) holdAndBook(typeID, spID uuid.UUID, start time.Time) string {
+	st, body := p.post("/v1/holds", map[string]string{
+		"appointmentTypeId": typeID.String(), "specialistId": spID.String(),
+		"slotStartDate": start.UTC().Format(time.RFC3339), "clientId": p.id,
+	})
+	if st != 201 {
+		return "hold " + strconv.Itoa(st)
+	}
+	var h struct {
+		HoldID string `json:"holdId"`
+	}
+	_ = json.Unmarshal(body, &h)
+	st, _ = p.post("/v1/appointment-types/"+typeID.String()+"/book", map[string]any{
+		"holdId": h.HoldID, "clientId": p.id,
+		"patient": map[string]string{"name": "Hot Patient", "email": "hot@example.org"},
+	})
+	return "book " + strconv.Itoa(st)
+}
+
+// post sends body as JSON and returns the status (0: no answer) and the
+// answer's body.
+func (p hotPatient) post(path string, body any) (int, []byte) {
+	b, _ := json.Marshal(body)
+	res, err := p.client.Post(p.base+path, "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		return 0, nil
+	}
+	defer res.Body.Close()
+	var buf strings.Builder
+	_, _ = bufio.NewReader(res.Body).WriteTo(&buf)
+	return res.StatusCode, []byte(buf.String())
 }

@@ -175,17 +175,7 @@ func runStreams(ctx context.Context, name string, n int, url string, rss func() 
 	if err != nil {
 		return res, err
 	}
-	type watch struct {
-		event string
-		sent  time.Time
-	}
-	var (
-		mu       sync.Mutex
-		current  watch
-		arrivals []time.Duration
-		got      atomic.Int64
-		ready    atomic.Int64
-	)
+	w := &streamWatch{}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{
@@ -206,36 +196,15 @@ func runStreams(ctx context.Context, name string, n int, url string, rss func() 
 				return
 			}
 			defer resp.Body.Close()
-			br := bufio.NewReaderSize(resp.Body, 16<<10)
-			counted := false
-			for {
-				line, err := br.ReadSlice('\n')
-				if err != nil && err != bufio.ErrBufferFull {
-					return
-				}
-				if !counted && len(line) > 6 && string(line[:6]) == "event:" {
-					counted = true
-					ready.Add(1)
-				}
-				if len(line) > 7 && string(line[:7]) == "event: " {
-					now := time.Now()
-					ev := strings.TrimSpace(string(line[7:]))
-					mu.Lock()
-					if ev == current.event && !current.sent.IsZero() {
-						arrivals = append(arrivals, now.Sub(current.sent))
-						got.Add(1)
-					}
-					mu.Unlock()
-				}
-			}
+			w.read(resp.Body)
 		}()
 	}
 	deadline := time.Now().Add(120 * time.Second)
-	for ready.Load() < int64(n) && time.Now().Before(deadline) {
+	for w.ready.Load() < int64(n) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if ready.Load() < int64(n) {
-		return res, fmt.Errorf("%s: only %d of %d streams opened", name, ready.Load(), n)
+	if w.ready.Load() < int64(n) {
+		return res, fmt.Errorf("%s: only %d of %d streams opened", name, w.ready.Load(), n)
 	}
 	time.Sleep(time.Second) // let the initial state drain
 	after, err := rss()
@@ -246,26 +215,18 @@ func runStreams(ctx context.Context, name string, n int, url string, rss func() 
 
 	var worst time.Duration
 	for i := range changes {
-		mu.Lock()
-		arrivals = arrivals[:0]
-		got.Store(0)
-		current = watch{}
-		mu.Unlock()
+		w.reset()
 		ev, do := change(i)
-		mu.Lock()
-		current = watch{event: ev, sent: time.Now()}
-		mu.Unlock()
+		w.expect(ev)
 		undoFn, err := do()
 		if err != nil {
 			return res, err
 		}
 		wait := time.Now().Add(30 * time.Second)
-		for got.Load() < int64(n) && time.Now().Before(wait) {
+		for w.got.Load() < int64(n) && time.Now().Before(wait) {
 			time.Sleep(2 * time.Millisecond)
 		}
-		mu.Lock()
-		d := slices.Clone(arrivals)
-		mu.Unlock()
+		d := w.arrived()
 		res.delivered += len(d)
 		res.expected += n
 		if len(d) > 0 {
@@ -283,6 +244,72 @@ func runStreams(ctx context.Context, name string, n int, url string, rss func() 
 	cancel()
 	wg.Wait()
 	return res, nil
+}
+
+// streamWatch times one awaited event across many streams: how long after
+// it was sent each stream saw it.
+type streamWatch struct {
+	mu       sync.Mutex
+	current  watch
+	arrivals []time.Duration
+	got      atomic.Int64 // streams that saw the awaited event
+	ready    atomic.Int64 // streams that saw their first event
+}
+
+// watch is the event awaited and when its change was made.
+type watch struct {
+	event string
+	sent  time.Time
+}
+
+// read reads one stream to its end, counting it ready at its first event
+// and timing each arrival of the awaited one.
+func (w *streamWatch) read(body io.Reader) {
+	br := bufio.NewReaderSize(body, 16<<10)
+	counted := false
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil && err != bufio.ErrBufferFull {
+			return
+		}
+		if !counted && len(line) > 6 && string(line[:6]) == "event:" {
+			counted = true
+			w.ready.Add(1)
+		}
+		if len(line) > 7 && string(line[:7]) == "event: " {
+			now := time.Now()
+			ev := strings.TrimSpace(string(line[7:]))
+			w.mu.Lock()
+			if ev == w.current.event && !w.current.sent.IsZero() {
+				w.arrivals = append(w.arrivals, now.Sub(w.current.sent))
+				w.got.Add(1)
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// reset forgets the arrivals and awaits nothing.
+func (w *streamWatch) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.arrivals = w.arrivals[:0]
+	w.got.Store(0)
+	w.current = watch{}
+}
+
+// expect awaits ev, sent now.
+func (w *streamWatch) expect(ev string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.current = watch{event: ev, sent: time.Now()}
+}
+
+// arrived is how long after it was sent each stream so far saw the event.
+func (w *streamWatch) arrived() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.arrivals)
 }
 
 // metricRSS reads the server's resident memory from /metrics.

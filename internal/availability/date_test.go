@@ -129,23 +129,7 @@ func TestDateArithmetic(t *testing.T) {
 		}
 	})
 
-	t.Run("DateOf reads the date on the zone's wall clock", func(t *testing.T) {
-		tests := []struct {
-			instant, zone, want string
-		}{
-			{"2026-03-28T23:30:00Z", "Europe/Berlin", "2026-03-29"},
-			{"2026-03-28T22:59:59Z", "Europe/Berlin", "2026-03-28"},
-			{"2026-11-01T04:30:00Z", "America/New_York", "2026-11-01"},
-			{"2026-11-01T03:59:00Z", "America/New_York", "2026-10-31"},
-			{"2026-04-04T13:00:00Z", "Australia/Lord_Howe", "2026-04-05"},
-			{"2026-03-28T18:30:00Z", "Asia/Kolkata", "2026-03-29"},
-		}
-		for _, tt := range tests {
-			if got := DateOf(mustTime(t, tt.instant), mustZone(t, tt.zone)).String(); got != tt.want {
-				t.Errorf("DateOf(%s, %s) = %s, want %s", tt.instant, tt.zone, got, tt.want)
-			}
-		}
-	})
+	t.Run("DateOf reads the date on the zone's wall clock", testDateOfReadsTheWallClock)
 
 	t.Run("DateOf with a nil zone means UTC", func(t *testing.T) {
 		at := mustTime(t, "2026-03-28T23:30:00-02:00")
@@ -153,4 +137,22 @@ func TestDateArithmetic(t *testing.T) {
 			t.Errorf("DateOf(%v, nil) = %s, want 2026-03-29", at, got)
 		}
 	})
+}
+
+func testDateOfReadsTheWallClock(t *testing.T) {
+	tests := []struct {
+		instant, zone, want string
+	}{
+		{"2026-03-28T23:30:00Z", "Europe/Berlin", "2026-03-29"},
+		{"2026-03-28T22:59:59Z", "Europe/Berlin", "2026-03-28"},
+		{"2026-11-01T04:30:00Z", "America/New_York", "2026-11-01"},
+		{"2026-11-01T03:59:00Z", "America/New_York", "2026-10-31"},
+		{"2026-04-04T13:00:00Z", "Australia/Lord_Howe", "2026-04-05"},
+		{"2026-03-28T18:30:00Z", "Asia/Kolkata", "2026-03-29"},
+	}
+	for _, tt := range tests {
+		if got := DateOf(mustTime(t, tt.instant), mustZone(t, tt.zone)).String(); got != tt.want {
+			t.Errorf("DateOf(%s, %s) = %s, want %s", tt.instant, tt.zone, got, tt.want)
+		}
+	}
 }

@@ -53,157 +53,164 @@ func TestChangeDays(t *testing.T) {
 	}
 }
 
+// dstCase is one working day around a clock change and the slot starts
+// it must give, in UTC.
+type dstCase struct {
+	name   string
+	zone   string
+	date   string
+	ranges []Range
+	length time.Duration // of the appointment; 30 minutes if zero
+	want   []string
+}
+
+// dstCases are the clock changes TestComputeAcrossDaylightSaving computes
+// a day across.
+var dstCases = []dstCase{
+	{
+		name:   "Berlin spring-forward skips 02:00 and 02:30, 00:00-06:00 is 5 real hours",
+		zone:   "Europe/Berlin",
+		date:   "2026-03-29",
+		ranges: []Range{hours("00:00", "06:00")},
+		want: []string{
+			"2026-03-28T23:00:00Z", "2026-03-28T23:30:00Z", // 00:00, 00:30 CET
+			"2026-03-29T00:00:00Z", "2026-03-29T00:30:00Z", // 01:00, 01:30 CET
+			"2026-03-29T01:00:00Z", "2026-03-29T01:30:00Z", // 03:00, 03:30 CEST
+			"2026-03-29T02:00:00Z", "2026-03-29T02:30:00Z",
+			"2026-03-29T03:00:00Z", "2026-03-29T03:30:00Z", // 05:30 CEST ends 06:00
+		},
+	},
+	{
+		name:   "Berlin fall-back offers 02:00 and 02:30 twice, 00:00-06:00 is 7 real hours",
+		zone:   "Europe/Berlin",
+		date:   "2026-10-25",
+		ranges: []Range{hours("00:00", "06:00")},
+		want: []string{
+			"2026-10-24T22:00:00Z", "2026-10-24T22:30:00Z", // 00:00, 00:30 CEST
+			"2026-10-24T23:00:00Z", "2026-10-24T23:30:00Z", // 01:00, 01:30 CEST
+			"2026-10-25T00:00:00Z", "2026-10-25T00:30:00Z", // 02:00, 02:30 CEST
+			"2026-10-25T01:00:00Z", "2026-10-25T01:30:00Z", // 02:00, 02:30 CET
+			"2026-10-25T02:00:00Z", "2026-10-25T02:30:00Z", // 03:00, 03:30 CET
+			"2026-10-25T03:00:00Z", "2026-10-25T03:30:00Z",
+			"2026-10-25T04:00:00Z", "2026-10-25T04:30:00Z", // 05:30 CET ends 06:00
+		},
+	},
+	{
+		name:   "Berlin range starting inside the gap starts when the gap ends",
+		zone:   "Europe/Berlin",
+		date:   "2026-03-29",
+		ranges: []Range{hours("02:30", "04:00")},
+		want:   []string{"2026-03-29T01:00:00Z", "2026-03-29T01:30:00Z"}, // 03:00, 03:30 CEST
+	},
+	{
+		name:   "Berlin range ending inside the gap ends when the gap starts",
+		zone:   "Europe/Berlin",
+		date:   "2026-03-29",
+		ranges: []Range{hours("01:00", "02:30")},
+		want:   []string{"2026-03-29T00:00:00Z", "2026-03-29T00:30:00Z"}, // 01:00, 01:30 CET
+	},
+	{
+		name:   "Berlin range covering only the repeated hour lasts two real hours",
+		zone:   "Europe/Berlin",
+		date:   "2026-10-25",
+		ranges: []Range{hours("02:00", "03:00")},
+		want:   []string{"2026-10-25T00:00:00Z", "2026-10-25T00:30:00Z", "2026-10-25T01:00:00Z", "2026-10-25T01:30:00Z"},
+	},
+	{
+		name:   "Berlin range ending where the repeated hour starts ends at its first occurrence",
+		zone:   "Europe/Berlin",
+		date:   "2026-10-25",
+		ranges: []Range{hours("00:00", "02:00")},
+		length: time.Hour,
+		// 01:30 CEST would end at 02:30 CEST, past the range.
+		want: []string{"2026-10-24T22:00:00Z", "2026-10-24T22:30:00Z", "2026-10-24T23:00:00Z"},
+	},
+	{
+		name:   "New York spring-forward skips 02:00 and 02:30",
+		zone:   "America/New_York",
+		date:   "2026-03-08",
+		ranges: []Range{hours("00:00", "06:00")},
+		want: []string{
+			"2026-03-08T05:00:00Z", "2026-03-08T05:30:00Z", // 00:00, 00:30 EST
+			"2026-03-08T06:00:00Z", "2026-03-08T06:30:00Z", // 01:00, 01:30 EST
+			"2026-03-08T07:00:00Z", "2026-03-08T07:30:00Z", // 03:00, 03:30 EDT
+			"2026-03-08T08:00:00Z", "2026-03-08T08:30:00Z",
+			"2026-03-08T09:00:00Z", "2026-03-08T09:30:00Z", // 05:30 EDT ends 06:00
+		},
+	},
+	{
+		name:   "New York fall-back offers 01:00 and 01:30 twice",
+		zone:   "America/New_York",
+		date:   "2026-11-01",
+		ranges: []Range{hours("00:00", "06:00")},
+		want: []string{
+			"2026-11-01T04:00:00Z", "2026-11-01T04:30:00Z", // 00:00, 00:30 EDT
+			"2026-11-01T05:00:00Z", "2026-11-01T05:30:00Z", // 01:00, 01:30 EDT
+			"2026-11-01T06:00:00Z", "2026-11-01T06:30:00Z", // 01:00, 01:30 EST
+			"2026-11-01T07:00:00Z", "2026-11-01T07:30:00Z", // 02:00, 02:30 EST
+			"2026-11-01T08:00:00Z", "2026-11-01T08:30:00Z",
+			"2026-11-01T09:00:00Z", "2026-11-01T09:30:00Z",
+			"2026-11-01T10:00:00Z", "2026-11-01T10:30:00Z", // 05:30 EST ends 06:00
+		},
+	},
+	{
+		name:   "Lord Howe fall-back repeats half an hour, so 01:30 comes twice",
+		zone:   "Australia/Lord_Howe",
+		date:   "2026-04-05",
+		ranges: []Range{hours("00:00", "06:00")},
+		want: []string{
+			"2026-04-04T13:00:00Z", "2026-04-04T13:30:00Z", // 00:00, 00:30 +11
+			"2026-04-04T14:00:00Z", "2026-04-04T14:30:00Z", // 01:00, 01:30 +11
+			"2026-04-04T15:00:00Z", "2026-04-04T15:30:00Z", // 01:30, 02:00 +1030
+			"2026-04-04T16:00:00Z", "2026-04-04T16:30:00Z",
+			"2026-04-04T17:00:00Z", "2026-04-04T17:30:00Z",
+			"2026-04-04T18:00:00Z", "2026-04-04T18:30:00Z",
+			"2026-04-04T19:00:00Z", // 05:30 +1030 ends 06:00
+		},
+	},
+	{
+		name:   "Lord Howe spring-forward skips half an hour, so 02:00 never comes",
+		zone:   "Australia/Lord_Howe",
+		date:   "2026-10-04",
+		ranges: []Range{hours("00:00", "06:00")},
+		want: []string{
+			"2026-10-03T13:30:00Z", "2026-10-03T14:00:00Z", // 00:00, 00:30 +1030
+			"2026-10-03T14:30:00Z", "2026-10-03T15:00:00Z", // 01:00, 01:30 +1030
+			"2026-10-03T15:30:00Z", "2026-10-03T16:00:00Z", // 02:30, 03:00 +11
+			"2026-10-03T16:30:00Z", "2026-10-03T17:00:00Z",
+			"2026-10-03T17:30:00Z", "2026-10-03T18:00:00Z",
+			"2026-10-03T18:30:00Z", // 05:30 +11 ends 06:00
+		},
+	},
+	{
+		name:   "Kolkata has no change on Europe's spring-forward day",
+		zone:   "Asia/Kolkata",
+		date:   "2026-03-29",
+		ranges: []Range{hours("00:00", "06:00")},
+		want: []string{
+			"2026-03-28T18:30:00Z", "2026-03-28T19:00:00Z", "2026-03-28T19:30:00Z", "2026-03-28T20:00:00Z",
+			"2026-03-28T20:30:00Z", "2026-03-28T21:00:00Z", "2026-03-28T21:30:00Z", "2026-03-28T22:00:00Z",
+			"2026-03-28T22:30:00Z", "2026-03-28T23:00:00Z", "2026-03-28T23:30:00Z", "2026-03-29T00:00:00Z",
+		},
+	},
+	{
+		name:   "Kolkata has no change on Europe's fall-back day",
+		zone:   "Asia/Kolkata",
+		date:   "2026-10-25",
+		ranges: []Range{hours("00:00", "06:00")},
+		want: []string{
+			"2026-10-24T18:30:00Z", "2026-10-24T19:00:00Z", "2026-10-24T19:30:00Z", "2026-10-24T20:00:00Z",
+			"2026-10-24T20:30:00Z", "2026-10-24T21:00:00Z", "2026-10-24T21:30:00Z", "2026-10-24T22:00:00Z",
+			"2026-10-24T22:30:00Z", "2026-10-24T23:00:00Z", "2026-10-24T23:30:00Z", "2026-10-25T00:00:00Z",
+		},
+	},
+}
+
 func TestComputeAcrossDaylightSaving(t *testing.T) {
 	id := uuid.MustParse("5a5a5a5a-0000-4000-8000-000000000001")
 	halfHour := AppointmentType{Duration: 30 * time.Minute, Step: 30 * time.Minute}
 
-	tests := []struct {
-		name   string
-		zone   string
-		date   string
-		ranges []Range
-		length time.Duration // of the appointment; 30 minutes if zero
-		want   []string
-	}{
-		{
-			name:   "Berlin spring-forward skips 02:00 and 02:30, 00:00-06:00 is 5 real hours",
-			zone:   "Europe/Berlin",
-			date:   "2026-03-29",
-			ranges: []Range{hours("00:00", "06:00")},
-			want: []string{
-				"2026-03-28T23:00:00Z", "2026-03-28T23:30:00Z", // 00:00, 00:30 CET
-				"2026-03-29T00:00:00Z", "2026-03-29T00:30:00Z", // 01:00, 01:30 CET
-				"2026-03-29T01:00:00Z", "2026-03-29T01:30:00Z", // 03:00, 03:30 CEST
-				"2026-03-29T02:00:00Z", "2026-03-29T02:30:00Z",
-				"2026-03-29T03:00:00Z", "2026-03-29T03:30:00Z", // 05:30 CEST ends 06:00
-			},
-		},
-		{
-			name:   "Berlin fall-back offers 02:00 and 02:30 twice, 00:00-06:00 is 7 real hours",
-			zone:   "Europe/Berlin",
-			date:   "2026-10-25",
-			ranges: []Range{hours("00:00", "06:00")},
-			want: []string{
-				"2026-10-24T22:00:00Z", "2026-10-24T22:30:00Z", // 00:00, 00:30 CEST
-				"2026-10-24T23:00:00Z", "2026-10-24T23:30:00Z", // 01:00, 01:30 CEST
-				"2026-10-25T00:00:00Z", "2026-10-25T00:30:00Z", // 02:00, 02:30 CEST
-				"2026-10-25T01:00:00Z", "2026-10-25T01:30:00Z", // 02:00, 02:30 CET
-				"2026-10-25T02:00:00Z", "2026-10-25T02:30:00Z", // 03:00, 03:30 CET
-				"2026-10-25T03:00:00Z", "2026-10-25T03:30:00Z",
-				"2026-10-25T04:00:00Z", "2026-10-25T04:30:00Z", // 05:30 CET ends 06:00
-			},
-		},
-		{
-			name:   "Berlin range starting inside the gap starts when the gap ends",
-			zone:   "Europe/Berlin",
-			date:   "2026-03-29",
-			ranges: []Range{hours("02:30", "04:00")},
-			want:   []string{"2026-03-29T01:00:00Z", "2026-03-29T01:30:00Z"}, // 03:00, 03:30 CEST
-		},
-		{
-			name:   "Berlin range ending inside the gap ends when the gap starts",
-			zone:   "Europe/Berlin",
-			date:   "2026-03-29",
-			ranges: []Range{hours("01:00", "02:30")},
-			want:   []string{"2026-03-29T00:00:00Z", "2026-03-29T00:30:00Z"}, // 01:00, 01:30 CET
-		},
-		{
-			name:   "Berlin range covering only the repeated hour lasts two real hours",
-			zone:   "Europe/Berlin",
-			date:   "2026-10-25",
-			ranges: []Range{hours("02:00", "03:00")},
-			want:   []string{"2026-10-25T00:00:00Z", "2026-10-25T00:30:00Z", "2026-10-25T01:00:00Z", "2026-10-25T01:30:00Z"},
-		},
-		{
-			name:   "Berlin range ending where the repeated hour starts ends at its first occurrence",
-			zone:   "Europe/Berlin",
-			date:   "2026-10-25",
-			ranges: []Range{hours("00:00", "02:00")},
-			length: time.Hour,
-			// 01:30 CEST would end at 02:30 CEST, past the range.
-			want: []string{"2026-10-24T22:00:00Z", "2026-10-24T22:30:00Z", "2026-10-24T23:00:00Z"},
-		},
-		{
-			name:   "New York spring-forward skips 02:00 and 02:30",
-			zone:   "America/New_York",
-			date:   "2026-03-08",
-			ranges: []Range{hours("00:00", "06:00")},
-			want: []string{
-				"2026-03-08T05:00:00Z", "2026-03-08T05:30:00Z", // 00:00, 00:30 EST
-				"2026-03-08T06:00:00Z", "2026-03-08T06:30:00Z", // 01:00, 01:30 EST
-				"2026-03-08T07:00:00Z", "2026-03-08T07:30:00Z", // 03:00, 03:30 EDT
-				"2026-03-08T08:00:00Z", "2026-03-08T08:30:00Z",
-				"2026-03-08T09:00:00Z", "2026-03-08T09:30:00Z", // 05:30 EDT ends 06:00
-			},
-		},
-		{
-			name:   "New York fall-back offers 01:00 and 01:30 twice",
-			zone:   "America/New_York",
-			date:   "2026-11-01",
-			ranges: []Range{hours("00:00", "06:00")},
-			want: []string{
-				"2026-11-01T04:00:00Z", "2026-11-01T04:30:00Z", // 00:00, 00:30 EDT
-				"2026-11-01T05:00:00Z", "2026-11-01T05:30:00Z", // 01:00, 01:30 EDT
-				"2026-11-01T06:00:00Z", "2026-11-01T06:30:00Z", // 01:00, 01:30 EST
-				"2026-11-01T07:00:00Z", "2026-11-01T07:30:00Z", // 02:00, 02:30 EST
-				"2026-11-01T08:00:00Z", "2026-11-01T08:30:00Z",
-				"2026-11-01T09:00:00Z", "2026-11-01T09:30:00Z",
-				"2026-11-01T10:00:00Z", "2026-11-01T10:30:00Z", // 05:30 EST ends 06:00
-			},
-		},
-		{
-			name:   "Lord Howe fall-back repeats half an hour, so 01:30 comes twice",
-			zone:   "Australia/Lord_Howe",
-			date:   "2026-04-05",
-			ranges: []Range{hours("00:00", "06:00")},
-			want: []string{
-				"2026-04-04T13:00:00Z", "2026-04-04T13:30:00Z", // 00:00, 00:30 +11
-				"2026-04-04T14:00:00Z", "2026-04-04T14:30:00Z", // 01:00, 01:30 +11
-				"2026-04-04T15:00:00Z", "2026-04-04T15:30:00Z", // 01:30, 02:00 +1030
-				"2026-04-04T16:00:00Z", "2026-04-04T16:30:00Z",
-				"2026-04-04T17:00:00Z", "2026-04-04T17:30:00Z",
-				"2026-04-04T18:00:00Z", "2026-04-04T18:30:00Z",
-				"2026-04-04T19:00:00Z", // 05:30 +1030 ends 06:00
-			},
-		},
-		{
-			name:   "Lord Howe spring-forward skips half an hour, so 02:00 never comes",
-			zone:   "Australia/Lord_Howe",
-			date:   "2026-10-04",
-			ranges: []Range{hours("00:00", "06:00")},
-			want: []string{
-				"2026-10-03T13:30:00Z", "2026-10-03T14:00:00Z", // 00:00, 00:30 +1030
-				"2026-10-03T14:30:00Z", "2026-10-03T15:00:00Z", // 01:00, 01:30 +1030
-				"2026-10-03T15:30:00Z", "2026-10-03T16:00:00Z", // 02:30, 03:00 +11
-				"2026-10-03T16:30:00Z", "2026-10-03T17:00:00Z",
-				"2026-10-03T17:30:00Z", "2026-10-03T18:00:00Z",
-				"2026-10-03T18:30:00Z", // 05:30 +11 ends 06:00
-			},
-		},
-		{
-			name:   "Kolkata has no change on Europe's spring-forward day",
-			zone:   "Asia/Kolkata",
-			date:   "2026-03-29",
-			ranges: []Range{hours("00:00", "06:00")},
-			want: []string{
-				"2026-03-28T18:30:00Z", "2026-03-28T19:00:00Z", "2026-03-28T19:30:00Z", "2026-03-28T20:00:00Z",
-				"2026-03-28T20:30:00Z", "2026-03-28T21:00:00Z", "2026-03-28T21:30:00Z", "2026-03-28T22:00:00Z",
-				"2026-03-28T22:30:00Z", "2026-03-28T23:00:00Z", "2026-03-28T23:30:00Z", "2026-03-29T00:00:00Z",
-			},
-		},
-		{
-			name:   "Kolkata has no change on Europe's fall-back day",
-			zone:   "Asia/Kolkata",
-			date:   "2026-10-25",
-			ranges: []Range{hours("00:00", "06:00")},
-			want: []string{
-				"2026-10-24T18:30:00Z", "2026-10-24T19:00:00Z", "2026-10-24T19:30:00Z", "2026-10-24T20:00:00Z",
-				"2026-10-24T20:30:00Z", "2026-10-24T21:00:00Z", "2026-10-24T21:30:00Z", "2026-10-24T22:00:00Z",
-				"2026-10-24T22:30:00Z", "2026-10-24T23:00:00Z", "2026-10-24T23:30:00Z", "2026-10-25T00:00:00Z",
-			},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range dstCases {
 		t.Run(tt.name, func(t *testing.T) {
 			date := mustDate(t, tt.date)
 			typ := halfHour

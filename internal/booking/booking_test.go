@@ -297,9 +297,9 @@ func TestReschedule(t *testing.T) {
 		if nb.RescheduledFrom != mine.Booking.ID || nb.Status != booking.StatusConfirmed {
 			t.Fatalf("new booking: %+v", nb)
 		}
-		old, _ := b.svc.Get(ctx, mine.Booking.ID, uuid.Nil)
-		if old.Status != booking.StatusRescheduled {
-			t.Fatalf("old status %q", old.Status)
+		old, err := b.svc.Get(ctx, mine.Booking.ID, uuid.Nil)
+		if err != nil || old.Status != booking.StatusRescheduled {
+			t.Fatalf("old status %q (%v)", old.Status, err)
 		}
 		viaLink, err := b.svc.ByManageToken(ctx, mine.ManageToken)
 		if err != nil || viaLink.ID != nb.ID {
@@ -461,10 +461,17 @@ func TestBookAtOnceIsOneStatementAndReadsLikeItsRow(t *testing.T) {
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("want one audit row, got %d (%v)", len(rows), err)
 	}
-	want, _ := json.Marshal(stored)
+	want, err := json.Marshal(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var gotAfter, wantAfter any
-	_ = json.Unmarshal(rows[0].After, &gotAfter)
-	_ = json.Unmarshal(want, &wantAfter)
+	if err := json.Unmarshal(rows[0].After, &gotAfter); err != nil {
+		t.Fatalf("audit row's after %s: %v", rows[0].After, err)
+	}
+	if err := json.Unmarshal(want, &wantAfter); err != nil {
+		t.Fatal(err)
+	}
 	if a := rows[0]; a.Action != "booking.create" || a.Actor != "patient" || a.Before != nil || !reflect.DeepEqual(gotAfter, wantAfter) {
 		t.Fatalf("audit row %s by %s, before %s, after %s; want after %s", a.Action, a.Actor, a.Before, a.After, want)
 	}

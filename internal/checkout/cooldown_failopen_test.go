@@ -43,14 +43,17 @@ func TestCooldownCheckFailsOpen(t *testing.T) {
 	var fail atomic.Bool
 	rdb.AddHook(failCooldownReads{on: &fail})
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
-	loc, _ := time.LoadLocation(c.Timezone)
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e := &env{t: t, services: wire(pool, rdb, 0), pool: pool, rdb: rdb, clinic: c, loc: loc}
 	t.Cleanup(func() { forgetHolds(rdb, c.ID) })
 
 	client := newClient()
 	e.mustConfirm(e.hold(e.typeID(0), e.monday(10, 0), uuid.Nil, client))
 	// Readable, the cooldown refuses the next hold...
-	_, err := e.tryHold(e.typeID(0), e.monday(11, 0), client)
+	_, err = e.tryHold(e.typeID(0), e.monday(11, 0), client)
 	wantCode(t, err, "COOLDOWN", apperr.TooMany)
 	// ...unreadable, it lets it through.
 	fail.Store(true)

@@ -7,8 +7,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/assignment"
+	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/slots"
 )
 
 // Appointment is the booking a manage token opens. The id must be the
@@ -92,50 +95,37 @@ func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token
 	})
 }
 
-// OnBookingChange publishes every committed booking change to the live
-// streams, spends the hold a booking came from, and keeps cooldowns in
-// step; main wires it with booking.Service.Observe, so staff bookings are
-// published too.
-func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
-	// The booking as the hold (holdID) it is or came from.
-	asHold := func(b booking.Booking, holdID string) holds.Hold {
-		return holds.Hold{
-			HoldID: holdID, ClientID: b.ClientID, ClinicID: b.ClinicID,
-			AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
-			Start: b.Start, End: b.End,
+// notHeld drops the candidates another client's live hold overlaps at
+// start, for a move that books without a hold of its own; heldFor is how
+// long the longest of those holds has left.
+func (s *Service) notHeld(ctx context.Context, res slots.Result, cands []assignment.Candidate, clientID string, start time.Time) ([]assignment.Candidate, time.Duration, error) {
+	active, err := s.holds.Active(ctx, res.Row.ClinicID)
+	if err != nil {
+		return nil, 0, unavailable(err)
+	}
+	typ := slots.TypeOf(res.Row)
+	var free []assignment.Candidate
+	var heldFor time.Duration
+	for _, c := range cands {
+		if h, blocked := overlappingHold(active, c.ID, clientID, start, start.Add(typ.Duration), typ); blocked {
+			heldFor = maxDuration(heldFor, h.ExpiresAt.Sub(s.now()))
+			continue
+		}
+		free = append(free, c)
+	}
+	return free, heldFor, nil
+}
+
+// overlappingHold finds a live hold of another client that blocks the
+// specialist for [start, end) with the type's buffers.
+func overlappingHold(active []holds.Hold, specialist uuid.UUID, clientID string, start, end time.Time, t availability.AppointmentType) (holds.Hold, bool) {
+	for _, h := range active {
+		if h.SpecialistID != specialist || h.ClientID == clientID {
+			continue
+		}
+		if h.Start.Add(-h.BufferBefore).Before(end.Add(t.BufferAfter)) && start.Add(-t.BufferBefore).Before(h.End.Add(h.BufferAfter)) {
+			return h, true
 		}
 	}
-	ev := func(kind string, b booking.Booking) holds.Event {
-		return holds.Event{Type: kind, Hold: asHold(b, "")}
-	}
-	publish := func(e holds.Event) {
-		if err := s.holds.Publish(ctx, e); err != nil {
-			s.logger.Warn("publish booking event", "type", e.Type, "err", err)
-		}
-	}
-	switch ch.Kind {
-	case "confirm":
-		if ch.HoldID != "" {
-			// The hold is spent: it goes, and the booking is announced, in
-			// one step (after the commit, as every observer runs).
-			if err := s.holds.ConsumeBooked(ctx, asHold(ch.Booking, ch.HoldID)); err != nil {
-				s.logger.Warn("consume hold after booking", "err", err)
-			}
-			return
-		}
-		publish(ev(holds.EventConfirm, ch.Booking))
-	case "cancel":
-		publish(ev(holds.EventCancel, ch.Booking))
-		if err := s.holds.ClearCooldown(ctx, ch.Booking.ClinicID, ch.Booking.ID); err != nil {
-			s.logger.Warn("clear cooldown", "err", err)
-		}
-	case "reschedule":
-		if ch.Previous != nil {
-			publish(ev(holds.EventCancel, *ch.Previous))
-			if err := s.holds.MoveCooldown(ctx, ch.Booking.ClinicID, ch.Previous.ID, ch.Booking.ID); err != nil {
-				s.logger.Warn("move cooldown", "err", err)
-			}
-		}
-		publish(ev(holds.EventConfirm, ch.Booking))
-	}
+	return holds.Hold{}, false
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -33,13 +35,6 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 	}
 	servers := []*server{startServer(t, "instance-a", env), startServer(t, "instance-b", env), startServer(t, "instance-c", env)}
 	victim, survivors := servers[2], servers[:2]
-	targets := func(ss []*server) []target {
-		var out []target
-		for _, s := range ss {
-			out = append(out, target{s.name, s.URL})
-		}
-		return out
-	}
 
 	// The first day's slots are kept out of the load for the holds that are
 	// left behind on the victim.
@@ -49,7 +44,7 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 		t.Fatalf("slot layout: the load's slots start %s, too close to the abandoned ones", loadSlots[0])
 	}
 
-	l := startLoad(t, patients(6), typeID, loadSlots, targets(servers))
+	l := startLoad(t, patients(6), typeID, loadSlots, targetsOf(servers))
 	time.Sleep(scaled(2 * time.Second))
 
 	// Patients who hold on the victim and walk away; the type's events are
@@ -67,15 +62,7 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 	}
 	left := map[string]time.Time{} // hold id -> its slot
 	for i, start := range abandoned {
-		st, b, err := postJSON(client, victim.URL+"/v1/holds", holdBody(start, fmt.Sprintf("walks-away-%d", i)))
-		if err != nil || st != http.StatusCreated {
-			t.Fatalf("hold on the victim: %d %s %v", st, b, err)
-		}
-		var h struct {
-			HoldID string `json:"holdId"`
-		}
-		_ = json.Unmarshal(b, &h)
-		left[h.HoldID] = start
+		left[holdOn(t, client, victim, holdBody(start, fmt.Sprintf("walks-away-%d", i)))] = start
 	}
 	heldAt := time.Now()
 	// While they live, the survivors respect them.
@@ -83,30 +70,12 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 		t.Fatalf("a slot held on the victim, asked on %s: want 423, got %d %s %v", survivors[0].name, st, b, err)
 	}
 
-	l.setTargets(targets(survivors)) // the balancer notices at once
+	l.setTargets(targetsOf(survivors)) // the balancer notices at once
 	killAt := time.Now()
 	victim.kill()
 
 	// The survivors' sweepers release the victim's holds when they expire.
-	expired := map[string]time.Time{}
-	deadline := time.After(holdTTL + 10*time.Second)
-	for len(expired) < len(left) {
-		select {
-		case m := <-events.Channel():
-			var ev holds.Event
-			if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
-				t.Fatalf("undecodable event %s: %v", m.Payload, err)
-			}
-			if _, ours := left[ev.HoldID]; ours && ev.Type == holds.EventRelease {
-				if ev.Reason != holds.ReasonExpired {
-					t.Errorf("hold %s released with reason %q, want %q", ev.HoldID, ev.Reason, holds.ReasonExpired)
-				}
-				expired[ev.HoldID] = time.Now()
-			}
-		case <-deadline:
-			t.Fatalf("%d of the killed instance's %d holds were announced expired within %s of their TTL", len(expired), len(left), 10*time.Second)
-		}
-	}
+	expired := awaitExpiries(t, events, left, holdTTL+10*time.Second)
 	for id, at := range expired {
 		if at.Before(heldAt.Add(holdTTL - 500*time.Millisecond)) {
 			t.Errorf("hold %s released %s after it was made, before its TTL of %s", id, at.Sub(heldAt), holdTTL)
@@ -141,6 +110,68 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 	if afterKill == 0 {
 		t.Errorf("no booking succeeded on the survivors after the kill")
 	}
+	checkSurvivors(t, victim, survivors, killAt, calls)
+	checkBookings(t, pool, c.ID, books, unknownBookOutcomes(calls))
+}
+
+func maxTime(m map[string]time.Time) time.Time {
+	var out time.Time
+	for _, v := range m {
+		if v.After(out) {
+			out = v
+		}
+	}
+	return out
+}
+
+// holdOn holds a slot on the server (body is the request) and returns the
+// hold's id.
+func holdOn(t *testing.T, client *http.Client, on *server, body string) string {
+	t.Helper()
+	st, b, err := postJSON(client, on.URL+"/v1/holds", body)
+	if err != nil || st != http.StatusCreated {
+		t.Fatalf("hold on %s: %d %s %v", on.name, st, b, err)
+	}
+	var h struct {
+		HoldID string `json:"holdId"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil || h.HoldID == "" {
+		t.Fatalf("hold on %s answered %s (%v), want a hold id", on.name, b, err)
+	}
+	return h.HoldID
+}
+
+// awaitExpiries waits, up to within, for the release events (reason
+// expired) of the holds in left, and returns when each came.
+func awaitExpiries(t *testing.T, events *redis.PubSub, left map[string]time.Time, within time.Duration) map[string]time.Time {
+	t.Helper()
+	expired := map[string]time.Time{}
+	deadline := time.After(within)
+	for len(expired) < len(left) {
+		select {
+		case m := <-events.Channel():
+			var ev holds.Event
+			if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
+				t.Fatalf("undecodable event %s: %v", m.Payload, err)
+			}
+			if _, ours := left[ev.HoldID]; ours && ev.Type == holds.EventRelease {
+				if ev.Reason != holds.ReasonExpired {
+					t.Errorf("hold %s released with reason %q, want %q", ev.HoldID, ev.Reason, holds.ReasonExpired)
+				}
+				expired[ev.HoldID] = time.Now()
+			}
+		case <-deadline:
+			t.Fatalf("%d of the killed instance's %d holds were announced expired within %s of their TTL", len(expired), len(left), 10*time.Second)
+		}
+	}
+	return expired
+}
+
+// checkSurvivors: the survivors are alive and logged no server error, and
+// every call had a normal answer, but for those in flight on the victim
+// when it was killed.
+func checkSurvivors(t *testing.T, victim *server, survivors []*server, killAt time.Time, calls []call) {
+	t.Helper()
 	for _, s := range survivors {
 		if !s.alive() {
 			t.Errorf("%s exited (%v)", s.name, s.waitErr)
@@ -157,15 +188,13 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 		}
 	}
 	checkServerErrors(t, nil, survivors...)
-	checkBookings(t, pool, c.ID, books, unknownBookOutcomes(calls))
 }
 
-func maxTime(m map[string]time.Time) time.Time {
-	var out time.Time
-	for _, v := range m {
-		if v.After(out) {
-			out = v
-		}
+// targetsOf are the servers as the load's targets.
+func targetsOf(ss []*server) []target {
+	var out []target
+	for _, s := range ss {
+		out = append(out, target{s.name, s.URL})
 	}
 	return out
 }

@@ -199,9 +199,12 @@ func (l *load) patient(p int) {
 
 func (l *load) post(to target, op, path, body string) (int, []byte) {
 	c := call{Op: op, Instance: to.name, Start: time.Now()}
-	req, _ := http.NewRequest(http.MethodPost, to.url+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	res, err := l.client.Do(req)
+	req, err := http.NewRequest(http.MethodPost, to.url+path, strings.NewReader(body))
+	var res *http.Response
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
+		res, err = l.client.Do(req)
+	}
 	var b []byte
 	if err == nil {
 		b, err = io.ReadAll(res.Body)
@@ -392,7 +395,10 @@ func openPool(t *testing.T, url string) *pgxpool.Pool {
 
 // postJSON is one request outside the load.
 func postJSON(client *http.Client, url, body string) (int, []byte, error) {
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
+	if err != nil {
+		return 0, nil, err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := client.Do(req)
 	if err != nil {

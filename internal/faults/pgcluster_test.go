@@ -51,8 +51,14 @@ func startPGCluster(t *testing.T) *pgCluster {
 		if err != nil {
 			t.Fatalf("running as root needs the postgres system user (`go run ./cmd/devenv up` creates it): %v", err)
 		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
+		uid, err := strconv.Atoi(u.Uid)
+		if err != nil {
+			t.Fatalf("postgres uid %q: %v", u.Uid, err)
+		}
+		gid, err := strconv.Atoi(u.Gid)
+		if err != nil {
+			t.Fatalf("postgres gid %q: %v", u.Gid, err)
+		}
 		if err := os.Chown(base, uid, gid); err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +121,10 @@ func (c *pgCluster) stop() error {
 }
 
 func (c *pgCluster) logTail() string {
-	b, _ := os.ReadFile(c.log)
+	b, err := os.ReadFile(c.log)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) > 20 {
 		lines = lines[len(lines)-20:]

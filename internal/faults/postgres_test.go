@@ -49,17 +49,7 @@ func TestPostgresRestartedMidRun(t *testing.T) {
 
 	// Recovery: a booking whose hold was asked for after PostgreSQL was back,
 	// from the same server process.
-	var recovered time.Time
-	for deadline := up.Add(15 * time.Second); recovered.IsZero() && time.Now().Before(deadline); {
-		_, books := l.snapshot()
-		for _, b := range books {
-			if b.HoldStarted.After(up) {
-				recovered = b.At
-				break
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	recovered := firstBookingHeldAfter(l, up, 15*time.Second)
 	time.Sleep(scaled(2 * time.Second))
 	l.finish()
 	calls, books := l.snapshot()
@@ -74,6 +64,36 @@ func TestPostgresRestartedMidRun(t *testing.T) {
 		t.Errorf("the server process exited (%v); it must ride out the outage", srv.waitErr)
 	}
 
+	checkOutageCalls(t, calls, stopAsked, stopped, startAsked)
+	// The server's own account of every 500: the error that leaked.
+	checkServerErrors(t, func(line string) bool {
+		return strings.Contains(line, `"status":503`)
+	}, srv)
+
+	checkBookings(t, openPool(t, pg.URL()), c.ID, books, unknownBookOutcomes(calls))
+}
+
+// firstBookingHeldAfter waits up to within for a booking whose hold was
+// asked for after t, and returns when it was booked (zero: none came).
+func firstBookingHeldAfter(l *load, t time.Time, within time.Duration) time.Time {
+	for deadline := t.Add(within); time.Now().Before(deadline); {
+		_, books := l.snapshot()
+		for _, b := range books {
+			if b.HoldStarted.After(t) {
+				return b.At
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Time{}
+}
+
+// checkOutageCalls: every call of the load was answered, none with a 500
+// but a handful, a 503 always with the UNAVAILABLE code; no booking was
+// made while PostgreSQL was down (from stopped until its start was asked),
+// and some request in that time was answered 503.
+func checkOutageCalls(t *testing.T, calls []call, stopAsked, stopped, startAsked time.Time) {
+	t.Helper()
 	n500, nOutage, outage503, slowest := 0, 0, 0, time.Duration(0)
 	for _, c := range calls {
 		slowest = max(slowest, c.End.Sub(c.Start))
@@ -112,10 +132,4 @@ func TestPostgresRestartedMidRun(t *testing.T) {
 		t.Errorf("no request was answered 503 while PostgreSQL was down (%d asked in that time): the fault did not happen", nOutage)
 	}
 	t.Logf("%d requests asked and answered during the outage, %d of them 503; slowest request %s", nOutage, outage503, slowest.Round(time.Millisecond))
-	// The server's own account of every 500: the error that leaked.
-	checkServerErrors(t, func(line string) bool {
-		return strings.Contains(line, `"status":503`)
-	}, srv)
-
-	checkBookings(t, openPool(t, pg.URL()), c.ID, books, unknownBookOutcomes(calls))
 }

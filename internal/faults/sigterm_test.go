@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/clinic/booking/internal/testkit"
 )
 
@@ -54,42 +56,7 @@ func TestSIGTERMDrainsGracefully(t *testing.T) {
 
 	// Requests surely in flight at the signal: their headers are sent and
 	// the handler is reading a body that is not finished until after it.
-	type answer struct {
-		status int
-		body   string
-		err    error
-	}
-	var slowWG sync.WaitGroup
-	answers := make([]answer, len(slow))
-	rest := make([]*io.PipeWriter, len(slow))
-	for i := range slow {
-		pr, pw := io.Pipe()
-		rest[i] = pw
-		wrote := make(chan struct{})
-		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{WroteHeaders: func() { close(wrote) }})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/holds", pr)
-		req.Header.Set("Content-Type", "application/json")
-		slowWG.Add(1)
-		go func() {
-			defer slowWG.Done()
-			res, err := (&http.Client{Timeout: 20 * time.Second, Transport: patientTransport()}).Do(req)
-			if err != nil {
-				answers[i] = answer{err: err}
-				return
-			}
-			b, err := io.ReadAll(res.Body)
-			res.Body.Close()
-			answers[i] = answer{status: res.StatusCode, body: string(b), err: err}
-		}()
-		select {
-		case <-wrote:
-		case <-time.After(5 * time.Second):
-			t.Fatal("a slow request's headers were not sent within 5 s")
-		}
-		if _, err := fmt.Fprintf(pw, `{"appointmentTypeId":%q,`, typeID); err != nil {
-			t.Fatal(err)
-		}
-	}
+	inflight := startHalfSentHolds(t, srv.URL, typeID, len(slow))
 	time.Sleep(300 * time.Millisecond) // the server has read the headers and runs the handlers
 
 	sigAt := time.Now()
@@ -97,14 +64,11 @@ func TestSIGTERMDrainsGracefully(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	for i, start := range slow {
-		fmt.Fprintf(rest[i], `"slotStartDate":%q,"clientId":"in-flight-%d"}`, start.UTC().Format(time.RFC3339), i)
-		rest[i].Close()
-	}
+	inflight.finish(slow)
 
 	exitErr, exited := srv.waitExit(10*time.Second - time.Since(sigAt))
 	exitAfter := time.Since(sigAt)
-	slowWG.Wait()
+	inflight.wg.Wait()
 	l.finish()
 	calls, books := l.snapshot()
 	t.Log(summary("TestSIGTERMDrainsGracefully", calls, books))
@@ -116,64 +80,15 @@ func TestSIGTERMDrainsGracefully(t *testing.T) {
 		t.Errorf("exit after SIGTERM: %v, want status 0", exitErr)
 	}
 
-	for i, a := range answers {
+	for i, a := range inflight.answers {
 		if a.err != nil || a.status != http.StatusCreated {
 			t.Errorf("request %d in flight at SIGTERM: want 201, got %d %s %v", i, a.status, a.body, a.err)
 		}
 	}
 
 	// The streams: told why they end, then closed.
-	jsonEnd := jsonStream.waitEnd(t, 10*time.Second)
-	htmlEnd := htmlStream.waitEnd(t, 10*time.Second)
-	gotJSON := false
-	for _, line := range jsonEnd {
-		if data, ok := strings.CutPrefix(line, "data: "); ok {
-			var ev struct{ Type, Reason string }
-			if json.Unmarshal([]byte(data), &ev) == nil && ev.Type == "end" {
-				gotJSON = true
-				if ev.Reason != "server-shutdown" {
-					t.Errorf("the hold stream ended with reason %q, want server-shutdown", ev.Reason)
-				}
-			}
-		}
-	}
-	if !gotJSON {
-		t.Errorf("the hold stream got no end event; its last lines: %q", lastN(jsonEnd, 5))
-	}
-	gotHTML := false
-	for i, line := range htmlEnd {
-		if line == "event: end" {
-			gotHTML = true
-			if i+1 >= len(htmlEnd) || htmlEnd[i+1] != "data: server-shutdown" {
-				t.Errorf("the page stream's end event: %q, want data: server-shutdown", htmlEnd[i:])
-			}
-		}
-	}
-	if !gotHTML {
-		t.Errorf("the page stream got no end event; its last lines: %q", lastN(htmlEnd, 5))
-	}
-
-	inFlight, late, refused := 0, 0, 0
-	for _, c := range calls {
-		switch {
-		case c.Start.Before(sigAt.Add(-inFlightMargin)):
-			if c.End.After(sigAt) {
-				inFlight++
-			}
-			if c.Status == 0 || !normal(c.Status) {
-				t.Errorf("%s asked %s before SIGTERM: got %d %s %s", c.Op, sigAt.Sub(c.Start).Round(time.Millisecond), c.Status, c.Body, c.Err)
-			}
-		case c.Status == 0:
-			// Asked as the listener closed, or after.
-			refused++
-		default:
-			late++
-			if !normal(c.Status) {
-				t.Errorf("%s asked around or after SIGTERM answered %d: %s", c.Op, c.Status, c.Body)
-			}
-		}
-	}
-	t.Logf("%d load requests still running at SIGTERM, %d asked around or after it answered, %d asked around or after it not answered", inFlight, late, refused)
+	checkStreamsEnded(t, jsonStream, htmlStream)
+	checkCallsAroundSignal(t, calls, sigAt)
 	checkServerErrors(t, nil, srv)
 	checkBookings(t, pool, c.ID, books, unknownBookOutcomes(calls))
 }
@@ -191,15 +106,18 @@ func openStream(t *testing.T, url string) *stream {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(res.Body)
+		b, err := io.ReadAll(res.Body)
 		res.Body.Close()
-		t.Fatalf("GET %s: %d %s", url, res.StatusCode, b)
+		t.Fatalf("GET %s: %d %s (reading the body: %v)", url, res.StatusCode, b, err)
 	}
 	s := &stream{lines: make(chan string, 4096), done: make(chan struct{})}
 	go func() {
@@ -261,4 +179,129 @@ func lastN(xs []string, n int) []string {
 		return xs[len(xs)-n:]
 	}
 	return xs
+}
+
+// halfSentHolds are hold requests whose headers are sent and whose bodies
+// are half written: in flight, for sure, until finish.
+type halfSentHolds struct {
+	wg      sync.WaitGroup
+	answers []answer
+	rest    []*io.PipeWriter
+}
+
+// answer is what a half-sent hold got.
+type answer struct {
+	status int
+	body   string
+	err    error
+}
+
+// startHalfSentHolds sends n hold requests of the type to the server up
+// to the middle of their bodies.
+func startHalfSentHolds(t *testing.T, url string, typeID uuid.UUID, n int) *halfSentHolds {
+	t.Helper()
+	h := &halfSentHolds{answers: make([]answer, n), rest: make([]*io.PipeWriter, n)}
+	for i := range n {
+		pr, pw := io.Pipe()
+		h.rest[i] = pw
+		wrote := make(chan struct{})
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{WroteHeaders: func() { close(wrote) }})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/holds", pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			res, err := (&http.Client{Timeout: 20 * time.Second, Transport: patientTransport()}).Do(req)
+			if err != nil {
+				h.answers[i] = answer{err: err}
+				return
+			}
+			b, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			h.answers[i] = answer{status: res.StatusCode, body: string(b), err: err}
+		}()
+		select {
+		case <-wrote:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a slow request's headers were not sent within 5 s")
+		}
+		if _, err := fmt.Fprintf(pw, `{"appointmentTypeId":%q,`, typeID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// finish writes the rest of each body, for the slots in order.
+func (h *halfSentHolds) finish(slots []time.Time) {
+	for i, start := range slots {
+		fmt.Fprintf(h.rest[i], `"slotStartDate":%q,"clientId":"in-flight-%d"}`, start.UTC().Format(time.RFC3339), i)
+		h.rest[i].Close()
+	}
+}
+
+// checkStreamsEnded: both streams were told the server shuts down, then
+// closed.
+func checkStreamsEnded(t *testing.T, jsonStream, htmlStream *stream) {
+	t.Helper()
+	jsonEnd := jsonStream.waitEnd(t, 10*time.Second)
+	htmlEnd := htmlStream.waitEnd(t, 10*time.Second)
+	gotJSON := false
+	for _, line := range jsonEnd {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var ev struct{ Type, Reason string }
+			if json.Unmarshal([]byte(data), &ev) == nil && ev.Type == "end" {
+				gotJSON = true
+				if ev.Reason != "server-shutdown" {
+					t.Errorf("the hold stream ended with reason %q, want server-shutdown", ev.Reason)
+				}
+			}
+		}
+	}
+	if !gotJSON {
+		t.Errorf("the hold stream got no end event; its last lines: %q", lastN(jsonEnd, 5))
+	}
+	gotHTML := false
+	for i, line := range htmlEnd {
+		if line == "event: end" {
+			gotHTML = true
+			if i+1 >= len(htmlEnd) || htmlEnd[i+1] != "data: server-shutdown" {
+				t.Errorf("the page stream's end event: %q, want data: server-shutdown", htmlEnd[i:])
+			}
+		}
+	}
+	if !gotHTML {
+		t.Errorf("the page stream got no end event; its last lines: %q", lastN(htmlEnd, 5))
+	}
+}
+
+// checkCallsAroundSignal: the load's calls asked before the signal were
+// answered normally, those asked around or after it either normally or not
+// at all.
+func checkCallsAroundSignal(t *testing.T, calls []call, sigAt time.Time) {
+	t.Helper()
+	inFlight, late, refused := 0, 0, 0
+	for _, c := range calls {
+		switch {
+		case c.Start.Before(sigAt.Add(-inFlightMargin)):
+			if c.End.After(sigAt) {
+				inFlight++
+			}
+			if c.Status == 0 || !normal(c.Status) {
+				t.Errorf("%s asked %s before SIGTERM: got %d %s %s", c.Op, sigAt.Sub(c.Start).Round(time.Millisecond), c.Status, c.Body, c.Err)
+			}
+		case c.Status == 0:
+			// Asked as the listener closed, or after.
+			refused++
+		default:
+			late++
+			if !normal(c.Status) {
+				t.Errorf("%s asked around or after SIGTERM answered %d: %s", c.Op, c.Status, c.Body)
+			}
+		}
+	}
+	t.Logf("%d load requests still running at SIGTERM, %d asked around or after it answered, %d asked around or after it not answered", inFlight, late, refused)
 }

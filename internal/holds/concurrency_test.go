@@ -88,8 +88,8 @@ func TestQuotaIsExactUnderConcurrency(t *testing.T) {
 			if n := f.rdb.SCard(ctx, clientKey(f.clinic, "client-a")).Val(); n != int64(quota) {
 				t.Fatalf("client set has %d holds, want %d", n, quota)
 			}
-			if active, _ := f.s.Active(ctx, f.clinic); len(active) != quota {
-				t.Fatalf("%d active holds, want %d", len(active), quota)
+			if active, err := f.s.Active(ctx, f.clinic); err != nil || len(active) != quota {
+				t.Fatalf("%d active holds (%v), want %d", len(active), err, quota)
 			}
 		})
 	}

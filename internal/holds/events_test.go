@@ -67,15 +67,28 @@ func TestHoldHeartbeatAndReleaseArePublishedOnBothChannels(t *testing.T) {
 		t.Fatalf("release event %+v, want %+v", ev, want)
 	}
 
-	// Failed operations publish nothing.
-	_, _ = f.s.Release(ctx, h.HoldID, "client-a")
-	_, _ = f.s.Heartbeat(ctx, h.HoldID, "client-a")
+	// Failed operations publish nothing (each fails as it should, not
+	// for want of Redis).
+	if released, err := f.s.Release(ctx, h.HoldID, "client-a"); released || err != nil {
+		t.Fatalf("second release: %v, %v; want false, nil", released, err)
+	}
+	if _, err := f.s.Heartbeat(ctx, h.HoldID, "client-a"); !errors.Is(err, ErrGone) {
+		t.Fatalf("heartbeat of a released hold: %v, want ErrGone", err)
+	}
 	other := f.claim("client-b", f.slot(1))
 	expectOnBothChannels(t, f, sub)
-	_, _ = f.s.Claim(ctx, f.req("client-c", f.slot(1))) // held by b
-	_, _ = f.s.Claim(ctx, f.req("client-b", f.slot(1))) // b's own again: a re-click
-	_, _ = f.s.Claim(ctx, f.req("client-b", f.slot(2))) // over b's quota of one
-	_, _ = f.s.Release(ctx, other.HoldID, "client-c")
+	if _, err := f.s.Claim(ctx, f.req("client-c", f.slot(1))); !errors.Is(err, ErrHeld) { // held by b
+		t.Fatalf("claim of b's slot: %v, want ErrHeld", err)
+	}
+	if again, err := f.s.Claim(ctx, f.req("client-b", f.slot(1))); err != nil || again.HoldID != other.HoldID { // a re-click
+		t.Fatalf("b's re-click: %+v, %v; want b's hold", again, err)
+	}
+	if _, err := f.s.Claim(ctx, f.req("client-b", f.slot(2))); !errors.Is(err, ErrQuota) { // over b's quota of one
+		t.Fatalf("b's second hold: %v, want ErrQuota", err)
+	}
+	if _, err := f.s.Release(ctx, other.HoldID, "client-c"); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("c's release of b's hold: %v, want ErrNotOwner", err)
+	}
 	if evs := sub.upToNow(); len(evs) != 0 {
 		t.Fatalf("failed operations published %+v", evs)
 	}

@@ -141,59 +141,85 @@ func TestHeartbeatsKeepAHoldNoLongerThanItsMaxLife(t *testing.T) {
 		}
 	})
 
-	t.Run("TheHoldThenExpiresAndItsReleaseIsPublished", func(t *testing.T) {
-		t.Parallel()
-		// Real time: a TTL long enough that only a stall of a second lets
-		// the hold lapse between beats.
-		f := newFixture(t, time.Second)
-		f.s.SetMaxLife(2 * time.Second)
-		sub := f.subscribe(Channel(f.atid))
-		h := f.claim("client-a", f.slot(0))
-		if ev := sub.next(2 * time.Second); ev.Event.Type != EventHold {
-			t.Fatalf("first event %+v, want the hold", ev.Event)
+	t.Run("TheHoldThenExpiresAndItsReleaseIsPublished", testHoldLapsesAtItsMaxLife)
+}
+
+// Heartbeats on the store's clock every ten seconds of a two-minute life
+// carry a hold to its KeepUntil and no further: the last one is capped
+// there, the one at KeepUntil is gone, and Redis lets the key lapse when
+// the capped beat said (real time, six seconds here, with generous
+// margins); the sweep then announces the expiry. No step depends on how
+// fast the machine is: each beat's key is aged first (a heartbeat extends
+// only a key with less than its new life left), with seconds to spare.
+//
+// Mutations: extend without its cap at KeepUntil (exp = limit): the
+// beats near the end carry the expiry past KeepUntil. The extend script
+// never extending (extended = false): the first beat's expiry does not
+// move.
+func testHoldLapsesAtItsMaxLife(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	f.s.SetMaxLife(2 * time.Minute)
+	t0 := time.Now()
+	now := f.clock(t0)
+	sub := f.subscribe(Channel(f.atid))
+	h := f.claim("client-a", f.slot(0))
+	if ev := sub.next(5 * time.Second); ev.Event.Type != EventHold {
+		t.Fatalf("first event %+v, want the hold", ev.Event)
+	}
+	keep := h.KeepUntil
+	beat := func(at time.Time, left time.Duration) (Hold, error) {
+		f.age(h, left)
+		*now = at
+		return f.s.Heartbeat(t.Context(), h.HoldID, "client-a")
+	}
+	for at := 10 * time.Second; at < 2*time.Minute; at += 10 * time.Second {
+		got, err := beat(t0.Add(at), 5*time.Second)
+		if err != nil {
+			t.Fatalf("heartbeat %s after the claim, within the max life: %v", at, err)
 		}
-		beats := 0
-		for {
-			time.Sleep(200 * time.Millisecond)
-			_, err := f.s.Heartbeat(t.Context(), h.HoldID, "client-a")
-			if errors.Is(err, ErrGone) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			beats++
-			if beats > 30 {
-				t.Fatalf("heartbeats still keep the hold after %d beats", beats)
-			}
+		if want := msTime(min(t0.Add(at+30*time.Second).UnixMilli(), keep.UnixMilli())); !got.ExpiresAt.Equal(want) {
+			t.Fatalf("heartbeat %s after the claim: expires %s, want %s", at, got.ExpiresAt, want)
 		}
-		if time.Since(h.ExpiresAt.Add(-time.Second)) < 1900*time.Millisecond {
-			t.Fatalf("gone after %d beats, before its max life", beats)
+	}
+	// Six seconds before KeepUntil: capped there, the key lives 6 s.
+	got, err := beat(keep.Add(-6*time.Second), 4*time.Second)
+	if err != nil || !got.ExpiresAt.Equal(keep) {
+		t.Fatalf("heartbeat 6 s before the max life: %v, expires %s, want %s", err, got.ExpiresAt, keep)
+	}
+	for _, at := range []time.Time{keep, keep.Add(time.Minute)} {
+		*now = at
+		if _, err := f.s.Heartbeat(t.Context(), h.HoldID, "client-a"); !errors.Is(err, ErrGone) {
+			t.Fatalf("heartbeat %s after the max life: err = %v, want ErrGone", at.Sub(keep), err)
 		}
-		f.hideFromGlobalSweepers()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			if _, ok := f.heldBy(f.slot(0)); !ok {
-				break
+	}
+	f.hideFromGlobalSweepers()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, ok := f.heldBy(f.slot(0)); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hold outlived its max life by 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	*now = keep.Add(time.Second)
+	if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 1 {
+		t.Fatalf("sweep: %d released, %v; want the one hold", n, err)
+	}
+	released := 0
+	for _, r := range sub.upToNow() {
+		if r.Event.Type == EventRelease && r.Event.HoldID == h.HoldID {
+			if r.Event.Reason != ReasonExpired {
+				t.Fatalf("release reason %q, want %q", r.Event.Reason, ReasonExpired)
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("the hold outlived its max life")
-			}
-			time.Sleep(20 * time.Millisecond)
+			released++
 		}
-		if _, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range sub.upToNow() {
-			if r.Event.Type == EventRelease && r.Event.HoldID == h.HoldID {
-				if r.Event.Reason != ReasonExpired {
-					t.Fatalf("release reason %q, want %q", r.Event.Reason, ReasonExpired)
-				}
-				return
-			}
-		}
-		t.Fatal("no release event for the hold")
-	})
+	}
+	if released != 1 {
+		t.Fatalf("%d release events for the hold, want 1", released)
+	}
 }
 
 func TestOverlappingHoldsOfOneSpecialist(t *testing.T) {

@@ -80,85 +80,9 @@ func wantReclaimError(t *testing.T, err error, retryAfter time.Duration) {
 func TestReclaimCoolOff(t *testing.T) {
 	t.Parallel()
 
-	t.Run("AHoldSweptAtItsKeepUntilBarsItsNetworkUntilTheCoolOffEnds", func(t *testing.T) {
-		t.Parallel()
-		f, now := reclaimFixture(t)
-		sub := f.subscribe(ClinicChannel(f.clinic))
-		r := f.addrReq("client-a", "2001:db8:1:2::1")
-		h, err := f.claimAlone(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.network != "2001:db8:1:2::/64" {
-			t.Fatalf("hold's network %q", h.network)
-		}
-		if ev := sub.next(2 * time.Second); ev.Event.Type != EventHold || ev.Event.network != "" {
-			t.Fatalf("hold event %+v: want one without the network", ev.Event)
-		}
+	t.Run("AHoldSweptAtItsKeepUntilBarsItsNetworkUntilTheCoolOffEnds", testSweptAtKeepUntilBarsTheNetwork)
 
-		f.beatToTheEnd(h, now)
-		*now = h.KeepUntil
-		if _, err := f.s.Heartbeat(t.Context(), h.HoldID, "client-a"); !errors.Is(err, ErrGone) {
-			t.Fatalf("heartbeat at KeepUntil: err = %v, want ErrGone", err)
-		}
-		f.waitLapsed(r.Start)
-		if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 1 {
-			t.Fatalf("sweep: %d, %v; want the hold", n, err)
-		}
-		until := h.KeepUntil.Add(time.Minute) // its lapse plus the cool-off
-
-		*now = now.Add(time.Millisecond)
-		_, err = f.claimAlone(r)
-		wantReclaimError(t, err, until.Sub(*now))
-		sameNet := f.addrReq("client-a", "2001:db8:1:2:ffff::9")
-		_, err = f.claimAlone(sameNet)
-		wantReclaimError(t, err, until.Sub(*now))
-
-		other, err := f.claimAlone(f.addrReq("client-b", "198.51.100.9"))
-		if err != nil {
-			t.Fatalf("another client from another network: %v", err)
-		}
-		if _, err := f.s.Release(t.Context(), other.HoldID, "client-b"); err != nil {
-			t.Fatal(err)
-		}
-
-		*now = until.Add(-time.Millisecond)
-		_, err = f.claimAlone(r)
-		wantReclaimError(t, err, time.Millisecond)
-		*now = until
-		if _, err := f.claimAlone(r); err != nil {
-			t.Fatalf("after the cool-off: %v", err)
-		}
-	})
-
-	t.Run("AClaimBeforeTheSweepStartsTheCoolOffItself", func(t *testing.T) {
-		t.Parallel()
-		f, now := reclaimFixture(t)
-		r := f.addrReq("client-a", "203.0.113.7")
-		h, err := f.claimAlone(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.beatToTheEnd(h, now)
-		f.waitLapsed(r.Start)
-		*now = h.KeepUntil.Add(time.Millisecond)
-		_, err = f.claimAlone(r)
-		wantReclaimError(t, err, time.Minute-time.Millisecond)
-		if !f.reclaimKeyExists(r, "203.0.113.7") {
-			t.Fatal("no cool-off key after the refused claim")
-		}
-		// Mapped or not, it is the same IPv4 address.
-		_, err = f.claimAlone(f.addrReq("client-c", "::ffff:203.0.113.7"))
-		wantReclaimError(t, err, time.Minute-time.Millisecond)
-
-		// The lapsed hold is still announced by the sweep.
-		if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 1 {
-			t.Fatalf("sweep: %d, %v; want the hold", n, err)
-		}
-		if _, err := f.claimAlone(f.addrReq("client-b", "198.51.100.9")); err != nil {
-			t.Fatalf("another client from another network: %v", err)
-		}
-	})
+	t.Run("AClaimBeforeTheSweepStartsTheCoolOffItself", testAClaimBeforeTheSweepStartsTheCoolOff)
 
 	t.Run("AHoldThatLapsedBeforeItsMaxLifeCanBeHeldAgainAtOnce", func(t *testing.T) {
 		t.Parallel()
@@ -210,34 +134,7 @@ func TestReclaimCoolOff(t *testing.T) {
 		}
 	})
 
-	t.Run("ABookedHoldLeavesNoCoolOff", func(t *testing.T) {
-		t.Parallel()
-		f, now := reclaimFixture(t)
-		r := f.addrReq("client-a", "203.0.113.7")
-		h, err := f.claimAlone(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pinned, err := f.s.Pin(t.Context(), h.HoldID, "client-a", 100*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The booking commits just as the pin runs out.
-		f.waitLapsed(r.Start)
-		*now = pinned.ExpiresAt.Add(time.Millisecond)
-		if err := f.s.ConsumeBooked(t.Context(), pinned); err != nil {
-			t.Fatal(err)
-		}
-		if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 0 {
-			t.Fatalf("sweep: %d, %v; want nothing", n, err)
-		}
-		if _, err := f.claimAlone(r); err != nil {
-			t.Fatalf("claim after the booking: %v", err)
-		}
-		if f.reclaimKeyExists(r, "203.0.113.7") {
-			t.Fatal("a booking left a cool-off")
-		}
-	})
+	t.Run("ABookedHoldLeavesNoCoolOff", testABookedHoldLeavesNoCoolOff)
 
 	t.Run("AHoldClaimedWithoutAnAddressGetsNone", func(t *testing.T) {
 		t.Parallel()
@@ -256,6 +153,115 @@ func TestReclaimCoolOff(t *testing.T) {
 			t.Fatalf("re-claim: %v", err)
 		}
 	})
+}
+
+func testAClaimBeforeTheSweepStartsTheCoolOff(t *testing.T) {
+	t.Parallel()
+	f, now := reclaimFixture(t)
+	r := f.addrReq("client-a", "203.0.113.7")
+	h, err := f.claimAlone(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.beatToTheEnd(h, now)
+	f.waitLapsed(r.Start)
+	*now = h.KeepUntil.Add(time.Millisecond)
+	_, err = f.claimAlone(r)
+	wantReclaimError(t, err, time.Minute-time.Millisecond)
+	if !f.reclaimKeyExists(r, "203.0.113.7") {
+		t.Fatal("no cool-off key after the refused claim")
+	}
+	// Mapped or not, it is the same IPv4 address.
+	_, err = f.claimAlone(f.addrReq("client-c", "::ffff:203.0.113.7"))
+	wantReclaimError(t, err, time.Minute-time.Millisecond)
+
+	// The lapsed hold is still announced by the sweep.
+	if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 1 {
+		t.Fatalf("sweep: %d, %v; want the hold", n, err)
+	}
+	if _, err := f.claimAlone(f.addrReq("client-b", "198.51.100.9")); err != nil {
+		t.Fatalf("another client from another network: %v", err)
+	}
+}
+
+func testABookedHoldLeavesNoCoolOff(t *testing.T) {
+	t.Parallel()
+	f, now := reclaimFixture(t)
+	r := f.addrReq("client-a", "203.0.113.7")
+	h, err := f.claimAlone(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := f.s.Pin(t.Context(), h.HoldID, "client-a", 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The booking commits just as the pin runs out.
+	f.waitLapsed(r.Start)
+	*now = pinned.ExpiresAt.Add(time.Millisecond)
+	if err := f.s.ConsumeBooked(t.Context(), pinned); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 0 {
+		t.Fatalf("sweep: %d, %v; want nothing", n, err)
+	}
+	if _, err := f.claimAlone(r); err != nil {
+		t.Fatalf("claim after the booking: %v", err)
+	}
+	if f.reclaimKeyExists(r, "203.0.113.7") {
+		t.Fatal("a booking left a cool-off")
+	}
+}
+
+func testSweptAtKeepUntilBarsTheNetwork(t *testing.T) {
+	t.Parallel()
+	f, now := reclaimFixture(t)
+	sub := f.subscribe(ClinicChannel(f.clinic))
+	r := f.addrReq("client-a", "2001:db8:1:2::1")
+	h, err := f.claimAlone(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.network != "2001:db8:1:2::/64" {
+		t.Fatalf("hold's network %q", h.network)
+	}
+	if ev := sub.next(2 * time.Second); ev.Event.Type != EventHold || ev.Event.network != "" {
+		t.Fatalf("hold event %+v: want one without the network", ev.Event)
+	}
+
+	f.beatToTheEnd(h, now)
+	*now = h.KeepUntil
+	if _, err := f.s.Heartbeat(t.Context(), h.HoldID, "client-a"); !errors.Is(err, ErrGone) {
+		t.Fatalf("heartbeat at KeepUntil: err = %v, want ErrGone", err)
+	}
+	f.waitLapsed(r.Start)
+	if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 1 {
+		t.Fatalf("sweep: %d, %v; want the hold", n, err)
+	}
+	until := h.KeepUntil.Add(time.Minute) // its lapse plus the cool-off
+
+	*now = now.Add(time.Millisecond)
+	_, err = f.claimAlone(r)
+	wantReclaimError(t, err, until.Sub(*now))
+	sameNet := f.addrReq("client-a", "2001:db8:1:2:ffff::9")
+	_, err = f.claimAlone(sameNet)
+	wantReclaimError(t, err, until.Sub(*now))
+
+	other, err := f.claimAlone(f.addrReq("client-b", "198.51.100.9"))
+	if err != nil {
+		t.Fatalf("another client from another network: %v", err)
+	}
+	if _, err := f.s.Release(t.Context(), other.HoldID, "client-b"); err != nil {
+		t.Fatal(err)
+	}
+
+	*now = until.Add(-time.Millisecond)
+	_, err = f.claimAlone(r)
+	wantReclaimError(t, err, time.Millisecond)
+	*now = until
+	if _, err := f.claimAlone(r); err != nil {
+		t.Fatalf("after the cool-off: %v", err)
+	}
 }
 
 // A hold written before KeepUntil existed has none; it must not be kept

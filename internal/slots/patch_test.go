@@ -31,7 +31,10 @@ func TestListsCarriedOverABookingEqualAComputation(t *testing.T) {
 		{Name: "Consultation", DurationMin: 30},
 		{Name: "Examination", DurationMin: 60, SlotStepMin: 15, BufferBeforeMin: 10, BufferAfterMin: 15},
 	}})
-	loc, _ := time.LoadLocation(c.Timezone)
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
 	counted, tracer := testkit.CountedPool(t, pool)
 	svc := slots.New(counted, testkit.Redis(t), slots.Options{Logger: quiet})
 	bookings := booking.NewService(pool)
@@ -122,7 +125,10 @@ func TestListsCarriedOverConcurrentBookingsOnTwoInstances(t *testing.T) {
 		{Name: "Consultation", DurationMin: 30},
 		{Name: "Examination", DurationMin: 60, SlotStepMin: 15, BufferBeforeMin: 10, BufferAfterMin: 15},
 	}})
-	loc, _ := time.LoadLocation(c.Timezone)
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
 	type instance struct {
 		svc      *slots.Service
 		bookings *booking.Service
@@ -149,23 +155,9 @@ func TestListsCarriedOverConcurrentBookingsOnTwoInstances(t *testing.T) {
 
 	for round := range 6 {
 		// Candidates: free starts of both types on Monday and Tuesday.
-		type try struct {
-			typ   int
-			start time.Time
-			sp    int
-		}
-		var tries []try
-		for typ := range 2 {
-			for _, sl := range exact(slots.Request{AppointmentTypeID: c.Types[typ].ID, From: monday, To: monday.AddDays(1)}) {
-				for _, id := range sl.SpecialistIDs {
-					for k, s := range c.Specialists {
-						if s.ID == id {
-							tries = append(tries, try{typ, sl.Start, k})
-						}
-					}
-				}
-			}
-		}
+		tries := freeTries(c, func(typ int) []availability.Slot {
+			return exact(slots.Request{AppointmentTypeID: c.Types[typ].ID, From: monday, To: monday.AddDays(1)})
+		})
 		rng := rand.New(rand.NewPCG(uint64(round), 3))
 		rng.Shuffle(len(tries), func(i, j int) { tries[i], tries[j] = tries[j], tries[i] })
 		tries = tries[:min(len(tries), 16)]
@@ -210,4 +202,30 @@ func TestListsCarriedOverConcurrentBookingsOnTwoInstances(t *testing.T) {
 			}
 		}
 	}
+}
+
+// try is a booking to attempt: a type, a start and a specialist (indexes
+// into the clinic's).
+type try struct {
+	typ   int
+	start time.Time
+	sp    int
+}
+
+// freeTries are the bookings free lists of the clinic's first two types
+// offer, one per start and specialist.
+func freeTries(c testkit.Clinic, free func(typ int) []availability.Slot) []try {
+	var tries []try
+	for typ := range 2 {
+		for _, sl := range free(typ) {
+			for _, id := range sl.SpecialistIDs {
+				for k, s := range c.Specialists {
+					if s.ID == id {
+						tries = append(tries, try{typ, sl.Start, k})
+					}
+				}
+			}
+		}
+	}
+	return tries
 }

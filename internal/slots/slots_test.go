@@ -34,7 +34,10 @@ func setup(t *testing.T) bundle {
 	pool := testkit.DB(t)
 	rdb := testkit.Redis(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
-	loc, _ := time.LoadLocation(c.Timezone)
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := slots.New(pool, rdb, slots.Options{Logger: quiet})
 	bookings := booking.NewService(pool)
 	bookings.Observe(svc.OnBookingChange)

@@ -1,0 +1,173 @@
+package booking
+
+// Changes to a booking: cancel and reschedule, each in one transaction
+// with its audit row.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/audit"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/textfield"
+)
+
+// CancelRequest cancels one booking.
+type CancelRequest struct {
+	BookingID uuid.UUID
+	ClinicID  uuid.UUID // when set, a booking of another clinic is not found
+	Actor     string
+	Reason    string
+}
+
+// Cancel frees a booking's slot at once. Cancelling a booking that is
+// already cancelled changes nothing and is not an error; changed says
+// which. A booking that was moved is not cancelled in its successor's
+// stead: the caller (a stale page, or a cancel that lost the race with
+// the move) is told so.
+//
+// Errors: NOT_FOUND, INVALID_ARGUMENT (reason: see textfield.Reason),
+// BOOKING_NOT_ACTIVE (409: the booking was moved).
+func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, changed bool, err error) {
+	if req.Reason, err = textfield.Reason.Check(req.Reason); err != nil {
+		return Booking{}, false, err
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
+		if err != nil {
+			return err
+		}
+		if old.Status == StatusRescheduled {
+			return apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was moved to another time; cancel it there.")
+		}
+		if old.Status != StatusConfirmed {
+			b = old
+			return nil
+		}
+		b, err = setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true)
+		if err != nil {
+			return err
+		}
+		changed = true
+		return writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason)
+	})
+	if err == nil && changed {
+		s.notify(ctx, Change{Kind: "cancel", Booking: b})
+	}
+	return b, changed, err
+}
+
+// RescheduleRequest moves a confirmed booking to another start, and
+// optionally another specialist of the same type.
+type RescheduleRequest struct {
+	BookingID    uuid.UUID
+	ClinicID     uuid.UUID
+	Start        time.Time
+	SpecialistID uuid.UUID // uuid.Nil: the same specialist
+	Actor        string
+	Reason       string
+	// ExpectVersion, when set, is the version the caller saw (If-Match);
+	// checked under the row lock, so two reschedules cannot both pass.
+	ExpectVersion int32
+}
+
+// Reschedule cancels the old booking and inserts the new one in one
+// transaction: when the new slot is taken, nothing changes. The manage link
+// moves to the new booking.
+//
+// Errors: NOT_FOUND, BOOKING_NOT_ACTIVE (409), INVALID_ARGUMENT (reason as
+// for Cancel, or the new time), SLOT_TAKEN.
+func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Booking, error) {
+	var err error
+	if req.Reason, err = textfield.Reason.Check(req.Reason); err != nil {
+		return Booking{}, err
+	}
+	var nb, prev Booking
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
+		if err != nil {
+			return err
+		}
+		if req.ExpectVersion != 0 && old.Version != req.ExpectVersion {
+			return ErrVersionMismatch(old.Version)
+		}
+		if old.Status != StatusConfirmed {
+			return apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be rescheduled.")
+		}
+		row, err := q.BookingGet(ctx, old.ID)
+		if err != nil {
+			return fmt.Errorf("load booking: %w", err)
+		}
+		specialist := req.SpecialistID
+		if specialist == uuid.Nil {
+			specialist = old.SpecialistID
+		}
+		params, err := validate(ctx, q, BookRequest{
+			AppointmentTypeID: old.AppointmentTypeID,
+			SpecialistID:      specialist,
+			Start:             req.Start,
+			Patient:           old.Patient,
+			ClientID:          old.ClientID,
+			storedPatient:     true,
+		})
+		if err != nil {
+			return err
+		}
+		if prev, err = setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false); err != nil {
+			return err
+		}
+		params.ManageTokenHash = row.ManageTokenHash
+		params.RescheduledFrom = uuid.NullUUID{UUID: old.ID, Valid: true}
+		nb, err = insert(ctx, q, params)
+		if err != nil {
+			return err
+		}
+		return writeAudit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason)
+	})
+	if err != nil {
+		return Booking{}, err
+	}
+	s.notify(ctx, Change{Kind: "reschedule", Booking: nb, Previous: &prev})
+	return nb, nil
+}
+
+func lockBooking(ctx context.Context, q *db.Queries, id, clinicID uuid.UUID) (Booking, error) {
+	row, err := q.BookingGetForUpdate(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && clinicID != uuid.Nil && row.ClinicID != clinicID) {
+		return Booking{}, apperr.NotFoundf("bookingId", "No such booking.")
+	}
+	if err != nil {
+		return Booking{}, fmt.Errorf("lock booking: %w", err)
+	}
+	return fromRow(row), nil
+}
+
+func setStatus(ctx context.Context, q *db.Queries, id uuid.UUID, status, reason string, keepToken bool) (Booking, error) {
+	row, err := q.BookingSetStatus(ctx, db.BookingSetStatusParams{
+		ID: id, Status: status, CancelReason: reason, KeepToken: keepToken,
+	})
+	if err != nil {
+		return Booking{}, fmt.Errorf("set booking status: %w", err)
+	}
+	return fromRow(row), nil
+}
+
+func writeAudit(ctx context.Context, q *db.Queries, clinicID uuid.UUID, actor, action string, id uuid.UUID, before, after *Booking, reason string) error {
+	e := auditEntry(actor, action, before, after, reason)
+	e.ClinicID, e.EntityID = clinicID, id.String()
+	return audit.Write(ctx, q, e)
+}
+
+// auditEntry is the audit entry of a booking change; the single-statement
+// gate fills in the clinic and the booking's id itself.
+func auditEntry(actor, action string, before, after *Booking, reason string) audit.Entry {
+	return audit.Entry{Actor: actor, Action: action, Entity: "booking", Before: before, After: after, Reason: reason}
+}

@@ -1,0 +1,102 @@
+package checkout
+
+// The slots a request can take: the day's free slots, the specialists
+// free at a start in the order to try them, and why a time is not free.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/assignment"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/slots"
+)
+
+// daySlots computes the free slots of start's local day for a type, with
+// the type's row. ignore is a booking to treat as free (a reschedule's own).
+func (s *Service) daySlots(ctx context.Context, typeID, specialist uuid.UUID, start time.Time, ignore *booking.Booking) (slots.Result, error) {
+	clinicID, err := s.slots.ClinicOfType(ctx, typeID)
+	if err != nil {
+		if isNotFound(err) {
+			return slots.Result{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type.")
+		}
+		return slots.Result{}, err
+	}
+	loc, err := s.slots.Zone(ctx, clinicID)
+	if err != nil {
+		return slots.Result{}, err
+	}
+	day := availability.DateOf(start, loc)
+	req := slots.Request{AppointmentTypeID: typeID, From: day, To: day, SpecialistID: specialist, NoHolds: true}
+	if ignore != nil {
+		req.Ignore = &slots.Interval{SpecialistID: ignore.SpecialistID, Start: ignore.Start, End: ignore.End}
+	}
+	return s.slots.Free(ctx, req)
+}
+
+// candidatesIn are the specialists of res free at start, in the order to
+// try them. exclude is a booking treated as free in res. Holds are not
+// looked at: a claim's own script refuses a slot another client's hold
+// overlaps, so reading them first would only cost a round trip.
+func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist uuid.UUID, start time.Time, exclude uuid.UUID) ([]assignment.Candidate, error) {
+	var slot *availability.Slot
+	for i := range res.Slots {
+		if res.Slots[i].Start.Equal(start) {
+			slot = &res.Slots[i]
+			break
+		}
+	}
+	if slot == nil {
+		return nil, s.notFree(ctx, res, specialist, start, exclude)
+	}
+	cands := make([]assignment.Candidate, 0, len(slot.SpecialistIDs))
+	for _, id := range slot.SpecialistIDs {
+		cands = append(cands, assignment.Candidate{ID: id, Priority: res.Priority[id]})
+	}
+	return assignment.Order(res.Row.ID, start, cands), nil
+}
+
+// notFree tells a booked slot (409) from a time that is not a slot (400).
+// The bitmap answers "booked" for a hot slot's late losers without a
+// database round trip; only what it cannot vouch for is asked of
+// PostgreSQL.
+func (s *Service) notFree(ctx context.Context, res slots.Result, specialist uuid.UUID, start time.Time, exclude uuid.UUID) error {
+	t := res.Row
+	ids := []uuid.UUID{specialist}
+	if specialist == uuid.Nil {
+		ids = ids[:0]
+		for id := range res.Priority {
+			ids = append(ids, id)
+		}
+	}
+	end := start.Add(time.Duration(t.DurationMin) * time.Minute)
+	if exclude == uuid.Nil && len(ids) > 0 {
+		all := true
+		for _, id := range ids {
+			if taken, known := s.slots.Bitmap.Taken(ctx, res.Location, id, start, end); !known || !taken {
+				all = false
+				break
+			}
+		}
+		if all {
+			return apperr.SlotTaken()
+		}
+	}
+	booked, err := db.New(s.pool).BookingOverlapExists(ctx, db.BookingOverlapExistsParams{
+		SpecialistIds: ids, RangeStart: start, RangeEnd: end, ExcludeID: exclude,
+	})
+	if err != nil {
+		return fmt.Errorf("check booked: %w", err)
+	}
+	if booked {
+		return apperr.SlotTaken()
+	}
+	return apperr.Invalidf("slotStartDate", "%s is not a bookable slot of %s (outside opening hours, too soon, too far ahead, or off the grid).",
+		start.Format(time.RFC3339), t.Name)
+}

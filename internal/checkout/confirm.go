@@ -1,0 +1,220 @@
+package checkout
+
+// Confirming a hold: pin, check, gate, and what follows a booking.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/idempotency"
+	"github.com/clinic/booking/internal/slots"
+)
+
+// ConfirmRequest turns a hold into a booking.
+type ConfirmRequest struct {
+	AppointmentTypeID uuid.UUID
+	HoldID            string
+	ClientID          string
+	Patient           booking.Patient
+	// IdempotencyKey, when set, makes a retry return the first answer;
+	// RequestHash fingerprints the request.
+	IdempotencyKey string
+	RequestHash    []byte
+	// Encode renders the success answer, which is stored with the key.
+	Encode func(booking.Confirmation) (status int, body []byte, err error)
+}
+
+// Confirmed is the answer to a confirm: a fresh booking, or a replay of the
+// answer stored for the idempotency key.
+type Confirmed struct {
+	Confirmation booking.Confirmation
+	Replay       *idempotency.Record
+}
+
+// Confirm books a held slot.
+//
+// Errors: INVALID_ARGUMENT (naming holdId, clientId or a patient field),
+// HOLD_EXPIRED (410), NOT_YOUR_HOLD (403), SLOT_TAKEN (409),
+// SLOT_UNAVAILABLE (409: hours or an override closed the time since it
+// was held), COOLDOWN (429: this patient, by e-mail or phone, booked the
+// type recently), IDEMPOTENCY_MISMATCH (422), UNAVAILABLE (503).
+func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (Confirmed, error) {
+	key, err := idempotencyKey(req)
+	if err != nil {
+		return Confirmed{}, err
+	}
+	res, err := s.confirm(ctx, req, key)
+	if err != nil && key != nil && apperr.CodeOf(err) != apperr.CodeIdempotencyMismatch {
+		// A retry that raced the request it repeats can fail on what that
+		// request did (its hold consumed, its slot marked taken): if that
+		// request committed, its answer is this one's too.
+		if rec, ferr := idempotency.Find(ctx, s.pool, *key); ferr == nil && rec != nil {
+			return Confirmed{Replay: rec}, nil
+		}
+	}
+	return res, err
+}
+
+// idempotencyKey is the request's key, or nil without an Idempotency-Key.
+func idempotencyKey(req ConfirmRequest) (*idempotency.Key, error) {
+	if req.IdempotencyKey == "" {
+		return nil, nil
+	}
+	if err := idempotency.Validate(req.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	if err := validateHoldID(req.HoldID); err != nil {
+		return nil, err
+	}
+	clinicID, _ := holds.ParseHoldID(req.HoldID)
+	return &idempotency.Key{
+		ClinicID: clinicID, Principal: "client:" + req.ClientID,
+		Route: "book:" + req.AppointmentTypeID.String(), Key: req.IdempotencyKey, RequestHash: req.RequestHash,
+	}, nil
+}
+
+func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempotency.Key) (Confirmed, error) {
+	if err := validateHoldID(req.HoldID); err != nil {
+		return Confirmed{}, err
+	}
+	if err := ValidateClientID(req.ClientID); err != nil {
+		return Confirmed{}, err
+	}
+	patient, err := booking.ValidatePatient(req.Patient)
+	if err != nil {
+		return Confirmed{}, err
+	}
+	// No idempotency lookup here: a retry of a request that booked finds
+	// its hold spent and gets the stored answer below (or in the
+	// transaction, under the key's lock), so a first attempt pays nothing.
+	h, err := s.holds.Pin(ctx, req.HoldID, req.ClientID, PinFor)
+	switch {
+	case errors.Is(err, holds.ErrExpired):
+		if key != nil {
+			// A concurrent retry may have booked with this very hold.
+			if rec, ferr := idempotency.Find(ctx, s.pool, *key); ferr != nil || rec != nil {
+				return Confirmed{Replay: rec}, ferr
+			}
+		}
+		return Confirmed{}, apperr.New(apperr.Gone, apperr.CodeHoldExpired, "Your hold on this slot expired. Pick the slot again.")
+	case errors.Is(err, holds.ErrNotOwner):
+		return Confirmed{}, apperr.New(apperr.Forbidden, apperr.CodeNotYourHold, "This hold belongs to someone else.")
+	case err != nil:
+		return Confirmed{}, unavailable(err)
+	}
+	if h.AppointmentTypeID != req.AppointmentTypeID {
+		return Confirmed{}, apperr.Invalidf("holdId", "This hold is for another appointment type.")
+	}
+
+	if err := s.stillOffered(ctx, h); err != nil {
+		return Confirmed{}, err
+	}
+
+	breq := booking.BookRequest{
+		AppointmentTypeID: h.AppointmentTypeID,
+		SpecialistID:      h.SpecialistID,
+		Start:             h.Start,
+		End:               h.End,
+		Patient:           patient,
+		ClientID:          req.ClientID,
+		HoldID:            h.HoldID,
+		Actor:             booking.ActorPatient,
+		ClinicID:          h.ClinicID,
+	}
+	if key != nil {
+		// A retry racing this request with the same hold loses the slot to
+		// it in the gate and is answered with the stored record (Confirm);
+		// one with another hold finds the record when saving its own.
+		breq.Remember = &booking.Remember{Key: *key, Encode: req.Encode}
+	}
+	conf, err := s.bookings.Book(ctx, breq)
+	var replay *idempotency.ReplayError
+	if errors.As(err, &replay) {
+		return Confirmed{Replay: replay.Record}, nil
+	}
+	if err != nil {
+		switch apperr.CodeOf(err) {
+		case apperr.CodeSlotTaken:
+			s.dropLostHold(ctx, h, req.ClientID)
+		case apperr.CodeCooldown:
+			// The patient cannot book this type for a while: the slot goes
+			// back to everyone, announced.
+			s.releaseHold(ctx, h)
+		}
+		return Confirmed{}, err
+	}
+
+	// After the commit the cooldown starts. (The bitmap, the cache
+	// generation, the spent hold and the confirm event follow every booking
+	// through the booking service's observers: see OnBookingChange.)
+	after := context.WithoutCancel(ctx)
+	if t, err := s.slots.TypeRow(after, h.AppointmentTypeID); err != nil {
+		s.logger.Warn("cooldown length", "err", err)
+	} else if err := s.holds.SetCooldown(after, h.ClinicID, req.ClientID, h.AppointmentTypeID, conf.Booking.ID, time.Duration(t.CooldownMin)*time.Minute); err != nil {
+		s.logger.Warn("set cooldown", "err", err)
+	}
+	return Confirmed{Confirmation: conf}, nil
+}
+
+// stillOffered checks that the held time is still a slot of the
+// specialist: hours or an override may have closed it since the hold was
+// taken. The day's slots (cached and generation-checked, without holds)
+// answer most confirms without a database round trip. A slot missing from
+// them is booked (SLOT_TAKEN) or closed (SLOT_UNAVAILABLE), which the
+// database tells apart. The bitmap is not asked here: it is a hint, and a
+// bit that a failed clear left set must not refuse a freed slot.
+func (s *Service) stillOffered(ctx context.Context, h holds.Hold) error {
+	res, err := s.daySlots(ctx, h.AppointmentTypeID, h.SpecialistID, h.Start, nil)
+	if err != nil {
+		return err
+	}
+	for _, sl := range res.Slots {
+		if sl.Start.Equal(h.Start) && slices.Contains(sl.SpecialistIDs, h.SpecialistID) {
+			return nil
+		}
+	}
+	// A booking next to it whose buffers reach the slot takes it as surely
+	// as one on it.
+	typ := slots.TypeOf(res.Row)
+	booked, err := db.New(s.pool).BookingOverlapExists(ctx, db.BookingOverlapExistsParams{
+		SpecialistIds: []uuid.UUID{h.SpecialistID},
+		RangeStart:    h.Start.Add(-typ.BufferBefore), RangeEnd: h.End.Add(typ.BufferAfter),
+	})
+	if err != nil {
+		return fmt.Errorf("check booked: %w", err)
+	}
+	if booked {
+		s.dropLostHold(ctx, h, h.ClientID)
+		return apperr.SlotTaken()
+	}
+	s.releaseHold(ctx, h)
+	return apperr.SlotUnavailable()
+}
+
+// releaseHold lets go of a hold that can no longer be booked while its slot
+// is free for others, announced like any release.
+func (s *Service) releaseHold(ctx context.Context, h holds.Hold) {
+	if _, err := s.holds.Release(context.WithoutCancel(ctx), h.HoldID, h.ClientID); err != nil {
+		s.logger.Warn("release unusable hold", "err", err)
+	}
+}
+
+// dropLostHold lets go of a hold whose slot was booked another way: it can
+// never be confirmed, and keeping it would count against the patient's
+// quota while they pick another time. It is dropped silently: the booking
+// that took the slot has announced it (and a retry that lost to its own
+// booking must not announce a release after the confirm).
+func (s *Service) dropLostHold(ctx context.Context, h holds.Hold, clientID string) {
+	if err := s.holds.Consume(context.WithoutCancel(ctx), h); err != nil {
+		s.logger.Warn("drop lost hold", "err", err)
+	}
+}

@@ -1,0 +1,58 @@
+package checkout
+
+// What follows every committed booking change: live events, the spent hold, cooldowns.
+
+import (
+	"context"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/holds"
+)
+
+// OnBookingChange publishes every committed booking change to the live
+// streams, spends the hold a booking came from, and keeps cooldowns in
+// step; main wires it with booking.Service.Observe, so staff bookings are
+// published too.
+func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
+	// The booking as the hold (holdID) it is or came from.
+	asHold := func(b booking.Booking, holdID string) holds.Hold {
+		return holds.Hold{
+			HoldID: holdID, ClientID: b.ClientID, ClinicID: b.ClinicID,
+			AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
+			Start: b.Start, End: b.End,
+		}
+	}
+	ev := func(kind string, b booking.Booking) holds.Event {
+		return holds.Event{Type: kind, Hold: asHold(b, "")}
+	}
+	publish := func(e holds.Event) {
+		if err := s.holds.Publish(ctx, e); err != nil {
+			s.logger.Warn("publish booking event", "type", e.Type, "err", err)
+		}
+	}
+	switch ch.Kind {
+	case "confirm":
+		if ch.HoldID != "" {
+			// The hold is spent: it goes, and the booking is announced, in
+			// one step (after the commit, as every observer runs).
+			if err := s.holds.ConsumeBooked(ctx, asHold(ch.Booking, ch.HoldID)); err != nil {
+				s.logger.Warn("consume hold after booking", "err", err)
+			}
+			return
+		}
+		publish(ev(holds.EventConfirm, ch.Booking))
+	case "cancel":
+		publish(ev(holds.EventCancel, ch.Booking))
+		if err := s.holds.ClearCooldown(ctx, ch.Booking.ClinicID, ch.Booking.ID); err != nil {
+			s.logger.Warn("clear cooldown", "err", err)
+		}
+	case "reschedule":
+		if ch.Previous != nil {
+			publish(ev(holds.EventCancel, *ch.Previous))
+			if err := s.holds.MoveCooldown(ctx, ch.Booking.ClinicID, ch.Previous.ID, ch.Booking.ID); err != nil {
+				s.logger.Warn("move cooldown", "err", err)
+			}
+		}
+		publish(ev(holds.EventConfirm, ch.Booking))
+	}
+}

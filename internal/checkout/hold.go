@@ -1,0 +1,161 @@
+package checkout
+
+// Holding a slot: the claim, its heartbeats and its release.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/slots"
+)
+
+// HoldRequest asks to hold one slot.
+type HoldRequest struct {
+	AppointmentTypeID uuid.UUID
+	Start             time.Time
+	SpecialistID      uuid.UUID // uuid.Nil: any specialist, by priority
+	ClientID          string
+	// Address is the client's IP address (Echo's RealIP): the hold counts
+	// against it too, up to Limits.HoldsPerAddress. "": no address limit.
+	Address string
+}
+
+// Hold reserves a slot for the client: cooldown, then the slot check, then
+// the specialist choice with an atomic claim (quotas and the specialist's
+// overlapping holds included) per candidate.
+//
+// Errors: INVALID_ARGUMENT (naming the field; also a start that is not a
+// slot of the type), NOT_FOUND (type), COOLDOWN (429), HOLD_QUOTA (429),
+// ADDRESS_HOLD_QUOTA (429), SLOT_HELD (423), SLOT_TAKEN (409), UNAVAILABLE
+// (503, Redis down).
+func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error) {
+	if err := ValidateClientID(req.ClientID); err != nil {
+		return holds.Hold{}, err
+	}
+	if req.AppointmentTypeID == uuid.Nil {
+		return holds.Hold{}, apperr.Invalidf("appointmentTypeId", "appointmentTypeId is required.")
+	}
+	if req.Start.IsZero() {
+		return holds.Hold{}, apperr.Invalidf("slotStartDate", "slotStartDate is required (RFC 3339, e.g. 2026-03-15T09:00:00Z).")
+	}
+	start := req.Start.UTC()
+	// The type comes with the day's slots (cached, generation-checked), so
+	// a hold usually costs no database round trip at all.
+	res, err := s.daySlots(ctx, req.AppointmentTypeID, req.SpecialistID, start, nil)
+	if err != nil {
+		return holds.Hold{}, err
+	}
+	t := res.Row
+
+	// Cooldown fails open: a Redis hiccup must not stop a patient here; the
+	// claim below fails closed instead.
+	if rem, err := s.holds.CooldownRemaining(ctx, t.ClinicID, req.ClientID, t.ID); err != nil {
+		s.logger.Warn("cooldown check failed; letting the request through", "err", err)
+	} else if rem > 0 {
+		return holds.Hold{}, apperr.Cooldown(t.Name, rem)
+	}
+
+	cands, err := s.candidatesIn(ctx, res, req.SpecialistID, start, uuid.Nil)
+	if err != nil {
+		return holds.Hold{}, err
+	}
+	var heldFor time.Duration
+	typ := slots.TypeOf(t)
+	var coolFor time.Duration
+	for _, c := range cands {
+		h, err := s.holds.Claim(ctx, holds.ClaimRequest{
+			ClientID: req.ClientID, ClinicID: t.ClinicID, AppointmentTypeID: t.ID, SpecialistID: c.ID,
+			Start: start, End: start.Add(typ.Duration),
+			BufferBefore: typ.BufferBefore, BufferAfter: typ.BufferAfter,
+			Quota:   int(t.MaxHoldsPerClient),
+			Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
+		})
+		var held *holds.HeldError
+		var reclaim *holds.ReclaimError
+		switch {
+		case err == nil:
+			return h, nil
+		case errors.As(err, &held):
+			// Lost the race for this one: try the next without asking again.
+			heldFor = maxDuration(heldFor, held.RetryAfter)
+			continue
+		case errors.As(err, &reclaim):
+			// This network let its hold of this specialist's slot lapse a
+			// moment ago; another specialist may still be free.
+			coolFor = maxDuration(coolFor, reclaim.RetryAfter)
+			continue
+		case errors.Is(err, holds.ErrQuota):
+			return holds.Hold{}, &apperr.Error{
+				Kind: apperr.TooMany, Code: apperr.CodeHoldQuota, RetryAfter: s.holds.TTL(),
+				Message: fmt.Sprintf("You can hold %d slot(s) of %s at a time. Release or book the one you hold first.", t.MaxHoldsPerClient, t.Name),
+				Details: map[string]any{"maxHolds": t.MaxHoldsPerClient},
+			}
+		case errors.Is(err, holds.ErrAddressQuota):
+			n := s.limits.HoldsPerAddress
+			return holds.Hold{}, &apperr.Error{
+				Kind: apperr.TooMany, Code: apperr.CodeAddressHoldQuota, RetryAfter: s.holds.TTL(),
+				Message: fmt.Sprintf("At most %d slot(s) can be held at a time from one network address. Book or release one first, or try again when a hold lapses.", n),
+				Details: map[string]any{"maxHolds": n},
+			}
+		case errors.Is(err, holds.ErrInvalid):
+			// The store's own words may name the address: they go to the
+			// log through Err, never to the answer.
+			e := apperr.Invalidf("", "This request cannot hold a slot.")
+			e.Err = err
+			return holds.Hold{}, e
+		default:
+			return holds.Hold{}, unavailable(err)
+		}
+	}
+	if coolFor > 0 && heldFor == 0 {
+		return holds.Hold{}, apperr.ReclaimTooSoon(coolFor)
+	}
+	return holds.Hold{}, apperr.SlotHeld(heldFor)
+}
+
+// Heartbeat keeps a hold for another full TTL.
+//
+// Errors: INVALID_ARGUMENT, HOLD_GONE (410: expired or not the caller's),
+// UNAVAILABLE.
+func (s *Service) Heartbeat(ctx context.Context, holdID, clientID string) (holds.Hold, error) {
+	if err := validateHoldID(holdID); err != nil {
+		return holds.Hold{}, err
+	}
+	if err := ValidateClientID(clientID); err != nil {
+		return holds.Hold{}, err
+	}
+	h, err := s.holds.Heartbeat(ctx, holdID, clientID)
+	if errors.Is(err, holds.ErrGone) {
+		return holds.Hold{}, apperr.New(apperr.Gone, apperr.CodeHoldGone, "This hold expired or is not yours. Pick the slot again.")
+	}
+	if err != nil {
+		return holds.Hold{}, unavailable(err)
+	}
+	return h, nil
+}
+
+// Release lets go of a hold; releasing a hold that is gone is not an error.
+//
+// Errors: INVALID_ARGUMENT, NOT_YOUR_HOLD (403), UNAVAILABLE.
+func (s *Service) Release(ctx context.Context, holdID, clientID string) error {
+	if err := validateHoldID(holdID); err != nil {
+		return err
+	}
+	if err := ValidateClientID(clientID); err != nil {
+		return err
+	}
+	_, err := s.holds.Release(ctx, holdID, clientID)
+	if errors.Is(err, holds.ErrNotOwner) {
+		return apperr.New(apperr.Forbidden, apperr.CodeNotYourHold, "This hold belongs to someone else.")
+	}
+	if err != nil {
+		return unavailable(err)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package holds
+
+// Keeping a hold: heartbeats and the confirm's pin.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Heartbeat extends the client's hold to a full TTL from now, but never
+// past its KeepUntil (a hold without one, written before it existed, is
+// at it), and returns it. A hold that expired, never existed,
+// is another client's or has reached its KeepUntil: ErrGone (the caller
+// cannot tell them apart, and need not). A hold kept to its KeepUntil then
+// lapses like any other, and the sweeper announces it as expired.
+func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, error) {
+	h, published, err := s.extend(ctx, holdID, clientID, s.ttl, true)
+	switch {
+	case errors.Is(err, errNoHold), errors.Is(err, ErrNotOwner):
+		return Hold{}, ErrGone
+	case err != nil:
+		return Hold{}, err
+	}
+	if !published {
+		s.publishOrLog(ctx, Event{Type: EventHeartbeat, Hold: h})
+	}
+	return h, nil
+}
+
+// Pin prepares the booking path: the hold must be live and the client's,
+// and it then lives at least pin more (max of its remaining TTL and pin),
+// so it cannot lapse while the booking is inserted. Unlike a heartbeat a
+// pin may reach past KeepUntil, by pin at most (itself at most a minute):
+// a patient confirming just before it is not cut off mid-insert, and
+// repeated pins cannot keep a hold. Errors: ErrExpired (expired or
+// unknown), ErrNotOwner. Publishes nothing.
+func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Duration) (Hold, error) {
+	h, _, err := s.extend(ctx, holdID, clientID, min(max(pin, time.Millisecond), maxPin), false)
+	if errors.Is(err, errNoHold) {
+		return Hold{}, ErrExpired
+	}
+	return h, err
+}
+
+// errNoHold is extend's "expired or unknown"; callers name it their way.
+var errNoHold = errors.New("holds: no such live hold")
+
+// extend runs extendScript. With announce (a heartbeat) the script also
+// publishes the heartbeat event of an extended hold, built here; published
+// says whether it did (if not, the caller publishes what it returned).
+func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Duration, announce bool) (h Hold, published bool, err error) {
+	h, ok, err := s.lookup(ctx, holdID)
+	if err != nil {
+		return Hold{}, false, err
+	}
+	if !ok {
+		return Hold{}, false, errNoHold
+	}
+	now := s.now()
+	exp := now.Add(d)
+	limit := h.KeepUntil
+	if limit.IsZero() {
+		// A payload from before KeepUntil existed: its claim time is
+		// unknown, so it counts as at its limit. A heartbeat answers gone
+		// and the hold lapses within a TTL; a pin still gets its minute.
+		limit = now
+	}
+	if !announce {
+		limit = limit.Add(d) // a pin (see Pin)
+	}
+	capped := exp.After(limit)
+	if capped {
+		exp = limit
+	}
+	// Whole milliseconds, as Redis counts them; nothing left is gone.
+	if d = exp.Sub(now).Truncate(time.Millisecond); d <= 0 {
+		return Hold{}, false, errNoHold
+	}
+	if !capped {
+		// A capped hold's expiry is its limit to the millisecond: that is
+		// how a lapse at the end of the longest life is told apart.
+		exp = now.Add(d)
+	}
+	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
+	// script's re-encoded payload reads back like one Go wrote.
+	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
+	args := []any{holdID, clientID, d.Milliseconds(), exp.UnixMilli(), expText}
+	if announce {
+		extended := h
+		extended.ExpiresAt = msTime(exp.UnixMilli())
+		msg, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: extended})
+		if err != nil {
+			return Hold{}, false, err
+		}
+		args = append(args, string(msg))
+		for _, ch := range channels {
+			args = append(args, ch)
+		}
+	}
+	res, err := extendScript.Run(ctx, s.rdb, h.scriptKeys(), args...).Slice()
+	if err != nil {
+		return Hold{}, false, fmt.Errorf("holds: extend: %w", err)
+	}
+	switch status(res) {
+	case "ok":
+		h, err := s.payloads.decode(str(res, 1))
+		n, _ := res[2].(int64)
+		return h, n == 1, err
+	case "gone":
+		return Hold{}, false, errNoHold
+	case "notowner":
+		return Hold{}, false, ErrNotOwner
+	default:
+		return Hold{}, false, fmt.Errorf("holds: extend: unexpected reply %v", res)
+	}
+}

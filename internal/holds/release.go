@@ -1,0 +1,74 @@
+package holds
+
+// Ending a hold: released by its owner, or consumed by its booking.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// Release deletes the client's live hold and reports whether it did. An
+// unknown, expired or already released hold is (false, nil): release is
+// idempotent, and an expired hold is announced by the sweeper. Another
+// client's live hold: ErrNotOwner, and the hold stays. Publishes "release"
+// (reason "released") only when something was released.
+func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, error) {
+	h, ok, err := s.lookup(ctx, holdID)
+	if err != nil || !ok {
+		return false, err
+	}
+	res, err := releaseScript.Run(ctx, s.rdb, h.scriptKeys(), holdID, clientID).Slice()
+	if err != nil {
+		return false, fmt.Errorf("holds: release: %w", err)
+	}
+	switch status(res) {
+	case "ok":
+		released, err := s.payloads.decode(str(res, 1))
+		if err != nil {
+			return true, err
+		}
+		s.publishOrLog(ctx, Event{Type: EventRelease, Hold: released, Reason: ReasonReleased})
+		return true, nil
+	case "gone":
+		return false, nil
+	case "notowner":
+		return false, ErrNotOwner
+	default:
+		return false, fmt.Errorf("holds: release: unexpected reply %v", res)
+	}
+}
+
+// Consume removes a hold after its booking committed, with its index
+// entries, whether or not the key has expired meanwhile. It publishes
+// nothing (see ConsumeBooked).
+func (s *Store) Consume(ctx context.Context, h Hold) error {
+	return s.consume(ctx, h, nil, nil)
+}
+
+// ConsumeBooked is Consume that also publishes the booking's event (type
+// "confirm") in the same Redis step: one round trip, and no page sees the
+// hold vanish without the booking that took its place. The event's hold
+// is h, as the booking describes it.
+func (s *Store) ConsumeBooked(ctx context.Context, h Hold) error {
+	msg, channels, err := eventMessage(Event{Type: EventConfirm, Hold: h})
+	if err != nil {
+		return err
+	}
+	return s.consume(ctx, h, msg, channels)
+}
+
+func (s *Store) consume(ctx context.Context, h Hold, msg []byte, channels []string) error {
+	if h.ClinicID == uuid.Nil || h.HoldID == "" {
+		return fmt.Errorf("%w: consume needs the hold as Pin returned it", ErrInvalid)
+	}
+	args := []any{h.HoldID, string(msg)}
+	for _, ch := range channels {
+		args = append(args, ch)
+	}
+	if err := consumeScript.Run(ctx, s.rdb, h.scriptKeys(), args...).Err(); err != nil {
+		return fmt.Errorf("holds: consume: %w", err)
+	}
+	return nil
+}
