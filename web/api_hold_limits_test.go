@@ -13,26 +13,18 @@ import (
 	"github.com/clinic/booking/web"
 )
 
-// apiHold posts a hold of c's first type at start, with optional headers.
-func apiHold(t *testing.T, a *api, c testkit.Clinic, start time.Time, client string, hdr ...string) reply {
+// apiHold posts a hold of c's first type and specialist at start.
+func apiHold(t *testing.T, a *app, c clinic, start time.Time, client string, hdr ...string) *response {
 	t.Helper()
-	return a.do(t, "POST", "/v1/holds", map[string]string{
-		"appointmentTypeId": c.Types[0].ID.String(), "specialistId": c.Specialists[0].ID.String(),
-		"slotStartDate": start.UTC().Format(time.RFC3339), "clientId": client,
-	}, hdr...)
+	return a.postHold(t, c.Types[0].ID, c.Specialists[0].ID, start, client, hdr...)
 }
 
 // freeStarts are n slot starts of a one-specialist testkit clinic (09:00
 // to 17:00 on weekdays, 30-minute slots) from next Monday on.
-func freeStarts(t *testing.T, c testkit.Clinic, n int) []time.Time {
-	t.Helper()
-	loc, err := time.LoadLocation(c.Timezone)
-	if err != nil {
-		t.Fatal(err)
-	}
+func freeStarts(c clinic, n int) []time.Time {
 	var out []time.Time
 	for day := 0; len(out) < n; day++ {
-		d := testkit.NextWeekday(time.Now(), loc, time.Monday, 9, 0).AddDate(0, 0, day)
+		d := c.Monday(9, 0).AddDate(0, 0, day)
 		if d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
 			continue
 		}
@@ -48,11 +40,11 @@ func TestAddressHoldQuota(t *testing.T) {
 
 	t.Run("FiftyClientIdsFromOneAddressGetExactlyTheQuota", func(t *testing.T) {
 		t.Parallel()
-		a := bootAPI(t, nil, web.Options{HoldsPerAddress: 4})
+		a := newApp(t, withOptions(web.Options{HoldsPerAddress: 4}))
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 		const n = 50
-		starts := freeStarts(t, c, n)
-		replies := make([]reply, n)
+		starts := freeStarts(c, n)
+		replies := make([]*response, n)
 		testkit.Together(n, func(i int) {
 			replies[i] = apiHold(t, a, c, starts[i], fmt.Sprintf("made-up-%d-%s", i, uuid.NewString()[:8]))
 		})
@@ -76,9 +68,9 @@ func TestAddressHoldQuota(t *testing.T) {
 
 	t.Run("EachForwardedAddressBehindATrustedProxyHasItsOwn", func(t *testing.T) {
 		t.Parallel()
-		a := bootAPI(t, nil, web.Options{HoldsPerAddress: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+		a := newApp(t, withOptions(web.Options{HoldsPerAddress: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}))
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
-		starts := freeStarts(t, c, 3)
+		starts := freeStarts(c, 3)
 		if r := apiHold(t, a, c, starts[0], "patient-1", "X-Forwarded-For", "198.51.100.1"); r.Status != http.StatusCreated {
 			t.Fatalf("first address: %d %s", r.Status, r.Body)
 		}
@@ -100,22 +92,22 @@ func TestAddressHoldQuota(t *testing.T) {
 func TestHeartbeatLimits(t *testing.T) {
 	t.Parallel()
 
-	hold := func(t *testing.T, a *api, c testkit.Clinic, start time.Time, client string) string {
+	hold := func(t *testing.T, a *app, c clinic, start time.Time, client string) string {
 		t.Helper()
 		r := apiHold(t, a, c, start, client)
 		if r.Status != http.StatusCreated {
 			t.Fatalf("hold: %d %s", r.Status, r.Body)
 		}
 		var h holdView
-		r.into(t, &h)
+		r.Decode(&h)
 		return h.HoldID
 	}
 
 	t.Run("PerHold", func(t *testing.T) {
 		t.Parallel()
-		a := bootAPI(t, nil, web.Options{})
+		a := newApp(t)
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
-		id := hold(t, a, c, freeStarts(t, c, 1)[0], "beater")
+		id := hold(t, a, c, freeStarts(c, 1)[0], "beater")
 		limited := false
 		// 25 beats cross at most one minute boundary: some window gets 13.
 		for i := range 25 {
@@ -140,9 +132,9 @@ func TestHeartbeatLimits(t *testing.T) {
 
 	t.Run("AStrangerSpendsOnlyHisOwnAllowance", func(t *testing.T) {
 		t.Parallel()
-		a := bootAPI(t, nil, web.Options{})
+		a := newApp(t)
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
-		id := hold(t, a, c, freeStarts(t, c, 1)[0], "owner")
+		id := hold(t, a, c, freeStarts(c, 1)[0], "owner")
 		// Hold ids are public (the hold stream carries them): a stranger
 		// beating someone's hold is refused, and spends his own allowance.
 		for range 15 {
@@ -158,9 +150,9 @@ func TestHeartbeatLimits(t *testing.T) {
 
 	t.Run("PerAddress", func(t *testing.T) {
 		t.Parallel()
-		a := bootAPI(t, nil, web.Options{HeartbeatsPerMinute: 3})
+		a := newApp(t, withOptions(web.Options{HeartbeatsPerMinute: 3}))
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
-		starts := freeStarts(t, c, 8)
+		starts := freeStarts(c, 8)
 		limited := false
 		for i := range 8 {
 			client := fmt.Sprintf("beater-%d", i)
@@ -182,13 +174,13 @@ func TestHeartbeatLimits(t *testing.T) {
 // heartbeat answers 410 and the hold lapses.
 func TestHoldMaxLife(t *testing.T) {
 	t.Parallel()
-	a := bootAPI(t, nil, web.Options{HoldTTL: time.Second, HoldMaxLife: 2 * time.Second})
+	a := newApp(t, withOptions(web.Options{HoldTTL: time.Second, HoldMaxLife: 2 * time.Second}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
-	start := freeStarts(t, c, 1)[0]
+	start := freeStarts(c, 1)[0]
 	began := time.Now()
 	r := apiHold(t, a, c, start, "keeper")
 	var h holdView
-	r.into(t, &h)
+	r.Decode(&h)
 	for {
 		time.Sleep(250 * time.Millisecond)
 		r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": "keeper"})
@@ -209,7 +201,7 @@ func TestHoldMaxLife(t *testing.T) {
 	// Claiming the slot again from the same address, under another client
 	// id, is no way around the max life: once the hold lapses, this
 	// network waits out a cool-off (the max life) for that slot.
-	var again reply
+	var again *response
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		again = apiHold(t, a, c, start, "keeper-again")
 		if again.Status != http.StatusLocked || time.Now().After(deadline) {
@@ -223,16 +215,16 @@ func TestHoldMaxLife(t *testing.T) {
 
 func TestReleaseHoldWithAJSONBody(t *testing.T) {
 	t.Parallel()
-	a := bootAPI(t, nil, web.Options{})
+	a := newApp(t)
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
-	r := apiHold(t, a, c, freeStarts(t, c, 1)[0], "releaser")
+	r := apiHold(t, a, c, freeStarts(c, 1)[0], "releaser")
 	var h holdView
-	r.into(t, &h)
+	r.Decode(&h)
 	wantError(t, a.do(t, "DELETE", "/v1/holds/"+h.HoldID, map[string]string{"clientId": "someone-else"}), http.StatusForbidden, "NOT_YOUR_HOLD", "")
 	if r := a.do(t, "DELETE", "/v1/holds/"+h.HoldID, map[string]string{"clientId": "releaser"}); r.Status != http.StatusNoContent {
 		t.Fatalf("release: %d %s", r.Status, r.Body)
 	}
-	active, err := a.deps.Holds.Active(t.Context(), c.ID)
+	active, err := a.Deps.Holds.Active(t.Context(), c.ID)
 	if err != nil || len(active) != 0 {
 		t.Fatalf("holds after the release: %v %v", active, err)
 	}

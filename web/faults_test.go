@@ -1,15 +1,15 @@
 package web_test
 
+// Tests of the app with its Redis stopped and started again mid-run.
+
 import (
 	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"sync"
@@ -82,6 +82,7 @@ type faultLoad struct {
 }
 
 func startFaultLoad(t *testing.T, base string, typeID uuid.UUID, from time.Time, loc *time.Location) *faultLoad {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	l := &faultLoad{cancel: cancel, done: make(chan struct{}), statuses: map[int]int{}}
 	client := &http.Client{Timeout: 10 * time.Second}
@@ -162,128 +163,38 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 	red := startFaultRedis(t, 0)
 	rdb := redis.NewClient(&redis.Options{Addr: red.addr(), MaxRetries: 1, DialTimeout: 300 * time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })
-	pool := testkit.DB(t)
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), scoped(web.Options{HoldsPerMinute: 10000}))
-	deps.RunBackground(t.Context())
-	ts := httptest.NewServer(web.New(deps, "127.0.0.1:0").Handler())
-	t.Cleanup(ts.Close)
-
-	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
-	loc, _ := time.LoadLocation(c.Timezone)
-	monday := testkit.NextWeekday(time.Now(), loc, time.Monday, 9, 0)
+	a := newApp(t, withRedis(rdb), withOptions(web.Options{HoldsPerMinute: 10000}))
+	c := a.clinic(t, testkit.ClinicOptions{})
+	monday := c.Monday(9, 0)
 	typeID := c.Types[0].ID
-	holdBody := func(start time.Time, client string) string {
-		return fmt.Sprintf(`{"appointmentTypeId":%q,"slotStartDate":%q,"clientId":%q}`, typeID, start.UTC().Format(time.RFC3339), client)
-	}
 	confirmed := 0
 
 	// Patients keep booking through the whole run, across the outage.
-	load := startFaultLoad(t, ts.URL, typeID, monday.AddDate(0, 0, 7), loc)
+	load := startFaultLoad(t, a.URL, typeID, monday.AddDate(0, 0, 7), c.Loc)
 
 	// Up: a normal booking.
-	if st, b := instPost(t, ts.URL+"/v1/holds", holdBody(monday, "before"), nil); st != 201 {
-		t.Fatalf("hold with Redis up: %d %s", st, b)
-	} else {
-		holdID := strings.Split(strings.Split(string(b), `"holdId":"`)[1], `"`)[0]
-		if st, b := instPost(t, ts.URL+"/v1/appointment-types/"+typeID.String()+"/book",
-			fmt.Sprintf(`{"holdId":%q,"clientId":"before","patient":{"name":"Before","email":"b@example.org"}}`, holdID), nil); st != 201 {
-			t.Fatalf("book with Redis up: %d %s", st, b)
-		}
-		confirmed++
-	}
+	a.bookFor(t, typeID, a.hold(t, typeID, monday, "before"), "before", map[string]string{"name": "Before", "email": "b@example.org"})
+	confirmed++
 
 	// A hold stream open across the outage.
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/v1/holds/stream?appointmentTypeId="+typeID.String()+"&clientId=watcher", nil)
-	sres, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sres.Body.Close()
-	lines := make(chan string, 1<<16) // the load makes events too: never stall the stream
-	go func() {
-		sc := bufio.NewScanner(sres.Body)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var last []string
-	waitLine := func(what string, d time.Duration) {
-		t.Helper()
-		deadline := time.After(d)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("the stream ended before %s; its last lines: %q", what, last)
-				}
-				if last = append(last, l); len(last) > 6 {
-					last = last[1:]
-				}
-				if strings.Contains(l, what) {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no %s on the stream within %s", what, d)
-			}
-		}
-	}
-	waitLine(`"type":"connected"`, 5*time.Second)
+	watch := watchLines(t, a.URL+holdStreamPath(typeID, "watcher", ""))
+	watch.wait(`"type":"connected"`, 5*time.Second)
 
 	red.stop()
-
-	t.Run("HoldsAnswer503WithAClearMessage", func(t *testing.T) {
-		st, b := instPost(t, ts.URL+"/v1/holds", holdBody(monday.Add(time.Hour), "during"), nil)
-		if st != http.StatusServiceUnavailable || !strings.Contains(string(b), "UNAVAILABLE") || !strings.Contains(string(b), "briefly unavailable") {
-			t.Fatalf("want 503 UNAVAILABLE, got %d %s", st, b)
-		}
-	})
-	t.Run("TimeslotsComeFromPostgreSQL", func(t *testing.T) {
-		res, err := http.Get(fmt.Sprintf("%s/v1/appointment-types/%s/timeslots?from=%s&to=%s", ts.URL, typeID, monday.Format("2006-01-02"), monday.Format("2006-01-02")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			t.Fatalf("timeslots with Redis down: %d", res.StatusCode)
-		}
-	})
-	t.Run("StaffBookingsKeepWorking", func(t *testing.T) {
-		u := staff.User{ClinicID: c.ID, Email: "desk@example.org", Role: staff.RoleStaff}
-		_, err := deps.StaffBookings.BookForPatient(t.Context(), u, typeID, c.Specialists[1].ID, monday.Add(2*time.Hour),
-			booking.Patient{Name: "Phone", Email: "p@example.org"})
-		if err != nil {
-			t.Fatalf("staff booking with Redis down: %v", err)
-		}
-		confirmed++
-	})
-	t.Run("ReadinessNamesRedis", func(t *testing.T) {
-		res, err := http.Get(ts.URL + "/readyz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "redis") {
-			t.Fatalf("readyz: %d %s", res.StatusCode, b)
-		}
-	})
+	confirmed += redisDown(t, a, c, monday)
 
 	// Back up on the same port: the stream is told to resync, holds work.
 	startFaultRedis(t, red.port)
-	waitLine(`"type":"resync"`, 10*time.Second)
-	var st int
-	var b []byte
+	watch.wait(`"type":"resync"`, 10*time.Second)
+	var r *response
 	for i := 0; i < 50; i++ {
-		if st, b = instPost(t, ts.URL+"/v1/holds", holdBody(monday.Add(3*time.Hour), "after"), nil); st == 201 {
+		if r = a.postHold(t, typeID, uuid.Nil, monday.Add(3*time.Hour), "after"); r.Status == 201 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if st != 201 {
-		t.Fatalf("hold after Redis came back: %d %s", st, b)
+	if r.Status != 201 {
+		t.Fatalf("hold after Redis came back: %d %s", r.Status, r.Body)
 	}
 
 	// Nothing lost or doubled: the load's bookings are all there too.
@@ -301,21 +212,90 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 	}
 	for _, id := range booked {
 		var status string
-		if err := pool.QueryRow(t.Context(), `SELECT status FROM bookings WHERE id = $1`, id).Scan(&status); err != nil || status != "confirmed" {
+		if err := a.Pool.QueryRow(t.Context(), `SELECT status FROM bookings WHERE id = $1`, id).Scan(&status); err != nil || status != "confirmed" {
 			t.Errorf("booking %s answered 201 is %q in the database (%v)", id, status, err)
 		}
 	}
 	confirmed += len(booked)
-	var rows, overlaps int
-	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND status = 'confirmed'`, c.ID).Scan(&rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM bookings a JOIN bookings b ON a.specialist_id = b.specialist_id AND a.id < b.id
-		AND tstzrange(a.slot_start, a.slot_end) && tstzrange(b.slot_start, b.slot_end)
-		WHERE a.clinic_id = $1 AND a.status = 'confirmed' AND b.status = 'confirmed'`, c.ID).Scan(&overlaps); err != nil {
-		t.Fatal(err)
-	}
-	if rows != confirmed || overlaps != 0 {
+	if rows, overlaps := a.confirmedRows(t, c.ID); rows != int64(confirmed) || overlaps != 0 {
 		t.Fatalf("%d confirmed rows for %d confirmations, %d overlaps", rows, confirmed, overlaps)
+	}
+}
+
+// redisDown checks what works with Redis down and returns how many
+// bookings it made.
+func redisDown(t *testing.T, a *app, c clinic, monday time.Time) (confirmed int) {
+	typeID := c.Types[0].ID
+	t.Run("HoldsAnswer503WithAClearMessage", func(t *testing.T) {
+		r := a.postHold(t, typeID, uuid.Nil, monday.Add(time.Hour), "during")
+		if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Body, "UNAVAILABLE") || !strings.Contains(r.Body, "briefly unavailable") {
+			t.Fatalf("want 503 UNAVAILABLE, got %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("TimeslotsComeFromPostgreSQL", func(t *testing.T) {
+		day := monday.Format("2006-01-02")
+		if r := a.do(t, "GET", "/v1/appointment-types/"+typeID.String()+"/timeslots?from="+day+"&to="+day, nil); r.Status != 200 {
+			t.Fatalf("timeslots with Redis down: %d", r.Status)
+		}
+	})
+	t.Run("StaffBookingsKeepWorking", func(t *testing.T) {
+		u := staff.User{ClinicID: c.ID, Email: "desk@example.org", Role: staff.RoleStaff}
+		_, err := a.Deps.StaffBookings.BookForPatient(t.Context(), u, typeID, c.Specialists[1].ID, monday.Add(2*time.Hour),
+			booking.Patient{Name: "Phone", Email: "p@example.org"})
+		if err != nil {
+			t.Fatalf("staff booking with Redis down: %v", err)
+		}
+		confirmed++
+	})
+	t.Run("ReadinessNamesRedis", func(t *testing.T) {
+		if r := a.do(t, "GET", "/readyz", nil); r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Body, "redis") {
+			t.Fatalf("readyz: %d %s", r.Status, r.Body)
+		}
+	})
+	return confirmed
+}
+
+// lineWatch reads a stream's lines in the background; the load makes
+// events too, so it never stalls the stream.
+type lineWatch struct {
+	t     *testing.T
+	lines chan string
+	last  []string
+}
+
+func watchLines(t *testing.T, u string) *lineWatch {
+	t.Helper()
+	res, cancel := getStream(t, nil, u)
+	t.Cleanup(cancel)
+	w := &lineWatch{t: t, lines: make(chan string, 1<<16)}
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			w.lines <- sc.Text()
+		}
+		close(w.lines)
+	}()
+	return w
+}
+
+// wait reads lines until one contains what, failing after d.
+func (w *lineWatch) wait(what string, d time.Duration) {
+	w.t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case l, ok := <-w.lines:
+			if !ok {
+				w.t.Fatalf("the stream ended before %s; its last lines: %q", what, w.last)
+			}
+			if w.last = append(w.last, l); len(w.last) > 6 {
+				w.last = w.last[1:]
+			}
+			if strings.Contains(l, what) {
+				return
+			}
+		case <-deadline:
+			w.t.Fatalf("no %s on the stream within %s", what, d)
+		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/web"
+	"github.com/clinic/booking/internal/testkit"
 )
 
 // badText is what no text field takes: a NUL (PostgreSQL refuses it in
@@ -43,10 +43,10 @@ func patientWith(field, value string) map[string]string {
 	return p
 }
 
-func clinicBookings(t *testing.T, app *stfApp, clinicID uuid.UUID) int {
+func clinicBookings(t *testing.T, a *app, clinicID uuid.UUID) int {
 	t.Helper()
 	var n int
-	if err := app.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings WHERE clinic_id = $1`, clinicID).Scan(&n); err != nil {
+	if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings WHERE clinic_id = $1`, clinicID).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -54,13 +54,12 @@ func clinicBookings(t *testing.T, app *stfApp, clinicID uuid.UUID) int {
 
 func TestPatientFieldsRefuseControlCharacters(t *testing.T) {
 	t.Parallel()
-	app := stfNewApp(t, web.Options{})
-	a := &api{url: app.TS.URL, deps: app.Deps, pool: app.Pool, rdb: app.RDB}
+	a := newApp(t)
 
 	t.Run("API", func(t *testing.T) {
-		c := stfNewClinic(t, app.Pool, 1)
+		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 		client := "text-" + uuid.NewString()[:8]
-		holdID := stfHold(t, app, c.Types[0].ID, c.Specialists[0].ID, c.Next(time.Wednesday, 10, 0), client)
+		holdID := a.holdOf(t, c.Types[0].ID, c.Specialists[0].ID, c.Next(time.Wednesday, 10, 0), client).HoldID
 		for _, field := range []string{"name", "email", "phone"} {
 			for what, bad := range badText {
 				t.Run(field+"/"+what, func(t *testing.T) {
@@ -70,7 +69,7 @@ func TestPatientFieldsRefuseControlCharacters(t *testing.T) {
 				})
 			}
 		}
-		if n := clinicBookings(t, app, c.ID); n != 0 {
+		if n := clinicBookings(t, a, c.ID); n != 0 {
 			t.Fatalf("refused bookings wrote %d rows", n)
 		}
 		// The hold is untouched: it still books.
@@ -84,29 +83,29 @@ func TestPatientFieldsRefuseControlCharacters(t *testing.T) {
 	// the field (422), with the hold kept. A NUL never reaches the
 	// handler: the form is refused as a whole (400) and names the field.
 	t.Run("PageForm", func(t *testing.T) {
-		c := pgNewClinic(t, app.Pool)
+		c := a.patientClinic(t)
 		typ, sp := c.Type0(), c.Specialists[0]
-		cl := pgNewClient(t, app.TS.URL)
-		held := pgHoldNoJS(t, cl, c, typ, sp.ID, c.At(2, 9, 30)).Want(http.StatusOK)
+		cl := a.newClient(t)
+		held := holdNoJS(t, cl, c, typ, sp.ID, c.At(2, 9, 30)).Want(http.StatusOK)
 		for _, field := range []string{"name", "email", "phone"} {
 			for what, bad := range badText {
 				t.Run(field+"/"+what, func(t *testing.T) {
 					p := patientWith(field, withBad(field, bad))
-					f := pgDetails(t, held.Doc(), p["name"], p["email"], p["phone"])
+					f := detailsForm(t, held.Doc(), p["name"], p["email"], p["phone"])
 					r := cl.Post(f.Action, f.Values)
 					if what == "NUL" {
-						if msg := pgText(r.Doc().Find("main")); r.Status != http.StatusBadRequest || !strings.Contains(msg, field) {
+						if msg := text(r.Doc().Find("main")); r.Status != http.StatusBadRequest || !strings.Contains(msg, field) {
 							t.Errorf("%d %q, want 400 naming %s", r.Status, msg, field)
 						}
 						return
 					}
-					if msg := pgText(r.Doc().Find(`[data-testid="` + field + `-error"]`)); r.Status != http.StatusUnprocessableEntity || msg == "" {
-						t.Errorf("%d, want 422 with a %s-error:\n%s", r.Status, field, pgClip(r.Body, 2000))
+					if msg := text(r.Doc().Find(`[data-testid="` + field + `-error"]`)); r.Status != http.StatusUnprocessableEntity || msg == "" {
+						t.Errorf("%d, want 422 with a %s-error:\n%s", r.Status, field, clip(r.Body, 2000))
 					}
 				})
 			}
 		}
-		if n := clinicBookings(t, app, c.ID); n != 0 {
+		if n := clinicBookings(t, a, c.ID); n != 0 {
 			t.Fatalf("refused bookings wrote %d rows", n)
 		}
 	})
@@ -114,14 +113,14 @@ func TestPatientFieldsRefuseControlCharacters(t *testing.T) {
 
 func TestStaffPasswordsOver72BytesAreRefusedNot500(t *testing.T) {
 	t.Parallel()
-	app := stfNewApp(t, web.Options{})
-	c := stfNewClinic(t, app.Pool, 1)
-	admin := stfSignIn(t, app, c.Admin)
-	newUser := func(password string) *pgResp {
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	admin := a.signIn(t, c.Admin)
+	newUser := func(password string) *response {
 		email := "pw-" + uuid.NewString()[:8] + "@example.org"
 		return admin.Post("/staff/users", url.Values{"email": {email}, "name": {"Nurse"}, "password": {password}, "role": {"staff"}})
 	}
-	before := stfAuditCount(t, app.Pool, c.ID)
+	before := a.auditCount(t, c.ID)
 	for name, pw := range map[string]string{
 		"73Bytes":            strings.Repeat("p", 73),
 		"40CharsOf80Bytes":   strings.Repeat("é", 40),
@@ -133,7 +132,7 @@ func TestStaffPasswordsOver72BytesAreRefusedNot500(t *testing.T) {
 			t.Errorf("create with a password of %s: %d %q, want 400 saying what is wrong", name, r.Status, msg)
 		}
 	}
-	if n := stfAuditCount(t, app.Pool, c.ID); n != before {
+	if n := a.auditCount(t, c.ID); n != before {
 		t.Errorf("refused accounts wrote %d rows", n-before)
 	}
 
@@ -143,8 +142,8 @@ func TestStaffPasswordsOver72BytesAreRefusedNot500(t *testing.T) {
 	pw := strings.Repeat("0123456789abcdef", 4) + "ghijklmn"
 	email := "pw72-" + uuid.NewString()[:8] + "@example.org"
 	admin.Post("/staff/users", url.Values{"email": {email}, "name": {"Nurse"}, "password": {pw}, "role": {"staff"}}).Want(http.StatusCreated)
-	signIn := func(password string) *pgResp {
-		cl := stfNewClient(t, app.TS.URL)
+	signIn := func(password string) *response {
+		cl := a.newClient(t)
 		cl.Get("/staff/login").Want(http.StatusOK)
 		return cl.Post("/staff/login", url.Values{"email": {email}, "password": {password}})
 	}
@@ -161,34 +160,28 @@ func TestStaffPasswordsOver72BytesAreRefusedNot500(t *testing.T) {
 // and two audit copies) or holds a control character, and changes nothing.
 func TestReasonsAreLimited(t *testing.T) {
 	t.Parallel()
-	app := stfNewApp(t, web.Options{})
-	c := stfNewClinic(t, app.Pool, 1)
-	admin := stfSignIn(t, app, c.Admin)
-	a := &api{url: app.TS.URL, deps: app.Deps, pool: app.Pool, rdb: app.RDB}
-	patient := pgNewClient(t, app.TS.URL)
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	admin := a.signIn(t, c.Admin)
+	patient := a.newClient(t)
 	hour := 9
 	newBooking := func(t *testing.T) booking.Confirmation {
 		t.Helper()
-		conf, err := app.Deps.Bookings.Book(context.Background(), booking.BookRequest{
-			AppointmentTypeID: c.Types[0].ID, SpecialistID: c.Specialists[0].ID, Start: c.Next(time.Thursday, hour, 0),
-			Patient: booking.Patient{Name: "Reason Patient", Email: "reason@example.org"}, ClientID: "reasons", Actor: "staff:test", ClinicID: c.ID,
-		})
+		conf := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, c.Next(time.Thursday, hour, 0),
+			booking.Patient{Name: "Reason Patient", Email: "reason@example.org"})
 		hour++
-		if err != nil {
-			t.Fatal(err)
-		}
 		return conf
 	}
 	// Each path answers with its status and the text the user sees.
 	paths := map[string]func(t *testing.T, conf booking.Confirmation, reason string) (int, string){
 		"PatientPage": func(t *testing.T, conf booking.Confirmation, reason string) (int, string) {
 			r := patient.Post("/manage/"+conf.ManageToken+"/cancel", url.Values{"confirm": {"yes"}, "reason": {reason}})
-			return r.Status, pgText(r.Doc().Find("main"))
+			return r.Status, text(r.Doc().Find("main"))
 		},
 		"API": func(t *testing.T, conf booking.Confirmation, reason string) (int, string) {
 			r := a.do(t, http.MethodDelete, "/v1/appointments/"+conf.Booking.ID.String()+"?reason="+url.QueryEscape(reason), nil, bearer(conf.ManageToken)...)
 			var e errorShape
-			r.into(t, &e)
+			r.Decode(&e)
 			if f, _ := e.Error.Details["field"].(string); f != "reason" {
 				return r.Status, "details.field " + f
 			}
@@ -196,13 +189,13 @@ func TestReasonsAreLimited(t *testing.T) {
 		},
 		"StaffCancel": func(t *testing.T, conf booking.Confirmation, reason string) (int, string) {
 			r := admin.Post("/staff/bookings/"+conf.Booking.ID.String()+"/cancel", url.Values{"reason": {reason}})
-			return r.Status, pgText(r.Doc().Find("main"))
+			return r.Status, text(r.Doc().Find("main"))
 		},
 		"StaffReschedule": func(t *testing.T, conf booking.Confirmation, reason string) (int, string) {
 			to := conf.Booking.Start.Add(5 * time.Hour).In(c.Loc).Format("2006-01-02T15:04")
 			r := admin.Post("/staff/bookings/"+conf.Booking.ID.String()+"/reschedule",
 				url.Values{"start": {to}, "version": {strconv.Itoa(int(conf.Booking.Version))}, "reason": {reason}})
-			return r.Status, pgText(r.Doc().Find("main"))
+			return r.Status, text(r.Doc().Find("main"))
 		},
 	}
 	reasons := map[string]string{
@@ -214,17 +207,17 @@ func TestReasonsAreLimited(t *testing.T) {
 	for name, do := range paths {
 		t.Run(name, func(t *testing.T) {
 			conf := newBooking(t)
-			before := stfAuditCount(t, app.Pool, c.ID)
+			before := a.auditCount(t, c.ID)
 			for what, reason := range reasons {
 				status, text := do(t, conf, reason)
 				if status != http.StatusBadRequest || !strings.Contains(strings.ToLower(text), "reason") {
-					t.Errorf("%s: %d %q, want 400 naming the reason", what, status, pgClip(text, 300))
+					t.Errorf("%s: %d %q, want 400 naming the reason", what, status, clip(text, 300))
 				}
 			}
-			if b := stfBooking(t, app, conf.Booking.ID); b.Status != booking.StatusConfirmed || b.Version != conf.Booking.Version || b.CancelReason != "" {
-				t.Errorf("a refused reason changed the booking: %s v%d reason %q", b.Status, b.Version, pgClip(b.CancelReason, 40))
+			if b := a.booking(t, conf.Booking.ID); b.Status != booking.StatusConfirmed || b.Version != conf.Booking.Version || b.CancelReason != "" {
+				t.Errorf("a refused reason changed the booking: %s v%d reason %q", b.Status, b.Version, clip(b.CancelReason, 40))
 			}
-			if n := stfAuditCount(t, app.Pool, c.ID); n != before {
+			if n := a.auditCount(t, c.ID); n != before {
 				t.Errorf("refused reasons wrote %d audit rows", n-before)
 			}
 		})
@@ -237,38 +230,31 @@ func TestReasonsAreLimited(t *testing.T) {
 // delay stays the server's, and the next booking still arrives.
 func TestStaffLiveCalendarCarriesOldNamesAsText(t *testing.T) {
 	t.Parallel()
-	app := stfNewApp(t, web.Options{})
-	c := stfNewClinic(t, app.Pool, 1)
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	day := c.Next(time.Wednesday, 9, 0)
 	date := day.Format(time.DateOnly)
 	event := "cal-" + date
 	const evil = "Eve\rretry: 86400000\revent: nowhere\rdata: x"
 
 	// The API refuses such a name now: write it as old data would be.
-	conf, err := app.Deps.Bookings.Book(context.Background(), booking.BookRequest{
-		AppointmentTypeID: c.Types[0].ID, SpecialistID: c.Specialists[0].ID, Start: day,
-		Patient: booking.Patient{Name: "Placeholder", Email: "eve@example.org"}, ClientID: "old-data", Actor: "staff:test", ClinicID: c.ID,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := app.Pool.Exec(context.Background(), `UPDATE bookings SET patient_name = $1 WHERE id = $2`, evil, conf.Booking.ID); err != nil {
+	conf := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, day, booking.Patient{Name: "Placeholder", Email: "eve@example.org"})
+	if _, err := a.Pool.Exec(context.Background(), `UPDATE bookings SET patient_name = $1 WHERE id = $2`, evil, conf.Booking.ID); err != nil {
 		t.Fatal(err)
 	}
 
-	admin := stfSignIn(t, app, c.Admin)
-	stream := dialSSE(t, admin.hc, app.TS.URL+"/staff/live?date="+date+"&view=day")
+	admin := a.signIn(t, c.Admin)
+	stream := dialSSE(t, admin.hc, a.URL+"/staff/live?date="+date+"&view=day")
 	asText := strings.ReplaceAll(evil, "\r", "\n") // as EventSource joins data lines
 	first, seen := stream.until(10*time.Second, "the day block with the old booking", func(ev sseEvent) bool {
 		return strings.Contains(ev.Data(), "Eve")
 	})
 	seen = append(seen, first)
 	if first.Name != event || first.Retry != "" || !strings.Contains(first.Data(), asText) {
-		t.Errorf("the old name left its data: event %q, retry %q, data %s", first.Name, first.Retry, pgClip(first.Data(), 600))
+		t.Errorf("the old name left its data: event %q, retry %q, data %s", first.Name, first.Retry, clip(first.Data(), 600))
 	}
 
-	holdID := stfHold(t, app, c.Types[0].ID, c.Specialists[0].ID, c.Next(time.Wednesday, 14, 0), "later-client")
-	a := &api{url: app.TS.URL, deps: app.Deps, pool: app.Pool, rdb: app.RDB}
+	holdID := a.holdOf(t, c.Types[0].ID, c.Specialists[0].ID, c.Next(time.Wednesday, 14, 0), "later-client").HoldID
 	r := a.do(t, http.MethodPost, bookPath(c.Types[0].ID), bookBody{HoldID: holdID, ClientID: "later-client",
 		Patient: map[string]string{"name": "Later Patient", "email": "later@example.org"}})
 	if r.Status != http.StatusCreated {
@@ -279,7 +265,7 @@ func TestStaffLiveCalendarCarriesOldNamesAsText(t *testing.T) {
 	})
 	seen = append(append(seen, between...), later)
 	if later.Name != event || !strings.Contains(later.Data(), asText) {
-		t.Errorf("the later booking's block: event %q, data %s", later.Name, pgClip(later.Data(), 600))
+		t.Errorf("the later booking's block: event %q, data %s", later.Name, clip(later.Data(), 600))
 	}
 	for _, ev := range seen {
 		if ev.Name == "nowhere" {

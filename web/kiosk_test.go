@@ -1,0 +1,167 @@
+package web_test
+
+// Tests of the kiosk, the waiting room's board: the next three days' free
+// times of each type and specialist, live, with no patient data, and a
+// device token once staff have made one.
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+)
+
+// kioskTomorrow is the times of the block id on its second day (tomorrow).
+func kioskTomorrow(t *testing.T, doc *goquery.Document, id string) []string {
+	t.Helper()
+	days := kioskTimes(doc.Find("#" + id))
+	if len(days) != 3 {
+		t.Fatalf("block %s has %d days", id, len(days))
+	}
+	return days[1]
+}
+
+func TestKioskListsFreeTimesAndNoPatientData(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	typ, sp := c.Type0(), c.Specialists[0]
+	start := c.At(1, 10, 0) // tomorrow: on the board
+	stream := dialSSE(t, nil, a.URL+"/kiosk/"+c.Slug+"/live")
+	kiosk := a.newClient(t)
+
+	r := kiosk.Get("/kiosk/" + c.Slug).Want(http.StatusOK)
+	wantKioskBoard(t, r, c)
+	blockID := kioskBlockID(typ, sp)
+	if ts := kioskTomorrow(t, r.Doc(), blockID); !slices.Contains(ts, "10:00") || len(ts) != 16 {
+		t.Fatalf("tomorrow for %s: %v, want 16 times with 10:00", sp.Name, ts)
+	}
+	first, seen := stream.until(10*time.Second, "the kiosk stream's first state", func(e sseEvent) bool { return e.Name == blockID })
+	seen = append(seen, first)
+
+	const name, email, phone = "Zelda Quuxington", "zelda.quux@example.org", "+49 30 9876543"
+	patient := a.newClient(t)
+	held := holdNoJS(t, patient, c, typ, sp.ID, start).Want(http.StatusOK)
+	// Held: the time is not free any more, on the page and on the stream.
+	if ts := kioskTomorrow(t, kiosk.Get("/kiosk/"+c.Slug).Want(http.StatusOK).Doc(), blockID); slices.Contains(ts, "10:00") {
+		t.Errorf("a held time is still on the board: %v", ts)
+	}
+	f := detailsForm(t, held.Doc(), name, email, phone)
+	patient.Post(f.Action, f.Values).Want(http.StatusSeeOther)
+
+	after := kiosk.Get("/kiosk/" + c.Slug).Want(http.StatusOK)
+	if ts := kioskTomorrow(t, after.Doc(), blockID); slices.Contains(ts, "10:00") || !slices.Contains(ts, "10:30") {
+		t.Errorf("after the booking, tomorrow for %s: %v", sp.Name, ts)
+	}
+	if ts := kioskTomorrow(t, after.Doc(), kioskBlockID(typ, c.Specialists[1])); !slices.Contains(ts, "10:00") {
+		t.Errorf("the other specialist lost 10:00 too: %v", ts)
+	}
+	if ts := kioskTomorrow(t, after.Doc(), kioskBlockID(c.Types[1], sp)); slices.Contains(ts, "10:00") {
+		t.Errorf("the same specialist's one-hour check-up still offers 10:00: %v", ts)
+	}
+	secrets := []string{name, "Zelda", "Quuxington", email, "zelda.quux", phone, "9876543"}
+	for _, secret := range secrets {
+		if strings.Contains(after.Body, secret) {
+			t.Errorf("the kiosk page shows patient data %q", secret)
+		}
+	}
+	dropped, between := stream.until(10*time.Second, "the kiosk stream to drop 10:00", func(e sseEvent) bool {
+		if e.Name != blockID {
+			return false
+		}
+		d, err := goquery.NewDocumentFromReader(strings.NewReader(e.Data()))
+		if err != nil {
+			return false
+		}
+		days := kioskTimes(d.Find("#" + blockID))
+		return len(days) == 3 && !slices.Contains(days[1], "10:00") && slices.Contains(days[1], "10:30")
+	})
+	for _, ev := range append(append(seen, between...), dropped) {
+		for _, secret := range secrets {
+			if strings.Contains(ev.Data(), secret) {
+				t.Errorf("the kiosk stream carries patient data %q", secret)
+			}
+		}
+	}
+}
+
+// wantKioskBoard checks a kiosk page: a whole page without cookies or
+// controls, its stream, its clock, and a block of three days per type and
+// specialist.
+func wantKioskBoard(t *testing.T, r *response, c clinic) {
+	t.Helper()
+	wantFullPage(t, r)
+	if sc := r.Header.Values("Set-Cookie"); len(sc) != 0 {
+		t.Errorf("the kiosk sets cookies: %v", sc)
+	}
+	k := r.Doc().Find(`[data-testid="kiosk"]`)
+	if sc, _ := k.Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live" {
+		t.Errorf("kiosk sse-connect %q", sc)
+	}
+	if k.Find("form, button, input").Length() != 0 {
+		t.Error("the kiosk has controls: it must be read-only and unable to hold")
+	}
+	if clock := text(k.Find(".kiosk-clock")); !regexp.MustCompile(`^\d\d:\d\d$`).MatchString(clock) {
+		t.Errorf("clock %q", clock)
+	}
+	blocks := k.Find(`[data-testid="kiosk-block"]`)
+	if blocks.Length() != 4 {
+		t.Fatalf("%d blocks, want one per type and specialist (4)", blocks.Length())
+	}
+	seen := map[string]bool{}
+	blocks.Each(func(_ int, b *goquery.Selection) {
+		seen[text(b.Find("h2"))+"/"+text(b.Find(".kiosk-who"))] = true
+		days := b.Find(".kiosk-day h3")
+		if days.Length() != 3 || text(days.First()) != "Today" {
+			t.Errorf("block %q days %q", text(b.Find("h2")), text(days))
+		}
+	})
+	for _, ty := range c.Types {
+		for _, s := range c.Specialists {
+			if !seen[ty.Name+"/"+s.Name] {
+				t.Errorf("no block for %s with %s (have %v)", ty.Name, s.Name, seen)
+			}
+		}
+	}
+}
+
+// Once staff have given a screen a device token, the board opens only with
+// it, and its live stream carries it too.
+func TestKioskWithDeviceTokensNeedsOne(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	token := "k_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	if _, err := db.New(a.Pool).KioskTokenInsert(context.Background(), db.KioskTokenInsertParams{
+		ClinicID: c.ID, Name: "Waiting room 1", TokenHash: booking.HashToken(token),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cl := a.newClient(t)
+	wantErrorPage(t, cl.Get("/kiosk/"+c.Slug), http.StatusForbidden)
+	wantErrorPage(t, cl.Get("/kiosk/"+c.Slug+"?device=k_wrong"), http.StatusForbidden)
+	r := cl.Get("/kiosk/" + c.Slug + "?device=" + url.QueryEscape(token)).Want(http.StatusOK)
+	if sc, _ := r.Doc().Find(`[data-testid="kiosk"]`).Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live?device="+url.QueryEscape(token) {
+		t.Errorf("sse-connect %q: the stream must carry the device token", sc)
+	}
+	if r.Doc().Find(`[data-testid="kiosk-block"]`).Length() != 4 {
+		t.Errorf("%d blocks", r.Doc().Find(`[data-testid="kiosk-block"]`).Length())
+	}
+	// The stream refuses a board without the token.
+	if r := a.do(t, "GET", "/kiosk/"+c.Slug+"/live", nil); r.Status != http.StatusForbidden {
+		t.Errorf("stream without the token: %d, want 403", r.Status)
+	}
+	s := dialSSE(t, nil, a.URL+"/kiosk/"+c.Slug+"/live?device="+url.QueryEscape(token))
+	blockID := kioskBlockID(c.Type0(), c.Specialists[0])
+	s.until(10*time.Second, "the board's first state on the stream", func(e sseEvent) bool { return e.Name == blockID })
+}
