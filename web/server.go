@@ -155,11 +155,6 @@ func New(deps Deps, addr string) *Server {
 // Handler is the app as an http.Handler, for httptest servers.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Serve serves the configured http.Server, its timeouts included, on ln
-// until ln is closed; tests use it to run the real server on a listener of
-// their own. It returns the error http.Server.Serve returns.
-func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
-
 // ListenAndServe serves until ctx is cancelled, then shuts down gracefully,
 // waiting at most shutdownTimeout for requests in flight.
 func (s *Server) ListenAndServe(ctx context.Context, shutdownTimeout time.Duration) error {

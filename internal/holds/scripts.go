@@ -40,6 +40,26 @@ local function coolOff(key, untilMs, now)
 end
 `
 
+// ownedHold is shared Lua: the payload of the live hold key, decoded, if it
+// is holdId and belongs to clientId; otherwise the refusal word, 'gone'
+// (expired, or the key is another hold's by now) or 'notowner'.
+const ownedHold = `
+local function ownedHold(key, holdId, clientId)
+  local cur = redis.call('GET', key)
+  if not cur then
+    return nil, nil, 'gone'
+  end
+  local p = cjson.decode(cur)
+  if p.holdId ~= holdId then
+    return nil, nil, 'gone'
+  end
+  if p.clientId ~= clientId then
+    return nil, nil, 'notowner'
+  end
+  return cur, p, nil
+end
+`
+
 // claimScript takes a slot, enforcing the quotas and the specialist's
 // other holds, in one step.
 //
@@ -218,20 +238,13 @@ return {'ok'}
 // hold it read with the new expiry, and nothing else in a payload ever
 // changes. A hold kept as it was (pinned for longer) is announced by the
 // caller with the payload it gets back.
-var extendScript = redis.NewScript(extendTTL + `
+var extendScript = redis.NewScript(extendTTL + ownedHold + `
 if not redis.call('HGET', KEYS[3], ARGV[1]) then
   return {'gone'}
 end
-local cur = redis.call('GET', KEYS[1])
-if not cur then
-  return {'gone'}
-end
-local p = cjson.decode(cur)
-if p.holdId ~= ARGV[1] then
-  return {'gone'}
-end
-if p.clientId ~= ARGV[2] then
-  return {'notowner'}
+local cur, p, refused = ownedHold(KEYS[1], ARGV[1], ARGV[2])
+if refused then
+  return {refused}
 end
 
 local d = tonumber(ARGV[3])
@@ -265,17 +278,10 @@ return {'ok', payload, 1}
 //
 // A hold whose key has already expired is 'gone' and left alone: its index
 // entries are the sweeper's, which announces it as expired.
-var releaseScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if not cur then
-  return {'gone'}
-end
-local p = cjson.decode(cur)
-if p.holdId ~= ARGV[1] then
-  return {'gone'}
-end
-if p.clientId ~= ARGV[2] then
-  return {'notowner'}
+var releaseScript = redis.NewScript(ownedHold + `
+local cur, _, refused = ownedHold(KEYS[1], ARGV[1], ARGV[2])
+if refused then
+  return {refused}
 end
 redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
