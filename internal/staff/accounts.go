@@ -39,14 +39,7 @@ func (s *Service) StaffUsers(ctx context.Context, u User) ([]Account, error) {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).StaffUserListByClinic(ctx, u.ClinicID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Account, len(rows))
-	for i, r := range rows {
-		out[i] = accountFromRow(r)
-	}
-	return out, nil
+	return fromRows(rows, err, accountFromRow)
 }
 
 // CreateStaffUser adds an account.

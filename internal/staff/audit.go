@@ -48,12 +48,5 @@ func (s *Service) Audit(ctx context.Context, u User, f AuditFilter) ([]AuditEntr
 		ClinicID: u.ClinicID, Entity: f.Entity, Actor: f.Actor, FromAt: f.From, ToAt: f.To,
 		PageSize: AuditPageSize + 1, PageOffset: int32((f.Page - 1) * AuditPageSize),
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]AuditEntry, len(rows))
-	for i, r := range rows {
-		out[i] = auditEntryFromRow(r)
-	}
-	return out, nil
+	return fromRows(rows, err, auditEntryFromRow)
 }

@@ -105,12 +105,5 @@ func searchResultFromRow(r db.BookingSearchRow) SearchResult {
 // Search finds bookings by patient name, e-mail or phone in a date range.
 func (b *Bookings) Search(ctx context.Context, u User, q string, from, to time.Time) ([]SearchResult, error) {
 	rows, err := db.New(b.svc.pool).BookingSearch(ctx, db.BookingSearchParams{ClinicID: u.ClinicID, Q: strings.TrimSpace(q), RangeStart: from, RangeEnd: to})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]SearchResult, len(rows))
-	for i, r := range rows {
-		out[i] = searchResultFromRow(r)
-	}
-	return out, nil
+	return fromRows(rows, err, searchResultFromRow)
 }

@@ -86,14 +86,7 @@ func (b *Bookings) ClinicCalendar(ctx context.Context, clinicID uuid.UUID, start
 
 func (b *Bookings) calendar(ctx context.Context, clinicID uuid.UUID, from, to time.Time) ([]CalendarBooking, error) {
 	rows, err := db.New(b.svc.pool).BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: clinicID, RangeStart: from, RangeEnd: to})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]CalendarBooking, len(rows))
-	for i, r := range rows {
-		out[i] = calendarBookingFromRow(r)
-	}
-	return out, nil
+	return fromRows(rows, err, calendarBookingFromRow)
 }
 
 // Overrides are a specialist's overrides from the local day fromDay

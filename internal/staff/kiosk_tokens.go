@@ -35,14 +35,7 @@ func (s *Service) KioskTokens(ctx context.Context, u User) ([]KioskToken, error)
 		return nil, err
 	}
 	rows, err := db.New(s.pool).KioskTokenListByClinic(ctx, u.ClinicID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]KioskToken, len(rows))
-	for i, r := range rows {
-		out[i] = kioskTokenFromRow(r)
-	}
-	return out, nil
+	return fromRows(rows, err, kioskTokenFromRow)
 }
 
 // CreateKioskToken makes a read-only device token; the token is returned

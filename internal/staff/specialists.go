@@ -53,14 +53,7 @@ func specialistFromRow(r db.Specialist) Specialist {
 // Errors: none of its own (database failures are internal).
 func (s *Service) Specialists(ctx context.Context, u User) ([]Specialist, error) {
 	rows, err := db.New(s.pool).SpecialistListByClinic(ctx, u.ClinicID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Specialist, len(rows))
-	for i, r := range rows {
-		out[i] = specialistFromRow(r)
-	}
-	return out, nil
+	return fromRows(rows, err, specialistFromRow)
 }
 
 // Specialist is one of the clinic's specialists.
@@ -146,12 +139,5 @@ func futureBookingFromRow(r db.BookingListFutureBySpecialistRow) FutureBooking {
 // for another clinic's specialist.
 func (s *Service) FutureBookings(ctx context.Context, u User, id uuid.UUID) ([]FutureBooking, error) {
 	rows, err := db.New(s.pool).BookingListFutureBySpecialist(ctx, db.BookingListFutureBySpecialistParams{SpecialistID: id, ClinicID: u.ClinicID})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]FutureBooking, len(rows))
-	for i, r := range rows {
-		out[i] = futureBookingFromRow(r)
-	}
-	return out, nil
+	return fromRows(rows, err, futureBookingFromRow)
 }

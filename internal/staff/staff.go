@@ -161,3 +161,16 @@ func hashPassword(pw string) (string, error) {
 	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
 	return string(h), err
 }
+
+// fromRows converts a query's rows to the package's type with f, or passes
+// the query's error on.
+func fromRows[R, T any](rows []R, err error, f func(R) T) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out, nil
+}

@@ -88,14 +88,7 @@ func typeFromRow(t db.AppointmentType) AppointmentType {
 // Errors: none of its own (database failures are internal).
 func (s *Service) Types(ctx context.Context, u User) ([]AppointmentType, error) {
 	rows, err := db.New(s.pool).AppointmentTypeListByClinic(ctx, u.ClinicID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]AppointmentType, len(rows))
-	for i, r := range rows {
-		out[i] = typeFromRow(r)
-	}
-	return out, nil
+	return fromRows(rows, err, typeFromRow)
 }
 
 // Type is one of the clinic's types with who performs it.
