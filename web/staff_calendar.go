@@ -337,33 +337,22 @@ func (s *Server) phoneBooking(c echo.Context) error {
 
 // staffCancel answers POST /staff/bookings/:id/cancel.
 func (s *Server) staffCancel(c echo.Context) error {
-	v, err := s.readCalView(c)
+	v, id, err := s.readBookingAction(c)
 	if err != nil {
 		return err
-	}
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		return apperr.NotFoundf("id", "No such booking.")
 	}
 	b, err := s.deps.StaffBookings.Cancel(c.Request().Context(), staffUser(c), id, c.FormValue("reason"))
 	if err != nil {
-		if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {
-			return s.renderCalendar(c, v, statusOf[ae.Kind], "", ae.Message)
-		}
-		return err
+		return s.calendarRefusal(c, v, err)
 	}
 	return s.renderCalendar(c, v, http.StatusOK, "Cancelled the booking of "+b.Patient.Name+".", "")
 }
 
 // staffReschedule answers POST /staff/bookings/:id/reschedule.
 func (s *Server) staffReschedule(c echo.Context) error {
-	v, err := s.readCalView(c)
+	v, id, err := s.readBookingAction(c)
 	if err != nil {
 		return err
-	}
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		return apperr.NotFoundf("id", "No such booking.")
 	}
 	start, err := time.ParseInLocation("2006-01-02T15:04", c.FormValue("start"), v.loc)
 	if err != nil {
@@ -375,12 +364,33 @@ func (s *Server) staffReschedule(c echo.Context) error {
 	}
 	b, err := s.deps.StaffBookings.Reschedule(c.Request().Context(), staffUser(c), id, start, uuid.Nil, version, c.FormValue("reason"))
 	if err != nil {
-		if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {
-			return s.renderCalendar(c, v, statusOf[ae.Kind], "", ae.Message)
-		}
-		return err
+		return s.calendarRefusal(c, v, err)
 	}
 	return s.renderCalendar(c, v, http.StatusOK, "Moved to "+longWhen(b.Start, v.loc)+".", "")
+}
+
+// readBookingAction reads the calendar view a booking's form came from and
+// the booking's id in the path.
+func (s *Server) readBookingAction(c echo.Context) (calView, uuid.UUID, error) {
+	v, err := s.readCalView(c)
+	if err != nil {
+		return calView{}, uuid.Nil, err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return calView{}, uuid.Nil, apperr.NotFoundf("id", "No such booking.")
+	}
+	return v, id, nil
+}
+
+// calendarRefusal shows a refused change to a booking on the calendar it
+// came from, with the refusal's status; a booking that is not there (or
+// not the clinic's) and internal failures take the error page.
+func (s *Server) calendarRefusal(c echo.Context, v calView, err error) error {
+	if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {
+		return s.renderCalendar(c, v, statusOf[ae.Kind], "", ae.Message)
+	}
+	return err
 }
 
 func firstErr(errs ...error) error {
