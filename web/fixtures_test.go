@@ -12,13 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
@@ -29,26 +27,9 @@ import (
 	"github.com/clinic/booking/internal/testkit"
 )
 
-// password is every test account's password.
-const password = "correct horse battery"
-
-var (
-	passwordHashOnce sync.Once
-	passwordHashed   string
-)
-
-// passwordHash is password hashed at bcrypt's lowest cost: sign-ins
-// compare at the stored cost, so they stay quick.
-func passwordHash() string {
-	passwordHashOnce.Do(func() {
-		h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-		if err != nil {
-			panic(err)
-		}
-		passwordHashed = string(h)
-	})
-	return passwordHashed
-}
+// password is every test account's password; testkit.PasswordHash is its
+// hash, made once at bcrypt's lowest cost.
+const password = testkit.Password
 
 // account is a staff account.
 type account struct {
@@ -70,7 +51,7 @@ func (a *app) newAccount(t testing.TB, clinicID uuid.UUID, role string) account 
 	t.Helper()
 	email := "acc-" + role + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16] + "@example.org"
 	row, err := db.New(a.Pool).StaffUserUpsert(context.Background(), db.StaffUserUpsertParams{
-		ClinicID: clinicID, Email: email, Name: "Test " + role, PasswordHash: passwordHash(), Role: role,
+		ClinicID: clinicID, Email: email, Name: "Test " + role, PasswordHash: testkit.PasswordHash(), Role: role,
 	})
 	if err != nil {
 		t.Fatalf("create staff account: %v", err)

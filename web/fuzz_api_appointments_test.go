@@ -21,6 +21,7 @@ import (
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/testkit"
+	"github.com/clinic/booking/web"
 )
 
 // jsonTargets is the app with a patient clinic (a booking to move, one to
@@ -82,7 +83,11 @@ const (
 )
 
 // PATCH /v1/appointments/:id {slotStartDate} with If-Match: the booking
-// moves (and gets a new id, which the target follows) or the move is refused.
+// moves (and gets a new id, which the target follows) or the move is
+// refused as moveVerdict says. Its seeds fail when rescheduleAppointment
+// (web/api_appointments.go) answers a move without If-Match 412 instead of
+// 428, and when Appointment (internal/checkout/manage.go) looks a booking
+// up without a token (404 instead of 401).
 func FuzzAPIReschedule(f *testing.F) {
 	a := bootJSONTargets(f)
 	at := func(days, hh, mm int) string {
@@ -137,13 +142,15 @@ func FuzzAPIReschedule(f *testing.F) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		in := []string{id, token, ifMatch}
-		u, hdr, etag := a.target(t, "/v1/appointments/", a.moveID, a.token, id, token, mode)
+		req := a.target(t, "/v1/appointments/", a.moveID, a.token, id, token, mode)
 		if mode&modeCurrentETag != 0 {
-			ifMatch = etag
+			ifMatch = req.etag
 		}
-		hdr = withHeaderIfSafe(hdr, "If-Match", ifMatch)
-		r := fetchJSON(t, noRedirects, "PATCH", u, body, hdr...)
-		wantSaneOr204(t, "PATCH "+clip([]byte(u), 200), body, r, in...)
+		v := a.moveVerdict(t, req, body, ifMatchSent(ifMatch))
+		r := fetchJSON(t, noRedirects, "PATCH", req.u, body, withHeaderIfSafe(req.hdr, "If-Match", ifMatch)...)
+		what := "PATCH " + clip([]byte(req.u), 200)
+		wantSaneOr204(t, what, body, r, in...)
+		wantVerdict(t, what, r, v)
 		if r.Status == http.StatusOK {
 			var got struct{ Appointment booking.Booking }
 			r.Decode(&got)
@@ -155,10 +162,64 @@ func FuzzAPIReschedule(f *testing.F) {
 	})
 }
 
-// target is the URL and headers for one input on the booking id/token:
-// the real ones or the fuzzed ones, as mode says, and the booking's
-// current ETag when mode asks for it.
-func (a *jsonTargets) target(t *testing.T, prefix string, realID uuid.UUID, realToken, id, token string, mode uint8) (string, []string, string) {
+// moveVerdict is what PATCH /v1/appointments/:id must answer req with body
+// and the If-Match the server reads: the refusal of the first check the
+// input fails, in the server's order (the body's size, the address's
+// characters, the id, If-Match present and a version's ETag, the body,
+// the token, the booking, its version).
+func (a *jsonTargets) moveVerdict(t *testing.T, req manageRequest, body []byte, ifMatch string) verdict {
+	t.Helper()
+	s := serverView(t, req.u)
+	switch {
+	case len(body) > maxRequestBody:
+		return must(http.StatusRequestEntityTooLarge, "TOO_LARGE", "a body over the server's 256 KB")
+	case !s.plain():
+		return must(http.StatusBadRequest, "INVALID_ARGUMENT", "an address with characters that are not allowed")
+	}
+	param, ok := s.param("/v1/appointments/", "")
+	if !ok {
+		return verdict{} // another route, or none
+	}
+	id, err := uuid.Parse(param)
+	if err != nil {
+		return must(http.StatusBadRequest, "INVALID_ARGUMENT", "an id that is not a UUID")
+	}
+	if ifMatch == "" {
+		return must(http.StatusPreconditionRequired, "PRECONDITION_REQUIRED", "a move without If-Match")
+	}
+	version, ok := web.ParseETag(ifMatch)
+	switch {
+	case !ok:
+		return must(http.StatusPreconditionFailed, "CONCURRENCY_CONFLICT", "an If-Match that is not a version's ETag")
+	case req.token == "":
+		return must(http.StatusUnauthorized, "TOKEN_REQUIRED", "a move without the manage token").unlessBody()
+	case req.token != a.token || id != a.moveID:
+		return must(http.StatusNotFound, "NOT_FOUND", "a token that is not the booking's").unlessBody()
+	}
+	etag := req.etag
+	if etag == "" {
+		etag = a.appointment(t, a.moveID, a.token).Header.Get("ETag")
+	}
+	if cur, _ := web.ParseETag(etag); version != cur {
+		return must(http.StatusPreconditionFailed, "CONCURRENCY_CONFLICT", "a stale If-Match").unlessBody()
+	}
+	return verdict{}
+}
+
+// manageRequest is one input's request on a booking: its URL and headers,
+// the booking's current ETag when the mode asks for it, and the manage
+// token the server reads from it ("" for none).
+type manageRequest struct {
+	u     string
+	hdr   []string
+	etag  string
+	token string
+}
+
+// target is the request for one input on the booking id/token: the real
+// ones or the fuzzed ones, as mode says, and the booking's current ETag
+// when mode asks for it.
+func (a *jsonTargets) target(t *testing.T, prefix string, realID uuid.UUID, realToken, id, token string, mode uint8) manageRequest {
 	t.Helper()
 	if mode&modeRealID != 0 {
 		id = realID.String()
@@ -166,28 +227,31 @@ func (a *jsonTargets) target(t *testing.T, prefix string, realID uuid.UUID, real
 	if mode&modeRealToken != 0 {
 		token = realToken
 	}
-	u := a.URL + prefix + pathSegment(id, mode&modeRawSegment != 0)
-	var hdr []string
+	req := manageRequest{u: a.URL + prefix + pathSegment(id, mode&modeRawSegment != 0)}
 	switch {
 	case token == "":
 	case mode&modeQueryToken != 0 || !headerSafe("Bearer "+token):
-		u += "?token=" + url.QueryEscape(token)
+		req.u += "?token=" + url.QueryEscape(token)
+		req.token = token
 	default:
-		hdr = append(hdr, "Authorization", "Bearer "+token)
+		req.hdr = append(req.hdr, "Authorization", "Bearer "+token)
+		req.token = strings.TrimSpace(token) // as a header value loses its surrounding spaces
 	}
-	etag := ""
 	if mode&modeCurrentETag != 0 {
 		r := a.appointment(t, realID, realToken)
 		if r.Status != http.StatusOK {
 			t.Fatalf("GET the booking for its ETag: %d %s", r.Status, r.Body)
 		}
-		etag = r.Header.Get("ETag")
+		req.etag = r.Header.Get("ETag")
 	}
-	return u, hdr, etag
+	return req
 }
 
 // DELETE /v1/appointments/:id?reason= (If-Match is sent but not required):
-// once the booking is cancelled another is booked for the next input.
+// once the booking is cancelled another is booked for the next input. A
+// refusal is the one cancelVerdict says. Its seeds fail when Appointment
+// (internal/checkout/manage.go) looks a booking up without a token (404
+// instead of 401).
 func FuzzAPICancel(f *testing.F) {
 	a := bootJSONTargets(f)
 	all := uint8(modeRealID | modeRealToken)
@@ -220,21 +284,22 @@ func FuzzAPICancel(f *testing.F) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		in := []string{id, token, ifMatch, reason}
-		u, hdr, etag := a.target(t, "/v1/appointments/", a.cancelID, a.cancelTk, id, token, mode)
+		req := a.target(t, "/v1/appointments/", a.cancelID, a.cancelTk, id, token, mode)
 		if mode&modeCurrentETag != 0 {
-			ifMatch = etag
+			ifMatch = req.etag
 		}
-		hdr = withHeaderIfSafe(hdr, "If-Match", ifMatch)
 		if reason != "" {
-			if strings.Contains(u, "?") {
-				u += "&"
+			if strings.Contains(req.u, "?") {
+				req.u += "&"
 			} else {
-				u += "?"
+				req.u += "?"
 			}
-			u += "reason=" + url.QueryEscape(reason)
+			req.u += "reason=" + url.QueryEscape(reason)
 		}
-		r := fetchJSON(t, noRedirects, "DELETE", u, nil, hdr...)
-		wantSaneOr204(t, "DELETE "+clip([]byte(u), 200), nil, r, in...)
+		r := fetchJSON(t, noRedirects, "DELETE", req.u, nil, withHeaderIfSafe(req.hdr, "If-Match", ifMatch)...)
+		what := "DELETE " + clip([]byte(req.u), 200)
+		wantSaneOr204(t, what, nil, r, in...)
+		wantVerdict(t, what, r, a.cancelVerdict(t, req))
 		if r.Status == http.StatusOK {
 			var got struct{ Appointment booking.Booking }
 			r.Decode(&got)
@@ -244,6 +309,32 @@ func FuzzAPICancel(f *testing.F) {
 			a.rebook(t)
 		}
 	})
+}
+
+// cancelVerdict is what DELETE /v1/appointments/:id must answer req: the
+// refusal of the first check the input fails, in the server's order (the
+// address's characters, the id, the token, the booking). If-Match plays
+// no part.
+func (a *jsonTargets) cancelVerdict(t *testing.T, req manageRequest) verdict {
+	t.Helper()
+	s := serverView(t, req.u)
+	if !s.plain() {
+		return must(http.StatusBadRequest, "INVALID_ARGUMENT", "an address with characters that are not allowed")
+	}
+	param, ok := s.param("/v1/appointments/", "")
+	if !ok {
+		return verdict{} // another route, or none
+	}
+	id, err := uuid.Parse(param)
+	switch {
+	case err != nil:
+		return must(http.StatusBadRequest, "INVALID_ARGUMENT", "an id that is not a UUID")
+	case req.token == "":
+		return must(http.StatusUnauthorized, "TOKEN_REQUIRED", "a cancel without the manage token")
+	case req.token != a.cancelTk || id != a.cancelID:
+		return must(http.StatusNotFound, "NOT_FOUND", "a token that is not the booking's")
+	}
+	return verdict{}
 }
 
 // rebook books the slot FuzzAPICancel cancels again (or the first free

@@ -2,28 +2,46 @@ package web_test
 
 // Fuzz targets of the staff JSON API, signed in as an admin with the CSRF
 // header: PATCH a specialist and PUT their hours, with If-Match. A mode
-// byte picks the real specialist, their current ETag, or no CSRF header.
+// byte picks the real specialist, their current ETag, no CSRF header or no
+// session. Each input must get the refusal of the first check it fails, in
+// the order the server checks: the body's size, the address's characters,
+// the session (401), the CSRF token (403), the id (404), If-Match (428
+// without one, 412 when it is not an ETag of ours), the specialist (404
+// for another clinic's) and their version (412 when stale).
+//
+// Their seeds fail when ifMatch (web/staff_api.go) answers a change
+// without If-Match 412 instead of 428, and when the csrf middleware lets a
+// change without the CSRF header through.
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/web"
 )
 
 // The mode bits of the staff targets.
 const (
 	modeStaffRealID     = 1 << iota // the specialist's id, not the fuzzed one
 	modeStaffETag                   // If-Match: their current ETag
-	modeStaffNoCSRF                 // without the CSRF header: 403
+	modeStaffNoCSRF                 // without the CSRF header: 403 CSRF
 	modeStaffRawSegment             // the fuzzed id unescaped, when it can be
+
+	// Without the session cookie: 401 SIGN_IN_REQUIRED. The top bit, which
+	// the seeds made from a counter never set.
+	modeStaffNoSession = 1 << 7
 )
 
 // staff sends one request as the signed-in admin (with the CSRF header
-// unless mode says not to) on the specialist sp or the fuzzed id, and the
-// fuzzed If-Match or sp's current ETag; it fails on a 5xx or a leak, and
-// on being signed out.
+// unless mode says not to; without the session when mode says so) on the
+// specialist sp or the fuzzed id, and the fuzzed If-Match or sp's current
+// ETag; it fails on a 5xx, a leak or another answer than staffVerdict's,
+// and on being signed out.
 func (a *jsonTargets) staff(t *testing.T, method, suffix string, sp uuid.UUID, body []byte, id, ifMatch string, mode uint8) *response {
 	t.Helper()
 	in := []string{id, ifMatch}
@@ -31,23 +49,81 @@ func (a *jsonTargets) staff(t *testing.T, method, suffix string, sp uuid.UUID, b
 		id = sp.String()
 	}
 	if mode&modeStaffETag != 0 {
-		r := fetchJSON(t, a.admin.hc, "GET", a.URL+"/v1/staff/specialists/"+sp.String(), nil)
-		if r.Status != http.StatusOK {
-			t.Fatalf("GET the specialist for the ETag: %d %s", r.Status, r.Body)
-		}
-		ifMatch = r.Header.Get("ETag")
+		ifMatch = a.specialistETag(t, sp)
 	}
 	hdr := withHeaderIfSafe(nil, "If-Match", ifMatch)
 	if mode&modeStaffNoCSRF == 0 {
 		hdr = append(hdr, "X-CSRF-Token", a.admin.CSRF)
 	}
+	hc := a.admin.hc
+	if mode&modeStaffNoSession != 0 {
+		hc = noRedirects // no cookies
+	}
 	u := a.URL + "/v1/staff/specialists/" + pathSegment(id, mode&modeStaffRawSegment != 0) + suffix
-	r := fetchJSON(t, a.admin.hc, method, u, body, hdr...)
-	wantSaneOr204(t, method+" "+clip([]byte(u), 200), body, r, in...)
-	if r.Status == http.StatusUnauthorized {
+	v := a.staffVerdict(t, method, u, suffix, body, ifMatchSent(ifMatch), mode)
+	r := fetchJSON(t, hc, method, u, body, hdr...)
+	what := method + " " + clip([]byte(u), 200)
+	wantSaneOr204(t, what, body, r, in...)
+	wantVerdict(t, what, r, v)
+	if r.Status == http.StatusUnauthorized && mode&modeStaffNoSession == 0 {
 		t.Fatalf("%s %s: 401; the fuzzer must stay signed in: %s", method, u, r.Body)
 	}
 	return r
+}
+
+// staffVerdict is what the staff API must answer a request to u with body
+// and the If-Match the server reads ("" for none).
+func (a *jsonTargets) staffVerdict(t *testing.T, method, u, suffix string, body []byte, ifMatch string, mode uint8) verdict {
+	t.Helper()
+	s := serverView(t, u)
+	switch {
+	case len(body) > maxRequestBody:
+		return must(http.StatusRequestEntityTooLarge, "TOO_LARGE", "a body over the server's 256 KB")
+	case !s.plain():
+		return must(http.StatusBadRequest, "INVALID_ARGUMENT", "an address with characters that are not allowed")
+	}
+	param, ok := s.param("/v1/staff/specialists/", suffix)
+	if !ok {
+		return verdict{} // another route, or none
+	}
+	switch {
+	case mode&modeStaffNoSession != 0:
+		return must(http.StatusUnauthorized, "SIGN_IN_REQUIRED", "a request without the session")
+	case mode&modeStaffNoCSRF != 0:
+		return must(http.StatusForbidden, "CSRF", "a change without the CSRF header")
+	}
+	id, err := uuid.Parse(param)
+	if err != nil {
+		return must(http.StatusNotFound, "NOT_FOUND", "an id that is not a UUID")
+	}
+	if ifMatch == "" {
+		return must(http.StatusPreconditionRequired, "PRECONDITION_REQUIRED", "a change without If-Match")
+	}
+	version, ok := web.ParseETag(ifMatch)
+	if !ok {
+		return must(http.StatusPreconditionFailed, "CONCURRENCY_CONFLICT", "an If-Match that is not a version's ETag")
+	}
+	if !slices.ContainsFunc(a.sc.Specialists, func(sp db.Specialist) bool { return sp.ID == id }) {
+		v := must(http.StatusNotFound, "NOT_FOUND", "another clinic's specialist, or nobody's id")
+		if method == http.MethodPut {
+			v = v.unlessBody() // the hours are read before the specialist
+		}
+		return v
+	}
+	if cur, _ := web.ParseETag(a.specialistETag(t, id)); version != cur {
+		return must(http.StatusPreconditionFailed, "CONCURRENCY_CONFLICT", "a stale If-Match").unlessBody()
+	}
+	return verdict{}
+}
+
+// specialistETag is the staff clinic's specialist's current ETag.
+func (a *jsonTargets) specialistETag(t *testing.T, sp uuid.UUID) string {
+	t.Helper()
+	r := fetchJSON(t, a.admin.hc, "GET", a.URL+"/v1/staff/specialists/"+sp.String(), nil)
+	if r.Status != http.StatusOK || r.Header.Get("ETag") == "" {
+		t.Fatalf("GET the specialist for the ETag: %d %s", r.Status, r.Body)
+	}
+	return r.Header.Get("ETag")
 }
 
 // restoreName gives sp a plain name again when a saved one holds a leak
@@ -98,6 +174,7 @@ func FuzzAPIStaffSpecialist(f *testing.F) {
 		{`{"priority":5}`, "", "", modeStaffRealID},                   // no If-Match: 428
 		{`{"priority":5}`, "", `"v999"`, modeStaffRealID},             // stale: 412
 		{`{"priority":5}`, "", "", all | modeStaffNoCSRF},             // 403
+		{`{"priority":5}`, "", "", all | modeStaffNoSession},          // 401
 		{`{"priority":5}`, a.c.Specialists[0].ID.String(), `"v1"`, 0}, // another clinic's: 404
 		{`{"priority":5}`, uuid.NewString(), `"v1"`, 0},
 		{`{"priority":5}`, "not-a-uuid", `"v1"`, 0},
@@ -152,6 +229,7 @@ func FuzzAPIStaffHours(f *testing.F) {
 		{`{"hours":[]}`, "", "", modeStaffRealID},                   // 428
 		{`{"hours":[]}`, "", `"v999"`, modeStaffRealID},             // 412
 		{`{"hours":[]}`, "", "", all | modeStaffNoCSRF},             // 403
+		{`{"hours":[]}`, "", "", all | modeStaffNoSession},          // 401
 		{`{"hours":[]}`, a.c.Specialists[1].ID.String(), `"v1"`, 0}, // another clinic's: 404
 		{`{"hours":[]}`, "not-a-uuid", `"v1"`, 0},
 	} {

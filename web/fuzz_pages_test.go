@@ -192,7 +192,11 @@ func FuzzPagesManage(f *testing.F) {
 }
 
 // GET /kiosk/:slug?device= and /kiosk/:slug/live?device=&state=, on a
-// board without device tokens and one with.
+// board without device tokens and one with. The board with tokens opens
+// with its token only: any other device, or none, is 403 on the board and
+// its stream; the board without tokens opens without one. Its seeds fail
+// when KioskAllowed (internal/staff/kiosk_tokens.go) lets any device token
+// open a board.
 func FuzzPagesKiosk(f *testing.F) {
 	a := bootPageTargets(f)
 	for _, valid := range [][]string{{a.c.Slug, "", "0123456789abcdef01234567"}, {a.kiosk.Slug, a.device, ""}} {
@@ -208,10 +212,42 @@ func FuzzPagesKiosk(f *testing.F) {
 			base + query("device", device),
 			base + "/live" + query("device", device, "state", state),
 		} {
-			st, body := fetch(t, a.patient, "GET", u, nil)
-			wantNoLeak(t, "GET "+clip([]byte(u), 200), in, st, body)
+			st, h, body := fetchWithHeader(t, a.patient, "GET", u, nil)
+			what := "GET " + clip([]byte(u), 200)
+			wantNoLeak(t, what, in, st, body)
+			wantVerdict(t, what, &response{Status: st, Header: h, Body: string(body), t: t, what: what}, a.kioskVerdict(t, u))
 		}
 	})
+}
+
+// kioskVerdict is what a board or its stream must answer at u: 400 for an
+// address with characters that are not allowed; on the board with device
+// tokens, 200 with its token and 403 KIOSK_TOKEN (the stream's JSON code;
+// the board's page has none) with any other or none; on the board without,
+// 200 without a token.
+func (a *pageTargets) kioskVerdict(t *testing.T, u string) verdict {
+	t.Helper()
+	s := serverView(t, u)
+	if !s.plain() {
+		return must(http.StatusBadRequest, "", "an address with characters that are not allowed")
+	}
+	code, suffix := "", ""
+	if strings.HasSuffix(s.route, "/live") {
+		code, suffix = "KIOSK_TOKEN", "/live"
+	}
+	slug, ok := s.param("/kiosk/", suffix)
+	device := s.query.Get("device")
+	switch {
+	case !ok:
+		return verdict{} // another route, or none
+	case slug == a.kiosk.Slug && device == a.device:
+		return must(http.StatusOK, "", "the board with its device token")
+	case slug == a.kiosk.Slug:
+		return must(http.StatusForbidden, code, "a board that has tokens, without its own")
+	case slug == a.c.Slug && device == "":
+		return must(http.StatusOK, "", "a board without tokens, without a device")
+	}
+	return verdict{}
 }
 
 // The signed-in staff pages: the calendar (?date=&view=&specialist=) and

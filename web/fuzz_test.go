@@ -325,3 +325,124 @@ func withHeaderIfSafe(hdr []string, name, v string) []string {
 }
 
 var noRedirects = &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// verdict is what a target requires of the answer to one input beyond
+// sanity: a status and the JSON error's code, or, with orBody, that or
+// the refusal of the body (400 INVALID_ARGUMENT, 413 TOO_LARGE), which the
+// server may check first. The zero verdict requires nothing more.
+type verdict struct {
+	status int
+	code   string // "" for any (a page, a 204)
+	orBody bool
+	why    string // the class of input, for the failure message
+}
+
+// must is the verdict status with code for the inputs why describes.
+func must(status int, code, why string) verdict {
+	return verdict{status: status, code: code, why: why}
+}
+
+// unlessBody is v, or the body's refusal.
+func (v verdict) unlessBody() verdict {
+	v.orBody = true
+	return v
+}
+
+// errorCode is the code of the answer's JSON error, or "".
+func errorCode(r *response) string {
+	var e errorShape
+	_ = json.Unmarshal([]byte(r.Body), &e)
+	return e.Error.Code
+}
+
+// wantVerdict fails unless r answers as v requires.
+func wantVerdict(t testing.TB, what string, r *response, v verdict) {
+	t.Helper()
+	if v.status == 0 {
+		return
+	}
+	code := errorCode(r)
+	if r.Status == v.status && (v.code == "" || code == v.code) {
+		return
+	}
+	if v.orBody && (r.Status == http.StatusBadRequest && code == "INVALID_ARGUMENT" || r.Status == http.StatusRequestEntityTooLarge && code == "TOO_LARGE") {
+		return
+	}
+	alt := ""
+	if v.orBody {
+		alt = " (or the body's refusal)"
+	}
+	t.Fatalf("%s: %d %s, want %d %s%s for %s: %s", what, r.Status, code, v.status, v.code, alt, v.why, clip(r.Body, 500))
+}
+
+// maxRequestBody is what the server reads of a body at most (BodyLimit).
+const maxRequestBody = 256 << 10
+
+// served is a request to a URL as the server reads it: the decoded path
+// and the query its text check looks at, and the path its router matches
+// (the escaped one when the escaping is not the default).
+type served struct {
+	path, route string
+	query       url.Values
+}
+
+// serverView is how the server reads a request to u.
+func serverView(t testing.TB, u string) served {
+	t.Helper()
+	cu, err := url.Parse(u)
+	if err != nil {
+		t.Fatalf("%q: %v", u, err)
+	}
+	su, err := url.ParseRequestURI(cu.RequestURI())
+	if err != nil {
+		t.Fatalf("%q: %v", cu.RequestURI(), err)
+	}
+	route := su.RawPath
+	if route == "" {
+		route = su.Path
+	}
+	return served{path: su.Path, route: route, query: su.Query()}
+}
+
+// plain reports whether the request passes the server's text check: its
+// path and every query name and value valid UTF-8 without NUL.
+func (s served) plain() bool {
+	if !web.PlainText(s.path) {
+		return false
+	}
+	for k, vs := range s.query {
+		if !web.PlainText(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !web.PlainText(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// param is the one path segment between prefix and suffix, as the router
+// hands it to the handler, and whether the route has that shape.
+func (s served) param(prefix, suffix string) (string, bool) {
+	rest, ok := strings.CutPrefix(s.route, prefix)
+	if !ok {
+		return "", false
+	}
+	seg, ok := strings.CutSuffix(rest, suffix)
+	if !ok || seg == "" || strings.Contains(seg, "/") {
+		return "", false
+	}
+	return seg, true
+}
+
+// ifMatchSent is the If-Match the server reads when v is sent (see
+// withHeaderIfSafe), "" for none: header values lose their surrounding
+// spaces.
+func ifMatchSent(v string) string {
+	if !headerSafe(v) {
+		return ""
+	}
+	return strings.Trim(v, " ")
+}

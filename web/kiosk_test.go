@@ -41,7 +41,7 @@ func TestKioskListsFreeTimesAndNoPatientData(t *testing.T) {
 	kiosk := a.newClient(t)
 
 	r := kiosk.Get("/kiosk/" + c.Slug).Want(http.StatusOK)
-	wantKioskBoard(t, r, c)
+	wantKioskBoard(t, r, c, "")
 	blockID := kioskBlockID(typ, sp)
 	if ts := kioskTomorrow(t, r.Doc(), blockID); !slices.Contains(ts, "10:00") || len(ts) != 16 {
 		t.Fatalf("tomorrow for %s: %v, want 16 times with 10:00", sp.Name, ts)
@@ -95,17 +95,17 @@ func TestKioskListsFreeTimesAndNoPatientData(t *testing.T) {
 	}
 }
 
-// wantKioskBoard checks a kiosk page: a whole page without cookies or
-// controls, its stream, its clock, and a block of three days per type and
-// specialist.
-func wantKioskBoard(t *testing.T, r *response, c clinic) {
+// wantKioskBoard checks a kiosk page opened with device ("" for none): a
+// whole page without cookies or controls, its stream (carrying the device
+// token), its clock, and a block of three days per type and specialist.
+func wantKioskBoard(t *testing.T, r *response, c clinic, device string) {
 	t.Helper()
 	wantFullPage(t, r)
 	if sc := r.Header.Values("Set-Cookie"); len(sc) != 0 {
 		t.Errorf("the kiosk sets cookies: %v", sc)
 	}
 	k := r.Doc().Find(`[data-testid="kiosk"]`)
-	if sc, _ := k.Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live" {
+	if sc, _ := k.Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live"+deviceParam(device) {
 		t.Errorf("kiosk sse-connect %q", sc)
 	}
 	if k.Find("form, button, input").Length() != 0 {
@@ -164,4 +164,69 @@ func TestKioskWithDeviceTokensNeedsOne(t *testing.T) {
 	s := dialSSE(t, nil, a.URL+"/kiosk/"+c.Slug+"/live?device="+url.QueryEscape(token))
 	blockID := kioskBlockID(c.Type0(), c.Specialists[0])
 	s.until(10*time.Second, "the board's first state on the stream", func(e sseEvent) bool { return e.Name == blockID })
+}
+
+// A device token opens the board of its own clinic only: another clinic's
+// valid token is refused on the board and on its stream alike, and each
+// clinic's board follows its own rule (public until it has a token, then
+// only with one of its own).
+//
+// Guards the clinic in the token check: with queries/staff.sql's
+// KioskTokenValid matching the token's hash in any clinic (its
+// "clinic_id = @clinic_id" dropped), A's token opens B's board and B's
+// stream, and the refusals below fail.
+func TestKioskTokenOfAnotherClinicIsRefusedOnBoardAndStream(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	clinicA, clinicB := a.patientClinic(t), a.patientClinic(t)
+	cl := a.newClient(t)
+
+	// B makes a token: B's board now needs one, A's stays public.
+	_, tokenB := createKioskToken(t, a.signIn(t, clinicB.Admin), "Waiting room B")
+	wantKioskRefused(t, a, cl, clinicB, "")
+	wantKioskBoard(t, cl.Get("/kiosk/"+clinicA.Slug).Want(http.StatusOK), clinicA, "")
+	wantKioskLive(t, a, clinicA, "")
+
+	_, tokenA := createKioskToken(t, a.signIn(t, clinicA.Admin), "Waiting room A")
+	// A's valid token is no key to B's board or stream; B's own is.
+	wantKioskRefused(t, a, cl, clinicB, tokenA)
+	wantKioskBoard(t, cl.Get("/kiosk/"+clinicB.Slug+"?device="+url.QueryEscape(tokenB)).Want(http.StatusOK), clinicB, tokenB)
+	wantKioskLive(t, a, clinicB, tokenB)
+	// A has a token now: its board needs one of its own, B's will not do.
+	wantKioskRefused(t, a, cl, clinicA, "")
+	wantKioskRefused(t, a, cl, clinicA, tokenB)
+	wantKioskBoard(t, cl.Get("/kiosk/"+clinicA.Slug+"?device="+url.QueryEscape(tokenA)).Want(http.StatusOK), clinicA, tokenA)
+	wantKioskLive(t, a, clinicA, tokenA)
+}
+
+// wantKioskRefused checks that c's board with device ("" for none) is
+// refused, 403 KIOSK_TOKEN: a browser gets the error page saying why, a
+// script the JSON error, and the board's stream does not open.
+func wantKioskRefused(t *testing.T, a *app, cl *client, c clinic, device string) {
+	t.Helper()
+	board := "/kiosk/" + c.Slug + deviceParam(device)
+	page := cl.Get(board)
+	wantErrorPage(t, page, http.StatusForbidden)
+	if msg := page.Text(`[data-testid="error-page"] p`); !strings.Contains(msg, "device link") {
+		t.Errorf("%s: the error page says %q, not that the screen needs its device link", board, msg)
+	}
+	wantError(t, a.do(t, "GET", board, nil, "Accept", "application/json"), http.StatusForbidden, "KIOSK_TOKEN", "")
+	wantStreamRefused(t, a.URL+"/kiosk/"+c.Slug+"/live"+deviceParam(device), http.StatusForbidden, "KIOSK_TOKEN")
+}
+
+// wantKioskLive opens c's board stream with device and waits for its
+// first block.
+func wantKioskLive(t *testing.T, a *app, c clinic, device string) {
+	t.Helper()
+	s := dialSSE(t, nil, a.URL+"/kiosk/"+c.Slug+"/live"+deviceParam(device))
+	blockID := kioskBlockID(c.Type0(), c.Specialists[0])
+	s.until(10*time.Second, "the board's first state on the stream", func(e sseEvent) bool { return e.Name == blockID })
+}
+
+// deviceParam is the board's query for device ("" for none).
+func deviceParam(device string) string {
+	if device == "" {
+		return ""
+	}
+	return "?device=" + url.QueryEscape(device)
 }

@@ -4,7 +4,6 @@ package web_test
 // open, that checks every event it reads for leaks.
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -177,33 +176,4 @@ func namedRedis(t *testing.T, name string) redis.UniversalClient {
 	c := redis.NewClient(&opt)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-// cutSubscription kills the Redis connections named name that hold a
-// subscription: the hub's one subscriber.
-func cutSubscription(t *testing.T, name string) {
-	t.Helper()
-	admin := testkit.Redis(t)
-	ctx := context.Background()
-	list, err := admin.ClientList(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	killed := 0
-	for _, line := range strings.Split(list, "\n") {
-		f := map[string]string{}
-		for _, kv := range strings.Fields(line) {
-			k, v, _ := strings.Cut(kv, "=")
-			f[k] = v
-		}
-		if f["name"] == name && (f["psub"] != "0" || f["sub"] != "0") {
-			if err := admin.Do(ctx, "CLIENT", "KILL", "ID", f["id"]).Err(); err != nil {
-				t.Fatal(err)
-			}
-			killed++
-		}
-	}
-	if killed != 1 {
-		t.Fatalf("cut %d subscribed connections named %s, want the hub's one", killed, name)
-	}
 }

@@ -326,7 +326,7 @@ func TestHoldStreamResendsTheHoldsWhenTheRedisSubscriptionComesBack(t *testing.T
 		t.Fatalf("snapshot %v", s.Snap)
 	}
 
-	cutSubscription(t, name)
+	testkit.CutSubscription(t, name)
 	// The hold's own event may still arrive first: the stream subscribes
 	// before it reads its snapshot, so an event in between comes twice.
 	for {

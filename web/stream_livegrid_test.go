@@ -169,7 +169,7 @@ func TestLiveGridResendsEveryDayAndCellWhenTheRedisSubscriptionComesBack(t *test
 			}}})
 			v := a.viewer(t, c.Slug, c.Types[0].ID, "week="+c.NextWeek())
 			s := v.open()
-			cutSubscription(t, conn)
+			testkit.CutSubscription(t, conn)
 			v.everyFragment(s) // events may have been lost: the whole state again
 			s.quiet(300 * time.Millisecond)
 		})

@@ -64,6 +64,23 @@ func dialSSE(t *testing.T, client *http.Client, url string) *sseConn {
 	return readSSEStream(t, res, cancel)
 }
 
+// wantStreamRefused opens the stream at url and fails unless it is refused
+// with status and the error code, as the API's JSON error, instead of
+// streaming.
+func wantStreamRefused(t *testing.T, url string, status int, code string) {
+	t.Helper()
+	res, cancel := getStream(t, nil, url)
+	defer cancel()
+	if res.StatusCode == http.StatusOK {
+		t.Fatalf("GET %s: 200 %s, want %d %s", url, res.Header.Get("Content-Type"), status, code)
+	}
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read: %v", url, err)
+	}
+	wantError(t, &response{Status: res.StatusCode, Header: res.Header, Body: string(b), t: t, what: "GET " + url}, status, code, "")
+}
+
 // readSSEStream reads the stream res answered in the background; cancel
 // aborts it, and it is aborted at the end of the test.
 func readSSEStream(t *testing.T, res *http.Response, cancel context.CancelFunc) *sseConn {

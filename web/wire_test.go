@@ -134,3 +134,83 @@ func TestThreeInstancesReleaseAnExpiredHoldOnce(t *testing.T) {
 		}
 	}
 }
+
+// Patients racing for one slot of one specialist on three instances are
+// sorted out when they hold: exactly one gets the hold (201), every other
+// is told at once that the slot is held (423 SLOT_HELD), none is let
+// through to fail at booking (409). Each patient is a browser of its own
+// address, so the production limits per address stay on. A few rounds, a
+// slot each.
+//
+// Guards the claim's refusal of a slot another client holds: with both
+// "held" answers of internal/holds' claim script removed (the hold key's
+// existence check and the specialist index's overlap check), several
+// patients get 201 at hold time and the losers learn only at booking, 409.
+func TestThreeInstancesTellTheLosersOfAHoldRaceAtHoldTime(t *testing.T) {
+	t.Parallel()
+	servers := instances(t, 3, web.Options{HoldsPerAddress: 4, APIHoldsPerMinute: 120})
+	c := servers[0].clinic(t, testkit.ClinicOptions{Specialists: 2})
+	for round, start := range []time.Time{c.Monday(9, 0), c.Monday(11, 30), c.Next(time.Wednesday, 14, 0), c.Next(time.Friday, 16, 30)} {
+		t.Run(fmt.Sprintf("round%d", round+1), func(t *testing.T) {
+			raceForHold(t, servers, c, c.Specialists[1].ID, start)
+		})
+	}
+}
+
+// raceForHold releases 12 patients, spread over the servers, at once on
+// the hold of sp at start, checks that one won and every other was told
+// SLOT_HELD, and has the winner book and the losers be refused.
+func raceForHold(t *testing.T, servers []*app, c clinic, sp uuid.UUID, start time.Time) {
+	const patients = 12
+	typeID := c.Types[0].ID
+	type patient struct {
+		on     *app
+		b      *client
+		client string
+	}
+	ps := make([]patient, patients)
+	for i := range ps {
+		on := servers[i%len(servers)]
+		ps[i] = patient{on: on, b: on.newClient(t), client: clientID()}
+	}
+	answers := make([]*response, patients)
+	testkit.Together(patients, func(i int) {
+		body := holdBody(typeID, start, ps[i].client)
+		body["specialistId"] = sp.String()
+		answers[i] = ps[i].b.send("POST", "/v1/holds", body)
+	})
+	winner, tally := -1, map[int]int{}
+	for i, r := range answers {
+		tally[r.Status]++
+		if r.Status == http.StatusCreated && winner < 0 {
+			winner = i
+		}
+	}
+	if tally[http.StatusCreated] != 1 || tally[http.StatusLocked] != patients-1 {
+		t.Fatalf("%d patients on %d instances holding one slot: answers %v, want one 201 and %d 423", patients, len(servers), tally, patients-1)
+	}
+	for i, r := range answers {
+		if i != winner {
+			wantError(t, r, http.StatusLocked, "SLOT_HELD", "")
+		}
+	}
+	var h holdView
+	answers[winner].Decode(&h)
+	if h.SpecialistID != sp || h.SlotStartDate != rfc(start) {
+		t.Fatalf("the winner holds %s at %s, want %s at %s", h.SpecialistID, h.SlotStartDate, sp, rfc(start))
+	}
+	loser := ps[(winner+1)%patients]
+	steal := bookBody{HoldID: h.HoldID, ClientID: loser.client, Patient: patientFor(loser.client)}
+	wantError(t, loser.on.do(t, "POST", bookPath(typeID), steal), http.StatusForbidden, "NOT_YOUR_HOLD", "")
+
+	// The winner books on another instance than the one it held on.
+	w := ps[winner]
+	servers[(winner+1)%len(servers)].book(t, typeID, h, w.client)
+	wantError(t, loser.on.do(t, "POST", bookPath(typeID), steal), http.StatusGone, "HOLD_EXPIRED", "")
+	again := holdBody(typeID, start, loser.client)
+	again["specialistId"] = sp.String()
+	wantError(t, loser.b.send("POST", "/v1/holds", again), http.StatusConflict, "SLOT_TAKEN", "")
+	if n := servers[0].confirmedAt(t, sp, start); n != 1 {
+		t.Fatalf("%d confirmed bookings of the slot, want the winner's one", n)
+	}
+}

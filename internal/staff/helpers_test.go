@@ -13,38 +13,21 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/testkit"
 )
 
-const testPassword = "correct horse battery"
-
-var (
-	hashOnce sync.Once
-	hash     string
-)
-
-// passwordHash is testPassword's bcrypt hash at the lowest cost, so
-// sign-ins in tests are quick (Authenticate compares at the stored cost).
-func passwordHash(t testing.TB) string {
-	hashOnce.Do(func() {
-		h, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
-		if err != nil {
-			panic(err)
-		}
-		hash = string(h)
-	})
-	return hash
-}
+// testPassword is every test account's password (testkit.PasswordHash is
+// its hash, made once at bcrypt's lowest cost).
+const testPassword = testkit.Password
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -54,7 +37,7 @@ func newUser(t testing.TB, pool *pgxpool.Pool, clinicID uuid.UUID, role string) 
 	t.Helper()
 	email := role + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16] + "@example.org"
 	row, err := db.New(pool).StaffUserUpsert(context.Background(), db.StaffUserUpsertParams{
-		ClinicID: clinicID, Email: email, Name: "Test " + role, PasswordHash: passwordHash(t), Role: role,
+		ClinicID: clinicID, Email: email, Name: "Test " + role, PasswordHash: testkit.PasswordHash(), Role: role,
 	})
 	if err != nil {
 		t.Fatalf("create staff user: %v", err)
