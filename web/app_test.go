@@ -178,14 +178,19 @@ func (a *app) serveTest(http2 bool) (stop func()) {
 	}
 }
 
-// listen serves the app with ListenAndServe on a free loopback address.
+// listen serves the app as the binary does (the http.Server with its
+// timeouts, graceful shutdown) on a loopback listener it holds from the
+// start, so no other test can take the port meanwhile.
 func (a *app) listen(t testing.TB) (stop func()) {
 	t.Helper()
-	addr := freeLoopbackAddr(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	var err error
-	go func() { err = web.New(a.Deps, addr).ListenAndServe(ctx, 5*time.Second); close(done) }()
+	go func() { err = web.New(a.Deps, addr).Serve(ctx, ln, 5*time.Second); close(done) }()
 	a.shutdown = cancel
 	a.served = func(d time.Duration) (bool, error) {
 		select {

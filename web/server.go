@@ -155,11 +155,22 @@ func New(deps Deps, addr string) *Server {
 // Handler is the app as an http.Handler, for httptest servers.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// ListenAndServe serves until ctx is cancelled, then shuts down gracefully,
-// waiting at most shutdownTimeout for requests in flight.
+// ListenAndServe listens on the server's address and serves there until ctx
+// is cancelled, as Serve does.
 func (s *Server) ListenAndServe(ctx context.Context, shutdownTimeout time.Duration) error {
+	ln, err := net.Listen("tcp", s.http.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln, shutdownTimeout)
+}
+
+// Serve serves on ln until ctx is cancelled, then shuts down gracefully,
+// waiting at most shutdownTimeout for requests in flight. It closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, shutdownTimeout time.Duration) error {
 	metrics, err := s.listenMetrics()
 	if err != nil {
+		ln.Close()
 		return fmt.Errorf("metrics address: %w", err)
 	}
 	if metrics != nil {
@@ -167,8 +178,8 @@ func (s *Server) ListenAndServe(ctx context.Context, shutdownTimeout time.Durati
 	}
 	errc := make(chan error, 1)
 	go func() {
-		s.deps.Logger.Info("listening", "addr", s.http.Addr)
-		errc <- s.http.ListenAndServe()
+		s.deps.Logger.Info("listening", "addr", ln.Addr().String())
+		errc <- s.http.Serve(ln)
 	}()
 	select {
 	case err := <-errc:
