@@ -27,9 +27,8 @@ type OptionVM struct {
 // StaffNav is the staff header: who is signed in and the CSRF token every
 // form and htmx request carries.
 type StaffNav struct {
-	Clinic  string
-	Email   string
-	IsAdmin bool
-	CSRF    string
-	Active  string
+	Clinic string
+	Email  string
+	CSRF   string
+	Active string
 }

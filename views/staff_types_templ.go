@@ -94,7 +94,7 @@ func TypeList(nav StaffNav, rows []TypeVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if nav.IsAdmin {
+			if staffCan(ctx).Types {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<p><a class=\"button\" href=\"/staff/types/new\">New appointment type</a></p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -336,7 +336,7 @@ func TypeForm(vm TypeFormVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if vm.Nav.IsAdmin {
+			if staffCan(ctx).Types {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<button type=\"submit\" class=\"primary\">Save</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

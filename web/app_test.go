@@ -19,11 +19,17 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/clinic/booking/internal/platform/postgres"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
+
+// New password hashes in these tests are bcrypt's cheapest: the production
+// cost takes seconds a hash under -race.
+func init() { staff.HashCost = bcrypt.MinCost }
 
 // evWait is how long a test waits for something that must come: an event,
 // the hub's subscription, a server coming up.

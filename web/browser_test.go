@@ -238,16 +238,3 @@ func screenshotDir(t *testing.T) string {
 func cellIn(id, state string) chromedp.CSS {
 	return chromedp.CSS(fmt.Sprintf(`li#%s[data-state=%q]`, id, state))
 }
-
-// kioskShows is a JavaScript condition: the kiosk block shows (or not)
-// hhmm on its day-th day.
-func kioskShows(blockID string, day int, hhmm string, want bool) string {
-	return fmt.Sprintf(`(() => {
-		const b = document.getElementById(%q);
-		if (!b) return false;
-		const d = b.querySelectorAll(".kiosk-day")[%d];
-		if (!d) return false;
-		const has = Array.from(d.querySelectorAll(".kiosk-time")).some(e => e.textContent.trim() === %q);
-		return has === %v;
-	})()`, blockID, day, hhmm, want)
-}

@@ -1,7 +1,7 @@
 package web_test
 
-// Tests of the kiosk, the waiting room's board: the next three days' free
-// times of each type and specialist, live, with no patient data, and a
+// Tests of the kiosk, the waiting room's board: today's and tomorrow's
+// free times and counts of each type, live, with no patient data, and a
 // device token once staff have made one.
 
 import (
@@ -25,7 +25,7 @@ import (
 func kioskTomorrow(t *testing.T, doc *goquery.Document, id string) []string {
 	t.Helper()
 	days := kioskTimes(doc.Find("#" + id))
-	if len(days) != 3 {
+	if len(days) != 2 {
 		t.Fatalf("block %s has %d days", id, len(days))
 	}
 	return days[1]
@@ -42,9 +42,9 @@ func TestKioskListsFreeTimesAndNoPatientData(t *testing.T) {
 
 	r := kiosk.Get("/kiosk/" + c.Slug).Want(http.StatusOK)
 	wantKioskBoard(t, r, c, "")
-	blockID := kioskBlockID(typ, sp)
-	if ts := kioskTomorrow(t, r.Doc(), blockID); !slices.Contains(ts, "10:00") || len(ts) != 16 {
-		t.Fatalf("tomorrow for %s: %v, want 16 times with 10:00", sp.Name, ts)
+	blockID := kioskTypeBlockID(typ)
+	if ts, free := kioskTomorrow(t, r.Doc(), blockID), kioskFree(t, r.Doc().Find("#"+blockID)); !slices.Contains(ts, "10:00") || len(ts) != 16 || free[1] != 32 {
+		t.Fatalf("tomorrow for %s: %v, %d free, want 16 times with 10:00, 32 free (two specialists)", typ.Name, ts, free[1])
 	}
 	first, seen := stream.until(10*time.Second, "the kiosk stream's first state", func(e sseEvent) bool { return e.Name == blockID })
 	seen = append(seen, first)
@@ -52,22 +52,23 @@ func TestKioskListsFreeTimesAndNoPatientData(t *testing.T) {
 	const name, email, phone = "Zelda Quuxington", "zelda.quux@example.org", "+49 30 9876543"
 	patient := a.newClient(t)
 	held := holdNoJS(t, patient, c, typ, sp.ID, start).Want(http.StatusOK)
-	// Held: the time is not free any more, on the page and on the stream.
-	if ts := kioskTomorrow(t, kiosk.Get("/kiosk/"+c.Slug).Want(http.StatusOK).Doc(), blockID); slices.Contains(ts, "10:00") {
-		t.Errorf("a held time is still on the board: %v", ts)
+	// Held: the time is not free any more with sp, on the page and on the
+	// stream; the other specialist still is.
+	if free := kioskFree(t, kiosk.Get("/kiosk/"+c.Slug).Want(http.StatusOK).Doc().Find("#"+blockID)); free[1] != 31 {
+		t.Errorf("a held time is still counted on the board: %d free tomorrow, want 31", free[1])
 	}
 	f := detailsForm(t, held.Doc(), name, email, phone)
 	patient.Post(f.Action, f.Values).Want(http.StatusSeeOther)
 
 	after := kiosk.Get("/kiosk/" + c.Slug).Want(http.StatusOK)
-	if ts := kioskTomorrow(t, after.Doc(), blockID); slices.Contains(ts, "10:00") || !slices.Contains(ts, "10:30") {
-		t.Errorf("after the booking, tomorrow for %s: %v", sp.Name, ts)
+	if free := kioskFree(t, after.Doc().Find("#"+blockID)); free[1] != 31 || !slices.Contains(kioskTomorrow(t, after.Doc(), blockID), "10:30") {
+		t.Errorf("after the booking, tomorrow for %s: %d free, want 31, and 10:30", sp.Name, free[1])
 	}
-	if ts := kioskTomorrow(t, after.Doc(), kioskBlockID(typ, c.Specialists[1])); !slices.Contains(ts, "10:00") {
+	if ts := kioskTomorrow(t, after.Doc(), blockID); !slices.Contains(ts, "10:00") {
 		t.Errorf("the other specialist lost 10:00 too: %v", ts)
 	}
-	if ts := kioskTomorrow(t, after.Doc(), kioskBlockID(c.Types[1], sp)); slices.Contains(ts, "10:00") {
-		t.Errorf("the same specialist's one-hour check-up still offers 10:00: %v", ts)
+	if free := kioskFree(t, after.Doc().Find("#"+kioskTypeBlockID(c.Types[1]))); free[1] != 15 {
+		t.Errorf("the same specialist's one-hour check-up still offers 10:00: %d check-ups free tomorrow, want 15", free[1])
 	}
 	secrets := []string{name, "Zelda", "Quuxington", email, "zelda.quux", phone, "9876543"}
 	for _, secret := range secrets {
@@ -75,7 +76,7 @@ func TestKioskListsFreeTimesAndNoPatientData(t *testing.T) {
 			t.Errorf("the kiosk page shows patient data %q", secret)
 		}
 	}
-	dropped, between := stream.until(10*time.Second, "the kiosk stream to drop 10:00", func(e sseEvent) bool {
+	dropped, between := stream.until(10*time.Second, "the kiosk stream to count 10:00 taken", func(e sseEvent) bool {
 		if e.Name != blockID {
 			return false
 		}
@@ -83,8 +84,8 @@ func TestKioskListsFreeTimesAndNoPatientData(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		days := kioskTimes(d.Find("#" + blockID))
-		return len(days) == 3 && !slices.Contains(days[1], "10:00") && slices.Contains(days[1], "10:30")
+		days, free := kioskTimes(d.Find("#"+blockID)), kioskFree(t, d.Find("#"+blockID))
+		return len(days) == 2 && len(free) == 2 && free[1] == 31 && slices.Contains(days[1], "10:30")
 	})
 	for _, ev := range append(append(seen, between...), dropped) {
 		for _, secret := range secrets {
@@ -97,7 +98,8 @@ func TestKioskListsFreeTimesAndNoPatientData(t *testing.T) {
 
 // wantKioskBoard checks a kiosk page opened with device ("" for none): a
 // whole page without cookies or controls, its stream (carrying the device
-// token), its clock, and a block of three days per type and specialist.
+// token), its clock, a block of today and tomorrow per type, and the QR
+// code of the clinic's booking page.
 func wantKioskBoard(t *testing.T, r *response, c clinic, device string) {
 	t.Helper()
 	wantFullPage(t, r)
@@ -115,23 +117,24 @@ func wantKioskBoard(t *testing.T, r *response, c clinic, device string) {
 		t.Errorf("clock %q", clock)
 	}
 	blocks := k.Find(`[data-testid="kiosk-block"]`)
-	if blocks.Length() != 4 {
-		t.Fatalf("%d blocks, want one per type and specialist (4)", blocks.Length())
+	if blocks.Length() != 2 {
+		t.Fatalf("%d blocks, want one per type (2)", blocks.Length())
 	}
 	seen := map[string]bool{}
 	blocks.Each(func(_ int, b *goquery.Selection) {
-		seen[text(b.Find("h2"))+"/"+text(b.Find(".kiosk-who"))] = true
-		days := b.Find(".kiosk-day h3")
-		if days.Length() != 3 || text(days.First()) != "Today" {
+		seen[text(b.Find("h2"))] = true
+		days := b.Find(".kiosk-day h3 span:first-child")
+		if days.Length() != 2 || text(days.First()) != "Today" || text(days.Last()) != "Tomorrow" {
 			t.Errorf("block %q days %q", text(b.Find("h2")), text(days))
 		}
 	})
 	for _, ty := range c.Types {
-		for _, s := range c.Specialists {
-			if !seen[ty.Name+"/"+s.Name] {
-				t.Errorf("no block for %s with %s (have %v)", ty.Name, s.Name, seen)
-			}
+		if !seen[ty.Name] {
+			t.Errorf("no block for %s (have %v)", ty.Name, seen)
 		}
+	}
+	if alt := k.Find(`[data-testid="kiosk-book"] img.kiosk-qr`).AttrOr("alt", ""); !strings.Contains(alt, "/c/"+c.Slug) {
+		t.Errorf("QR code alt %q, want the booking page /c/%s", alt, c.Slug)
 	}
 }
 
@@ -154,7 +157,7 @@ func TestKioskWithDeviceTokensNeedsOne(t *testing.T) {
 	if sc, _ := r.Doc().Find(`[data-testid="kiosk"]`).Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live?device="+url.QueryEscape(token) {
 		t.Errorf("sse-connect %q: the stream must carry the device token", sc)
 	}
-	if r.Doc().Find(`[data-testid="kiosk-block"]`).Length() != 4 {
+	if r.Doc().Find(`[data-testid="kiosk-block"]`).Length() != 2 {
 		t.Errorf("%d blocks", r.Doc().Find(`[data-testid="kiosk-block"]`).Length())
 	}
 	// The stream refuses a board without the token.
@@ -162,7 +165,7 @@ func TestKioskWithDeviceTokensNeedsOne(t *testing.T) {
 		t.Errorf("stream without the token: %d, want 403", r.Status)
 	}
 	s := dialSSE(t, nil, a.URL+"/kiosk/"+c.Slug+"/live?device="+url.QueryEscape(token))
-	blockID := kioskBlockID(c.Type0(), c.Specialists[0])
+	blockID := kioskTypeBlockID(c.Type0())
 	s.until(10*time.Second, "the board's first state on the stream", func(e sseEvent) bool { return e.Name == blockID })
 }
 
@@ -219,7 +222,7 @@ func wantKioskRefused(t *testing.T, a *app, cl *client, c clinic, device string)
 func wantKioskLive(t *testing.T, a *app, c clinic, device string) {
 	t.Helper()
 	s := dialSSE(t, nil, a.URL+"/kiosk/"+c.Slug+"/live"+deviceParam(device))
-	blockID := kioskBlockID(c.Type0(), c.Specialists[0])
+	blockID := kioskTypeBlockID(c.Type0())
 	s.until(10*time.Second, "the board's first state on the stream", func(e sseEvent) bool { return e.Name == blockID })
 }
 

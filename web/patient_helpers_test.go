@@ -177,8 +177,3 @@ func kioskTimes(block *goquery.Selection) [][]string {
 	})
 	return out
 }
-
-// kioskBlockID is the DOM id of the kiosk block of typ with sp.
-func kioskBlockID(typ db.AppointmentType, sp db.Specialist) string {
-	return "kiosk-" + typ.ID.String()[:8] + "-" + sp.ID.String()[:8]
-}

@@ -17,11 +17,19 @@ import (
 	"github.com/clinic/booking/views"
 )
 
-// home answers GET /: the clinics, or straight to the only one.
+// createClinicCommand is what the home page of a server without clinics
+// tells its operator to run.
+const createClinicCommand = "bin/clinic clinic create --slug my-clinic --name \"My Clinic\" --timezone Europe/Berlin --admin-email you@example.org --language en"
+
+// home answers GET /: the clinics, or straight to the only one, or, with
+// none at all, how to create the first.
 func (s *Server) home(c echo.Context) error {
 	rows, err := s.deps.Clinics.List(c.Request().Context())
 	if err != nil {
 		return err
+	}
+	if len(rows) == 0 {
+		return s.page(c, http.StatusOK, "No clinic yet", views.NoClinic(createClinicCommand))
 	}
 	if len(rows) == 1 {
 		return c.Redirect(http.StatusFound, "/c/"+rows[0].Slug)

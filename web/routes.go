@@ -50,6 +50,8 @@ func (s *Server) routes() {
 	sg := e.Group("/staff", s.sessions)
 	sg.GET("/login", s.loginPage)
 	sg.POST("/login", s.login)
+	sg.GET("/welcome/:token", s.welcomePage)
+	sg.POST("/welcome/:token", s.welcome)
 	st := sg.Group("", s.requireStaff, s.csrf, s.limitStaffWrites)
 	st.POST("/logout", s.logout)
 	st.GET("", s.calendar)

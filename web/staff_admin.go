@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 )
 
@@ -35,7 +36,11 @@ func (s *Server) renderUsers(c echo.Context, status int, notice, problem string)
 			others = append(others, views.OptionVM{Value: r.ID.String(), Label: r.Email})
 		}
 	}
-	return render(c, status, views.Page("Staff accounts", s.deps.Assets), templChildren(views.Table(vm), views.UserForm(nav, others)))
+	roles := make([]views.OptionVM, len(staff.Roles))
+	for i, r := range staff.Roles {
+		roles[i] = views.OptionVM{Value: r, Label: r, Selected: r == staff.RoleStaff}
+	}
+	return render(c, status, views.Page("Staff accounts", s.deps.Assets), templChildren(views.Table(vm), views.UserForm(nav, others, roles)))
 }
 
 // userAccess answers POST /staff/users/access (id, action: disable or

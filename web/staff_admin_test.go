@@ -41,7 +41,7 @@ func TestStaffAccounts(t *testing.T) {
 	if r := admin.Post("/staff/users", url.Values{"email": {email}, "name": {"Again"}, "password": {"a long password"}, "role": {"staff"}}); r.Status != http.StatusConflict || !strings.Contains(r.Text(`[role="alert"]`), "already an account") {
 		t.Errorf("duplicate e-mail: %d %q", r.Status, r.Text(`[role="alert"]`))
 	}
-	if r := admin.Post("/staff/users", url.Values{"email": {"short@example.org"}, "name": {"S"}, "password": {"short"}, "role": {"staff"}}); r.Status != http.StatusBadRequest || !strings.Contains(r.Text(`[role="alert"]`), "at least 10 characters") {
+	if r := admin.Post("/staff/users", url.Values{"email": {"short@example.org"}, "name": {"S"}, "password": {"short"}, "role": {"staff"}}); r.Status != http.StatusBadRequest || !strings.Contains(r.Text(`[role="alert"]`), "at least 12 characters") {
 		t.Errorf("short password: %d %q", r.Status, r.Text(`[role="alert"]`))
 	}
 	if r := admin.Post("/staff/users", url.Values{"email": {"boss@example.org"}, "name": {"B"}, "password": {"a long password"}, "role": {"owner"}}); r.Status != http.StatusBadRequest {

@@ -46,13 +46,28 @@ func (s *Server) csrfToken(c echo.Context) string {
 	return t
 }
 
+// nav is the staff header of a page. It also puts into the request's
+// context what the account may use, so the header and the page show only
+// those links and forms.
 func (s *Server) nav(c echo.Context, active string) views.StaffNav {
 	u := staffUser(c)
 	name := ""
 	if cl, err := s.deps.Clinics.ByID(c.Request().Context(), u.ClinicID); err == nil {
 		name = cl.Name
 	}
-	return views.StaffNav{Clinic: name, Email: u.Email, IsAdmin: u.Role == staff.RoleAdmin, CSRF: s.csrfToken(c), Active: active}
+	c.SetRequest(c.Request().WithContext(views.WithStaffCan(c.Request().Context(), staffCan(u))))
+	return views.StaffNav{Clinic: name, Email: u.Email, CSRF: s.csrfToken(c), Active: active}
+}
+
+// staffCan asks the role table what u may use of the staff pages.
+func staffCan(u staff.User) views.StaffCan {
+	may := func(a staff.Action) bool { return u.May(a) == nil }
+	return views.StaffCan{
+		Calendar: may(staff.ActCalendar), Book: may(staff.ActBook), Search: may(staff.ActSearch),
+		Specialists: may(staff.ActSpecialists), EditSpecialists: may(staff.ActSpecialistsEdit),
+		Hours: may(staff.ActHours), Overrides: may(staff.ActOverrides),
+		Types: may(staff.ActTypes), Audit: may(staff.ActAudit), Accounts: may(staff.ActAccounts), Kiosks: may(staff.ActKiosks),
+	}
 }
 
 // loginPage answers GET /staff/login. It writes no session: the form's

@@ -50,6 +50,9 @@ func (v calView) mode() string {
 func (s *Server) readCalView(c echo.Context) (calView, error) {
 	ctx := c.Request().Context()
 	u := staffUser(c)
+	if err := u.May(staff.ActCalendar); err != nil {
+		return calView{}, err
+	}
 	clinic, err := s.deps.Clinics.ByID(ctx, u.ClinicID)
 	if err != nil {
 		return calView{}, err
@@ -75,8 +78,12 @@ func (s *Server) readCalView(c echo.Context) (calView, error) {
 		if v.specialist, err = uuid.Parse(sp); err != nil {
 			return calView{}, apperr.Invalidf("specialist", "specialist must be an id.")
 		}
-		if _, err := s.deps.Staff.Specialist(ctx, u, v.specialist); err != nil {
+		choices, err := s.deps.Staff.CalendarChoices(ctx, u)
+		if err != nil {
 			return calView{}, err
+		}
+		if _, ok := choices.Specialist(v.specialist); !ok {
+			return calView{}, apperr.NotFoundf("specialist", "No such specialist at this clinic.")
 		}
 	}
 	return v, nil
@@ -250,19 +257,15 @@ func (s *Server) renderCalendar(c echo.Context, v calView, status int, notice, p
 	if v.days > 1 {
 		vm.Label += " – " + first.AddDate(0, 0, v.days-1).Format("2 Jan 2006")
 	}
-	sps, err := s.deps.Staff.Specialists(ctx, u)
+	choices, err := s.deps.Staff.CalendarChoices(ctx, u)
 	if err != nil {
 		return err
 	}
 	vm.Specialists = append(vm.Specialists, views.OptionVM{Value: "", Label: "All specialists", Selected: v.specialist == uuid.Nil})
-	for _, sp := range sps {
+	for _, sp := range choices.Specialists {
 		vm.Specialists = append(vm.Specialists, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == v.specialist})
 	}
-	types, err := s.deps.Staff.Types(ctx, u)
-	if err != nil {
-		return err
-	}
-	for _, t := range types {
+	for _, t := range choices.Types {
 		vm.Types = append(vm.Types, views.OptionVM{Value: t.ID.String(), Label: t.Name})
 	}
 	return s.page(c, status, "Calendar", views.Calendar(vm))

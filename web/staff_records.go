@@ -1,4 +1,5 @@
-// The audit log and booking search: read-only pages for every staff member.
+// The audit log and booking search: read-only pages, each for the roles
+// the role table lets see it (the service checks).
 
 package web
 

@@ -234,8 +234,11 @@ func (s *Server) overrideDelete(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := staffUser(c)
 	o, err := s.deps.Staff.Override(ctx, u, id)
-	if err != nil {
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
 		return apperr.NotFoundf("id", "No such override at this clinic.")
+	}
+	if err != nil {
+		return err
 	}
 	if err := s.deps.Staff.DeleteOverride(ctx, u, id, atoi32(c.FormValue("version"))); err != nil {
 		return s.specialistFail(c, o.SpecialistID, err)

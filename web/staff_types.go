@@ -48,8 +48,8 @@ func (s *Server) typeFormVM(c echo.Context, t staff.AppointmentType, chosen []uu
 }
 
 func (s *Server) typeNew(c echo.Context) error {
-	if staffUser(c).Role != staff.RoleAdmin {
-		return staff.Forbidden()
+	if err := staffUser(c).May(staff.ActTypes); err != nil {
+		return err
 	}
 	vm, err := s.typeFormVM(c, staff.AppointmentType{DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1}, nil)
 	if err != nil {

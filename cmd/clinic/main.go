@@ -1,5 +1,6 @@
 // Command clinic is the booking server: `clinic serve` (the default),
-// `clinic migrate [up|down|status]` and `clinic seed`.
+// `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
+// create|list` and `clinic staff reset-password`.
 package main
 
 import (
@@ -51,8 +52,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrate(ctx, cfg, logger, args, stdout)
 	case "seed":
 		return seedDemo(ctx, cfg, getenv, stdout)
+	case "clinic":
+		return clinicCommand(ctx, cfg, args, stdout, stderr)
+	case "staff":
+		return staffCommand(ctx, cfg, args, stdout, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, migrate or seed", cmd)
+		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic or staff", cmd)
 	}
 }
 

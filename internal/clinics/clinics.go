@@ -34,19 +34,21 @@ func LoadZone(name string) (*time.Location, error) {
 
 var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// Input is what a new clinic needs.
+// Input is what a new clinic needs. Language is one of Languages; empty
+// means the default, "en" (Upsert leaves a clinic's language as it is).
 type Input struct {
-	Slug, Name, Timezone, Address string
+	Slug, Name, Timezone, Address, Language string
 }
 
 // Clinic is a tenant as the pages show it.
 type Clinic struct {
 	ID                            uuid.UUID
 	Slug, Name, Timezone, Address string
+	Language                      string // "en" or "de"
 }
 
 func clinicFromRow(r db.Clinic) Clinic {
-	return Clinic{ID: r.ID, Slug: r.Slug, Name: r.Name, Timezone: r.Timezone, Address: r.Address}
+	return Clinic{ID: r.ID, Slug: r.Slug, Name: r.Name, Timezone: r.Timezone, Address: r.Address, Language: r.Language}
 }
 
 // Service creates and finds clinics.
@@ -60,13 +62,7 @@ func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 //
 // Errors: INVALID_ARGUMENT naming slug, name or timezone.
 func (s *Service) Upsert(ctx context.Context, c Input) (Clinic, error) {
-	if !slugRe.MatchString(c.Slug) {
-		return Clinic{}, apperr.Invalidf("slug", "A slug is lower-case letters, digits and dashes.")
-	}
-	if strings.TrimSpace(c.Name) == "" {
-		return Clinic{}, apperr.Invalidf("name", "A clinic needs a name.")
-	}
-	if _, err := LoadZone(c.Timezone); err != nil {
+	if err := c.check(); err != nil {
 		return Clinic{}, err
 	}
 	row, err := db.New(s.pool).ClinicUpsert(ctx, db.ClinicUpsertParams{

@@ -40,6 +40,12 @@ type Config struct {
 	// on Addr). Empty: /metrics is on Addr, readable by anyone who reaches it.
 	MetricsAddr string
 
+	// PublicURL is the address people reach the server at (PUBLIC_URL),
+	// without a trailing slash: links the command line prints (a new
+	// clinic admin's sign-in link) start with it. Default: http://localhost
+	// with ADDR's port.
+	PublicURL string
+
 	// TrustedProxies are the load balancers in front: a request from one of
 	// them is limited by the address it forwards (X-Forwarded-For), not by
 	// its own. Empty: every peer is the client.
@@ -159,6 +165,10 @@ func Load(getenv func(string) string) (Config, error) {
 	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
 		errs = append(errs, "REDIS_URL: want redis://host:port/db")
 	}
+	var err error
+	if c.PublicURL, err = publicURL(getenv("PUBLIC_URL"), c.Addr); err != nil {
+		errs = append(errs, err.Error())
+	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
@@ -192,7 +202,25 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 		slog.String("metrics_addr", c.MetricsAddr),
+		slog.String("public_url", c.PublicURL),
 	)
+}
+
+// publicURL is PUBLIC_URL checked and without its trailing slash, or,
+// when it is not set, http://localhost with the port of addr.
+func publicURL(v, addr string) (string, error) {
+	if v == "" {
+		port := "8080"
+		if i := strings.LastIndex(addr, ":"); i >= 0 && i+1 < len(addr) {
+			port = addr[i+1:]
+		}
+		return "http://localhost:" + port, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("PUBLIC_URL=%q: want http(s)://host[:port][/path], e.g. https://booking.example.org", v)
+	}
+	return strings.TrimRight(v, "/"), nil
 }
 
 // Mask hides the password of a URL.

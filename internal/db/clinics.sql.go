@@ -7,12 +7,52 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
 
+const clinicCreate = `-- name: ClinicCreate :one
+INSERT INTO clinics (slug, name, timezone, address, language)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (slug) DO NOTHING
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language
+`
+
+type ClinicCreateParams struct {
+	Slug     string
+	Name     string
+	Timezone string
+	Address  string
+	Language string
+}
+
+// A new clinic; no row when the slug is taken.
+func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Clinic, error) {
+	row := q.db.QueryRow(ctx, clinicCreate,
+		arg.Slug,
+		arg.Name,
+		arg.Timezone,
+		arg.Address,
+		arg.Language,
+	)
+	var i Clinic
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Timezone,
+		&i.Address,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+	)
+	return i, err
+}
+
 const clinicGet = `-- name: ClinicGet :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at FROM clinics WHERE id = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language FROM clinics WHERE id = $1
 `
 
 func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
@@ -27,12 +67,13 @@ func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Language,
 	)
 	return i, err
 }
 
 const clinicGetBySlug = `-- name: ClinicGetBySlug :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at FROM clinics WHERE slug = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language FROM clinics WHERE slug = $1
 `
 
 func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, error) {
@@ -47,12 +88,13 @@ func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, err
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Language,
 	)
 	return i, err
 }
 
 const clinicList = `-- name: ClinicList :many
-SELECT id, slug, name, timezone, address, version, created_at, updated_at FROM clinics ORDER BY name
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language FROM clinics ORDER BY name
 `
 
 func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
@@ -73,6 +115,57 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 			&i.Version,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Language,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const clinicListWithStaffCount = `-- name: ClinicListWithStaffCount :many
+SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
+FROM clinics c
+ORDER BY c.slug
+`
+
+type ClinicListWithStaffCountRow struct {
+	ID         uuid.UUID
+	Slug       string
+	Name       string
+	Timezone   string
+	Address    string
+	Version    int32
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	Language   string
+	StaffCount int64
+}
+
+func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWithStaffCountRow, error) {
+	rows, err := q.db.Query(ctx, clinicListWithStaffCount)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClinicListWithStaffCountRow{}
+	for rows.Next() {
+		var i ClinicListWithStaffCountRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.Timezone,
+			&i.Address,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Language,
+			&i.StaffCount,
 		); err != nil {
 			return nil, err
 		}
@@ -99,7 +192,7 @@ const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language
 `
 
 type ClinicUpsertParams struct {
@@ -126,6 +219,7 @@ func (q *Queries) ClinicUpsert(ctx context.Context, arg ClinicUpsertParams) (Cli
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Language,
 	)
 	return i, err
 }

@@ -78,6 +78,7 @@ type Clinic struct {
 	Version   int32
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	Language  string
 }
 
 type IdempotencyKey struct {
@@ -132,6 +133,17 @@ type Specialist struct {
 	Version   int32
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+type StaffSigninLink struct {
+	ID          uuid.UUID
+	ClinicID    uuid.UUID
+	StaffUserID uuid.UUID
+	TokenHash   []byte
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	UsedAt      *time.Time
+	RevokedAt   *time.Time
 }
 
 type StaffUser struct {

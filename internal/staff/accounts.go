@@ -1,4 +1,4 @@
-// Staff accounts: admin only.
+// Staff accounts: ActAccounts (admins only).
 
 package staff
 
@@ -35,7 +35,7 @@ func accountFromRow(r db.StaffUser) Account {
 
 // StaffUsers lists the clinic's accounts.
 func (s *Service) StaffUsers(ctx context.Context, u User) ([]Account, error) {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActAccounts); err != nil {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).StaffUserListByClinic(ctx, u.ClinicID)
@@ -47,13 +47,13 @@ func (s *Service) StaffUsers(ctx context.Context, u User) ([]Account, error) {
 // Errors: FORBIDDEN, INVALID_ARGUMENT (email, name, password, role),
 // CONFLICT (e-mail taken).
 func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, password, role string) (Account, error) {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActAccounts); err != nil {
 		return Account{}, err
 	}
 	email, emailErr := textfield.StaffEmail.Check(email)
 	email = strings.ToLower(email)
 	name, nameErr := textfield.StaffName.Check(name)
-	passwordErr := textfield.CheckPassword(password)
+	passwordErr := CheckPassword(email, password)
 	switch {
 	case emailErr != nil:
 		return Account{}, emailErr
@@ -63,8 +63,8 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 		return Account{}, nameErr
 	case passwordErr != nil:
 		return Account{}, passwordErr
-	case role != RoleAdmin && role != RoleStaff:
-		return Account{}, apperr.Invalidf("role", "The role is admin or staff.")
+	case !validRole(role):
+		return Account{}, apperr.Invalidf("role", "The role is one of: %s.", strings.Join(Roles, ", "))
 	}
 	hash, err := hashPassword(password)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 //
 // Errors: FORBIDDEN, INVALID_ARGUMENT (id: one's own account), NOT_FOUND.
 func (s *Service) SetDisabled(ctx context.Context, u User, id uuid.UUID, disabled bool) (Account, error) {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActAccounts); err != nil {
 		return Account{}, err
 	}
 	if disabled && id == u.ID {

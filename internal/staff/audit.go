@@ -40,7 +40,12 @@ func auditEntryFromRow(r db.AuditLog) AuditEntry {
 
 // Audit lists the clinic's audit rows, newest first: a page of
 // AuditPageSize, and one more when there is a next page.
+//
+// Errors: FORBIDDEN.
 func (s *Service) Audit(ctx context.Context, u User, f AuditFilter) ([]AuditEntry, error) {
+	if err := u.May(ActAudit); err != nil {
+		return nil, err
+	}
 	if f.Page < 1 {
 		f.Page = 1
 	}

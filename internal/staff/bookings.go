@@ -30,8 +30,12 @@ func NewBookings(s *Service, b *booking.Service, h *holds.Store) *Bookings {
 // (a phone booking), but not over a hold another client has on that time.
 // With Redis down it still books: the database decides.
 //
-// Errors: INVALID_ARGUMENT, NOT_FOUND, SLOT_HELD (423), SLOT_TAKEN (409).
+// Errors: FORBIDDEN, INVALID_ARGUMENT, NOT_FOUND, SLOT_HELD (423),
+// SLOT_TAKEN (409).
 func (b *Bookings) BookForPatient(ctx context.Context, u User, typeID, specialistID uuid.UUID, start time.Time, p booking.Patient) (booking.Confirmation, error) {
+	if err := u.May(ActBook); err != nil {
+		return booking.Confirmation{}, err
+	}
 	t, err := db.New(b.svc.pool).AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: typeID, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Confirmation{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type at this clinic.")
@@ -57,6 +61,9 @@ func (b *Bookings) BookForPatient(ctx context.Context, u User, typeID, specialis
 
 // Cancel cancels any of the clinic's bookings with a reason.
 func (b *Bookings) Cancel(ctx context.Context, u User, id uuid.UUID, reason string) (booking.Booking, error) {
+	if err := u.May(ActCancel); err != nil {
+		return booking.Booking{}, err
+	}
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return booking.Booking{}, apperr.Invalidf("reason", "Give a reason: it goes into the audit log.")
@@ -68,6 +75,9 @@ func (b *Bookings) Cancel(ctx context.Context, u User, id uuid.UUID, reason stri
 // Reschedule moves any of the clinic's bookings, with a reason, under the
 // version the form was opened at.
 func (b *Bookings) Reschedule(ctx context.Context, u User, id uuid.UUID, start time.Time, specialist uuid.UUID, version int32, reason string) (booking.Booking, error) {
+	if err := u.May(ActMove); err != nil {
+		return booking.Booking{}, err
+	}
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return booking.Booking{}, apperr.Invalidf("reason", "Give a reason: it goes into the audit log.")
@@ -80,8 +90,11 @@ func (b *Bookings) Reschedule(ctx context.Context, u User, id uuid.UUID, start t
 
 // Calendar is the clinic's confirmed bookings between from and to.
 //
-// Errors: none of its own (database failures are internal).
+// Errors: FORBIDDEN.
 func (b *Bookings) Calendar(ctx context.Context, u User, from, to time.Time) ([]CalendarBooking, error) {
+	if err := u.May(ActCalendar); err != nil {
+		return nil, err
+	}
 	return b.calendar(ctx, u.ClinicID, from, to)
 }
 
@@ -104,6 +117,9 @@ func searchResultFromRow(r db.BookingSearchRow) SearchResult {
 
 // Search finds bookings by patient name, e-mail or phone in a date range.
 func (b *Bookings) Search(ctx context.Context, u User, q string, from, to time.Time) ([]SearchResult, error) {
+	if err := u.May(ActSearch); err != nil {
+		return nil, err
+	}
 	rows, err := db.New(b.svc.pool).BookingSearch(ctx, db.BookingSearchParams{ClinicID: u.ClinicID, Q: strings.TrimSpace(q), RangeStart: from, RangeEnd: to})
 	return fromRows(rows, err, searchResultFromRow)
 }

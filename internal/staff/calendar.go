@@ -92,10 +92,13 @@ func (b *Bookings) calendar(ctx context.Context, clinicID uuid.UUID, from, to ti
 // Overrides are a specialist's overrides from the local day fromDay
 // (midnight UTC) on, in order.
 //
-// Errors: NOT_FOUND (apperr.CodeNotFound; also for another clinic's
-// specialist).
+// Errors: FORBIDDEN, NOT_FOUND (apperr.CodeNotFound; also for another
+// clinic's specialist).
 func (s *Service) Overrides(ctx context.Context, u User, specialistID uuid.UUID, fromDay time.Time) ([]Override, error) {
-	if _, err := s.Specialist(ctx, u, specialistID); err != nil {
+	if err := u.May(ActOverrides); err != nil {
+		return nil, err
+	}
+	if _, err := s.specialist(ctx, u.ClinicID, specialistID); err != nil {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).OverrideListBySpecialist(ctx, db.OverrideListBySpecialistParams{SpecialistID: specialistID, FromDay: fromDay})
@@ -111,8 +114,12 @@ func (s *Service) Overrides(ctx context.Context, u User, specialistID uuid.UUID,
 
 // Override is one override of the user's clinic.
 //
-// Errors: NOT_FOUND (apperr.CodeNotFound; also for another clinic's).
+// Errors: FORBIDDEN, NOT_FOUND (apperr.CodeNotFound; also for another
+// clinic's).
 func (s *Service) Override(ctx context.Context, u User, id int64) (Override, error) {
+	if err := u.May(ActOverrides); err != nil {
+		return Override{}, err
+	}
 	o, err := db.New(s.pool).OverrideGet(ctx, db.OverrideGetParams{ID: id, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Override{}, notFound("override")
@@ -121,4 +128,45 @@ func (s *Service) Override(ctx context.Context, u User, id int64) (Override, err
 		return Override{}, fmt.Errorf("get override: %w", err)
 	}
 	return Override{ID: o.ID, SpecialistID: o.SpecialistID, Day: o.Day, Closed: o.Closed, StartMin: minutesOf(o.StartLocal), EndMin: minutesOf(o.EndLocal), Note: o.Note}, nil
+}
+
+// CalendarChoices are what the calendar offers to pick: the clinic's
+// specialists (its filter and phone bookings) and appointment types (phone
+// bookings). Anyone who may see the calendar sees them, whether or not
+// they may open the specialists' or types' own pages.
+type CalendarChoices struct {
+	Specialists []Specialist
+	Types       []AppointmentType
+}
+
+// Specialist is the clinic's specialist id among the choices.
+func (c CalendarChoices) Specialist(id uuid.UUID) (Specialist, bool) {
+	for _, sp := range c.Specialists {
+		if sp.ID == id {
+			return sp, true
+		}
+	}
+	return Specialist{}, false
+}
+
+// CalendarChoices lists the clinic's specialists and appointment types for
+// the calendar.
+//
+// Errors: FORBIDDEN.
+func (s *Service) CalendarChoices(ctx context.Context, u User) (CalendarChoices, error) {
+	if err := u.May(ActCalendar); err != nil {
+		return CalendarChoices{}, err
+	}
+	q := db.New(s.pool)
+	spRows, err := q.SpecialistListByClinic(ctx, u.ClinicID)
+	sps, err := fromRows(spRows, err, specialistFromRow)
+	if err != nil {
+		return CalendarChoices{}, err
+	}
+	typeRows, err := q.AppointmentTypeListByClinic(ctx, u.ClinicID)
+	types, err := fromRows(typeRows, err, typeFromRow)
+	if err != nil {
+		return CalendarChoices{}, err
+	}
+	return CalendarChoices{Specialists: sps, Types: types}, nil
 }

@@ -62,8 +62,13 @@ func ValidateRanges(rs []Range) error {
 }
 
 // WeeklyHours are a specialist's ranges.
+//
+// Errors: FORBIDDEN, NOT_FOUND.
 func (s *Service) WeeklyHours(ctx context.Context, u User, specialistID uuid.UUID) ([]Range, error) {
-	if _, err := s.Specialist(ctx, u, specialistID); err != nil {
+	if err := u.May(ActHours); err != nil {
+		return nil, err
+	}
+	if _, err := s.specialist(ctx, u.ClinicID, specialistID); err != nil {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).WeeklyHoursListBySpecialist(ctx, specialistID)
@@ -85,8 +90,11 @@ type hoursAudit struct {
 // SetWeeklyHours replaces a specialist's week, under the specialist's
 // version: of two staff saving at once, one wins and the other is told.
 //
-// Errors: NOT_FOUND, INVALID_ARGUMENT (naming the weekday), CONCURRENCY_CONFLICT.
+// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (naming the weekday), CONCURRENCY_CONFLICT.
 func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.UUID, version int32, rs []Range) (Specialist, error) {
+	if err := u.May(ActHours); err != nil {
+		return Specialist{}, err
+	}
 	if err := ValidateRanges(rs); err != nil {
 		return Specialist{}, err
 	}
@@ -144,9 +152,12 @@ type OverrideInput struct {
 
 // AddOverride adds a closed day or replacement hours.
 //
-// Errors: NOT_FOUND, INVALID_ARGUMENT (day, start, end, note), CONFLICT
-// (overlaps an override of that day), CONCURRENCY_CONFLICT.
+// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (day, start, end, note),
+// CONFLICT (overlaps an override of that day), CONCURRENCY_CONFLICT.
 func (s *Service) AddOverride(ctx context.Context, u User, specialistID uuid.UUID, in OverrideInput) error {
+	if err := u.May(ActOverrides); err != nil {
+		return err
+	}
 	var noteErr error
 	in.Note, noteErr = textfield.Note.Check(in.Note)
 	switch {
@@ -189,8 +200,11 @@ func (s *Service) AddOverride(ctx context.Context, u User, specialistID uuid.UUI
 
 // DeleteOverride removes an override.
 //
-// Errors: NOT_FOUND, CONCURRENCY_CONFLICT.
+// Errors: FORBIDDEN, NOT_FOUND, CONCURRENCY_CONFLICT.
 func (s *Service) DeleteOverride(ctx context.Context, u User, id int64, version int32) error {
+	if err := u.May(ActOverrides); err != nil {
+		return err
+	}
 	return s.tx(ctx, u, func(q *db.Queries) error {
 		o, err := q.OverrideGet(ctx, db.OverrideGetParams{ID: id, ClinicID: u.ClinicID})
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -1,4 +1,4 @@
-// Kiosk tokens: managed by admins only; KioskAllowed is the boards' check.
+// Kiosk tokens: managed under ActKiosks (admins only); KioskAllowed is the boards' check.
 
 package staff
 
@@ -31,7 +31,7 @@ func kioskTokenFromRow(r db.KioskToken) KioskToken {
 
 // KioskTokens lists the clinic's kiosk tokens.
 func (s *Service) KioskTokens(ctx context.Context, u User) ([]KioskToken, error) {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActKiosks); err != nil {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).KioskTokenListByClinic(ctx, u.ClinicID)
@@ -41,7 +41,7 @@ func (s *Service) KioskTokens(ctx context.Context, u User) ([]KioskToken, error)
 // CreateKioskToken makes a read-only device token; the token is returned
 // once, only its hash is kept.
 func (s *Service) CreateKioskToken(ctx context.Context, u User, name string) (string, error) {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActKiosks); err != nil {
 		return "", err
 	}
 	name, err := textfield.KioskName.Check(name)
@@ -68,7 +68,7 @@ func (s *Service) CreateKioskToken(ctx context.Context, u User, name string) (st
 
 // RevokeKioskToken stops a token working.
 func (s *Service) RevokeKioskToken(ctx context.Context, u User, id uuid.UUID) error {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActKiosks); err != nil {
 		return err
 	}
 	return s.tx(ctx, u, func(q *db.Queries) error {

@@ -50,28 +50,40 @@ func specialistFromRow(r db.Specialist) Specialist {
 
 // Specialists lists the clinic's specialists.
 //
-// Errors: none of its own (database failures are internal).
+// Errors: FORBIDDEN.
 func (s *Service) Specialists(ctx context.Context, u User) ([]Specialist, error) {
+	if err := u.May(ActSpecialists); err != nil {
+		return nil, err
+	}
 	rows, err := db.New(s.pool).SpecialistListByClinic(ctx, u.ClinicID)
 	return fromRows(rows, err, specialistFromRow)
 }
 
 // Specialist is one of the clinic's specialists.
 //
-// Errors: NOT_FOUND (also for another clinic's).
+// Errors: FORBIDDEN, NOT_FOUND (also for another clinic's).
 func (s *Service) Specialist(ctx context.Context, u User, id uuid.UUID) (Specialist, error) {
-	sp, err := db.New(s.pool).SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: id, ClinicID: u.ClinicID})
+	if err := u.May(ActSpecialists); err != nil {
+		return Specialist{}, err
+	}
+	return s.specialist(ctx, u.ClinicID, id)
+}
+
+// specialist is one of the clinic's specialists, for a caller that has
+// checked its own action.
+func (s *Service) specialist(ctx context.Context, clinicID, id uuid.UUID) (Specialist, error) {
+	sp, err := db.New(s.pool).SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: id, ClinicID: clinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Specialist{}, notFound("specialist")
 	}
 	return specialistFromRow(sp), err
 }
 
-// CreateSpecialist adds a specialist (admin).
+// CreateSpecialist adds a specialist (ActSpecialistsEdit).
 //
 // Errors: FORBIDDEN, INVALID_ARGUMENT (name, priority).
 func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInput) (Specialist, error) {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActSpecialistsEdit); err != nil {
 		return Specialist{}, err
 	}
 	if err := in.validate(); err != nil {
@@ -89,12 +101,12 @@ func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInp
 	return specialistFromRow(sp), err
 }
 
-// UpdateSpecialist edits name, priority and active (admin). Deactivating
+// UpdateSpecialist edits name, priority and active (ActSpecialistsEdit). Deactivating
 // keeps their bookings; FutureBookings lists them for staff to handle.
 //
-// Errors: NOT_FOUND, INVALID_ARGUMENT, CONCURRENCY_CONFLICT (412, with the current row).
+// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT, CONCURRENCY_CONFLICT (412, with the current row).
 func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in SpecialistInput) (Specialist, error) {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActSpecialistsEdit); err != nil {
 		return Specialist{}, err
 	}
 	if err := in.validate(); err != nil {
@@ -137,7 +149,12 @@ func futureBookingFromRow(r db.BookingListFutureBySpecialistRow) FutureBooking {
 
 // FutureBookings are a specialist's confirmed bookings from now on; none
 // for another clinic's specialist.
+//
+// Errors: FORBIDDEN.
 func (s *Service) FutureBookings(ctx context.Context, u User, id uuid.UUID) ([]FutureBooking, error) {
+	if err := u.May(ActSpecialists); err != nil {
+		return nil, err
+	}
 	rows, err := db.New(s.pool).BookingListFutureBySpecialist(ctx, db.BookingListFutureBySpecialistParams{SpecialistID: id, ClinicID: u.ClinicID})
 	return fromRows(rows, err, futureBookingFromRow)
 }

@@ -24,13 +24,8 @@ import (
 	"github.com/clinic/booking/internal/textfield"
 )
 
-// Roles.
-const (
-	RoleAdmin = "admin"
-	RoleStaff = "staff"
-)
-
-// User is a signed-in staff member.
+// User is a signed-in staff member; Role is one of Roles (see roles.go for
+// what each may do).
 type User struct {
 	ID       uuid.UUID
 	ClinicID uuid.UUID
@@ -51,14 +46,10 @@ type Service struct {
 	pool    *pgxpool.Pool
 	changed Notifier
 	logger  *slog.Logger
-	dummy   []byte
 }
 
 func New(pool *pgxpool.Pool, changed Notifier, logger *slog.Logger) *Service {
-	// A hash to compare against when the e-mail is unknown, so both
-	// failures take the same time.
-	dummy, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), bcrypt.DefaultCost)
-	return &Service{pool: pool, changed: changed, logger: logger, dummy: dummy}
+	return &Service{pool: pool, changed: changed, logger: logger}
 }
 
 // ErrBadCredentials is one message for a wrong e-mail and a wrong password.
@@ -68,8 +59,10 @@ func ErrBadCredentials() *apperr.Error {
 
 // Authenticate checks an e-mail and password.
 //
-// Errors: BAD_CREDENTIALS (401), the same for both kinds of mistake and
-// for a disabled account (which says nothing of whether it exists).
+// Errors: BAD_CREDENTIALS (401), the same for both kinds of mistake, for
+// a disabled account and for one without a password yet (which says
+// nothing of whether it exists). A right password whose hash is weaker
+// than new hashes (see HashCost) is stored again at today's cost.
 func (s *Service) Authenticate(ctx context.Context, email, password string) (User, error) {
 	if len(password) > textfield.PasswordMaxBytes {
 		// No account has one, and bcrypt compares the first 72 bytes only:
@@ -78,8 +71,8 @@ func (s *Service) Authenticate(ctx context.Context, email, password string) (Use
 	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	row, err := db.New(s.pool).StaffUserGetByEmail(ctx, email)
-	if errors.Is(err, pgx.ErrNoRows) {
-		_ = bcrypt.CompareHashAndPassword(s.dummy, []byte(password))
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.PasswordHash == noPassword) {
+		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
 		return User{}, ErrBadCredentials()
 	}
 	if err != nil {
@@ -87,6 +80,9 @@ func (s *Service) Authenticate(ctx context.Context, email, password string) (Use
 	}
 	if bcrypt.CompareHashAndPassword([]byte(row.PasswordHash), []byte(password)) != nil || row.DisabledAt != nil {
 		return User{}, ErrBadCredentials()
+	}
+	if needsRehash(row.PasswordHash) {
+		s.rehash(ctx, row, password)
 	}
 	return userOf(row), nil
 }
@@ -108,18 +104,6 @@ func (s *Service) UserByID(ctx context.Context, id uuid.UUID) (User, error) {
 		return User{}, fmt.Errorf("load staff user: %w", err)
 	}
 	return userOf(row), nil
-}
-
-// Forbidden is a staff member without the role for an action.
-func Forbidden() *apperr.Error {
-	return apperr.New(apperr.Forbidden, apperr.CodeForbidden, "Only an admin of this clinic can do that.")
-}
-
-func requireAdmin(u User) error {
-	if u.Role != RoleAdmin {
-		return Forbidden()
-	}
-	return nil
 }
 
 // Stale is an edit made on a version that is no longer current.
@@ -155,11 +139,6 @@ func notFound(what string) *apperr.Error {
 func isSQLState(err error, code string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code
-}
-
-func hashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
-	return string(h), err
 }
 
 // fromRows converts a query's rows to the package's type with f, or passes

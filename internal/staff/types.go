@@ -85,16 +85,22 @@ func typeFromRow(t db.AppointmentType) AppointmentType {
 
 // Types lists the clinic's appointment types.
 //
-// Errors: none of its own (database failures are internal).
+// Errors: FORBIDDEN.
 func (s *Service) Types(ctx context.Context, u User) ([]AppointmentType, error) {
+	if err := u.May(ActTypes); err != nil {
+		return nil, err
+	}
 	rows, err := db.New(s.pool).AppointmentTypeListByClinic(ctx, u.ClinicID)
 	return fromRows(rows, err, typeFromRow)
 }
 
 // Type is one of the clinic's types with who performs it.
 //
-// Errors: NOT_FOUND (also for another clinic's).
+// Errors: FORBIDDEN, NOT_FOUND (also for another clinic's).
 func (s *Service) Type(ctx context.Context, u User, id uuid.UUID) (AppointmentType, []uuid.UUID, error) {
+	if err := u.May(ActTypes); err != nil {
+		return AppointmentType{}, nil, err
+	}
 	q := db.New(s.pool)
 	t, err := q.AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: id, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -114,9 +120,9 @@ type typeAudit struct {
 
 // SaveType creates (id Nil) or edits an appointment type (admin).
 //
-// Errors: NOT_FOUND, INVALID_ARGUMENT (naming the field), CONCURRENCY_CONFLICT.
+// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (naming the field), CONCURRENCY_CONFLICT.
 func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInput) (AppointmentType, error) {
-	if err := requireAdmin(u); err != nil {
+	if err := u.May(ActTypes); err != nil {
 		return AppointmentType{}, err
 	}
 	if err := in.validate(); err != nil {

@@ -1,0 +1,267 @@
+package web_test
+
+// Tests of the roles through the web: every staff route (the list of
+// staff_routes_test.go) with each role signed in is refused with 403 or
+// let through as the role table says, the header links and the page forms
+// are those the role may use, and an admin makes a reception account on
+// the Staff accounts page that then works the desk.
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/testkit"
+)
+
+// routeActions is the action of the role table each staff route needs; ""
+// is any signed-in account.
+var routeActions = map[string]staff.Action{
+	"GET ":                            staff.ActCalendar,
+	"GET /live":                       staff.ActCalendar,
+	"GET /bookings/search":            staff.ActSearch,
+	"GET /specialists":                staff.ActSpecialists,
+	"GET /specialists/:id":            staff.ActSpecialists,
+	"GET /types":                      staff.ActTypes,
+	"GET /types/new":                  staff.ActTypes,
+	"GET /types/:id":                  staff.ActTypes,
+	"GET /audit":                      staff.ActAudit,
+	"GET /users":                      staff.ActAccounts,
+	"GET /kiosks":                     staff.ActKiosks,
+	"POST /logout":                    "",
+	"POST /bookings":                  staff.ActBook,
+	"POST /bookings/:id/cancel":       staff.ActCancel,
+	"POST /bookings/:id/reschedule":   staff.ActMove,
+	"POST /specialists":               staff.ActSpecialistsEdit,
+	"POST /specialists/:id":           staff.ActSpecialistsEdit,
+	"POST /specialists/:id/hours":     staff.ActHours,
+	"POST /specialists/:id/overrides": staff.ActOverrides,
+	"POST /overrides/:id/delete":      staff.ActOverrides,
+	"POST /types":                     staff.ActTypes,
+	"POST /types/:id":                 staff.ActTypes,
+	"POST /users":                     staff.ActAccounts,
+	"POST /users/access":              staff.ActAccounts,
+	"POST /kiosks":                    staff.ActKiosks,
+	"POST /kiosks/revoke":             staff.ActKiosks,
+}
+
+// navLinks are the header's links and the action each opens.
+var navLinks = map[string]staff.Action{
+	"/staff":                 staff.ActCalendar,
+	"/staff/bookings/search": staff.ActSearch,
+	"/staff/specialists":     staff.ActSpecialists,
+	"/staff/types":           staff.ActTypes,
+	"/staff/audit":           staff.ActAudit,
+	"/staff/users":           staff.ActAccounts,
+	"/staff/kiosks":          staff.ActKiosks,
+}
+
+// allows says whether role may use a route that needs action.
+func allows(role string, action staff.Action) bool {
+	return action == "" || slices.Contains(staff.RolesFor(action), role)
+}
+
+// Every staff route, with every role signed in: 403 with the role table's
+// message (and nothing written) where the role may not, anything but 403
+// or a server error where it may. The live calendar's stream is opened and
+// dropped.
+func TestStaffRolesEveryRoute(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	ov, bk := routeFixtures(t, a, c)
+	routes := staffRoutes(c.Specialists[0].ID, c.Types[0].ID, ov, bk.ID)
+	checkRouteList(t, routes)
+	accounts := map[string]account{staff.RoleAdmin: c.Admin, staff.RoleStaff: c.Staff, staff.RoleReception: a.newAccount(t, c.ID, staff.RoleReception)}
+
+	for _, role := range staff.Roles {
+		cl := a.signIn(t, accounts[role])
+		for _, r := range routes {
+			action, known := routeActions[r.Method+" "+r.Pattern]
+			if !known {
+				t.Errorf("%s /staff%s has no action in routeActions", r.Method, r.Pattern)
+				continue
+			}
+			if r.Pattern == "/logout" {
+				continue // last, below
+			}
+			before := a.auditCount(t, c.ID)
+			status, page := routeAs(t, a, cl, r)
+			switch {
+			case allows(role, action) && (status == http.StatusForbidden || status >= 500):
+				t.Errorf("%s %s %s: %d, but %s may %s\n%s", role, r.Method, r.Path, status, role, action, clip(page, 300))
+			case !allows(role, action) && status != http.StatusForbidden:
+				t.Errorf("%s %s %s: %d, want 403 (%s is for %v)", role, r.Method, r.Path, status, action, staff.RolesFor(action))
+			case !allows(role, action):
+				if !strings.Contains(page, "Only ") || !strings.Contains(page, "of this clinic can") {
+					t.Errorf("%s %s %s: the refusal does not say who may: %s", role, r.Method, r.Path, clip(page, 300))
+				}
+				if n := a.auditCount(t, c.ID); n != before {
+					t.Errorf("%s %s %s was refused but wrote %d audit rows", role, r.Method, r.Path, n-before)
+				}
+			}
+		}
+		cl.Post("/staff/logout", url.Values{}).WantRedirect("/staff/login")
+	}
+}
+
+// routeAs sends r as cl and returns the status and the error page's text
+// (the whole body when there is none); the stream is dropped once it
+// answers.
+func routeAs(t *testing.T, a *app, cl *client, r staffRoute) (int, string) {
+	t.Helper()
+	if r.Pattern == "/live" {
+		res, cancel := getStream(t, cl.hc, a.URL+r.Path)
+		defer cancel()
+		return res.StatusCode, ""
+	}
+	var res *response
+	if r.Method == "GET" {
+		res = cl.Get(r.Path)
+	} else {
+		res = cl.Post(r.Path, r.Form)
+	}
+	if msg := res.Text(`[data-testid="error-page"]`); msg != "" {
+		return res.Status, msg
+	}
+	return res.Status, res.Body
+}
+
+// The staff JSON API follows the same table: reading a specialist needs
+// the specialists' pages and their hours, editing one an admin, setting
+// hours the hours.
+func TestStaffRolesAPI(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	path := "/v1/staff/specialists/" + c.Specialists[0].ID.String()
+	accounts := map[string]account{staff.RoleAdmin: c.Admin, staff.RoleStaff: c.Staff, staff.RoleReception: a.newAccount(t, c.ID, staff.RoleReception)}
+	calls := []struct {
+		method, path, body string
+		actions            []staff.Action
+	}{
+		{http.MethodGet, path, "", []staff.Action{staff.ActSpecialists, staff.ActHours}},
+		{http.MethodPatch, path, `{"priority":5}`, []staff.Action{staff.ActSpecialistsEdit}},
+		{http.MethodPut, path + "/hours", `{"hours":[]}`, []staff.Action{staff.ActHours}},
+	}
+	for _, role := range staff.Roles {
+		cl := a.signIn(t, accounts[role])
+		for _, call := range calls {
+			want := true
+			for _, act := range call.actions {
+				want = want && allows(role, act)
+			}
+			// A stale version: an allowed change is refused as stale, never
+			// as forbidden, and changes nothing.
+			res, _ := staffJSON(cl, call.method, call.path, call.body, "If-Match", `"v999999"`)
+			if got := res.Status != http.StatusForbidden && res.Status < 500; got != want {
+				t.Errorf("%s %s %s: %d, want allowed=%v\n%s", role, call.method, call.path, res.Status, want, clip(res.Body, 300))
+			}
+			if !want && !strings.Contains(res.Body, `"FORBIDDEN"`) {
+				t.Errorf("%s %s %s: %s, want code FORBIDDEN", role, call.method, call.path, clip(res.Body, 300))
+			}
+		}
+	}
+}
+
+// The header shows each role exactly the links it may open, and the pages
+// only the forms it may use.
+func TestStaffRolesNavAndForms(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	sp := c.Specialists[0].ID.String()
+	accounts := map[string]account{staff.RoleAdmin: c.Admin, staff.RoleStaff: c.Staff, staff.RoleReception: a.newAccount(t, c.ID, staff.RoleReception)}
+	for _, role := range staff.Roles {
+		cl := a.signIn(t, accounts[role])
+		for _, p := range []string{"/staff", "/staff/bookings/search"} {
+			var shown []string
+			cl.Get(p).Want(http.StatusOK).Doc().Find(`nav[aria-label="Staff"] a`).Each(func(_ int, s *goquery.Selection) {
+				href, _ := s.Attr("href")
+				shown = append(shown, href)
+			})
+			for href, action := range navLinks {
+				if got, want := slices.Contains(shown, href), allows(role, action); got != want {
+					t.Errorf("%s on %s: link %s shown=%v, want %v (%s)", role, p, href, got, want, action)
+				}
+			}
+			if len(shown) > len(navLinks) {
+				t.Errorf("%s on %s: links %v", role, p, shown)
+			}
+		}
+		if n := cl.Get("/staff").Doc().Find(`[data-testid="phone-booking"]`).Length(); (n == 1) != allows(role, staff.ActBook) {
+			t.Errorf("%s: the calendar shows the phone booking form %d times", role, n)
+		}
+		if !allows(role, staff.ActSpecialists) {
+			continue
+		}
+		page := cl.Get("/staff/specialists/" + sp).Want(http.StatusOK).Doc()
+		for sel, action := range map[string]staff.Action{
+			`[data-testid="specialist-form"]`: staff.ActSpecialistsEdit,
+			`[data-testid="hours-form"]`:      staff.ActHours,
+			`[data-testid="override-form"]`:   staff.ActOverrides,
+		} {
+			if n := page.Find(sel).Length(); (n == 1) != allows(role, action) {
+				t.Errorf("%s: the specialist page shows %s %d times", role, sel, n)
+			}
+		}
+		list := cl.Get("/staff/specialists").Doc().Find(`form[action="/staff/specialists"]`).Length()
+		if (list == 1) != allows(role, staff.ActSpecialistsEdit) {
+			t.Errorf("%s: the specialist list shows the add form %d times", role, list)
+		}
+	}
+}
+
+// An admin makes a reception account on the Staff accounts page (the role
+// select offers every role; an unknown role is refused naming the field),
+// and it signs in, books for a patient, finds and cancels the booking, and
+// is refused the hours.
+func TestStaffRolesReceptionAccountWorksTheDesk(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	admin := a.signIn(t, c.Admin)
+	var offered []string
+	admin.Get("/staff/users").Want(http.StatusOK).Doc().Find(`select[name="role"] option`).Each(func(_ int, s *goquery.Selection) {
+		v, _ := s.Attr("value")
+		offered = append(offered, v)
+	})
+	if !slices.Equal(offered, staff.Roles) {
+		t.Errorf("the role select offers %v, want %v", offered, staff.Roles)
+	}
+	const pw = "desk-lantern-orchid-47"
+	email := "desk-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "@example.org"
+	bad := admin.Post("/staff/users", url.Values{"email": {email}, "name": {"Desk"}, "password": {pw}, "role": {"superuser"}}).Want(http.StatusBadRequest)
+	if !strings.Contains(bad.Body, "The role is one of: reception, staff, admin.") {
+		t.Errorf("an unknown role: %s", clip(bad.Body, 500))
+	}
+	admin.Post("/staff/users", url.Values{"email": {email}, "name": {"Desk"}, "password": {pw}, "role": {"reception"}}).Want(http.StatusCreated)
+	if row := a.lastAudit(t, c.ID); row.Action != "staff.create" || !strings.Contains(string(row.After), `"reception"`) {
+		t.Errorf("the account's audit row: %+v", row)
+	}
+
+	desk := a.newClient(t)
+	desk.Get("/staff/login").Want(http.StatusOK)
+	desk.Post("/staff/login", url.Values{"email": {email}, "password": {pw}}).WantRedirect("/staff")
+	desk.Get("/staff").Want(http.StatusOK)
+	start := c.Next(time.Wednesday, 10, 0)
+	bk := a.phoneBook(t, desk, c, c.Specialists[0].ID, start, "Desk Patient", "desk-patient@example.org", "")
+	found := desk.Get("/staff/bookings/search?q=Desk+Patient").Want(http.StatusOK)
+	if !strings.Contains(found.Text(`[data-testid="table"]`), "desk-patient@example.org") {
+		t.Fatalf("search does not find the booking: %s", clip(found.Body, 500))
+	}
+	date := start.In(c.Loc).Format(time.DateOnly)
+	desk.Post("/staff/bookings/"+bk.ID.String()+"/cancel?date="+date, url.Values{"reason": {"patient called"}}).Want(http.StatusOK)
+	if row := a.lastAudit(t, c.ID); row.Actor != "staff:"+email {
+		t.Errorf("the cancel's audit row names %q", row.Actor)
+	}
+	desk.Post("/staff/specialists/"+c.Specialists[0].ID.String()+"/hours", url.Values{"hours.monday": {"08:00-12:00"}, "version": {"1"}}).Want(http.StatusForbidden)
+	desk.Get("/staff/audit").Want(http.StatusForbidden)
+}
