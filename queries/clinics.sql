@@ -27,3 +27,24 @@ RETURNING *;
 SELECT c.*, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
 FROM clinics c
 ORDER BY c.slug;
+
+-- name: ClinicGetForUpdate :one
+-- The clinic, locked until the settings change that read it commits.
+SELECT * FROM clinics WHERE id = @id FOR UPDATE;
+
+-- name: ClinicSettingsUpdate :one
+-- The settings page's save; no row when version is no longer current.
+UPDATE clinics SET
+    name = @name, address = @address, contact_phone = @contact_phone, contact_email = @contact_email,
+    language = @language, timezone = @timezone,
+    default_slot_step_min = @default_slot_step_min, default_min_notice_min = @default_min_notice_min,
+    default_max_advance_days = @default_max_advance_days, default_cooldown_min = @default_cooldown_min,
+    version = version + 1, updated_at = now()
+WHERE id = @id AND version = @version
+RETURNING *;
+
+-- name: ClinicConfirmedBookingsEndingAfter :many
+-- The clinic's confirmed bookings that end after since, soonest first.
+SELECT id, specialist_id, slot_start, slot_end FROM bookings
+WHERE clinic_id = @clinic_id AND status = 'confirmed' AND slot_end > @since::timestamptz
+ORDER BY slot_start, id;

@@ -1,14 +1,26 @@
 // Small enhancements on top of htmx: live countdowns for held slots, the
 // kiosk clock, announcements of grid changes for screen readers, and a
 // board that heals itself after a network drop or a server restart.
+// The words these scripts write come from the page (data-* attributes of
+// <body>, in the page's language), with English when a page has none.
+function pageWord(name, fallback) {
+  var v = document.body && document.body.dataset[name];
+  return v || fallback;
+}
+
+// countdowns writes every held slot's time left.
+function countdowns() {
+  document.querySelectorAll(".countdown[data-expires]").forEach(function (el) {
+    var left = Math.max(0, Math.round((Date.parse(el.dataset.expires) - Date.now()) / 1000));
+    el.textContent = left > 0 ? pageWord("wordLeft", "{n} s left").replace("{n}", left) : pageWord("wordExpired", "expired");
+  });
+}
+
 (function () {
   "use strict";
 
   function tick() {
-    document.querySelectorAll(".countdown[data-expires]").forEach(function (el) {
-      var left = Math.max(0, Math.round((Date.parse(el.dataset.expires) - Date.now()) / 1000));
-      el.textContent = left > 0 ? left + " s left" : "expired";
-    });
+    countdowns();
     document.querySelectorAll(".kiosk-clock[data-tz]").forEach(function (el) {
       try {
         el.textContent = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: el.dataset.tz }).format(new Date());
@@ -28,9 +40,14 @@
       var now = document.getElementById(id);
       var announcer = document.getElementById("grid-announcer");
       if (!now || !announcer || now.dataset.state === before) return;
-      var words = { free: "is free again", held: "is being held by someone", taken: "was just booked", mine: "is held for you" };
+      var words = {
+        free: pageWord("wordFree", "is free again"),
+        held: pageWord("wordHeld", "is being held by someone"),
+        taken: pageWord("wordTaken", "was just booked"),
+        mine: pageWord("wordMine", "is held for you")
+      };
       var time = now.querySelector(".slot-time, .slot-button");
-      announcer.textContent = (time ? time.textContent : "A slot") + " " + (words[now.dataset.state] || "changed");
+      announcer.textContent = (time ? time.textContent : pageWord("wordSlot", "A slot")) + " " + (words[now.dataset.state] || pageWord("wordChanged", "changed"));
     }, 0);
   });
 
@@ -58,8 +75,5 @@ document.addEventListener("htmx:afterSwap", function (e) {
   var r = panel.getBoundingClientRect();
   if (r.top < 0 || r.top > window.innerHeight - 80) panel.scrollIntoView({ block: "start" });
   if (heading) { heading.setAttribute("tabindex", "-1"); heading.focus({ preventScroll: true }); }
-  document.querySelectorAll(".countdown[data-expires]").forEach(function (el) {
-    var left = Math.max(0, Math.round((Date.parse(el.dataset.expires) - Date.now()) / 1000));
-    el.textContent = left > 0 ? left + " s left" : "expired";
-  });
+  countdowns();
 });

@@ -7,6 +7,7 @@ package views
 // ClinicVM is a clinic in the list.
 type ClinicVM struct {
 	Slug, Name, Address, Timezone string
+	ContactPhone, ContactEmail    string // either may be empty
 }
 
 // TypeVM is an appointment type on the clinic page and in the staff list

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
 )
 
@@ -62,7 +63,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	case c.Request().Method == http.MethodHead:
 		err = c.NoContent(status)
 	case wantsHTML(c):
-		err = render(c, status, views.Page(pageTitle(status), s.deps.Assets), views.ErrorPage(status, pageTitle(status), body.Error.Message))
+		err = s.errorPage(c, status, body.Error)
 	default:
 		err = c.JSON(status, body)
 	}
@@ -163,21 +164,34 @@ func wantsHTML(c echo.Context) bool {
 		!strings.Contains(c.Request().Header.Get("Accept"), "json")
 }
 
-func pageTitle(status int) string {
+// errorPage is an error as a page, in the page's language: the title by
+// status, the message by the error's code (see localMessage).
+func (s *Server) errorPage(c echo.Context, status int, e errorDetail) error {
+	l := errorLocalizer(c)
+	c.SetRequest(c.Request().WithContext(i18n.WithLocalizer(c.Request().Context(), l)))
+	title := pageTitle(l, status)
+	msg := localMessage(l, e.Code, e.Message, e.Details)
+	return render(c, status, views.Page(title, s.deps.Assets), views.ErrorPage(status, title, msg))
+}
+
+func pageTitle(l *i18n.Localizer, status int) string {
 	switch status {
 	case http.StatusNotFound:
-		return "Not found"
+		return l.T("error.title.not_found", nil)
 	case http.StatusBadRequest:
-		return "That did not work"
+		return l.T("error.title.bad_request", nil)
 	case http.StatusConflict:
-		return "Not possible any more"
+		return l.T("error.title.conflict", nil)
 	case http.StatusTooManyRequests:
-		return "Please wait a moment"
+		return l.T("error.title.too_many", nil)
 	case http.StatusServiceUnavailable:
-		return "Briefly unavailable"
+		return l.T("error.title.unavailable", nil)
 	}
 	if status >= 500 {
-		return "Something went wrong"
+		return l.T("error.title.internal", nil)
 	}
-	return http.StatusText(status)
+	if l.Lang() == i18n.English {
+		return http.StatusText(status)
+	}
+	return l.T("error.title.other", nil)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/views"
 )
@@ -36,7 +37,7 @@ type kioskSource struct {
 	clinic clinics.Clinic
 }
 
-func (k kioskSource) Key() string         { return "kiosk|" + k.clinic.ID.String() }
+func (k kioskSource) Key() string         { return "kiosk|" + k.clinic.ID.String() + "|" + k.lang().Lang() }
 func (k kioskSource) ClinicID() uuid.UUID { return k.clinic.ID }
 
 // board is the clinic's blocks and the layout that fits them on a screen.
@@ -94,7 +95,11 @@ func (k kioskSource) block(ctx context.Context, loc *time.Location, today availa
 // kioskBlockID is the DOM id (and live event name) of a type's block.
 func kioskBlockID(typeID uuid.UUID) string { return "kiosk-" + typeID.String() }
 
+// lang is the board's language: the clinic's.
+func (k kioskSource) lang() *i18n.Localizer { return i18n.For(k.clinic.Language) }
+
 func (k kioskSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]fragment, bool), error) {
+	ctx = i18n.WithLocalizer(ctx, k.lang())
 	_, blocks, err := k.board(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -119,6 +124,7 @@ func (s *Server) kioskClinic(c echo.Context) (clinics.Clinic, error) {
 	if err != nil {
 		return clinics.Clinic{}, err
 	}
+	speakOnly(c, clinic.Language) // a refusal speaks the board's language too
 	if ok, err := s.deps.Staff.KioskAllowed(ctx, clinic.ID, c.QueryParam("device")); err != nil {
 		return clinics.Clinic{}, err
 	} else if !ok {
@@ -129,11 +135,11 @@ func (s *Server) kioskClinic(c echo.Context) (clinics.Clinic, error) {
 
 // kiosk answers GET /kiosk/:slug: the read-only board for a waiting room.
 func (s *Server) kiosk(c echo.Context) error {
-	ctx := c.Request().Context()
 	clinic, err := s.kioskClinic(c)
 	if err != nil {
 		return err
 	}
+	ctx, l := c.Request().Context(), tr(c)
 	lay, blocks, err := kioskSource{srv: s, clinic: clinic}.board(ctx)
 	if err != nil {
 		return err
@@ -146,12 +152,12 @@ func (s *Server) kiosk(c echo.Context) error {
 		return err
 	}
 	vm := views.KioskVM{
-		Clinic: clinicVM(clinic), Clock: now.Format("15:04"), Today: now.Format("Monday 2 January"),
+		Clinic: clinicVM(clinic), Clock: l.Time(now), Today: l.LongDay(now),
 		StreamURL: "/kiosk/" + clinic.Slug + "/live" + deviceQuery(c.QueryParam("device")),
 		Cols:      lay.cols, Rows: lay.rows, Blocks: blocks, BookURL: bookURL, BookQR: qrImage,
 	}
 	// No session, no cookies: a kiosk is nobody.
-	return render(c, http.StatusOK, views.Page(clinic.Name+" · free appointments", s.deps.Assets), views.Kiosk(vm))
+	return render(c, http.StatusOK, views.Page(clinic.Name+" · "+l.T("kiosk.title", nil), s.deps.Assets), views.Kiosk(vm))
 }
 
 // kioskStream answers GET /kiosk/:slug/live.

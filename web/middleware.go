@@ -268,9 +268,11 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 // sessions loads the session and commits it just before the response
 // header is written. Unlike scs's LoadAndSave it does not wrap the writer,
 // so streams flush as usual, and a store error is an error, not a panic.
+// The pages' language switcher (switchLanguage) answers first: it needs
+// no session.
 func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 	sm := s.deps.Sessions
-	return func(c echo.Context) error {
+	return switchLanguage(func(c echo.Context) error {
 		req := c.Request()
 		c.Response().Header().Add("Vary", "Cookie")
 		token := ""
@@ -296,5 +298,5 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		})
 		return next(c)
-	}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
 )
 
@@ -23,7 +24,8 @@ type pageView struct {
 	specialist uuid.UUID
 	monday     availability.Date
 	loc        *time.Location
-	token      string // set on the reschedule grid of a manage link
+	token      string          // set on the reschedule grid of a manage link
+	tr         *i18n.Localizer // the viewer's language
 	// first and last are the dates the type can be booked in now (see
 	// boundWeek): the page links to no week outside them.
 	first, last availability.Date
@@ -61,9 +63,9 @@ func (p pageView) streamURLFor(ctx context.Context, cells []grid.Cell) string {
 
 func (p pageView) heading() string {
 	if p.token != "" {
-		return "Move your appointment"
+		return p.tr.T("booking.heading.move", nil)
 	}
-	return "Book"
+	return p.tr.T("booking.heading.book", nil)
 }
 
 func (p pageView) filter() string {
@@ -89,6 +91,7 @@ func (s *Server) readPageView(c echo.Context) (pageView, error) {
 	if err != nil {
 		return pageView{}, err
 	}
+	tr := speak(c, clinic.Language) // before any refusal: its page speaks it too
 	typeID, err := uuid.Parse(c.Param("typeId"))
 	if err != nil {
 		return pageView{}, apperr.NotFoundf("typeId", "No such appointment type.")
@@ -100,7 +103,7 @@ func (s *Server) readPageView(c echo.Context) (pageView, error) {
 	if err != nil {
 		return pageView{}, err
 	}
-	p := pageView{slug: clinic.Slug, clinicID: clinic.ID, typeID: typeID, loc: loc}
+	p := pageView{slug: clinic.Slug, clinicID: clinic.ID, typeID: typeID, loc: loc, tr: tr}
 	day := availability.DateOf(time.Now(), loc)
 	if w := c.FormValue("week"); w != "" {
 		if day, err = availability.ParseDate(w); err != nil {
@@ -142,7 +145,7 @@ func (p pageView) inWindow(monday availability.Date) bool {
 // cellVM shapes a grid cell for the page.
 func (p pageView) cellVM(c grid.Cell, live bool) views.SlotCellVM {
 	vm := views.SlotCellVM{
-		ID: c.ID, State: string(c.State), Time: c.Start.In(p.loc).Format("15:04"),
+		ID: c.ID, State: string(c.State), Time: p.tr.Time(c.Start.In(p.loc)),
 		StartUTC: c.Start.UTC().Format(time.RFC3339), HoldURL: p.holdURL(), Live: live,
 		HoldID: c.HoldID, Week: p.monday.String(),
 	}
@@ -161,7 +164,7 @@ func (p pageView) weekDays(cells []grid.Cell, live bool) []views.DayVM {
 	for i := range days {
 		d := p.monday.AddDays(i)
 		t := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, p.loc)
-		days[i] = views.DayVM{ID: "day-" + d.String(), Label: t.Format("Mon 2 Jan"), Date: d.String(), Live: live}
+		days[i] = views.DayVM{ID: "day-" + d.String(), Label: p.tr.Day(t), Date: d.String(), Live: live}
 	}
 	for _, c := range cells {
 		i := availability.DaysBetween(p.monday, availability.DateOf(c.Start, p.loc))

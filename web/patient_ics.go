@@ -1,17 +1,18 @@
 package web
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
 )
 
 // icsCalendar renders a booking as an iCalendar file (RFC 5545).
 func icsCalendar(b booking.Booking, typeName, specialist string, clinic clinics.Clinic, now time.Time) string {
 	const stamp = "20060102T150405Z"
+	l := i18n.For(clinic.Language) // the clinic's language, whoever downloads it
 	status := "CONFIRMED"
 	if b.Status != booking.StatusConfirmed {
 		status = "CANCELLED"
@@ -27,9 +28,9 @@ func icsCalendar(b booking.Booking, typeName, specialist string, clinic clinics.
 		"DTSTAMP:" + now.UTC().Format(stamp),
 		"DTSTART:" + b.Start.UTC().Format(stamp),
 		"DTEND:" + b.End.UTC().Format(stamp),
-		"SUMMARY:" + icsEscape(typeName+" with "+specialist),
+		"SUMMARY:" + icsEscape(l.T("ics.summary", map[string]any{"Type": typeName, "Specialist": specialist})),
 		"LOCATION:" + icsEscape(clinic.Name+", "+clinic.Address),
-		"DESCRIPTION:" + icsEscape(fmt.Sprintf("%s at %s. Times shown in your calendar's zone; the clinic is in %s.", typeName, clinic.Name, clinic.Timezone)),
+		"DESCRIPTION:" + icsEscape(l.T("ics.description", map[string]any{"Type": typeName, "Clinic": clinic.Name, "Zone": clinic.Timezone})),
 		"STATUS:" + status,
 		"END:VEVENT",
 		"END:VCALENDAR",

@@ -10,6 +10,7 @@ import (
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
 )
 
@@ -21,6 +22,7 @@ type manageData struct {
 	sp     clinics.Specialist
 	loc    *time.Location
 	token  string
+	tr     *i18n.Localizer
 }
 
 func (s *Server) loadManage(c echo.Context) (manageData, error) {
@@ -34,6 +36,7 @@ func (s *Server) loadManage(c echo.Context) (manageData, error) {
 	if err != nil {
 		return manageData{}, err
 	}
+	tr := speak(c, clinic.Language)
 	typ, err := s.deps.Clinics.AppointmentType(ctx, b.AppointmentTypeID)
 	if err != nil {
 		return manageData{}, err
@@ -46,14 +49,14 @@ func (s *Server) loadManage(c echo.Context) (manageData, error) {
 	if err != nil {
 		return manageData{}, err
 	}
-	return manageData{b: b, clinic: clinic, typ: typ, sp: sp, loc: loc, token: token}, nil
+	return manageData{b: b, clinic: clinic, typ: typ, sp: sp, loc: loc, token: token, tr: tr}, nil
 }
 
 func (m manageData) vm() views.ManageVM {
 	base := "/manage/" + m.token
 	return views.ManageVM{
 		Clinic: clinicVM(m.clinic), Token: m.token, Status: m.b.Status, TypeName: m.typ.Name,
-		When: longWhen(m.b.Start, m.loc), Ends: m.b.End.In(m.loc).Format("15:04"),
+		When: localWhen(m.tr, m.b.Start, m.loc), Ends: m.tr.Time(m.b.End.In(m.loc)),
 		Specialist: m.sp.Name, Patient: m.b.Patient.Name,
 		ManageURL: base, ICSURL: base + "/calendar.ics", CancelURL: base + "/cancel",
 		RescheduleURL: base + "/reschedule", Version: m.b.Version,
@@ -75,7 +78,7 @@ func (s *Server) managePage(c echo.Context) error {
 	vm.Notice = s.deps.Sessions.PopString(ctx, "notice")
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
-	return s.page(c, http.StatusOK, "Your appointment", views.ManagePage(vm))
+	return s.page(c, http.StatusOK, m.tr.T("manage.title", nil), views.ManagePage(vm))
 }
 
 // manageCancel answers POST /manage/:token/cancel: first a confirmation,
@@ -86,12 +89,12 @@ func (s *Server) manageCancel(c echo.Context) error {
 		return err
 	}
 	if c.FormValue("confirm") != "yes" {
-		return s.page(c, http.StatusOK, "Cancel appointment", views.CancelConfirm(m.vm()))
+		return s.page(c, http.StatusOK, m.tr.T("cancel.page_title", nil), views.CancelConfirm(m.vm()))
 	}
 	if _, err := s.deps.Checkout.CancelAppointment(c.Request().Context(), m.b.ID, m.token, c.FormValue("reason")); err != nil {
 		return err
 	}
-	s.deps.Sessions.Put(c.Request().Context(), "notice", "Your appointment is cancelled. The time is free for others again.")
+	s.deps.Sessions.Put(c.Request().Context(), "notice", m.tr.T("manage.cancelled_notice", nil))
 	return redirect(c, "/manage/"+m.token)
 }
 
@@ -102,12 +105,12 @@ func (s *Server) manageReschedulePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vm, err := s.bookingPageVM(c, p, views.HoldPanelVM{Message: "Your current time: " + longWhen(m.b.Start, m.loc) + ". Pick a new one."})
+	vm, err := s.bookingPageVM(c, p, views.HoldPanelVM{Message: m.tr.T("manage.current_time", map[string]any{"When": localWhen(m.tr, m.b.Start, m.loc)})})
 	if err != nil {
 		return err
 	}
 	vm.Specialists = nil // the booking keeps its type; any specialist free then will do
-	return s.page(c, http.StatusOK, "Move your appointment", views.BookingPage(vm))
+	return s.page(c, http.StatusOK, m.tr.T("booking.heading.move", nil), views.BookingPage(vm))
 }
 
 func (s *Server) manageView(c echo.Context) (manageData, pageView, error) {
@@ -118,7 +121,7 @@ func (s *Server) manageView(c echo.Context) (manageData, pageView, error) {
 	if m.b.Status != booking.StatusConfirmed {
 		return m, pageView{}, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be moved again.")
 	}
-	p := pageView{slug: m.clinic.Slug, clinicID: m.clinic.ID, typeID: m.typ.ID, loc: m.loc, token: m.token}
+	p := pageView{slug: m.clinic.Slug, clinicID: m.clinic.ID, typeID: m.typ.ID, loc: m.loc, token: m.token, tr: m.tr}
 	day := availability.DateOf(time.Now(), m.loc)
 	if w := c.QueryParam("week"); w != "" {
 		if day, err = availability.ParseDate(w); err != nil {
@@ -154,7 +157,7 @@ func (s *Server) manageReschedule(c echo.Context) error {
 	}
 	start, err := parseTime("start", c.FormValue("start"))
 	if err != nil {
-		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: "Please pick a time from the week."})
+		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: m.tr.T("panel.pick_time", nil)})
 	}
 	nb, err := s.deps.Checkout.RescheduleAppointment(c.Request().Context(), m.b.ID, m.token, m.b.Version, start)
 	if err != nil {
@@ -164,7 +167,7 @@ func (s *Server) manageReschedule(c echo.Context) error {
 		}
 		return err
 	}
-	s.deps.Sessions.Put(c.Request().Context(), "notice", "Moved. Your appointment is now "+longWhen(nb.Start, m.loc)+".")
+	s.deps.Sessions.Put(c.Request().Context(), "notice", m.tr.T("manage.moved_notice", map[string]any{"When": localWhen(m.tr, nb.Start, m.loc)}))
 	return redirect(c, "/manage/"+m.token)
 }
 

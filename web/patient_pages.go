@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
 )
 
@@ -31,6 +32,7 @@ func (s *Server) home(c echo.Context) error {
 	if len(rows) == 0 {
 		return s.page(c, http.StatusOK, "No clinic yet", views.NoClinic(createClinicCommand))
 	}
+	l := speak(c, i18n.English)
 	if len(rows) == 1 {
 		return c.Redirect(http.StatusFound, "/c/"+rows[0].Slug)
 	}
@@ -38,11 +40,12 @@ func (s *Server) home(c echo.Context) error {
 	for i, r := range rows {
 		vms[i] = clinicVM(r)
 	}
-	return s.page(c, http.StatusOK, "Book an appointment", views.ClinicList(vms))
+	return s.page(c, http.StatusOK, l.T("clinics.title", nil), views.ClinicList(vms))
 }
 
 func clinicVM(r clinics.Clinic) views.ClinicVM {
-	return views.ClinicVM{Slug: r.Slug, Name: r.Name, Address: r.Address, Timezone: r.Timezone}
+	return views.ClinicVM{Slug: r.Slug, Name: r.Name, Address: r.Address, Timezone: r.Timezone,
+		ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail}
 }
 
 // page renders a body inside the layout (or alone for htmx).
@@ -57,6 +60,7 @@ func (s *Server) clinicPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	speak(c, clinic.Language)
 	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinic.ID)
 	if err != nil {
 		return err
@@ -89,7 +93,7 @@ func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanel
 		return views.BookingPageVM{}, err
 	}
 	known := p.specialist == uuid.Nil
-	opts := []views.OptionVM{{Value: "", Label: "Any specialist", Selected: p.specialist == uuid.Nil}}
+	opts := []views.OptionVM{{Value: "", Label: p.tr.T("booking.any", nil), Selected: p.specialist == uuid.Nil}}
 	for _, sp := range specialists {
 		opts = append(opts, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == p.specialist})
 		known = known || sp.ID == p.specialist
@@ -108,7 +112,7 @@ func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanel
 	last := first.AddDate(0, 0, 6)
 	vm := views.BookingPageVM{
 		Clinic: clinicVM(clinic), TypeName: t.Name, DurationMin: int(t.DurationMin),
-		WeekLabel: first.Format("2 Jan") + " – " + last.Format("2 Jan 2006"),
+		WeekLabel: p.tr.DayMonth(first) + " – " + p.tr.DayMonthYear(last),
 		FilterURL: p.pageURL(), Week: p.monday.String(), Specialists: opts,
 		Days:      p.weekDays(cells, true),
 		StreamURL: p.streamURLFor(ctx, cells), Panel: panel, Heading: p.heading(),
@@ -186,7 +190,7 @@ func (s *Server) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, er
 	}
 	return views.HoldPanelVM{
 		State: "held", HoldID: h.HoldID, Message: msg,
-		When:       longWhen(h.Start, p.loc),
+		When:       localWhen(p.tr, h.Start, p.loc),
 		Specialist: name,
 		ExpiresAt:  h.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		ConfirmURL: p.base() + "/confirm", ReleaseURL: p.base() + "/release", BeatURL: p.base() + "/heartbeat",
@@ -195,9 +199,12 @@ func (s *Server) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, er
 	}
 }
 
-func longWhen(t time.Time, loc *time.Location) string {
-	l := t.In(loc)
-	return l.Format("Monday 2 January 2006, 15:04") + " (" + loc.String() + ")"
+// longWhen is a time in full, in English (the staff pages).
+func longWhen(t time.Time, loc *time.Location) string { return localWhen(nil, t, loc) }
+
+// localWhen is a time in full in l's language, with the clinic's zone.
+func localWhen(l *i18n.Localizer, t time.Time, loc *time.Location) string {
+	return l.LongDateTime(t.In(loc)) + " (" + loc.String() + ")"
 }
 
 // panel answers a panel action: the panel alone for htmx, the whole page
@@ -222,30 +229,31 @@ func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, 
 	}
 	panel := views.HoldPanelVM{State: "problem", HoldURL: p.base() + "/hold", Start: start, Filter: p.filter()}
 	status := http.StatusConflict
+	own := localMessage(p.tr, ae.Code, ae.Message, ae.Details)
 	switch ae.Code {
 	case apperr.CodeSlotTaken:
-		panel.Message = "That time was just taken. Please pick another."
+		panel.Message = p.tr.T("panel.taken", nil)
 	case apperr.CodeSlotUnavailable:
-		panel.Message = ae.Message
+		panel.Message = own
 	case apperr.CodeSlotHeld:
 		status = http.StatusLocked
-		panel.Message = "Someone else is booking that time right now. Pick another, or try again in a moment."
+		panel.Message = p.tr.T("panel.held_by_other", nil)
 	case apperr.CodeHoldExpired, apperr.CodeHoldGone:
 		status = http.StatusGone
-		panel.Message = "Your hold on this time expired."
+		panel.Message = p.tr.T("panel.expired", nil)
 		panel.Retry = true
 	case apperr.CodeHoldQuota, apperr.CodeAddressHoldQuota, apperr.CodeHoldReclaimTooSoon, apperr.CodeCooldown, apperr.CodeRateLimited:
 		status = http.StatusTooManyRequests
-		panel.Message = ae.Message
+		panel.Message = own
 	case apperr.CodeNotYourHold:
 		status = http.StatusForbidden
-		panel.Message = "That hold is not yours. Pick a time to hold it."
+		panel.Message = p.tr.T("panel.not_yours", nil)
 	case apperr.CodeInvalidArgument:
 		status = http.StatusBadRequest
-		panel.Message = ae.Message
+		panel.Message = own
 	case apperr.CodeUnavailable:
 		status = http.StatusServiceUnavailable
-		panel.Message = ae.Message
+		panel.Message = own
 	default:
 		return 0, views.HoldPanelVM{}, false
 	}
@@ -269,17 +277,18 @@ func (s *Server) holdSlot(c echo.Context) error {
 	}
 	if err := overLimit(c, s.deps.HoldLimiter, "tries"); err != nil {
 		setRetryAfter(c, err)
-		return s.panel(c, p, http.StatusTooManyRequests, views.HoldPanelVM{State: "problem", Message: apperr.As(err).Message})
+		ae := apperr.As(err)
+		return s.panel(c, p, http.StatusTooManyRequests, views.HoldPanelVM{State: "problem", Message: localMessage(p.tr, ae.Code, ae.Message, ae.Details)})
 	}
 	startStr := c.FormValue("start")
 	start, err := parseTime("start", startStr)
 	if err != nil {
-		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: "Please pick a time from the week."})
+		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: p.tr.T("panel.pick_time", nil)})
 	}
 	specialist := p.specialist
 	if v := c.FormValue("specialist"); v != "" {
 		if specialist, err = uuid.Parse(v); err != nil {
-			return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: "Please pick a time from the week."})
+			return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: p.tr.T("panel.pick_time", nil)})
 		}
 		p.specialist = specialist // the answer shows the grid the patient was on
 	}
@@ -336,7 +345,7 @@ func (s *Server) release(c echo.Context) error {
 		}
 		return err
 	}
-	return s.panel(c, p, http.StatusOK, views.HoldPanelVM{Message: "Released. Pick another time whenever you like."})
+	return s.panel(c, p, http.StatusOK, views.HoldPanelVM{Message: p.tr.T("panel.released", nil)})
 }
 
 // confirm answers POST /c/:slug/book/:typeId/confirm.
@@ -360,7 +369,7 @@ func (s *Server) confirm(c echo.Context) error {
 		if ae != nil && ae.Kind == apperr.Invalid && strings.HasPrefix(ae.Field(), "patient.") {
 			// Field errors in place, with what was typed; the hold stays.
 			if h, ok := s.ownHold(c, p, holdID, clientID); ok {
-				return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): ae.Message}, ""))
+				return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): localMessage(p.tr, ae.Code, ae.Message, ae.Details)}, ""))
 			}
 		}
 		s.saveDraft(c, d) // a lost slot must not lose what was typed

@@ -76,7 +76,12 @@ func (s *Server) routes() {
 	st.GET("/users", s.usersPage)
 	st.POST("/users", s.userCreate)
 	st.POST("/users/access", s.userAccess)
+	st.POST("/users/link", s.userLink)
+	st.GET("/account", s.accountPage)
+	st.POST("/account", s.accountChange)
 	st.GET("/kiosks", s.kiosksPage)
+	st.GET("/settings", s.settingsPage)
+	st.POST("/settings", s.settingsSave)
 	st.POST("/kiosks", s.kioskCreate)
 	st.POST("/kiosks/revoke", s.kioskRevoke)
 

@@ -3,8 +3,10 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -63,6 +65,33 @@ func (s *Server) userAccess(c echo.Context) error {
 		return err
 	}
 	return s.renderUsers(c, http.StatusOK, "Account "+row.Email+" "+action+"d.", "")
+}
+
+// userLink answers POST /staff/users/link (id): a one-time sign-in link
+// for another account of the clinic, shown once. The account's sessions
+// end at once: a reset means its password may be known to someone else.
+func (s *Server) userLink(c echo.Context) error {
+	id, err := uuid.Parse(c.FormValue("id"))
+	if err != nil {
+		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
+	}
+	ctx := c.Request().Context()
+	acc, link, err := s.deps.Staff.MakeSignInLink(ctx, staffUser(c), id, time.Now())
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound || ae.Kind == apperr.Conflict) {
+			return s.renderUsers(c, statusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	if err := s.endSessionsOf(ctx, acc.ID); err != nil {
+		return err
+	}
+	// The page carries the link's token: keep it out of referrers.
+	c.Response().Header().Set("Referrer-Policy", "no-referrer")
+	base := c.Scheme() + "://" + c.Request().Host
+	return s.renderUsers(c, http.StatusCreated, fmt.Sprintf(
+		"Sign-in link for %s, shown this once (it works once, for %d hours; older links of the account no longer work, and its sessions were ended): %s",
+		acc.Email, int(staff.LinkLifetime.Hours()), link.URL(base)), "")
 }
 
 func (s *Server) userCreate(c echo.Context) error {

@@ -67,6 +67,7 @@ func staffCan(u staff.User) views.StaffCan {
 		Specialists: may(staff.ActSpecialists), EditSpecialists: may(staff.ActSpecialistsEdit),
 		Hours: may(staff.ActHours), Overrides: may(staff.ActOverrides),
 		Types: may(staff.ActTypes), Audit: may(staff.ActAudit), Accounts: may(staff.ActAccounts), Kiosks: may(staff.ActKiosks),
+		Settings: may(staff.ActSettings),
 	}
 }
 

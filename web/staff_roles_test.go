@@ -35,6 +35,7 @@ var routeActions = map[string]staff.Action{
 	"GET /audit":                      staff.ActAudit,
 	"GET /users":                      staff.ActAccounts,
 	"GET /kiosks":                     staff.ActKiosks,
+	"GET /settings":                   staff.ActSettings,
 	"POST /logout":                    "",
 	"POST /bookings":                  staff.ActBook,
 	"POST /bookings/:id/cancel":       staff.ActCancel,
@@ -48,8 +49,12 @@ var routeActions = map[string]staff.Action{
 	"POST /types/:id":                 staff.ActTypes,
 	"POST /users":                     staff.ActAccounts,
 	"POST /users/access":              staff.ActAccounts,
+	"POST /users/link":                staff.ActAccounts,
+	"GET /account":                    staff.ActPassword,
+	"POST /account":                   staff.ActPassword,
 	"POST /kiosks":                    staff.ActKiosks,
 	"POST /kiosks/revoke":             staff.ActKiosks,
+	"POST /settings":                  staff.ActSettings,
 }
 
 // navLinks are the header's links and the action each opens.
@@ -61,6 +66,7 @@ var navLinks = map[string]staff.Action{
 	"/staff/audit":           staff.ActAudit,
 	"/staff/users":           staff.ActAccounts,
 	"/staff/kiosks":          staff.ActKiosks,
+	"/staff/settings":        staff.ActSettings,
 }
 
 // allows says whether role may use a route that needs action.

@@ -61,6 +61,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"GET", "/audit", "/staff/audit", nil},
 		{"GET", "/users", "/staff/users", nil},
 		{"GET", "/kiosks", "/staff/kiosks", nil},
+		{"GET", "/settings", "/staff/settings", nil},
 		{"POST", "/logout", "/staff/logout", url.Values{}},
 		{"POST", "/bookings", "/staff/bookings", url.Values{"type": {typS}, "specialist": {spS}, "date": {"2030-01-07"}, "time": {"10:00"}, "name": {"X"}, "email": {"x@example.org"}}},
 		{"POST", "/bookings/:id/cancel", "/staff/bookings/" + bkS + "/cancel", url.Values{"reason": {"r"}}},
@@ -74,8 +75,12 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"POST", "/types/:id", "/staff/types/" + typS, url.Values{"name": {"Intruder"}, "durationMin": {"30"}, "slotStepMin": {"30"}, "maxAdvanceDays": {"30"}, "maxHoldsPerClient": {"1"}, "version": {"1"}}},
 		{"POST", "/users", "/staff/users", url.Values{"email": {"intruder@example.org"}, "name": {"I"}, "password": {"long enough password"}, "role": {"admin"}}},
 		{"POST", "/users/access", "/staff/users/access", url.Values{"id": {uuid.NewString()}, "action": {"disable"}}},
+		{"POST", "/users/link", "/staff/users/link", url.Values{"id": {uuid.NewString()}}},
+		{"GET", "/account", "/staff/account", nil},
+		{"POST", "/account", "/staff/account", url.Values{"current": {"not the password"}, "password": {"x"}, "confirm": {"y"}}},
 		{"POST", "/kiosks", "/staff/kiosks", url.Values{"name": {"Intruder"}}},
 		{"POST", "/kiosks/revoke", "/staff/kiosks/revoke", url.Values{"id": {uuid.NewString()}}},
+		{"POST", "/settings", "/staff/settings", url.Values{"name": {"Intruder"}, "version": {"1"}}},
 	}
 }
 

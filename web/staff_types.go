@@ -51,7 +51,13 @@ func (s *Server) typeNew(c echo.Context) error {
 	if err := staffUser(c).May(staff.ActTypes); err != nil {
 		return err
 	}
-	vm, err := s.typeFormVM(c, staff.AppointmentType{DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1}, nil)
+	// A new type starts from the clinic's defaults (the settings page).
+	d, err := s.deps.Clinics.TypeDefaults(c.Request().Context(), staffUser(c).ClinicID)
+	if err != nil {
+		return err
+	}
+	vm, err := s.typeFormVM(c, staff.AppointmentType{DurationMin: 30, SlotStepMin: d.SlotStepMin, MinNoticeMin: d.MinNoticeMin,
+		MaxAdvanceDays: d.MaxAdvanceDays, CooldownMin: d.CooldownMin, MaxHoldsPerClient: 1}, nil)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
 )
 
@@ -326,10 +327,11 @@ func (lv *liveView) sendDiff(st *htmlStream, before map[string]string, after []f
 	}
 }
 
-// renderCell renders one cell with the page's component.
-func renderCell(vm views.SlotCellVM) string {
+// renderCell renders one cell with the page's component, in the language
+// ctx carries.
+func renderCell(ctx context.Context, vm views.SlotCellVM) string {
 	var b bytes.Buffer
-	_ = views.SlotCell(vm).Render(context.Background(), &b)
+	_ = views.SlotCell(vm).Render(ctx, &b)
 	return b.String()
 }
 
@@ -341,7 +343,11 @@ type gridSource struct {
 	memo *cellMemo
 }
 
-func (g gridSource) Key() string         { return g.page.pageURL() + "|" + g.page.grid().Key() }
+// Key names the view and its language: viewers of another language get
+// cells of their own.
+func (g gridSource) Key() string {
+	return g.page.pageURL() + "|" + g.page.grid().Key() + "|" + g.page.tr.Lang()
+}
 func (g gridSource) ClinicID() uuid.UUID { return g.page.clinicID }
 
 func (g gridSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]fragment, bool), error) {
@@ -363,12 +369,13 @@ func (g gridSource) Snapshot(ctx context.Context) ([]fragment, func(string) ([]f
 // fragments are a grid's days and cells as the live stream sends them.
 // memo (nil: none) keeps cells rendered before.
 func (p pageView) fragments(ctx context.Context, cells []grid.Cell, memo *cellMemo) []fragment {
+	ctx = i18n.WithLocalizer(ctx, p.tr)
 	var out []fragment
 	for _, d := range p.weekDays(cells, true) {
 		d.Rendered = make([]string, len(d.Cells))
 		sig := d.ID
 		for i, c := range d.Cells {
-			d.Rendered[i] = memo.render(c)
+			d.Rendered[i] = memo.render(ctx, c)
 			sig += "," + c.ID
 		}
 		var buf bytes.Buffer
@@ -393,14 +400,14 @@ func (m *cellMemo) turn() {
 	}
 }
 
-func (m *cellMemo) render(vm views.SlotCellVM) string {
+func (m *cellMemo) render(ctx context.Context, vm views.SlotCellVM) string {
 	if m == nil {
-		return renderCell(vm)
+		return renderCell(ctx, vm)
 	}
 	h, ok := m.cur[vm]
 	if !ok {
 		if h, ok = m.prev[vm]; !ok {
-			h = renderCell(vm)
+			h = renderCell(ctx, vm)
 		}
 		m.cur[vm] = h
 	}

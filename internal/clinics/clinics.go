@@ -45,10 +45,13 @@ type Clinic struct {
 	ID                            uuid.UUID
 	Slug, Name, Timezone, Address string
 	Language                      string // "en" or "de"
+	// How patients reach the clinic; either may be empty.
+	ContactPhone, ContactEmail string
 }
 
 func clinicFromRow(r db.Clinic) Clinic {
-	return Clinic{ID: r.ID, Slug: r.Slug, Name: r.Name, Timezone: r.Timezone, Address: r.Address, Language: r.Language}
+	return Clinic{ID: r.ID, Slug: r.Slug, Name: r.Name, Timezone: r.Timezone, Address: r.Address, Language: r.Language,
+		ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail}
 }
 
 // Service creates and finds clinics.

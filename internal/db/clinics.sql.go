@@ -12,11 +12,55 @@ import (
 	"github.com/google/uuid"
 )
 
+const clinicConfirmedBookingsEndingAfter = `-- name: ClinicConfirmedBookingsEndingAfter :many
+SELECT id, specialist_id, slot_start, slot_end FROM bookings
+WHERE clinic_id = $1 AND status = 'confirmed' AND slot_end > $2::timestamptz
+ORDER BY slot_start, id
+`
+
+type ClinicConfirmedBookingsEndingAfterParams struct {
+	ClinicID uuid.UUID
+	Since    time.Time
+}
+
+type ClinicConfirmedBookingsEndingAfterRow struct {
+	ID           uuid.UUID
+	SpecialistID uuid.UUID
+	SlotStart    time.Time
+	SlotEnd      time.Time
+}
+
+// The clinic's confirmed bookings that end after since, soonest first.
+func (q *Queries) ClinicConfirmedBookingsEndingAfter(ctx context.Context, arg ClinicConfirmedBookingsEndingAfterParams) ([]ClinicConfirmedBookingsEndingAfterRow, error) {
+	rows, err := q.db.Query(ctx, clinicConfirmedBookingsEndingAfter, arg.ClinicID, arg.Since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClinicConfirmedBookingsEndingAfterRow{}
+	for rows.Next() {
+		var i ClinicConfirmedBookingsEndingAfterRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SpecialistID,
+			&i.SlotStart,
+			&i.SlotEnd,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clinicCreate = `-- name: ClinicCreate :one
 INSERT INTO clinics (slug, name, timezone, address, language)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (slug) DO NOTHING
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min
 `
 
 type ClinicCreateParams struct {
@@ -47,12 +91,18 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Language,
+		&i.ContactPhone,
+		&i.ContactEmail,
+		&i.DefaultSlotStepMin,
+		&i.DefaultMinNoticeMin,
+		&i.DefaultMaxAdvanceDays,
+		&i.DefaultCooldownMin,
 	)
 	return i, err
 }
 
 const clinicGet = `-- name: ClinicGet :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language FROM clinics WHERE id = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min FROM clinics WHERE id = $1
 `
 
 func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
@@ -68,12 +118,18 @@ func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Language,
+		&i.ContactPhone,
+		&i.ContactEmail,
+		&i.DefaultSlotStepMin,
+		&i.DefaultMinNoticeMin,
+		&i.DefaultMaxAdvanceDays,
+		&i.DefaultCooldownMin,
 	)
 	return i, err
 }
 
 const clinicGetBySlug = `-- name: ClinicGetBySlug :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language FROM clinics WHERE slug = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min FROM clinics WHERE slug = $1
 `
 
 func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, error) {
@@ -89,12 +145,46 @@ func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, err
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Language,
+		&i.ContactPhone,
+		&i.ContactEmail,
+		&i.DefaultSlotStepMin,
+		&i.DefaultMinNoticeMin,
+		&i.DefaultMaxAdvanceDays,
+		&i.DefaultCooldownMin,
+	)
+	return i, err
+}
+
+const clinicGetForUpdate = `-- name: ClinicGetForUpdate :one
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min FROM clinics WHERE id = $1 FOR UPDATE
+`
+
+// The clinic, locked until the settings change that read it commits.
+func (q *Queries) ClinicGetForUpdate(ctx context.Context, id uuid.UUID) (Clinic, error) {
+	row := q.db.QueryRow(ctx, clinicGetForUpdate, id)
+	var i Clinic
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Timezone,
+		&i.Address,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.ContactPhone,
+		&i.ContactEmail,
+		&i.DefaultSlotStepMin,
+		&i.DefaultMinNoticeMin,
+		&i.DefaultMaxAdvanceDays,
+		&i.DefaultCooldownMin,
 	)
 	return i, err
 }
 
 const clinicList = `-- name: ClinicList :many
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language FROM clinics ORDER BY name
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min FROM clinics ORDER BY name
 `
 
 func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
@@ -116,6 +206,12 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Language,
+			&i.ContactPhone,
+			&i.ContactEmail,
+			&i.DefaultSlotStepMin,
+			&i.DefaultMinNoticeMin,
+			&i.DefaultMaxAdvanceDays,
+			&i.DefaultCooldownMin,
 		); err != nil {
 			return nil, err
 		}
@@ -128,22 +224,28 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 }
 
 const clinicListWithStaffCount = `-- name: ClinicListWithStaffCount :many
-SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
+SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
 FROM clinics c
 ORDER BY c.slug
 `
 
 type ClinicListWithStaffCountRow struct {
-	ID         uuid.UUID
-	Slug       string
-	Name       string
-	Timezone   string
-	Address    string
-	Version    int32
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	Language   string
-	StaffCount int64
+	ID                    uuid.UUID
+	Slug                  string
+	Name                  string
+	Timezone              string
+	Address               string
+	Version               int32
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+	Language              string
+	ContactPhone          string
+	ContactEmail          string
+	DefaultSlotStepMin    int32
+	DefaultMinNoticeMin   int32
+	DefaultMaxAdvanceDays int32
+	DefaultCooldownMin    int32
+	StaffCount            int64
 }
 
 func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWithStaffCountRow, error) {
@@ -165,6 +267,12 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Language,
+			&i.ContactPhone,
+			&i.ContactEmail,
+			&i.DefaultSlotStepMin,
+			&i.DefaultMinNoticeMin,
+			&i.DefaultMaxAdvanceDays,
+			&i.DefaultCooldownMin,
 			&i.StaffCount,
 		); err != nil {
 			return nil, err
@@ -175,6 +283,69 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 		return nil, err
 	}
 	return items, nil
+}
+
+const clinicSettingsUpdate = `-- name: ClinicSettingsUpdate :one
+UPDATE clinics SET
+    name = $1, address = $2, contact_phone = $3, contact_email = $4,
+    language = $5, timezone = $6,
+    default_slot_step_min = $7, default_min_notice_min = $8,
+    default_max_advance_days = $9, default_cooldown_min = $10,
+    version = version + 1, updated_at = now()
+WHERE id = $11 AND version = $12
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min
+`
+
+type ClinicSettingsUpdateParams struct {
+	Name                  string
+	Address               string
+	ContactPhone          string
+	ContactEmail          string
+	Language              string
+	Timezone              string
+	DefaultSlotStepMin    int32
+	DefaultMinNoticeMin   int32
+	DefaultMaxAdvanceDays int32
+	DefaultCooldownMin    int32
+	ID                    uuid.UUID
+	Version               int32
+}
+
+// The settings page's save; no row when version is no longer current.
+func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUpdateParams) (Clinic, error) {
+	row := q.db.QueryRow(ctx, clinicSettingsUpdate,
+		arg.Name,
+		arg.Address,
+		arg.ContactPhone,
+		arg.ContactEmail,
+		arg.Language,
+		arg.Timezone,
+		arg.DefaultSlotStepMin,
+		arg.DefaultMinNoticeMin,
+		arg.DefaultMaxAdvanceDays,
+		arg.DefaultCooldownMin,
+		arg.ID,
+		arg.Version,
+	)
+	var i Clinic
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Timezone,
+		&i.Address,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.ContactPhone,
+		&i.ContactEmail,
+		&i.DefaultSlotStepMin,
+		&i.DefaultMinNoticeMin,
+		&i.DefaultMaxAdvanceDays,
+		&i.DefaultCooldownMin,
+	)
+	return i, err
 }
 
 const clinicTimezone = `-- name: ClinicTimezone :one
@@ -192,7 +363,7 @@ const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min
 `
 
 type ClinicUpsertParams struct {
@@ -220,6 +391,12 @@ func (q *Queries) ClinicUpsert(ctx context.Context, arg ClinicUpsertParams) (Cli
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Language,
+		&i.ContactPhone,
+		&i.ContactEmail,
+		&i.DefaultSlotStepMin,
+		&i.DefaultMinNoticeMin,
+		&i.DefaultMaxAdvanceDays,
+		&i.DefaultCooldownMin,
 	)
 	return i, err
 }

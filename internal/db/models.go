@@ -70,15 +70,21 @@ type Booking struct {
 }
 
 type Clinic struct {
-	ID        uuid.UUID
-	Slug      string
-	Name      string
-	Timezone  string
-	Address   string
-	Version   int32
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	Language  string
+	ID                    uuid.UUID
+	Slug                  string
+	Name                  string
+	Timezone              string
+	Address               string
+	Version               int32
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+	Language              string
+	ContactPhone          string
+	ContactEmail          string
+	DefaultSlotStepMin    int32
+	DefaultMinNoticeMin   int32
+	DefaultMaxAdvanceDays int32
+	DefaultCooldownMin    int32
 }
 
 type IdempotencyKey struct {

@@ -52,10 +52,15 @@ const (
 	ActTypes Action = "types"
 	// ActAudit: read the audit log (it holds patient data).
 	ActAudit Action = "audit"
-	// ActAccounts: list, create, disable and enable staff accounts.
+	// ActAccounts: list, create, disable and enable staff accounts, and
+	// make sign-in links for them.
 	ActAccounts Action = "accounts"
 	// ActKiosks: make and revoke kiosk device tokens.
 	ActKiosks Action = "kiosks"
+	// ActPassword: change one's own password.
+	ActPassword Action = "password"
+	// ActSettings: see and change the clinic's settings.
+	ActSettings Action = "settings"
 )
 
 // permission is one row of the role table: an action, who may do it, and
@@ -83,6 +88,8 @@ var roleTable = []permission{
 	{ActAudit, []string{RoleAdmin}, "read the audit log"},
 	{ActAccounts, []string{RoleAdmin}, "manage staff accounts"},
 	{ActKiosks, []string{RoleAdmin}, "manage kiosk screens"},
+	{ActPassword, []string{RoleAdmin, RoleStaff, RoleReception}, "change their own password"},
+	{ActSettings, []string{RoleAdmin}, "change the clinic's settings"},
 }
 
 // Actions are every action of the role table, in its order.

@@ -25,6 +25,8 @@ var methodActions = map[string]staff.Action{
 	"Service.StaffUsers":       staff.ActAccounts,
 	"Service.CreateStaffUser":  staff.ActAccounts,
 	"Service.SetDisabled":      staff.ActAccounts,
+	"Service.MakeSignInLink":   staff.ActAccounts,
+	"Service.ChangePassword":   staff.ActPassword,
 	"Service.KioskTokens":      staff.ActKiosks,
 	"Service.CreateKioskToken": staff.ActKiosks,
 	"Service.RevokeKioskToken": staff.ActKiosks,
@@ -55,6 +57,7 @@ var methodActions = map[string]staff.Action{
 func TestRolesMatrix(t *testing.T) {
 	t.Parallel()
 	desk := []staff.Action{staff.ActCalendar, staff.ActBook, staff.ActCancel, staff.ActMove, staff.ActSearch}
+	desk = append(desk, staff.ActPassword) // every account changes its own password
 	want := map[string][]staff.Action{
 		staff.RoleAdmin:     staff.Actions(),
 		staff.RoleStaff:     append(slices.Clone(desk), staff.ActSpecialists, staff.ActHours, staff.ActOverrides),
