@@ -146,7 +146,7 @@ func (s *Server) kiosk(c echo.Context) error {
 	}
 	loc, _ := s.deps.Slots.Zone(ctx, clinic.ID)
 	now := time.Now().In(loc)
-	bookURL := kioskBookURL(c, clinic.Slug)
+	bookURL := s.publicBase(c) + "/c/" + clinic.Slug
 	qrImage, err := qrDataURI(bookURL)
 	if err != nil {
 		return err
@@ -181,16 +181,6 @@ func deviceQuery(token string) string {
 		return ""
 	}
 	return "?device=" + url.QueryEscape(token)
-}
-
-// kioskBookURL is the clinic's booking page as a phone in the waiting
-// room reaches it: the address the screen itself was opened at (scheme as
-// Echo reads it, so a TLS-terminating proxy's X-Forwarded-Proto counts),
-// with /c/<slug>. It is drawn on this page only, never in the shared live
-// fragments, so one request's Host cannot reach another screen.
-func kioskBookURL(c echo.Context, slug string) string {
-	u := url.URL{Scheme: c.Scheme(), Host: c.Request().Host, Path: "/c/" + slug}
-	return u.String()
 }
 
 // qrDataURI draws text as a QR code (error correction M, so a smudged

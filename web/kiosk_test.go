@@ -19,6 +19,7 @@ import (
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/web"
 )
 
 // kioskTomorrow is the times of the block id on its second day (tomorrow).
@@ -232,4 +233,26 @@ func deviceParam(device string) string {
 		return ""
 	}
 	return "?device=" + url.QueryEscape(device)
+}
+
+// With PUBLIC_URL set, the board's QR code leads to the booking page at
+// that address whatever Host the screen was opened with; without it, at the
+// screen's own address. (Building the link from the request alone fails
+// the first check; ignoring the request fails the second.)
+func TestKioskQRCodeLeadsToThePublicAddress(t *testing.T) {
+	t.Parallel()
+	alt := func(a *app, c clinic) string {
+		r := a.newClient(t).Get("/kiosk/" + c.Slug).Want(http.StatusOK)
+		return r.Doc().Find(`[data-testid="kiosk-book"] img.kiosk-qr`).AttrOr("alt", "")
+	}
+	public := newApp(t, withOptions(web.Options{PublicURL: "https://booking.example.org"}))
+	pc := public.patientClinic(t)
+	if got := alt(public, pc); !strings.Contains(got, "https://booking.example.org/c/"+pc.Slug) {
+		t.Errorf("with PUBLIC_URL the QR code says %q", got)
+	}
+	plain := newApp(t)
+	c := plain.patientClinic(t)
+	if got := alt(plain, c); !strings.Contains(got, plain.URL+"/c/"+c.Slug) {
+		t.Errorf("without PUBLIC_URL the QR code says %q, want %s/c/%s", got, plain.URL, c.Slug)
+	}
 }

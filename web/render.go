@@ -34,3 +34,16 @@ func templChildren(parent, child templ.Component) templ.Component {
 		return parent.Render(templ.WithChildren(ctx, child), w)
 	})
 }
+
+// publicBase is the start of the links the server hands out (a board's QR
+// code, a sign-in link): PUBLIC_URL when the operator set it, else the
+// scheme (as Echo reads it, so a TLS-terminating proxy's X-Forwarded-Proto
+// counts) and host this request came with. A board draws its QR code on its
+// own page only, never in the shared live fragments, so one request's Host
+// cannot reach another screen.
+func (s *Server) publicBase(c echo.Context) string {
+	if s.deps.publicURL != "" {
+		return s.deps.publicURL
+	}
+	return c.Scheme() + "://" + c.Request().Host
+}

@@ -67,6 +67,7 @@ type Deps struct {
 	warnStreams int
 	secret      []byte
 	metricsAddr string // "": /metrics on the public router
+	publicURL   string // "": links from each request's scheme and host
 
 	clientIP                                     echo.IPExtractor
 	readHeaderTimeout, readTimeout, writeTimeout time.Duration

@@ -88,7 +88,7 @@ func (s *Server) userLink(c echo.Context) error {
 	}
 	// The page carries the link's token: keep it out of referrers.
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	base := c.Scheme() + "://" + c.Request().Host
+	base := s.publicBase(c)
 	return s.renderUsers(c, http.StatusCreated, fmt.Sprintf(
 		"Sign-in link for %s, shown this once (it works once, for %d hours; older links of the account no longer work, and its sessions were ended): %s",
 		acc.Email, int(staff.LinkLifetime.Hours()), link.URL(base)), "")

@@ -33,11 +33,14 @@ type Options struct {
 	TimeslotCacheTTL time.Duration // 0: 300 s
 	NoTimeslotCache  bool
 	SecureCookies    bool
-	HoldsPerMinute   int // per IP on the pages; 0: 30
-	LoginsPerMinute  int // sign-in attempts per account from unknown devices; per IP four times that, per known device twice; 0: 5
-	WarnHeapMB       int // 0: 500
-	WarnStreams      int // 0: 20000
-	MovesPerMinute   int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
+	// PublicURL is the address people reach the server at, when the
+	// operator set one; "" builds links from each request's scheme and host.
+	PublicURL       string
+	HoldsPerMinute  int // per IP on the pages; 0: 30
+	LoginsPerMinute int // sign-in attempts per account from unknown devices; per IP four times that, per known device twice; 0: 5
+	WarnHeapMB      int // 0: 500
+	WarnStreams     int // 0: 20000
+	MovesPerMinute  int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
 	// LimitScope prefixes the names of the rate-limit counters in Redis:
 	// "" in production, where every instance must share them. Test servers
 	// all come from 127.0.0.1 and share one Redis, so each gets its own.
@@ -156,6 +159,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		LoginDeviceLimiter:  ratelimit.New(rdb, scope+"login-device", 2*o.LoginsPerMinute, time.Minute, logger),
 		secret:              key,
 		metricsAddr:         o.MetricsAddr,
+		publicURL:           o.PublicURL,
 		HoldLimiter:         ratelimit.New(rdb, scope+"hold-ip", o.HoldsPerMinute, time.Minute, logger),
 		MoveLimiter:         ratelimit.New(rdb, scope+"move-ip", o.MovesPerMinute, time.Minute, logger),
 		StaffWriteLimiter:   ratelimit.New(rdb, scope+"staff-writes", o.StaffWritesPerMinute, time.Minute, logger),

@@ -108,6 +108,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
 		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,
 		SecureCookies:    cfg.SecureCookies,
+		PublicURL:        publicURLIfSet(cfg),
 		SecretKey:        key,
 		MetricsAddr:      cfg.MetricsAddr,
 		WarnHeapMB:       cfg.WarnHeapMB,
@@ -214,4 +215,14 @@ func seedDemo(ctx context.Context, cfg config.Config, getenv func(string) string
 		fmt.Fprintf(stdout, "Staff admin: %s (already existed; password unchanged, %q when first seeded)\n", d.AdminEmail, d.AdminPassword)
 	}
 	return nil
+}
+
+// publicURLIfSet is PUBLIC_URL when the operator set it, else "": the
+// server then builds links from each request (a phone scanning a kiosk's
+// QR code cannot reach "localhost").
+func publicURLIfSet(cfg config.Config) string {
+	if cfg.PublicURLSet {
+		return cfg.PublicURL
+	}
+	return ""
 }

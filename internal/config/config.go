@@ -45,6 +45,10 @@ type Config struct {
 	// clinic admin's sign-in link) start with it. Default: http://localhost
 	// with ADDR's port.
 	PublicURL string
+	// PublicURLSet says the operator set PUBLIC_URL; without it the server
+	// builds the links it shows (a kiosk's QR code, an admin's sign-in link)
+	// from each request's own scheme and host.
+	PublicURLSet bool
 
 	// TrustedProxies are the load balancers in front: a request from one of
 	// them is limited by the address it forwards (X-Forwarded-For), not by
@@ -166,6 +170,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, "REDIS_URL: want redis://host:port/db")
 	}
 	var err error
+	c.PublicURLSet = getenv("PUBLIC_URL") != ""
 	if c.PublicURL, err = publicURL(getenv("PUBLIC_URL"), c.Addr); err != nil {
 		errs = append(errs, err.Error())
 	}
