@@ -113,6 +113,15 @@ func TestI18nSwitcherSetsTheCookie(t *testing.T) {
 	if !strings.Contains(bad.Body, "lang") {
 		t.Errorf("the refusal does not name the field lang: %s", clip(bad.Body, 800))
 	}
+	// The switch never leads off the site: "/%2Fevil.example" is the path
+	// "//evil.example", which a browser reads as another host. (Redirecting
+	// to the request's raw path fails this.)
+	for _, p := range []string{"/%2Fevil.example", "/%2F%2Fevil.example", "/%5Cevil.example", "///evil.example"} {
+		r := cl.Get(p + "?lang=de")
+		if loc := r.Header.Get("Location"); strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, `/\`) || strings.Contains(loc, "://") {
+			t.Errorf("%s?lang=de redirects to %q: off the site", p, loc)
+		}
+	}
 	// Staff pages show no switcher.
 	if staff := cl.Get("/staff/login").Want(http.StatusOK); strings.Contains(staff.Body, `data-testid="lang-switch"`) {
 		t.Error("the staff sign-in page has a language switcher")

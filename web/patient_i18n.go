@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -23,7 +24,7 @@ func speak(c echo.Context, clinicLang string) *i18n.Localizer {
 	c.Response().Header().Add("Vary", "Accept-Language")
 	ctx := i18n.WithLocalizer(req.Context(), l)
 	if req.Method == http.MethodGet {
-		ctx = i18n.WithSwitch(ctx, req.URL.RequestURI())
+		ctx = i18n.WithSwitch(ctx, (&url.URL{Path: localPath(req.URL.Path), RawQuery: req.URL.RawQuery}).RequestURI())
 	}
 	c.SetRequest(req.WithContext(ctx))
 	return l
@@ -62,9 +63,16 @@ func switchLanguage(next echo.HandlerFunc) echo.HandlerFunc {
 			SameSite: http.SameSiteLaxMode, Secure: req.TLS != nil,
 		})
 		q.Del(i18n.SwitchParam)
-		back := url.URL{Path: req.URL.Path, RawQuery: q.Encode()}
+		back := url.URL{Path: localPath(req.URL.Path), RawQuery: q.Encode()}
 		return c.Redirect(http.StatusSeeOther, back.RequestURI())
 	}
+}
+
+// localPath is p as a path of this site: one leading slash, cleaned. A
+// request for "/%2Fevil.example" has the path "//evil.example", which a
+// browser sent there would read as another site.
+func localPath(p string) string {
+	return path.Clean("/" + strings.TrimLeft(p, `/\`))
 }
 
 // errorKeys name the message of each public code on patient pages: the
