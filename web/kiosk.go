@@ -149,7 +149,10 @@ func (s *Server) kiosk(c echo.Context) error {
 	bookURL := s.publicBase(c) + "/c/" + clinic.Slug
 	qrImage, err := qrDataURI(bookURL)
 	if err != nil {
-		return err
+		// Only an address too long for a QR code gets here (a made-up Host
+		// header without PUBLIC_URL): the board shows the address as text.
+		loggerFrom(c).Warn("kiosk: no QR code for the booking page", "clinic", clinic.Slug, "bytes", len(bookURL))
+		qrImage = ""
 	}
 	vm := views.KioskVM{
 		Clinic: clinicVM(clinic), Clock: l.Time(now), Today: l.LongDay(now),

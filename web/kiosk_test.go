@@ -6,6 +6,7 @@ package web_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -254,5 +255,30 @@ func TestKioskQRCodeLeadsToThePublicAddress(t *testing.T) {
 	c := plain.patientClinic(t)
 	if got := alt(plain, c); !strings.Contains(got, plain.URL+"/c/"+c.Slug) {
 		t.Errorf("without PUBLIC_URL the QR code says %q, want %s/c/%s", got, plain.URL, c.Slug)
+	}
+}
+
+// A made-up Host too long for a QR code (no PUBLIC_URL) still gets the
+// board, with the address as text and no image, not a 500.
+func TestKioskWithAHostTooLongForAQRCode(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	req, err := http.NewRequest(http.MethodGet, a.URL+"/kiosk/"+c.Slug, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = strings.Repeat("a", 3000) + ".example"
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("a long Host: %d, want the board (200)", res.StatusCode)
+	}
+	if strings.Contains(string(body), `class="kiosk-qr"`) {
+		t.Error("a QR code was drawn for an address too long for one")
 	}
 }
