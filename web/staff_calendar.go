@@ -96,7 +96,7 @@ type calSource struct {
 }
 
 func (cs calSource) Key() string {
-	return "staffcal|" + cs.v.clinicID.String() + "|" + cs.v.from.String() + "|" + itoaInt(cs.v.days) + "|" + cs.v.specialist.String()
+	return "staffcal|" + cs.v.clinicID.String() + "|" + cs.v.from.String() + "|" + itoaInt(cs.v.days) + "|" + cs.v.specialist.String() + "|" + cs.v.loc.String()
 }
 func (cs calSource) ClinicID() uuid.UUID { return cs.v.clinicID }
 

@@ -167,6 +167,14 @@ func TestSettingsZoneChangeConfirmsAndRefreshesLivePages(t *testing.T) {
 	a.bookDirect(t, c, c.Type0(), c.Specialists[0].ID, c.Monday(9, 0), "Pat One")
 	a.bookDirect(t, c, c.Type0(), c.Specialists[1].ID, c.Monday(11, 30), "Pat Two")
 	admin := a.signIn(t, c.Admin)
+	// A second instance on the same database and Redis, whose calendar has
+	// read the zone before the change and opens no booking page after it.
+	other := newApp(t, withPool(a.Pool), withRedis(a.RDB))
+	otherAdmin := other.signIn(t, c.Admin)
+	calURL := "/staff?date=" + c.Monday(9, 0).Format("2006-01-02")
+	if cal := otherAdmin.Get(calURL).Want(http.StatusOK); !strings.Contains(cal.Body, "09:00") {
+		t.Fatalf("the other instance's calendar before the change has no 09:00 booking")
+	}
 	v := a.viewer(t, c.Slug, c.Types[0].ID, "week="+c.NextWeek())
 	s := v.open()
 
@@ -204,6 +212,16 @@ func TestSettingsZoneChangeConfirmsAndRefreshesLivePages(t *testing.T) {
 	if ev.Name == "end" {
 		t.Fatalf("the stream ended: %s", ev.Data())
 	}
+	// This instance shows the new zone at once on the staff calendar; the
+	// other follows within seconds (a zone kept in memory for good failed
+	// there: the 09:00 Berlin booking still showed at 09:00).
+	if cal := admin.Get(calURL).Want(http.StatusOK); !strings.Contains(cal.Body, "08:00") {
+		t.Errorf("the calendar after the zone change does not show the 09:00 Berlin booking at 08:00 London:\n%s", clip(cal.Body, 3000))
+	}
+	waitFor(t, 15*time.Second, "the other instance's calendar in the new zone", func() bool {
+		cal := otherAdmin.Get(calURL)
+		return cal.Status == http.StatusOK && strings.Contains(cal.Body, "08:00") && !strings.Contains(cal.Body, "09:00–")
+	})
 }
 
 // The contact details an admin saves show on the clinic page and on a

@@ -346,7 +346,9 @@ type gridSource struct {
 // Key names the view and its language: viewers of another language get
 // cells of their own.
 func (g gridSource) Key() string {
-	return g.page.pageURL() + "|" + g.page.grid().Key() + "|" + g.page.tr.Lang()
+	// The zone is in the key: after a clinic changes it, new viewers get a
+	// view of their own, in the new zone.
+	return g.page.pageURL() + "|" + g.page.grid().Key() + "|" + g.page.tr.Lang() + "|" + g.page.loc.String()
 }
 func (g gridSource) ClinicID() uuid.UUID { return g.page.clinicID }
 

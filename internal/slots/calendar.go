@@ -55,7 +55,7 @@ func (s *Service) loadSkeleton(ctx context.Context, typeID uuid.UUID) (*skeleton
 	if err != nil {
 		return nil, fmt.Errorf("clinic zone %q: %w", row.Timezone, err)
 	}
-	s.zones.Store(row.AppointmentType.ClinicID, loc)
+	s.rememberZone(row.AppointmentType.ClinicID, loc)
 	sk := &skeleton{row: row, loc: loc}
 	specialists, err := q.SpecialistListByType(ctx, typeID)
 	if err != nil {

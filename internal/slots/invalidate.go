@@ -18,9 +18,11 @@ import (
 )
 
 // Invalidate bumps a clinic's set-up generation, retiring every cached list
-// of the clinic. Called after every committed change of hours, overrides,
-// types or specialists.
+// of the clinic, and forgets the clinic's zone on this instance (others
+// read it again within zoneMemory). Called after every committed change of
+// hours, overrides, types, specialists or the clinic's zone.
 func (s *Service) Invalidate(ctx context.Context, clinicID uuid.UUID) {
+	s.zones.Delete(clinicID)
 	if s.rdb == nil {
 		return
 	}

@@ -44,7 +44,7 @@ type Service struct {
 	holds      HoldSource
 	logger     *slog.Logger
 	now        func() time.Time
-	zones      sync.Map // clinic id -> *time.Location
+	zones      sync.Map // clinic id -> zoneEntry
 	typeClinic sync.Map // appointment type id -> clinic id
 	typeRows   sync.Map // appointment type id -> typeRowAt
 	skeletons  sync.Map // appointment type id -> *skeleton
@@ -282,10 +282,26 @@ func TypeOf(t db.AppointmentType) availability.AppointmentType {
 	}
 }
 
-// Zone is a clinic's location, from memory once any request has loaded it.
+// zoneMemory is how long a clinic's zone is taken from memory: an admin
+// may change it, and every instance must follow within this long.
+const zoneMemory = 5 * time.Second
+
+// zoneEntry is a clinic's zone as read at a moment.
+type zoneEntry struct {
+	loc *time.Location
+	at  time.Time
+}
+
+// rememberZone keeps a clinic's zone for zoneMemory.
+func (s *Service) rememberZone(clinicID uuid.UUID, loc *time.Location) {
+	s.zones.Store(clinicID, zoneEntry{loc: loc, at: time.Now()})
+}
+
+// Zone is a clinic's location, from memory when read less than zoneMemory
+// ago (Invalidate forgets it on this instance at once).
 func (s *Service) Zone(ctx context.Context, clinicID uuid.UUID) (*time.Location, error) {
-	if loc, ok := s.zones.Load(clinicID); ok {
-		return loc.(*time.Location), nil
+	if e, ok := s.zones.Load(clinicID); ok && time.Since(e.(zoneEntry).at) < zoneMemory {
+		return e.(zoneEntry).loc, nil
 	}
 	name, err := db.New(s.pool).ClinicTimezone(ctx, clinicID)
 	if err != nil {
@@ -295,7 +311,7 @@ func (s *Service) Zone(ctx context.Context, clinicID uuid.UUID) (*time.Location,
 	if err != nil {
 		return nil, err
 	}
-	s.zones.Store(clinicID, loc)
+	s.rememberZone(clinicID, loc)
 	return loc, nil
 }
 
