@@ -51,7 +51,7 @@ func (s *Server) settingsPage(c echo.Context) error {
 	if err := u.May(staff.ActSettings); err != nil {
 		return err
 	}
-	st, err := s.deps.Clinics.Settings(c.Request().Context(), u.ClinicID)
+	st, err := s.deps.Staff.ClinicSettings(c.Request().Context(), u)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (s *Server) settingsSave(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	in := settingsForm(c)
-	res, err := s.deps.Clinics.SaveSettings(ctx, u.ClinicID, u.Actor(), in, c.FormValue("confirmZone") == "yes")
+	res, err := s.deps.Staff.SaveClinicSettings(ctx, u, in, c.FormValue("confirmZone") == "yes")
 	switch {
 	case err == nil && res.Pending != nil:
 		return s.page(c, http.StatusOK, "Change the time zone?", views.SettingsZoneConfirm(zoneConfirmVM(s.settingsNav(c), in, res.Pending)))
@@ -100,7 +100,7 @@ func (s *Server) settingsSave(c echo.Context) error {
 		}
 		return c.Redirect(http.StatusSeeOther, "/staff/settings?saved=1")
 	case isStale(err):
-		cur, lerr := s.deps.Clinics.Settings(ctx, u.ClinicID)
+		cur, lerr := s.deps.Staff.ClinicSettings(ctx, u)
 		if lerr != nil {
 			return lerr
 		}
