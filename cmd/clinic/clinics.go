@@ -26,15 +26,7 @@ import (
 // connectMigrated opens a small pool on the database and applies the
 // migrations, so these commands also work before the first `serve`.
 func connectMigrated(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, 2, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := postgres.Migrate(ctx, pool, nil); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return pool, nil
+	return postgres.ConnectMigrated(ctx, cfg.DatabaseURL, 2, 0)
 }
 
 // flagError names the command-line flag of an invalid field: "--slug: ...".

@@ -191,14 +191,11 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 }
 
 func seedDemo(ctx context.Context, cfg config.Config, getenv func(string) string, stdout io.Writer) error {
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, 2, 0)
+	pool, err := connectMigrated(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := postgres.Migrate(ctx, pool, nil); err != nil {
-		return err
-	}
 	password := getenv("SEED_ADMIN_PASSWORD")
 	if password == "" {
 		password = "demo-clinic-admin"

@@ -146,15 +146,7 @@ func dropStale(prefix string) {
 func openMigrated(url string, maxConns int32) (*pgxpool.Pool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	pool, err := postgres.Connect(ctx, url, maxConns, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := postgres.Migrate(ctx, pool, nil); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return pool, nil
+	return postgres.ConnectMigrated(ctx, url, maxConns, 0)
 }
 
 // createDatabase drops and recreates a database next to the base one and

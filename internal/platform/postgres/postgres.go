@@ -79,3 +79,17 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 	}
 	return nil
 }
+
+// ConnectMigrated opens a pool and applies every pending migration, for
+// commands and tests that may run before the first serve.
+func ConnectMigrated(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.Pool, error) {
+	pool, err := Connect(ctx, url, maxConns, minConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, pool, nil); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
