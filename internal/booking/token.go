@@ -4,9 +4,6 @@ package booking
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 
@@ -14,6 +11,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/secret"
 )
 
 // ByManageToken finds the booking a manage link points at.
@@ -31,16 +29,11 @@ func (s *Service) ByManageToken(ctx context.Context, token string) (Booking, err
 }
 
 func newManageToken() (token string, hash []byte, err error) {
-	buf := make([]byte, 32)
-	if _, err := rand.Read(buf); err != nil {
+	if token, err = secret.NewToken(32); err != nil {
 		return "", nil, fmt.Errorf("manage token: %w", err)
 	}
-	token = base64.RawURLEncoding.EncodeToString(buf)
 	return token, HashToken(token), nil
 }
 
-// HashToken is how manage tokens are stored: a leaked table does not leak links.
-func HashToken(token string) []byte {
-	sum := sha256.Sum256([]byte(token))
-	return sum[:]
-}
+// HashToken is how manage and device tokens are stored (secret.Hash).
+func HashToken(token string) []byte { return secret.Hash(token) }

@@ -4,8 +4,6 @@ package staff
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +11,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/textfield"
 )
 
@@ -51,11 +50,11 @@ func (s *Service) CreateKioskToken(ctx context.Context, u User, name string) (st
 	if name == "" {
 		return "", apperr.Invalidf("name", "Name the screen (for example \"Waiting room 1\").")
 	}
-	buf := make([]byte, 24)
-	if _, err := rand.Read(buf); err != nil {
+	random, err := secret.NewToken(24)
+	if err != nil {
 		return "", err
 	}
-	token := "k_" + base64.RawURLEncoding.EncodeToString(buf)
+	token := "k_" + random
 	err = s.tx(ctx, u, func(q *db.Queries) error {
 		row, err := q.KioskTokenInsert(ctx, db.KioskTokenInsertParams{ClinicID: u.ClinicID, Name: name, TokenHash: booking.HashToken(token)})
 		if err != nil {

@@ -5,8 +5,6 @@ package staff
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	auditlog "github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/textfield"
 )
 
@@ -63,8 +62,7 @@ func tokenHash(token string) ([]byte, bool) {
 	if err != nil || len(raw) != tokenBytes {
 		return nil, false
 	}
-	h := sha256.Sum256([]byte(token))
-	return h[:], true
+	return secret.Hash(token), true
 }
 
 func linkNotFound() *apperr.Error {
@@ -75,11 +73,11 @@ func linkNotFound() *apperr.Error {
 // transaction); the account's older links that were never used stop
 // working.
 func issueLink(ctx context.Context, q *db.Queries, clinicID, userID uuid.UUID, now time.Time) (Link, error) {
-	raw := make([]byte, tokenBytes)
-	if _, err := rand.Read(raw); err != nil {
+	token, err := secret.NewToken(tokenBytes)
+	if err != nil {
 		return Link{}, err
 	}
-	l := Link{Token: base64.RawURLEncoding.EncodeToString(raw), ExpiresAt: now.Add(LinkLifetime)}
+	l := Link{Token: token, ExpiresAt: now.Add(LinkLifetime)}
 	h, _ := tokenHash(l.Token)
 	if _, err := q.SigninLinkRevokeUnused(ctx, db.SigninLinkRevokeUnusedParams{StaffUserID: userID, Now: &now}); err != nil {
 		return Link{}, fmt.Errorf("revoke older links: %w", err)
