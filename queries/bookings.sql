@@ -3,10 +3,10 @@
 -- exclusion constraint cannot be an arbiter and surfaces as SQLSTATE 23P01.
 INSERT INTO bookings (
     clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
-    patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from
+    patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, language
 ) VALUES (
     @clinic_id, @appointment_type_id, @specialist_id, @slot_start, @slot_end,
-    @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @rescheduled_from
+    @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @rescheduled_from, @language
 )
 ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
 RETURNING *;
@@ -18,7 +18,18 @@ SELECT * FROM bookings WHERE id = @id;
 SELECT * FROM bookings WHERE id = @id FOR UPDATE;
 
 -- name: BookingGetByTokenHash :one
-SELECT * FROM bookings WHERE manage_token_hash = @manage_token_hash;
+-- The booking a manage link opens: the link of its confirmation page, or
+-- one that an e-mail carried (booking_links).
+SELECT * FROM bookings
+WHERE manage_token_hash = @manage_token_hash
+   OR id = (SELECT booking_id FROM booking_links WHERE token_hash = @manage_token_hash);
+
+-- name: BookingLinkAdd :exec
+INSERT INTO booking_links (token_hash, booking_id) VALUES (@token_hash, @booking_id);
+
+-- name: BookingLinksMove :exec
+-- A moved booking's links open the new booking.
+UPDATE booking_links SET booking_id = @to_id WHERE booking_id = @from_id;
 
 -- name: BookingSetStatus :one
 UPDATE bookings
@@ -171,10 +182,10 @@ WITH cooling AS (
 ), booked AS (
     INSERT INTO bookings (
         id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
-        patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at
+        patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at, language
     )
     SELECT @id, target.clinic_id, @appointment_type_id, @specialist_id, sqlc.arg(slot_start)::timestamptz, sqlc.arg(slot_end)::timestamptz,
-           @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @created_at
+           @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @created_at, @language
     FROM target
     ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id

@@ -12,6 +12,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/idempotency"
 )
 
@@ -42,6 +43,7 @@ func (s *Server) book(c echo.Context) error {
 		HoldID:            body.HoldID,
 		ClientID:          body.ClientID,
 		Patient:           body.Patient,
+		Language:          apiLanguage(c.Request()),
 		IdempotencyKey:    c.Request().Header.Get("Idempotency-Key"),
 		RequestHash:       idempotency.HashRequest([]byte(typeID.String()), canonical),
 		Encode: func(conf booking.Confirmation) (int, []byte, error) {
@@ -160,4 +162,11 @@ func parseETag(v string) (int32, bool) {
 		return 0, false
 	}
 	return int32(n), true
+}
+
+// apiLanguage is the language an API client asks the patient's e-mails
+// in (Accept-Language); "" leaves it to the clinic's.
+func apiLanguage(r *http.Request) string {
+	lang, _ := i18n.FromAcceptLanguage(r.Header.Get("Accept-Language"))
+	return lang
 }

@@ -1,13 +1,11 @@
 package web
 
-// The stream encoders, for the tests of the event-stream format, and the
-// calendar file, for the tests of its lines. The text check every request
-// passes and the reading of an If-Match, for the fuzz targets, which
-// tell which refusal an input must get.
+// The stream encoders, for the tests of the event-stream format. The text
+// check every request passes and the reading of an If-Match, for the fuzz
+// targets, which tell which refusal an input must get.
 var (
 	EncodeEvent = encodeNamed
 	EncodeData  = encodeData
-	ICS         = icsCalendar
 	PlainText   = plainText
 	ParseETag   = parseETag
 )

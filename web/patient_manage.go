@@ -11,6 +11,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/i18n"
+	"github.com/clinic/booking/internal/ics"
 	"github.com/clinic/booking/views"
 )
 
@@ -179,5 +180,5 @@ func (s *Server) manageICS(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="appointment.ics"`)
-	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(icsCalendar(m.b, m.typ.Name, m.sp.Name, m.clinic, time.Now())))
+	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(ics.Calendar(m.b, m.typ.Name, m.sp.Name, m.clinic, time.Now())))
 }

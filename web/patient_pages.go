@@ -361,7 +361,8 @@ func (s *Server) confirm(c echo.Context) error {
 	clientID := s.clientID(c)
 	res, err := s.deps.Checkout.Confirm(ctx, checkout.ConfirmRequest{
 		AppointmentTypeID: p.typeID, HoldID: holdID, ClientID: clientID,
-		Patient: booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
+		Patient:  booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
+		Language: i18n.FromContext(ctx).Lang(), // the page's, for the e-mails
 	})
 	s.metrics.outcome(c.Request().Context(), "booking", err)
 	if err != nil {

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"github.com/clinic/booking/internal/mail"
+
 	"context"
 	"errors"
 	"flag"
@@ -103,7 +105,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		logger.Warn("redis unreachable at start; holds answer 503 until it is back", "err", err)
 	}
 
+	mailOpts, err := mailOptions(cfg)
+	if err != nil {
+		return err
+	}
 	deps := web.Wire(pool, rdb, logger, web.Options{
+		Mail:             mailOpts,
 		HoldTTL:          cfg.HoldTTL,
 		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
 		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,
@@ -222,4 +229,19 @@ func publicURLIfSet(cfg config.Config) string {
 		return cfg.PublicURL
 	}
 	return ""
+}
+
+// mailOptions sends over SMTP_URL when it is set; without it, e-mails are
+// kept for the staff's outbox page.
+func mailOptions(cfg config.Config) (web.MailOptions, error) {
+	o := web.MailOptions{LinkBase: cfg.PublicURL, From: cfg.MailFrom, Workers: cfg.MailWorkers}
+	if cfg.SMTP == nil {
+		return o, nil
+	}
+	s, err := mail.NewSMTP(*cfg.SMTP, cfg.MailFrom)
+	if err != nil {
+		return o, fmt.Errorf("configuration: %w", err)
+	}
+	o.Sender = s
+	return o, nil
 }

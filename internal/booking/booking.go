@@ -41,6 +41,9 @@ type Booking struct {
 	CancelReason      string    `json:"cancelReason,omitempty"`
 	CreatedAt         time.Time `json:"createdAt"`
 	Version           int32     `json:"version"`
+	// Language is the language the patient booked in ("en", "de"; empty
+	// when unknown, as for a booking made by staff): their e-mails use it.
+	Language string `json:"-"`
 }
 
 // Patient is who the booking is for.
@@ -65,6 +68,7 @@ func fromRow(r db.Booking) Booking {
 		CancelReason:      r.CancelReason,
 		CreatedAt:         r.CreatedAt.UTC(),
 		Version:           r.Version,
+		Language:          r.Language,
 	}
 }
 
@@ -72,18 +76,43 @@ func fromRow(r db.Booking) Booking {
 type Service struct {
 	pool      *pgxpool.Pool
 	observers []Observer
+	outbox    Outbox
 }
 
 func NewService(pool *pgxpool.Pool) *Service {
 	return &Service{pool: pool}
 }
 
-// Change is a committed change of bookings, told to observers.
+// Change is a change of bookings: given to the outbox inside its
+// transaction, and told to observers once committed.
 type Change struct {
 	Kind     string   // "confirm", "cancel" or "reschedule"
 	Booking  Booking  // the booking as it is now (for reschedule: the new one)
 	Previous *Booking // for reschedule: the old booking, now rescheduled
 	HoldID   string   // for confirm: the hold it came from, if any
+	Actor    string   // who made it: ActorPatient or "staff:<id>"
+	Reason   string   // for cancel and reschedule: the reason given, if any
+}
+
+// Outbox writes the messages a change sends to the patient, in the
+// change's own transaction: a change commits with its messages or not at
+// all.
+type Outbox interface {
+	Enqueue(ctx context.Context, tx pgx.Tx, ch Change) error
+}
+
+// SetOutbox makes every change enqueue its messages; call it while
+// wiring, before serving. Without one, changes send nothing.
+func (s *Service) SetOutbox(o Outbox) { s.outbox = o }
+
+func (s *Service) enqueue(ctx context.Context, tx pgx.Tx, ch Change) error {
+	if s.outbox == nil {
+		return nil
+	}
+	if err := s.outbox.Enqueue(ctx, tx, ch); err != nil {
+		return fmt.Errorf("enqueue messages: %w", err)
+	}
+	return nil
 }
 
 // Observer hears of every committed change, after the commit: caches,
@@ -117,6 +146,9 @@ type BookRequest struct {
 	Actor string
 	// ClinicID, when set, scopes the request to one clinic (a staff member's).
 	ClinicID uuid.UUID
+	// Language is the patient's language for their e-mails ("en", "de";
+	// anything else is kept as unknown).
+	Language string
 	// Remember, when set, stores the answer to an idempotent request with
 	// the booking, in its transaction. A record the key already has makes
 	// Book write nothing and return *idempotency.ReplayError.
@@ -173,7 +205,7 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 			return Confirmation{}, err
 		}
 	}
-	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID})
+	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor})
 	return c, nil
 }
 

@@ -56,10 +56,13 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 			return err
 		}
 		changed = true
-		return writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason)
+		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason); err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, Change{Kind: "cancel", Booking: b, Actor: req.Actor, Reason: req.Reason})
 	})
 	if err == nil && changed {
-		s.notify(ctx, Change{Kind: "cancel", Booking: b})
+		s.notify(ctx, Change{Kind: "cancel", Booking: b, Actor: req.Actor, Reason: req.Reason})
 	}
 	return b, changed, err
 }
@@ -116,6 +119,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 			Start:             req.Start,
 			Patient:           old.Patient,
 			ClientID:          old.ClientID,
+			Language:          old.Language,
 			storedPatient:     true,
 		})
 		if err != nil {
@@ -126,16 +130,23 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		}
 		params.ManageTokenHash = row.ManageTokenHash
 		params.RescheduledFrom = uuid.NullUUID{UUID: old.ID, Valid: true}
+		params.Language = old.Language
 		nb, err = insert(ctx, q, params)
 		if err != nil {
 			return err
 		}
-		return writeAudit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason)
+		if err := q.BookingLinksMove(ctx, db.BookingLinksMoveParams{FromID: old.ID, ToID: nb.ID}); err != nil {
+			return fmt.Errorf("move manage links: %w", err)
+		}
+		if err := writeAudit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason); err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, Change{Kind: "reschedule", Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
 	})
 	if err != nil {
 		return Booking{}, err
 	}
-	s.notify(ctx, Change{Kind: "reschedule", Booking: nb, Previous: &prev})
+	s.notify(ctx, Change{Kind: "reschedule", Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
 	return nb, nil
 }
 

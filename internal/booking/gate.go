@@ -67,6 +67,7 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 			}
 		}
 		params.ManageTokenHash = hash
+		params.Language = language(req.Language)
 		b, err = insert(ctx, q, params)
 		if err != nil {
 			return err
@@ -78,6 +79,9 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 			}
 		}
 		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.create", b.ID, nil, &b, ""); err != nil {
+			return err
+		}
+		if err := s.enqueue(ctx, tx, Change{Kind: "confirm", Booking: b, HoldID: req.HoldID, Actor: req.Actor}); err != nil {
 			return err
 		}
 		if r := req.Remember; r != nil {

@@ -39,6 +39,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		// read like the row.
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
 		Version:   1,
+		Language:  language(req.Language),
 	}
 	c = Confirmation{Booking: b, ManageToken: token}
 	row, err := audit.Row(auditEntry(req.Actor, "booking.create", nil, &b, ""))
@@ -59,32 +60,56 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		p.Principal, p.Route, p.IdempotencyKey, p.RequestHash = r.Key.Principal, r.Key.Route, r.Key.Key, r.Key.RequestHash
 		p.StatusCode, p.Body = int32(status), body
 	}
+	p.Language = b.Language
 	var n int64
-	if req.Actor == ActorPatient {
-		p.CheckCooldown = true
-		n, err = s.createAsPatient(ctx, p)
-	} else {
-		n, err = db.New(s.pool).BookingCreate(ctx, p)
-	}
+	err = s.atomically(ctx, func(q conn, tx pgx.Tx) error {
+		var err error
+		if req.Actor == ActorPatient {
+			p.CheckCooldown = true
+			n, err = createAsPatient(ctx, q, p)
+		} else {
+			n, err = db.New(q).BookingCreate(ctx, p)
+		}
+		if err != nil || n != 1 {
+			return err
+		}
+		return s.enqueue(ctx, tx, Change{Kind: "confirm", Booking: b, HoldID: req.HoldID, Actor: req.Actor})
+	})
 	switch {
 	case isSQLState(err, "23505", "23P01"):
 		return c, false, nil
+	case err != nil && n == 1:
+		return c, false, err
 	case err != nil:
 		return c, false, fmt.Errorf("insert booking: %w", err)
 	}
 	return c, n == 1, nil
 }
 
+// conn is what the one-statement gate runs on: the pool, or a transaction
+// when the booking's messages are written with it.
+type conn = db.DBTX
+
+// atomically runs f on the pool, in one round trip, when there is no outbox
+// (tx is nil); with one, in a transaction that f's messages join.
+func (s *Service) atomically(ctx context.Context, f func(q conn, tx pgx.Tx) error) error {
+	if s.outbox == nil {
+		return f(s.pool, nil)
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return f(tx, tx) })
+}
+
 // createAsPatient runs BookingCreate after BookingPatientLock, in one
-// round trip: a batch runs as one implicit transaction, so the lock is
-// held until the booking commits, and the insert, a later statement, sees
-// every booking that the lock's previous holder committed.
-func (s *Service) createAsPatient(ctx context.Context, p db.BookingCreateParams) (int64, error) {
+// round trip: a batch runs as one implicit transaction (or inside the
+// explicit one q is), so the lock is held until the booking commits, and
+// the insert, a later statement, sees every booking that the lock's
+// previous holder committed.
+func createAsPatient(ctx context.Context, q conn, p db.BookingCreateParams) (int64, error) {
 	b := &pgx.Batch{}
-	q := db.New(queue{b})
-	_ = q.BookingPatientLock(ctx, db.BookingPatientLockParams{AppointmentTypeID: p.AppointmentTypeID, Email: p.PatientEmail, Phone: p.PatientPhone})
-	_, _ = q.BookingCreate(ctx, p)
-	br := s.pool.SendBatch(ctx, b)
+	queued := db.New(queue{b})
+	_ = queued.BookingPatientLock(ctx, db.BookingPatientLockParams{AppointmentTypeID: p.AppointmentTypeID, Email: p.PatientEmail, Phone: p.PatientPhone})
+	_, _ = queued.BookingCreate(ctx, p)
+	br := q.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		_ = br.Close()
 		return 0, err
@@ -115,6 +140,10 @@ func (q queue) Query(context.Context, string, ...any) (pgx.Rows, error) {
 func (q queue) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
 	q.b.Queue(sql, args...)
 	return queuedRow{}
+}
+
+func (q queue) SendBatch(context.Context, *pgx.Batch) pgx.BatchResults {
+	panic("booking: a batch cannot queue a batch")
 }
 
 type queuedRow struct{}

@@ -3,6 +3,8 @@ package booking
 // A patient's details as a booking keeps them.
 
 import (
+	"github.com/clinic/booking/internal/i18n"
+
 	"net/mail"
 	"strings"
 
@@ -53,4 +55,12 @@ func validPhone(s string) bool {
 		}
 	}
 	return s == "" || digits >= 5
+}
+
+// language keeps a language the e-mails can speak, and nothing else.
+func language(lang string) string {
+	if i18n.IsSupported(lang) {
+		return lang
+	}
+	return ""
 }

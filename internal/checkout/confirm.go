@@ -25,6 +25,8 @@ type ConfirmRequest struct {
 	HoldID            string
 	ClientID          string
 	Patient           booking.Patient
+	// Language is the language the patient booked in, for their e-mails.
+	Language string
 	// IdempotencyKey, when set, makes a retry return the first answer;
 	// RequestHash fingerprints the request.
 	IdempotencyKey string
@@ -129,6 +131,7 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		HoldID:            h.HoldID,
 		Actor:             booking.ActorPatient,
 		ClinicID:          h.ClinicID,
+		Language:          req.Language,
 	}
 	if key != nil {
 		// A retry racing this request with the same hold loses the slot to

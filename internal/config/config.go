@@ -3,6 +3,8 @@
 package config
 
 import (
+	"github.com/clinic/booking/internal/mail"
+
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -68,6 +70,14 @@ type Config struct {
 	HoldsPerAddress int
 	// HoldMaxLife is the longest heartbeats keep a hold, from its claim.
 	HoldMaxLife time.Duration
+
+	// SMTP is the mail server patients' e-mails go through (SMTP_URL);
+	// nil: none, and the e-mails are kept for the staff's outbox page.
+	SMTP *mail.Config
+	// MailFrom is the sender of those e-mails (MAIL_FROM).
+	MailFrom string
+	// MailWorkers is how many e-mails one instance sends at once.
+	MailWorkers int
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -129,6 +139,15 @@ func Load(getenv func(string) string) (Config, error) {
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
 	c.MetricsAddr = getenv("METRICS_ADDR")
+	c.MailWorkers = intVar("MAIL_WORKERS", 4, 1, 100)
+	if raw := getenv("SMTP_URL"); raw != "" {
+		m, err := mail.ParseURL(raw)
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			c.SMTP = &m
+		}
+	}
 	if c.SecretKey = getenv("SECRET_KEY"); c.SecretKey != "" {
 		if err := secret.Check(c.SecretKey); err != nil {
 			errs = append(errs, "SECRET_KEY: "+err.Error())
@@ -174,6 +193,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.PublicURL, err = publicURL(getenv("PUBLIC_URL"), c.Addr); err != nil {
 		errs = append(errs, err.Error())
 	}
+	c.MailFrom = or(getenv("MAIL_FROM"), "Clinic bookings <bookings@"+hostOf(c.PublicURL)+">")
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
@@ -194,6 +214,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("timeslots_cache_ttl", c.TimeslotCacheTTL),
 		slog.Duration("hold_ttl", c.HoldTTL),
 		slog.Bool("secure_cookies", c.SecureCookies),
+		slog.String("smtp_url", smtpText(c.SMTP)),
+		slog.String("mail_from", c.MailFrom),
 		slog.Int("warn_heap_mb", c.WarnHeapMB),
 		slog.Int("holds_per_minute", c.HoldsPerMinute),
 		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),
@@ -245,4 +267,20 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// hostOf is the host name of an address, for a default sender.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return "localhost"
+	}
+	return u.Hostname()
+}
+
+func smtpText(c *mail.Config) string {
+	if c == nil {
+		return "none: e-mails kept for the outbox page"
+	}
+	return c.String()
 }

@@ -12,7 +12,7 @@ import (
 )
 
 const appointmentTypeGet = `-- name: AppointmentTypeGet :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at FROM appointment_types WHERE id = $1
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE id = $1
 `
 
 func (q *Queries) AppointmentTypeGet(ctx context.Context, id uuid.UUID) (AppointmentType, error) {
@@ -34,12 +34,13 @@ func (q *Queries) AppointmentTypeGet(ctx context.Context, id uuid.UUID) (Appoint
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReminderMin,
 	)
 	return i, err
 }
 
 const appointmentTypeGetByName = `-- name: AppointmentTypeGetByName :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at FROM appointment_types WHERE clinic_id = $1 AND name = $2
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE clinic_id = $1 AND name = $2
 `
 
 type AppointmentTypeGetByNameParams struct {
@@ -66,12 +67,13 @@ func (q *Queries) AppointmentTypeGetByName(ctx context.Context, arg AppointmentT
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReminderMin,
 	)
 	return i, err
 }
 
 const appointmentTypeGetInClinic = `-- name: AppointmentTypeGetInClinic :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at FROM appointment_types WHERE id = $1 AND clinic_id = $2
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE id = $1 AND clinic_id = $2
 `
 
 type AppointmentTypeGetInClinicParams struct {
@@ -98,12 +100,13 @@ func (q *Queries) AppointmentTypeGetInClinic(ctx context.Context, arg Appointmen
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReminderMin,
 	)
 	return i, err
 }
 
 const appointmentTypeGetWithClinic = `-- name: AppointmentTypeGetWithClinic :one
-SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, clinics.timezone, clinics.slug AS clinic_slug
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, clinics.timezone, clinics.slug AS clinic_slug
 FROM appointment_types
 JOIN clinics ON clinics.id = appointment_types.clinic_id
 WHERE appointment_types.id = $1
@@ -134,6 +137,7 @@ func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID
 		&i.AppointmentType.Version,
 		&i.AppointmentType.CreatedAt,
 		&i.AppointmentType.UpdatedAt,
+		&i.AppointmentType.ReminderMin,
 		&i.Timezone,
 		&i.ClinicSlug,
 	)
@@ -148,7 +152,7 @@ INSERT INTO appointment_types (
     $1, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $11
 )
-RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at
+RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min
 `
 
 type AppointmentTypeInsertParams struct {
@@ -196,12 +200,13 @@ func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentType
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReminderMin,
 	)
 	return i, err
 }
 
 const appointmentTypeListByClinic = `-- name: AppointmentTypeListByClinic :many
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at FROM appointment_types WHERE clinic_id = $1 ORDER BY duration_min, name
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE clinic_id = $1 ORDER BY duration_min, name
 `
 
 func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid.UUID) ([]AppointmentType, error) {
@@ -229,6 +234,7 @@ func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid
 			&i.Version,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ReminderMin,
 		); err != nil {
 			return nil, err
 		}
@@ -241,7 +247,7 @@ func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid
 }
 
 const appointmentTypeLockInClinic = `-- name: AppointmentTypeLockInClinic :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at FROM appointment_types WHERE id = $1 AND clinic_id = $2 FOR UPDATE
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE id = $1 AND clinic_id = $2 FOR UPDATE
 `
 
 type AppointmentTypeLockInClinicParams struct {
@@ -268,6 +274,7 @@ func (q *Queries) AppointmentTypeLockInClinic(ctx context.Context, arg Appointme
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReminderMin,
 	)
 	return i, err
 }
@@ -391,7 +398,7 @@ SET name = $1, description = $2, duration_min = $3, slot_step_min = $4,
     cooldown_min = $9, max_holds_per_client = $10,
     version = version + 1, updated_at = now()
 WHERE id = $11 AND clinic_id = $12 AND version = $13
-RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at
+RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min
 `
 
 type AppointmentTypeUpdateParams struct {
@@ -443,6 +450,7 @@ func (q *Queries) AppointmentTypeUpdate(ctx context.Context, arg AppointmentType
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReminderMin,
 	)
 	return i, err
 }

@@ -119,20 +119,20 @@ WITH cooling AS (
 ), booked AS (
     INSERT INTO bookings (
         id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
-        patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at
+        patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at, language
     )
     SELECT $9, target.clinic_id, $2, $5, $8::timestamptz, $7::timestamptz,
-           $10, $3, $4, $11, $12, $13
+           $10, $3, $4, $11, $12, $13, $14
     FROM target
     ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id
 ), audited AS (
     INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after)
-    SELECT clinic_id, $14, 'booking.create', 'booking', id::text, $15 FROM booked
+    SELECT clinic_id, $15, 'booking.create', 'booking', id::text, $16 FROM booked
 ), remembered AS (
     INSERT INTO idempotency_keys (clinic_id, principal, route, key, request_hash, status_code, body)
-    SELECT clinic_id, $16, $17, $18, $19, $20, $21
-    FROM booked WHERE $22::boolean
+    SELECT clinic_id, $17, $18, $19, $20, $21, $22
+    FROM booked WHERE $23::boolean
 )
 SELECT count(*) FROM booked
 `
@@ -151,6 +151,7 @@ type BookingCreateParams struct {
 	ClientID          string
 	ManageTokenHash   []byte
 	CreatedAt         time.Time
+	Language          string
 	Actor             string
 	AuditAfter        json.RawMessage
 	Principal         string
@@ -187,6 +188,7 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 		arg.ClientID,
 		arg.ManageTokenHash,
 		arg.CreatedAt,
+		arg.Language,
 		arg.Actor,
 		arg.AuditAfter,
 		arg.Principal,
@@ -203,7 +205,7 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version FROM bookings WHERE id = $1
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -227,14 +229,19 @@ func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error)
 		&i.CreatedAt,
 		&i.CancelledAt,
 		&i.Version,
+		&i.Language,
 	)
 	return i, err
 }
 
 const bookingGetByTokenHash = `-- name: BookingGetByTokenHash :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version FROM bookings WHERE manage_token_hash = $1
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language FROM bookings
+WHERE manage_token_hash = $1
+   OR id = (SELECT booking_id FROM booking_links WHERE token_hash = $1)
 `
 
+// The booking a manage link opens: the link of its confirmation page, or
+// one that an e-mail carried (booking_links).
 func (q *Queries) BookingGetByTokenHash(ctx context.Context, manageTokenHash []byte) (Booking, error) {
 	row := q.db.QueryRow(ctx, bookingGetByTokenHash, manageTokenHash)
 	var i Booking
@@ -256,12 +263,13 @@ func (q *Queries) BookingGetByTokenHash(ctx context.Context, manageTokenHash []b
 		&i.CreatedAt,
 		&i.CancelledAt,
 		&i.Version,
+		&i.Language,
 	)
 	return i, err
 }
 
 const bookingGetForUpdate = `-- name: BookingGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -285,6 +293,7 @@ func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Bookin
 		&i.CreatedAt,
 		&i.CancelledAt,
 		&i.Version,
+		&i.Language,
 	)
 	return i, err
 }
@@ -292,13 +301,13 @@ func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Bookin
 const bookingInsert = `-- name: BookingInsert :one
 INSERT INTO bookings (
     clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
-    patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from
+    patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, language
 ) VALUES (
     $1, $2, $3, $4, $5,
-    $6, $7, $8, $9, $10, $11
+    $6, $7, $8, $9, $10, $11, $12
 )
 ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language
 `
 
 type BookingInsertParams struct {
@@ -313,6 +322,7 @@ type BookingInsertParams struct {
 	ClientID          string
 	ManageTokenHash   []byte
 	RescheduledFrom   uuid.NullUUID
+	Language          string
 }
 
 // The booking gate. The arbiter repeats the partial index's predicate; the
@@ -330,6 +340,7 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		arg.ClientID,
 		arg.ManageTokenHash,
 		arg.RescheduledFrom,
+		arg.Language,
 	)
 	var i Booking
 	err := row.Scan(
@@ -350,8 +361,38 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		&i.CreatedAt,
 		&i.CancelledAt,
 		&i.Version,
+		&i.Language,
 	)
 	return i, err
+}
+
+const bookingLinkAdd = `-- name: BookingLinkAdd :exec
+INSERT INTO booking_links (token_hash, booking_id) VALUES ($1, $2)
+`
+
+type BookingLinkAddParams struct {
+	TokenHash []byte
+	BookingID uuid.UUID
+}
+
+func (q *Queries) BookingLinkAdd(ctx context.Context, arg BookingLinkAddParams) error {
+	_, err := q.db.Exec(ctx, bookingLinkAdd, arg.TokenHash, arg.BookingID)
+	return err
+}
+
+const bookingLinksMove = `-- name: BookingLinksMove :exec
+UPDATE booking_links SET booking_id = $1 WHERE booking_id = $2
+`
+
+type BookingLinksMoveParams struct {
+	ToID   uuid.UUID
+	FromID uuid.UUID
+}
+
+// A moved booking's links open the new booking.
+func (q *Queries) BookingLinksMove(ctx context.Context, arg BookingLinksMoveParams) error {
+	_, err := q.db.Exec(ctx, bookingLinksMove, arg.ToID, arg.FromID)
+	return err
 }
 
 const bookingListConfirmedBySpecialistRange = `-- name: BookingListConfirmedBySpecialistRange :many
@@ -659,7 +700,7 @@ SET status = $1, cancel_reason = $2, cancelled_at = now(),
     manage_token_hash = CASE WHEN $3::boolean THEN manage_token_hash ELSE NULL END,
     version = version + 1
 WHERE id = $4
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language
 `
 
 type BookingSetStatusParams struct {
@@ -695,12 +736,13 @@ func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusPara
 		&i.CreatedAt,
 		&i.CancelledAt,
 		&i.Version,
+		&i.Language,
 	)
 	return i, err
 }
 
 const bookingTargetGet = `-- name: BookingTargetGet :one
-SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at,
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min,
        (s.id IS NOT NULL)::boolean AS specialist_found,
        COALESCE(s.clinic_id = appointment_types.clinic_id, false)::boolean AS same_clinic,
        COALESCE(s.active, false)::boolean AS specialist_active,
@@ -748,6 +790,7 @@ func (q *Queries) BookingTargetGet(ctx context.Context, arg BookingTargetGetPara
 		&i.AppointmentType.Version,
 		&i.AppointmentType.CreatedAt,
 		&i.AppointmentType.UpdatedAt,
+		&i.AppointmentType.ReminderMin,
 		&i.SpecialistFound,
 		&i.SameClinic,
 		&i.SpecialistActive,

@@ -28,6 +28,7 @@ type AppointmentType struct {
 	Version           int32
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	ReminderMin       int32
 }
 
 type AppointmentTypeSpecialist struct {
@@ -67,6 +68,13 @@ type Booking struct {
 	CreatedAt         time.Time
 	CancelledAt       *time.Time
 	Version           int32
+	Language          string
+}
+
+type BookingLink struct {
+	TokenHash []byte
+	BookingID uuid.UUID
+	CreatedAt time.Time
 }
 
 type Clinic struct {
@@ -105,6 +113,34 @@ type KioskToken struct {
 	TokenHash []byte
 	CreatedAt time.Time
 	RevokedAt *time.Time
+}
+
+type Message struct {
+	ID         uuid.UUID
+	ClinicID   uuid.UUID
+	BookingID  uuid.NullUUID
+	Kind       string
+	Recipient  string
+	Language   string
+	PreviousID uuid.NullUUID
+	Reason     string
+	Status     string
+	JobID      pgtype.Int8
+	SendAt     time.Time
+	Attempts   int32
+	LastError  string
+	AcceptedAt *time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+type OutboxCopy struct {
+	MessageID uuid.UUID
+	ClinicID  uuid.UUID
+	Recipient string
+	Subject   string
+	Raw       []byte
+	CreatedAt time.Time
 }
 
 type Override struct {

@@ -3,6 +3,9 @@
 package postgres
 
 import (
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -77,8 +80,31 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 			logger.Info("migration applied", "version", r.Source.Version, "duration", r.Duration)
 		}
 	}
+	return migrateQueue(ctx, pool, logger)
+}
+
+// migrateQueue applies the job queue's own migrations (River keeps its
+// tables, river_job and its companions, under its own version table).
+func migrateQueue(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: quiet()})
+	if err != nil {
+		return fmt.Errorf("job queue migrator: %w", err)
+	}
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("apply job queue migrations: %w", err)
+	}
+	for _, v := range res.Versions {
+		if logger != nil {
+			logger.Info("job queue migration applied", "version", v.Version, "name", v.Name, "duration", v.Duration)
+		}
+	}
 	return nil
 }
+
+// quiet is a logger that drops everything: the migrator's own lines
+// would repeat what Migrate logs.
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // ConnectMigrated opens a pool and applies every pending migration, for
 // commands and tests that may run before the first serve.

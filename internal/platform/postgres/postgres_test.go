@@ -37,8 +37,8 @@ func TestMigrationsApplyRollBackAndApplyAgain(t *testing.T) {
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("up on an empty database: %v", err)
 	}
-	if n := tables(); n != 14 {
-		t.Fatalf("want 14 tables after up, got %d", n)
+	if n := tables(); n != 17 {
+		t.Fatalf("want 17 tables after up, got %d", n)
 	}
 	if _, err := p.DownTo(ctx, 0); err != nil {
 		t.Fatalf("roll back: %v", err)
@@ -62,6 +62,11 @@ func TestMigrationsApplyRollBackAndApplyAgain(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatalf("concurrent migrate: %v", err)
 		}
+	}
+	// Migrate brings the job queue's tables too.
+	var queue bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('river_job') IS NOT NULL`).Scan(&queue); err != nil || !queue {
+		t.Fatalf("river_job after Migrate: %v %v", queue, err)
 	}
 }
 

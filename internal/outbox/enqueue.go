@@ -1,0 +1,172 @@
+package outbox
+
+// Writing messages, in the transaction of the change they tell of.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/riverqueue/river"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+)
+
+// message is a message to write.
+type message struct {
+	db.MessageInsertParams
+}
+
+// Enqueue writes the messages a booking change sends, in its transaction
+// tx: a new booking's confirmation and reminder; a move's change notice
+// and the new time's reminder, the old reminder cancelled; a
+// cancellation's notice, its reminder cancelled. A booking without an
+// e-mail address sends nothing.
+func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) error {
+	q := db.New(tx)
+	b := ch.Booking
+	var msgs []message
+	switch ch.Kind {
+	case "confirm":
+		msgs = append(msgs, o.about(b, KindConfirmation, b.CreatedAt))
+		r, ok, err := o.reminder(ctx, q, b)
+		if err != nil {
+			return err
+		}
+		if ok {
+			msgs = append(msgs, r)
+		}
+	case "cancel":
+		if err := o.cancelReminders(ctx, tx, q, b.ID); err != nil {
+			return err
+		}
+		m := o.about(b, KindCancellation, o.now())
+		m.Reason = staffReason(ch)
+		msgs = append(msgs, m)
+	case "reschedule":
+		if ch.Previous != nil {
+			if err := o.cancelReminders(ctx, tx, q, ch.Previous.ID); err != nil {
+				return err
+			}
+		}
+		m := o.about(b, KindChange, o.now())
+		m.Reason = staffReason(ch)
+		if ch.Previous != nil {
+			m.PreviousID = uuid.NullUUID{UUID: ch.Previous.ID, Valid: true}
+		}
+		msgs = append(msgs, m)
+		r, ok, err := o.reminder(ctx, q, b)
+		if err != nil {
+			return err
+		}
+		if ok {
+			msgs = append(msgs, r)
+		}
+	default:
+		return fmt.Errorf("outbox: unknown change %q", ch.Kind)
+	}
+	if b.Patient.Email == "" {
+		return nil
+	}
+	return o.write(ctx, tx, msgs)
+}
+
+// staffReason is the reason a notice gives: the one staff wrote; a
+// patient's own change needs none told back.
+func staffReason(ch booking.Change) string {
+	if ch.Actor == booking.ActorPatient {
+		return ""
+	}
+	return ch.Reason
+}
+
+func (o *Outbox) about(b booking.Booking, kind string, at time.Time) message {
+	return message{db.MessageInsertParams{
+		ID: uuid.New(), ClinicID: b.ClinicID, BookingID: uuid.NullUUID{UUID: b.ID, Valid: true},
+		Kind: kind, Recipient: b.Patient.Email, Language: b.Language, SendAt: at.UTC(),
+	}}
+}
+
+// reminder is b's reminder, at the type's time before the start; none when
+// the type sends none or that time has passed already.
+func (o *Outbox) reminder(ctx context.Context, q *db.Queries, b booking.Booking) (message, bool, error) {
+	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
+	if err != nil {
+		return message{}, false, fmt.Errorf("load appointment type: %w", err)
+	}
+	if t.ReminderMin <= 0 {
+		return message{}, false, nil
+	}
+	at := b.Start.Add(-time.Duration(t.ReminderMin) * time.Minute)
+	if !at.After(o.now()) {
+		return message{}, false, nil
+	}
+	return o.about(b, KindReminder, at), true, nil
+}
+
+// cancelReminders cancels a booking's pending reminders and their jobs.
+func (o *Outbox) cancelReminders(ctx context.Context, tx pgx.Tx, q *db.Queries, bookingID uuid.UUID) error {
+	jobs, err := q.MessageCancelReminders(ctx, uuid.NullUUID{UUID: bookingID, Valid: true})
+	if err != nil {
+		return fmt.Errorf("cancel reminders: %w", err)
+	}
+	for _, id := range jobs {
+		if !id.Valid {
+			continue
+		}
+		if _, err := o.river.JobCancelTx(ctx, tx, id.Int64); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("cancel reminder job: %w", err)
+		}
+	}
+	return nil
+}
+
+// write inserts the queue's jobs, then the rows that name them, in tx.
+func (o *Outbox) write(ctx context.Context, tx pgx.Tx, msgs []message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(msgs))
+	for i, m := range msgs {
+		opts := &river.InsertOpts{Queue: o.cfg.Queue}
+		if m.SendAt.After(o.now()) {
+			opts.ScheduledAt = m.SendAt
+		}
+		params[i] = river.InsertManyParams{Args: sendArgs{MessageID: m.ID}, InsertOpts: opts}
+	}
+	res, err := o.river.InsertManyTx(ctx, tx, params)
+	if err != nil {
+		return fmt.Errorf("enqueue messages: %w", err)
+	}
+	rows := make([]db.MessageInsertParams, len(msgs))
+	for i, m := range msgs {
+		rows[i] = m.MessageInsertParams
+		rows[i].JobID = pgtype.Int8{Int64: res[i].Job.ID, Valid: true}
+	}
+	var ierr error
+	db.New(tx).MessageInsert(ctx, rows).Exec(func(_ int, err error) {
+		if err != nil && ierr == nil {
+			ierr = err
+		}
+	})
+	if ierr != nil {
+		return fmt.Errorf("write messages: %w", ierr)
+	}
+	return nil
+}
+
+// RequestLookup enqueues the list of an address's coming bookings at a
+// clinic. It is written whether or not the address has any, so that
+// asking takes the same path either way; the worker sends nothing (and
+// forgets the address) when there are none.
+func (o *Outbox) RequestLookup(ctx context.Context, clinicID uuid.UUID, email, language string) error {
+	m := message{db.MessageInsertParams{
+		ID: uuid.New(), ClinicID: clinicID, Kind: KindLookup, Recipient: email, Language: language, SendAt: o.now().UTC(),
+	}}
+	return pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error { return o.write(ctx, tx, []message{m}) })
+}

@@ -1,0 +1,242 @@
+package outbox_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/mail"
+	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/platform/postgres"
+	"github.com/clinic/booking/internal/testkit"
+)
+
+// rig is a clinic, its booking service with an outbox, a real SMTP server
+// and the queue's clock.
+type rig struct {
+	pool     *pgxpool.Pool
+	clinic   testkit.Clinic
+	bookings *booking.Service
+	outbox   *outbox.Outbox
+	smtp     *testkit.SMTPServer
+	clock    *clock
+	loc      *time.Location
+}
+
+type rigOptions struct {
+	workers int          // 0: 2
+	sender  *mail.SMTP   // nil: to the rig's SMTP server
+	noSMTP  bool         // keep messages for the outbox page instead
+	retry   outbox.Retry // zero: fast retries for tests
+	// ownDB: a database of the rig's own, so that its queue client is the
+	// only one and leads the queue's upkeep (moving due reminders along)
+	// by the rig's clock.
+	ownDB bool
+}
+
+func newRig(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	pool := testkit.DB(t)
+	if o.ownDB {
+		var err error
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if pool, err = postgres.ConnectMigrated(ctx, testkit.FreshDB(t), 10, 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+	}
+	r := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &clock{}}
+	r.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{})
+	loc, err := time.LoadLocation(r.clinic.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.loc = loc
+	cfg := outbox.Config{PublicURL: "http://clinic.test", Workers: 2, Clock: r.clock, Queue: "mail_" + strings.ReplaceAll(uuid.NewString(), "-", ""),
+		Retry: outbox.Retry{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Attempts: 5}}
+	if o.workers > 0 {
+		cfg.Workers = o.workers
+	}
+	if o.retry != (outbox.Retry{}) {
+		cfg.Retry = o.retry
+	}
+	if !o.noSMTP {
+		s := o.sender
+		if s == nil {
+			s = r.sender(t)
+		}
+		cfg.Sender = s
+	}
+	r.outbox, err = outbox.New(pool, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := r.outbox.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		_ = r.outbox.Stop(stop)
+		cancel()
+	})
+	r.bookings = booking.NewService(pool)
+	r.bookings.SetOutbox(r.outbox)
+	return r
+}
+
+func (r *rig) sender(t *testing.T) *mail.SMTP {
+	t.Helper()
+	cfg, err := mail.ParseURL(r.smtp.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mail.NewSMTP(cfg, "Test clinic <bookings@clinic.test>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// at is a wall-clock time in the clinic's zone, days from today.
+func (r *rig) at(days, hour, minute int) time.Time {
+	d := time.Now().In(r.loc).AddDate(0, 0, days)
+	return time.Date(d.Year(), d.Month(), d.Day(), hour, minute, 0, 0, r.loc)
+}
+
+func (r *rig) book(t *testing.T, start time.Time, email string) booking.Booking {
+	t.Helper()
+	c, err := r.bookings.Book(context.Background(), r.request(start, email))
+	if err != nil {
+		t.Fatalf("book %s: %v", start, err)
+	}
+	return c.Booking
+}
+
+func (r *rig) request(start time.Time, email string) booking.BookRequest {
+	return booking.BookRequest{
+		AppointmentTypeID: r.clinic.Types[0].ID, SpecialistID: r.clinic.Specialists[0].ID, Start: start,
+		Patient: booking.Patient{Name: "Ada Patient", Email: email}, Actor: booking.ActorPatient, Language: "en",
+	}
+}
+
+// messages are the rows of a booking's messages, oldest first.
+func (r *rig) messages(t *testing.T, bookingID uuid.UUID) []db.Message {
+	t.Helper()
+	rows, err := db.New(r.pool).MessageListByBooking(context.Background(), db.MessageListByBookingParams{
+		ClinicID: r.clinic.ID, BookingID: uuid.NullUUID{UUID: bookingID, Valid: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func kinds(ms []db.Message) string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Kind+":"+m.Status)
+	}
+	return strings.Join(out, " ")
+}
+
+// waitStatus waits until the message reaches status.
+func (r *rig) waitStatus(t *testing.T, id uuid.UUID, status string) db.Message {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m, err := db.New(r.pool).MessageGet(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status == status {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("message %s (%s) is %s after 20 s, want %s (%s)", id, m.Kind, m.Status, status, m.LastError)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// settle waits until nothing due is waiting to be sent.
+func (r *rig) settle(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n := r.count(t, `SELECT count(*) FROM messages WHERE clinic_id = $1
+			AND status IN ('queued', 'sending', 'retrying') AND send_at <= now()`, r.clinic.ID)
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages still waiting after 20 s", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// clock is the queue's time: the real one until a test sets it.
+type clock struct {
+	mu  sync.Mutex
+	now *time.Time
+}
+
+func (c *clock) Now() time.Time {
+	if t := c.NowOrNil(); t != nil {
+		return *t
+	}
+	return time.Now()
+}
+
+func (c *clock) NowOrNil() *time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now == nil {
+		return nil
+	}
+	t := *c.now
+	return &t
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	c.now = &t
+	c.mu.Unlock()
+}
+
+func (r *rig) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := r.pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (r *rig) jobState(t *testing.T, id int64) string {
+	t.Helper()
+	var s string
+	if err := r.pool.QueryRow(context.Background(), `SELECT state::text FROM river_job WHERE id = $1`, id).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (r *rig) jobScheduledAt(t *testing.T, id int64) time.Time {
+	t.Helper()
+	var at time.Time
+	if err := r.pool.QueryRow(context.Background(), `SELECT scheduled_at FROM river_job WHERE id = $1`, id).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	return at
+}

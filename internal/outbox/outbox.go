@@ -1,0 +1,200 @@
+// Package outbox tells patients of their bookings by e-mail: a
+// confirmation, a reminder before the appointment, a notice when it is
+// moved or cancelled, and the list of their bookings when they ask for it.
+//
+// Every message is written in the transaction of the change it tells of,
+// as a row of messages and a job of the queue (River, on the same
+// PostgreSQL): a booking commits with its e-mail or neither exists. Every
+// serve process works the queue; a job is taken by one worker at a time,
+// retried with backoff when the mail server fails, and never sent again
+// once the server accepted it (the row records the acceptance before the
+// job can run again).
+package outbox
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/mail"
+)
+
+// Kinds of message.
+const (
+	KindConfirmation = "confirmation"
+	KindReminder     = "reminder"
+	KindChange       = "change"
+	KindCancellation = "cancellation"
+	KindLookup       = "lookup"
+)
+
+// Kinds lists every kind, for metrics.
+var Kinds = []string{KindConfirmation, KindReminder, KindChange, KindCancellation, KindLookup}
+
+// defaultQueue is the queue the messages go through.
+const defaultQueue = "mail"
+
+// Config is how the outbox sends.
+type Config struct {
+	// Sender delivers a message. Nil keeps every message in the
+	// development outbox (outbox_copies) instead, for the staff's outbox
+	// page, and counts it as sent.
+	Sender mail.Sender
+	// From is the sender of the messages kept without a mail server
+	// (MAIL_FROM); "" is "Clinic bookings <bookings@localhost>".
+	From string
+	// PublicURL is the base of the links in messages ("https://book.example.org").
+	PublicURL string
+	// Workers is how many messages this process sends at once; 0 makes
+	// it only enqueue (a command, a test of something else).
+	Workers int
+	// Retry is the backoff after a failed attempt: Base, doubling, at
+	// most Max, for Attempts attempts in all. Zero fields take defaults
+	// (30 s, 1 h, 12).
+	Retry Retry
+	// Queue names the queue of this outbox's jobs; "" is "mail". Every
+	// server of one database must use the same; tests that share a
+	// database give each server its own so none sends another's messages.
+	Queue string
+	// Clock is the queue's and the outbox's time; nil is the real clock.
+	// Tests move it to make reminders due without waiting.
+	Clock rivertype.TimeGenerator
+	Log   *slog.Logger
+}
+
+// Retry is the backoff of failed sends.
+type Retry struct {
+	Base, Max time.Duration
+	Attempts  int
+}
+
+func (r Retry) withDefaults() Retry {
+	if r.Base <= 0 {
+		r.Base = 30 * time.Second
+	}
+	if r.Max <= 0 {
+		r.Max = time.Hour
+	}
+	if r.Attempts <= 0 {
+		r.Attempts = 12
+	}
+	return r
+}
+
+// Outbox enqueues messages with the changes they tell of, and sends them.
+type Outbox struct {
+	pool    *pgxpool.Pool
+	river   *river.Client[pgx.Tx]
+	cfg     Config
+	clinics *clinics.Service
+	log     *slog.Logger
+	stats   *stats
+}
+
+// sendArgs is the queue job of one message; the message's row holds
+// everything else, so no patient data sits in the queue.
+type sendArgs struct {
+	MessageID uuid.UUID `json:"message_id"`
+}
+
+func (sendArgs) Kind() string { return "send_message" }
+
+// InsertOpts: one job per message, however often it is enqueued.
+func (sendArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: defaultQueue, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// New makes the outbox; Start begins sending.
+func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
+	cfg.Retry = cfg.Retry.withDefaults()
+	if cfg.From == "" {
+		cfg.From = "Clinic bookings <bookings@localhost>"
+	}
+	if cfg.Queue == "" {
+		cfg.Queue = defaultQueue
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	o := &Outbox{pool: pool, cfg: cfg, clinics: clinics.NewService(pool), log: cfg.Log, stats: newStats()}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &sendWorker{o: o}); err != nil {
+		return nil, fmt.Errorf("outbox worker: %w", err)
+	}
+	rc := &river.Config{
+		Workers:     workers,
+		MaxAttempts: cfg.Retry.Attempts,
+		RetryPolicy: backoff{cfg.Retry},
+		JobTimeout:  2 * time.Minute,
+		Logger:      cfg.Log.With("component", "queue"),
+		Test:        river.TestConfig{Time: cfg.Clock},
+	}
+	if cfg.Workers > 0 {
+		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.Workers}}
+	}
+	c, err := river.NewClient(riverpgxv5.New(pool), rc)
+	if err != nil {
+		return nil, fmt.Errorf("job queue client: %w", err)
+	}
+	o.river = c
+	return o, nil
+}
+
+// Start begins working the queue, when this outbox has workers.
+func (o *Outbox) Start(ctx context.Context) error {
+	if o.cfg.Workers == 0 {
+		return nil
+	}
+	if err := o.river.Start(ctx); err != nil {
+		return fmt.Errorf("start job queue: %w", err)
+	}
+	return nil
+}
+
+// Stop waits for the sends under way to finish (until ctx ends).
+func (o *Outbox) Stop(ctx context.Context) error {
+	if o.cfg.Workers == 0 {
+		return nil
+	}
+	return o.river.Stop(ctx)
+}
+
+// Stored says whether messages are kept for the outbox page rather than
+// sent (no mail server configured).
+func (o *Outbox) Stored() bool { return o.cfg.Sender == nil }
+
+func (o *Outbox) now() time.Time {
+	if o.cfg.Clock != nil {
+		return o.cfg.Clock.Now()
+	}
+	return time.Now()
+}
+
+// backoff doubles the wait after each failed attempt, from Base to Max,
+// with a tenth of jitter so that a mail server coming back is not met by
+// every retry at once.
+type backoff struct{ r Retry }
+
+func (b backoff) NextRetry(job *rivertype.JobRow) time.Time {
+	d := b.r.Base
+	for i := 1; i < job.Attempt && d < b.r.Max; i++ {
+		d *= 2
+	}
+	d = min(d, b.r.Max)
+	d += time.Duration(rand.Int64N(int64(d)/10 + 1))
+	at := time.Now()
+	if job.AttemptedAt != nil {
+		at = *job.AttemptedAt // the queue's clock, which a test may move
+	}
+	return at.Add(d)
+}

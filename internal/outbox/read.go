@@ -1,0 +1,127 @@
+package outbox
+
+// What staff and the metrics read of the outbox.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/db"
+)
+
+// Status is one message as staff see it on a booking's page.
+type Status struct {
+	ID       uuid.UUID
+	Kind     string
+	Status   string // queued, sending, sent, retrying, failed, cancelled
+	SendAt   time.Time
+	Sent     *time.Time // when the mail server accepted it
+	Attempts int
+	Error    string // the last failed attempt's answer
+}
+
+// Undeliverable says the mail server refused the message for good.
+func (s Status) Undeliverable() bool { return s.Status == "failed" }
+
+// ForBooking lists the messages about a booking of a clinic, oldest first.
+func (o *Outbox) ForBooking(ctx context.Context, clinicID, bookingID uuid.UUID) ([]Status, error) {
+	rows, err := db.New(o.pool).MessageListByBooking(ctx, db.MessageListByBookingParams{
+		ClinicID: clinicID, BookingID: uuid.NullUUID{UUID: bookingID, Valid: true},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list messages: %w", err)
+	}
+	out := make([]Status, len(rows))
+	for i, r := range rows {
+		out[i] = Status{
+			ID: r.ID, Kind: r.Kind, Status: r.Status, SendAt: r.SendAt, Sent: r.AcceptedAt,
+			Attempts: int(r.Attempts), Error: r.LastError,
+		}
+	}
+	return out, nil
+}
+
+// Copy is a message kept for the development outbox page.
+type Copy struct {
+	MessageID uuid.UUID
+	Recipient string
+	Subject   string
+	Created   time.Time
+	Raw       []byte // the whole message (RFC 5322); empty in lists
+}
+
+// Copies lists the kept messages of a clinic, newest first.
+func (o *Outbox) Copies(ctx context.Context, clinicID uuid.UUID) ([]Copy, error) {
+	rows, err := db.New(o.pool).OutboxCopyList(ctx, clinicID)
+	if err != nil {
+		return nil, fmt.Errorf("list outbox: %w", err)
+	}
+	out := make([]Copy, len(rows))
+	for i, r := range rows {
+		out[i] = Copy{MessageID: r.MessageID, Recipient: r.Recipient, Subject: r.Subject, Created: r.CreatedAt}
+	}
+	return out, nil
+}
+
+// CopyOf is one kept message of a clinic.
+//
+// Errors: NOT_FOUND.
+func (o *Outbox) CopyOf(ctx context.Context, clinicID, messageID uuid.UUID) (Copy, error) {
+	r, err := db.New(o.pool).OutboxCopyGet(ctx, db.OutboxCopyGetParams{MessageID: messageID, ClinicID: clinicID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Copy{}, apperr.NotFoundf("", "No such message.")
+	}
+	if err != nil {
+		return Copy{}, fmt.Errorf("read outbox: %w", err)
+	}
+	return Copy{MessageID: r.MessageID, Recipient: r.Recipient, Subject: r.Subject, Created: r.CreatedAt, Raw: r.Raw}, nil
+}
+
+// Backlog is how many messages are due and not yet sent (or given up),
+// and how long the oldest of them has waited.
+func (o *Outbox) Backlog(ctx context.Context) (waiting int64, oldest time.Duration, err error) {
+	r, err := db.New(o.pool).MessageBacklog(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("outbox backlog: %w", err)
+	}
+	if r.Waiting == 0 {
+		return 0, 0, nil
+	}
+	return r.Waiting, max(time.Since(r.Oldest), 0), nil
+}
+
+// Outcomes of attempts, for metrics.
+var Outcomes = []string{"sent", "retried", "failed", "cancelled"}
+
+// Counts is the number of attempts of this process by kind and outcome.
+func (o *Outbox) Counts() map[[2]string]int64 { return o.stats.snapshot() }
+
+type stats struct {
+	mu sync.Mutex
+	n  map[[2]string]int64
+}
+
+func newStats() *stats { return &stats{n: map[[2]string]int64{}} }
+
+func (s *stats) count(kind, outcome string) {
+	s.mu.Lock()
+	s.n[[2]string{kind, outcome}]++
+	s.mu.Unlock()
+}
+
+func (s *stats) snapshot() map[[2]string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[[2]string]int64, len(s.n))
+	for k, v := range s.n {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+-- name: MessageInsert :batchexec
+INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id)
+VALUES (@id, @clinic_id, @booking_id, @kind, @recipient, @language, @previous_id, @reason, @send_at, @job_id);
+
+-- name: MessageDelete :exec
+DELETE FROM messages WHERE id = @id;
+
+-- name: MessageGet :one
+SELECT * FROM messages WHERE id = @id;
+
+-- name: MessageStart :one
+-- An attempt begins: counted before the mail server is spoken to. No row
+-- when the message is no longer to be sent (sent, failed or cancelled).
+UPDATE messages
+SET status = 'sending', attempts = attempts + 1, updated_at = now()
+WHERE id = @id AND status IN ('queued', 'retrying', 'sending')
+RETURNING *;
+
+-- name: MessageAccepted :exec
+-- The mail server took the message: from here on it is never sent again.
+UPDATE messages
+SET status = 'sent', accepted_at = now(), last_error = '', updated_at = now()
+WHERE id = @id;
+
+-- name: MessageAttemptFailed :exec
+UPDATE messages
+SET status = @status, last_error = @last_error, updated_at = now()
+WHERE id = @id AND status = 'sending';
+
+-- name: MessageCancel :exec
+-- A message that need not go out any more (a reminder of a booking that
+-- moved or was cancelled, a list with nothing in it).
+UPDATE messages SET status = 'cancelled', updated_at = now()
+WHERE id = @id AND status IN ('queued', 'retrying', 'sending');
+
+-- name: MessageCancelReminders :many
+-- The pending reminders of a booking, cancelled; their jobs are cancelled
+-- by the caller in the same transaction.
+UPDATE messages SET status = 'cancelled', updated_at = now()
+WHERE booking_id = @booking_id AND kind = 'reminder' AND status IN ('queued', 'retrying')
+RETURNING job_id;
+
+-- name: MessageListByBooking :many
+-- What was sent about a booking: its own messages, and the change notice
+-- of its move to a new time.
+SELECT * FROM messages
+WHERE clinic_id = @clinic_id AND (booking_id = @booking_id OR previous_id = @booking_id)
+ORDER BY created_at, send_at;
+
+-- name: MessageBacklog :one
+-- Messages due and not yet accepted or given up: how many, and since when
+-- the oldest has waited.
+SELECT count(*)::bigint AS waiting, coalesce(min(send_at), now())::timestamptz AS oldest
+FROM messages
+WHERE status IN ('queued', 'retrying', 'sending') AND send_at <= now();
+
+-- name: BookingUpcomingByEmail :many
+-- A patient's coming bookings at a clinic, for the list they asked for by
+-- e-mail address.
+SELECT b.*, t.name AS type_name, s.name AS specialist_name
+FROM bookings b
+JOIN appointment_types t ON t.id = b.appointment_type_id
+JOIN specialists s ON s.id = b.specialist_id
+WHERE b.clinic_id = @clinic_id AND b.status = 'confirmed' AND b.slot_start > @after
+  AND lower(b.patient_email) = lower(@email::text)
+ORDER BY b.slot_start
+LIMIT 20;
+
+-- name: OutboxCopyInsert :exec
+INSERT INTO outbox_copies (message_id, clinic_id, recipient, subject, raw)
+VALUES (@message_id, @clinic_id, @recipient, @subject, @raw)
+ON CONFLICT (message_id) DO NOTHING;
+
+-- name: OutboxCopyList :many
+SELECT message_id, recipient, subject, created_at FROM outbox_copies
+WHERE clinic_id = @clinic_id
+ORDER BY created_at DESC
+LIMIT 100;
+
+-- name: OutboxCopyGet :one
+SELECT * FROM outbox_copies WHERE message_id = @message_id AND clinic_id = @clinic_id;
