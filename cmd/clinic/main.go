@@ -4,6 +4,8 @@
 package main
 
 import (
+	"github.com/clinic/booking/internal/outbox"
+
 	"github.com/clinic/booking/internal/mail"
 
 	"context"
@@ -168,6 +170,11 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 			return err
 		}
 		fmt.Fprintf(stdout, "applied %d migration(s)\n", len(res))
+		n, err := postgres.MigrateQueue(ctx, pool, logger)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "applied %d job queue migration(s)\n", n)
 	case "down":
 		res, err := p.Down(ctx)
 		if err != nil {
@@ -175,10 +182,13 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 		}
 		fmt.Fprintf(stdout, "rolled back %s\n", res.Source.Path)
 	case "reset":
+		if err := postgres.ResetQueue(ctx, pool); err != nil {
+			return err
+		}
 		if _, err := p.DownTo(ctx, 0); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, "rolled back every migration")
+		fmt.Fprintln(stdout, "rolled back every migration and the job queue's")
 	case "status":
 		st, err := p.Status(ctx)
 		if err != nil {
@@ -234,7 +244,10 @@ func publicURLIfSet(cfg config.Config) string {
 // mailOptions sends over SMTP_URL when it is set; without it, e-mails are
 // kept for the staff's outbox page.
 func mailOptions(cfg config.Config) (web.MailOptions, error) {
-	o := web.MailOptions{LinkBase: cfg.PublicURL, From: cfg.MailFrom, Workers: cfg.MailWorkers}
+	o := web.MailOptions{
+		LinkBase: cfg.PublicURL, From: cfg.MailFrom, Workers: cfg.MailWorkers,
+		Retry: outbox.Retry{Base: cfg.MailRetry},
+	}
 	if cfg.SMTP == nil {
 		return o, nil
 	}

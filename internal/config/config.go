@@ -78,6 +78,9 @@ type Config struct {
 	MailFrom string
 	// MailWorkers is how many e-mails one instance sends at once.
 	MailWorkers int
+	// MailRetry is the wait after a failed send, doubling with each
+	// further failure up to an hour.
+	MailRetry time.Duration
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -140,6 +143,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
 	c.MetricsAddr = getenv("METRICS_ADDR")
 	c.MailWorkers = intVar("MAIL_WORKERS", 4, 1, 100)
+	c.MailRetry = time.Duration(intVar("MAIL_RETRY_SECONDS", 30, 1, 3600)) * time.Second
 	if raw := getenv("SMTP_URL"); raw != "" {
 		m, err := mail.ParseURL(raw)
 		if err != nil {

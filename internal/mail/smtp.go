@@ -63,10 +63,14 @@ func (s *SMTP) WithTLS(c *tls.Config) *SMTP {
 	return &cp
 }
 
-// WithTimeout is a copy of s whose Sends give up after d instead of Timeout.
+// WithTimeout is a copy of s whose Sends give up after d instead of
+// Timeout; d <= 0 keeps Timeout.
 func (s *SMTP) WithTimeout(d time.Duration) *SMTP {
 	cp := *s
-	cp.timeout = d
+	cp.timeout = Timeout
+	if d > 0 {
+		cp.timeout = d
+	}
 	return &cp
 }
 
@@ -110,11 +114,12 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	if err := s.authenticate(sc); err != nil {
 		return s.fail(ctx, "authenticating at", m, err)
 	}
-	if err := client.SendWithSMTPClient(sc, msg); err != nil {
+	// Once the server has taken the message (250 to the end of DATA), a
+	// failed RSET or QUIT after it does not undo that, and reporting it
+	// would have the message sent twice.
+	if err := client.SendWithSMTPClient(sc, msg); err != nil && !msg.IsDelivered() {
 		return s.fail(ctx, "sending through", m, err)
 	}
-	// The server has taken the message: a failed QUIT does not undo that,
-	// and a retry would send it twice.
 	_ = client.CloseWithSMTPClient(sc)
 	return nil
 }
@@ -140,10 +145,16 @@ func (s *SMTP) options(conn *connection) []gomail.Option {
 	}
 	opts := []gomail.Option{
 		gomail.WithPort(s.cfg.Port),
-		gomail.WithTimeout(s.timeout),
+		// The Send's context ends the connection; go-mail's own deadline
+		// on each command comes later, so that the error names the
+		// context's cause.
+		gomail.WithTimeout(s.timeout + time.Second),
 		gomail.WithDialContextFunc(conn.dial),
 		gomail.WithTLSPolicy(policy),
 		gomail.WithTLSConfig(s.tlsConfig()),
+		// The connection is new: a NOOP before MAIL FROM would only cost a
+		// round trip (and hide a failure behind a vaguer error).
+		gomail.WithoutNoop(),
 	}
 	if s.cfg.HELO != "" {
 		opts = append(opts, gomail.WithHELO(s.cfg.HELO))
@@ -195,7 +206,7 @@ func (c *connection) dial(ctx context.Context, network, _ string) (net.Conn, err
 		return nil, err
 	}
 	c.raw = raw
-	c.stop = func() bool { return true }
+	c.stop = context.AfterFunc(c.ctx, func() { _ = raw.Close() })
 	if c.tls == nil {
 		return raw, nil
 	}

@@ -41,6 +41,9 @@ const (
 // Kinds lists every kind, for metrics.
 var Kinds = []string{KindConfirmation, KindReminder, KindChange, KindCancellation, KindLookup}
 
+// sendTimeout bounds one attempt: composing and the whole SMTP exchange.
+const sendTimeout = time.Minute
+
 // defaultQueue is the queue the messages go through.
 const defaultQueue = "mail"
 
@@ -135,9 +138,12 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 		Workers:     workers,
 		MaxAttempts: cfg.Retry.Attempts,
 		RetryPolicy: backoff{cfg.Retry},
-		JobTimeout:  2 * time.Minute,
-		Logger:      cfg.Log.With("component", "queue"),
-		Test:        river.TestConfig{Time: cfg.Clock},
+		JobTimeout:  sendTimeout,
+		// A job left running by a process that died is taken up again
+		// once no live send could still be working on it.
+		RescueStuckJobsAfter: 2 * sendTimeout,
+		Logger:               cfg.Log.With("component", "queue"),
+		Test:                 river.TestConfig{Time: cfg.Clock},
 	}
 	if cfg.Workers > 0 {
 		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.Workers}}

@@ -43,6 +43,7 @@ type SMTPServer struct {
 	attempts   int
 	refusals   map[string]*refusal // by command: MAIL, RCPT, DATA
 	stalls     int
+	drops      int
 	user, pass string
 	changed    chan struct{} // closed and replaced on every change
 }
@@ -185,6 +186,15 @@ func (s *SMTPServer) StallNext(n int) {
 	s.stalls = n
 }
 
+// DisconnectAfterNext accepts the next n messages (250 to the end of
+// DATA) and then drops their connections, as a server or network failing
+// between the reply and the client's next command would.
+func (s *SMTPServer) DisconnectAfterNext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drops = n
+}
+
 // WaitFor waits until at least n messages were accepted and returns them;
 // it fails the test after timeout. Call it from the test's goroutine.
 func (s *SMTPServer) WaitFor(t testing.TB, n int, timeout time.Duration) []Received {
@@ -219,11 +229,12 @@ func (s *SMTPServer) takeRefusal(cmd string) error {
 	return &smtp.SMTPError{Code: r.code, EnhancedCode: smtp.EnhancedCodeNotSet, Message: r.msg}
 }
 
-// deliver ends a DATA: refuse, stall or accept.
-func (s *SMTPServer) deliver(r Received) error {
+// deliver ends a DATA: refuse, stall or accept; drop says to close the
+// connection once the acceptance is answered.
+func (s *SMTPServer) deliver(r Received) (drop bool, err error) {
 	s.mu.Lock()
 	s.attempts++
-	err := s.takeRefusal("DATA")
+	err = s.takeRefusal("DATA")
 	stall := err == nil && s.stalls > 0
 	switch {
 	case err != nil:
@@ -231,14 +242,17 @@ func (s *SMTPServer) deliver(r Received) error {
 		s.stalls--
 	default:
 		s.accepted = append(s.accepted, r)
+		if drop = s.drops > 0; drop {
+			s.drops--
+		}
 	}
 	s.mu.Unlock()
 	s.signal()
 	if stall {
 		<-s.closing
-		return &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCodeNotSet, Message: "closing"}
+		return false, &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCodeNotSet, Message: "closing"}
 	}
-	return err
+	return drop, err
 }
 
 // signal wakes WaitFor.
@@ -257,9 +271,17 @@ type smtpSession struct {
 	user string
 	from string
 	to   []string
+	drop bool // close the connection at the reset after the 250 to DATA
 }
 
-func (x *smtpSession) Reset()        { x.from, x.to = "", nil }
+func (x *smtpSession) Reset() {
+	x.from, x.to = "", nil
+	if x.drop {
+		// The network connection itself: smtp.Conn.Close would wait for
+		// the lock go-smtp holds while it calls Reset.
+		_ = x.conn.Conn().Close()
+	}
+}
 func (x *smtpSession) Logout() error { return nil }
 
 func (x *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
@@ -291,7 +313,8 @@ func (x *smtpSession) Data(r io.Reader) error {
 		return err
 	}
 	_, isTLS := x.conn.TLSConnectionState()
-	return x.s.deliver(Received{From: x.from, To: append([]string(nil), x.to...), Data: data, TLS: isTLS, User: x.user})
+	x.drop, err = x.s.deliver(Received{From: x.from, To: append([]string(nil), x.to...), Data: data, TLS: isTLS, User: x.user})
+	return err
 }
 
 func (x *smtpSession) AuthMechanisms() []string {

@@ -153,6 +153,28 @@ func TestSMTPServerStall(t *testing.T) {
 	}
 }
 
+func TestSMTPServerDisconnectAfterNext(t *testing.T) {
+	srv := SMTP(t)
+	srv.DisconnectAfterNext(1)
+	c, err := smtp.Dial(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SendMail("a@example.org", []string{"b@example.net"}, strings.NewReader(rawMail("kept"))); err != nil {
+		t.Fatalf("the message is answered 250 before the drop: %v", err)
+	}
+	if err := c.Noop(); err == nil {
+		t.Fatal("the connection is still up after the accepted message")
+	}
+	if n := len(srv.Messages()); n != 1 {
+		t.Fatalf("%d accepted, want the one before the drop", n)
+	}
+	if err := submit(t, srv, nil, false, nil, "next"); err != nil {
+		t.Fatalf("the drop was for one message: %v", err)
+	}
+}
+
 func TestSMTPServerTLS(t *testing.T) {
 	plain, starttls, implicit := SMTP(t), SMTPTLS(t), SMTPImplicitTLS(t)
 	if want := "smtp://" + starttls.Addr(); starttls.URL() != want {

@@ -80,24 +80,38 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 			logger.Info("migration applied", "version", r.Source.Version, "duration", r.Duration)
 		}
 	}
-	return migrateQueue(ctx, pool, logger)
+	_, err = MigrateQueue(ctx, pool, logger)
+	return err
 }
 
-// migrateQueue applies the job queue's own migrations (River keeps its
-// tables, river_job and its companions, under its own version table).
-func migrateQueue(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+// MigrateQueue applies the job queue's own migrations (River keeps its
+// tables, river_job and its companions, under its own version table) and
+// says how many it applied.
+func MigrateQueue(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (int, error) {
 	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: quiet()})
 	if err != nil {
-		return fmt.Errorf("job queue migrator: %w", err)
+		return 0, fmt.Errorf("job queue migrator: %w", err)
 	}
 	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
 	if err != nil {
-		return fmt.Errorf("apply job queue migrations: %w", err)
+		return 0, fmt.Errorf("apply job queue migrations: %w", err)
 	}
 	for _, v := range res.Versions {
 		if logger != nil {
 			logger.Info("job queue migration applied", "version", v.Version, "name", v.Name, "duration", v.Duration)
 		}
+	}
+	return len(res.Versions), nil
+}
+
+// ResetQueue rolls back every job queue migration: its tables are gone.
+func ResetQueue(ctx context.Context, pool *pgxpool.Pool) error {
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: quiet()})
+	if err != nil {
+		return fmt.Errorf("job queue migrator: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionDown, &rivermigrate.MigrateOpts{TargetVersion: -1}); err != nil {
+		return fmt.Errorf("roll back job queue migrations: %w", err)
 	}
 	return nil
 }
