@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,8 @@ func (s *Server) typeFormVM(c echo.Context, t staff.AppointmentType, chosen []uu
 	vm := views.TypeFormVM{Nav: s.nav(c, "types"), Name: t.Name, Description: t.Description,
 		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin, BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin,
 		MinNoticeMin: t.MinNoticeMin, MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin,
-		MaxHoldsPerClient: t.MaxHoldsPerClient, Version: t.Version, Errors: map[string]string{}}
+		MaxHoldsPerClient: t.MaxHoldsPerClient, ReminderHours: strconv.Itoa(int(t.ReminderMin / 60)),
+		Version: t.Version, Errors: map[string]string{}}
 	if t.ID != uuid.Nil {
 		vm.ID = t.ID.String()
 	}
@@ -57,7 +59,8 @@ func (s *Server) typeNew(c echo.Context) error {
 		return err
 	}
 	vm, err := s.typeFormVM(c, staff.AppointmentType{DurationMin: 30, SlotStepMin: d.SlotStepMin, MinNoticeMin: d.MinNoticeMin,
-		MaxAdvanceDays: d.MaxAdvanceDays, CooldownMin: d.CooldownMin, MaxHoldsPerClient: 1}, nil)
+		MaxAdvanceDays: d.MaxAdvanceDays, CooldownMin: d.CooldownMin, MaxHoldsPerClient: 1,
+		ReminderMin: staff.DefaultReminderHours * 60}, nil)
 	if err != nil {
 		return err
 	}
@@ -100,8 +103,8 @@ func (s *Server) typeSave(c echo.Context) error {
 		Name: c.FormValue("name"), Description: c.FormValue("description"),
 		DurationMin: num("durationMin"), SlotStepMin: num("slotStepMin"), BufferBeforeMin: num("bufferBeforeMin"),
 		BufferAfterMin: num("bufferAfterMin"), MinNoticeMin: num("minNoticeMin"), MaxAdvanceDays: num("maxAdvanceDays"),
-		CooldownMin: num("cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"), SpecialistIDs: chosen,
-		Version: atoi32(c.FormValue("version")),
+		CooldownMin: num("cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"),
+		ReminderHours: reminderHours(form), SpecialistIDs: chosen, Version: atoi32(c.FormValue("version")),
 	}
 	t, err := s.deps.Staff.SaveType(c.Request().Context(), staffUser(c), id, in)
 	if err == nil {
@@ -126,10 +129,29 @@ func (s *Server) typeSave(c echo.Context) error {
 	vm, verr := s.typeFormVM(c, staff.AppointmentType{ID: id, Name: in.Name, Description: in.Description,
 		DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin), BufferBeforeMin: int32(in.BufferBeforeMin),
 		BufferAfterMin: int32(in.BufferAfterMin), MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
-		CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient), Version: in.Version}, chosen)
+		CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
+		ReminderMin: int32(in.ReminderHours * 60), Version: in.Version}, chosen)
 	if verr != nil {
 		return verr
 	}
+	if typed := form["reminderHours"]; len(typed) > 0 {
+		vm.ReminderHours = typed[0]
+	}
 	vm.Errors = errs
 	return s.page(c, http.StatusUnprocessableEntity, "Appointment type", views.TypeForm(vm))
+}
+
+// reminderHours is the form's reminder lead in hours: the default when the
+// form has no such field, and -1 (out of range, so refused naming the
+// field) when it holds anything but a whole number.
+func reminderHours(form url.Values) int {
+	v := form["reminderHours"]
+	if len(v) == 0 {
+		return staff.DefaultReminderHours
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v[0]))
+	if err != nil {
+		return -1
+	}
+	return n
 }

@@ -139,3 +139,88 @@ func fillLongVisit(v url.Values, sp uuid.UUID) {
 	v.Set("maxHoldsPerClient", "2")
 	v["specialists"] = []string{sp.String()}
 }
+
+// TestStaffTypeReminder sets the reminder e-mail's lead of a type, in whole
+// hours on the form and in minutes in the row: 24 unless chosen, 0 for
+// none, anything outside 0 to 336 refused in place with nothing changed.
+func TestStaffTypeReminder(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	admin := a.signIn(t, c.Admin)
+	stored := func(t *testing.T, id uuid.UUID) db.AppointmentType {
+		t.Helper()
+		got, err := db.New(a.Pool).AppointmentTypeGetInClinic(context.Background(), db.AppointmentTypeGetInClinicParams{ID: id, ClinicID: c.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	create := func(t *testing.T, v url.Values) uuid.UUID {
+		t.Helper()
+		r := admin.Post("/staff/types", v)
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("create: %d\n%s", r.Status, clip(r.Body, 1000))
+		}
+		return uuid.MustParse(strings.TrimPrefix(r.Header.Get("Location"), "/staff/types/"))
+	}
+
+	newForm := admin.Get("/staff/types/new").Want(http.StatusOK).Form(`[data-testid="type-form"]`)
+	if got := newForm.Values.Get("reminderHours"); got != "24" {
+		t.Errorf("a new type's form offers a reminder %q hours before, want 24", got)
+	}
+
+	t.Run("WithoutTheFieldADay", func(t *testing.T) {
+		v := cloneValues(newForm.Values)
+		fillLongVisit(v, c.Specialists[0].ID)
+		v.Del("reminderHours")
+		if got := stored(t, create(t, v)); got.ReminderMin != 1440 {
+			t.Errorf("reminder_min %d, want 1440", got.ReminderMin)
+		}
+	})
+
+	v := cloneValues(newForm.Values)
+	fillLongVisit(v, c.Specialists[0].ID)
+	v.Set("reminderHours", "48")
+	id := create(t, v)
+	page := "/staff/types/" + id.String()
+	if got := stored(t, id); got.ReminderMin != 2880 {
+		t.Fatalf("48 hours stored as %d minutes, want 2880", got.ReminderMin)
+	}
+	if got := admin.Get(page).Form(`[data-testid="type-form"]`).Values.Get("reminderHours"); got != "48" {
+		t.Errorf("the type page shows %q hours, want 48", got)
+	}
+
+	t.Run("OutOfRangeRefusedInPlace", func(t *testing.T) {
+		for _, val := range []string{"-1", "337", "abc", "1.5", ""} {
+			f := admin.Get(page).Form(`[data-testid="type-form"]`)
+			f.Values.Set("reminderHours", val)
+			before, version := a.auditCount(t, c.ID), stored(t, id).Version
+			r := admin.Post(f.Action, f.Values).Want(http.StatusUnprocessableEntity)
+			if msg := r.Text(`[data-testid="reminderHours-error"]`); msg != "Reminder e-mail (hours before) must be from 0 to 336." {
+				t.Errorf("%q: message %q", val, msg)
+			}
+			if back := r.Form(`[data-testid="type-form"]`).Values.Get("reminderHours"); back != val {
+				t.Errorf("%q: the form came back with %q", val, back)
+			}
+			if got := stored(t, id); got.ReminderMin != 2880 || got.Version != version {
+				t.Errorf("%q: stored reminder_min %d version %d, want 2880 and %d", val, got.ReminderMin, got.Version, version)
+			}
+			if n := a.auditCount(t, c.ID); n != before {
+				t.Errorf("%q: the refused form wrote %d audit rows", val, n-before)
+			}
+		}
+	})
+
+	t.Run("ZeroMeansNone", func(t *testing.T) {
+		f := admin.Get(page).Form(`[data-testid="type-form"]`)
+		f.Values.Set("reminderHours", "0")
+		admin.Post(f.Action, f.Values).WantRedirect(page)
+		if got := stored(t, id); got.ReminderMin != 0 {
+			t.Errorf("reminder_min %d, want 0", got.ReminderMin)
+		}
+		if got := admin.Get(page).Form(`[data-testid="type-form"]`).Values.Get("reminderHours"); got != "0" {
+			t.Errorf("the type page shows %q hours, want 0", got)
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const appointmentTypeGet = `-- name: AppointmentTypeGet :one
@@ -147,10 +148,11 @@ func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID
 const appointmentTypeInsert = `-- name: AppointmentTypeInsert :one
 INSERT INTO appointment_types (
     clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min,
-    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client
+    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11
+    $8, $9, $10, $11,
+    COALESCE($12::integer, 1440)
 )
 RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min
 `
@@ -167,8 +169,11 @@ type AppointmentTypeInsertParams struct {
 	MaxAdvanceDays    int32
 	CooldownMin       int32
 	MaxHoldsPerClient int32
+	ReminderMin       pgtype.Int4
 }
 
+// A NULL reminder_min takes a day, the column's own default, so callers
+// that do not set it get the usual reminder.
 func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentTypeInsertParams) (AppointmentType, error) {
 	row := q.db.QueryRow(ctx, appointmentTypeInsert,
 		arg.ClinicID,
@@ -182,6 +187,7 @@ func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentType
 		arg.MaxAdvanceDays,
 		arg.CooldownMin,
 		arg.MaxHoldsPerClient,
+		arg.ReminderMin,
 	)
 	var i AppointmentType
 	err := row.Scan(
@@ -396,8 +402,9 @@ SET name = $1, description = $2, duration_min = $3, slot_step_min = $4,
     buffer_before_min = $5, buffer_after_min = $6,
     min_notice_min = $7, max_advance_days = $8,
     cooldown_min = $9, max_holds_per_client = $10,
+    reminder_min = $11,
     version = version + 1, updated_at = now()
-WHERE id = $11 AND clinic_id = $12 AND version = $13
+WHERE id = $12 AND clinic_id = $13 AND version = $14
 RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min
 `
 
@@ -412,6 +419,7 @@ type AppointmentTypeUpdateParams struct {
 	MaxAdvanceDays    int32
 	CooldownMin       int32
 	MaxHoldsPerClient int32
+	ReminderMin       int32
 	ID                uuid.UUID
 	ClinicID          uuid.UUID
 	Version           int32
@@ -429,6 +437,7 @@ func (q *Queries) AppointmentTypeUpdate(ctx context.Context, arg AppointmentType
 		arg.MaxAdvanceDays,
 		arg.CooldownMin,
 		arg.MaxHoldsPerClient,
+		arg.ReminderMin,
 		arg.ID,
 		arg.ClinicID,
 		arg.Version,

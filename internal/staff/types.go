@@ -6,14 +6,24 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/textfield"
 )
 
+// DefaultReminderHours is how long before the appointment a new type's
+// reminder e-mail goes out unless staff choose otherwise (the column's
+// default too); MaxReminderHours is the longest lead the schema allows.
+const (
+	DefaultReminderHours = 24
+	MaxReminderHours     = 14 * 24
+)
+
 // TypeInput is the appointment type form: every field of the schema, and
-// who performs the type.
+// who performs the type. The reminder is in whole hours (0: none) and is
+// stored in minutes.
 type TypeInput struct {
 	Name, Description string
 	DurationMin       int
@@ -24,6 +34,7 @@ type TypeInput struct {
 	MaxAdvanceDays    int
 	CooldownMin       int
 	MaxHoldsPerClient int
+	ReminderHours     int
 	SpecialistIDs     []uuid.UUID
 	Version           int32
 }
@@ -54,6 +65,7 @@ func (in *TypeInput) validate() error {
 		between("maxAdvanceDays", in.MaxAdvanceDays, 1, 730, "Booking window (days)"),
 		between("cooldownMin", in.CooldownMin, 0, 60*24*365, "Cooldown (minutes)"),
 		between("maxHoldsPerClient", in.MaxHoldsPerClient, 1, 10, "Holds per patient"),
+		between("reminderHours", in.ReminderHours, 0, MaxReminderHours, "Reminder e-mail (hours before)"),
 	} {
 		if err != nil {
 			return err
@@ -62,14 +74,19 @@ func (in *TypeInput) validate() error {
 	return nil
 }
 
+// reminderMin is the reminder's lead as stored, in minutes.
+func (in *TypeInput) reminderMin() int32 { return int32(in.ReminderHours) * 60 }
+
 // AppointmentType is one of a clinic's types with the rules staff set;
-// durations and notices are in minutes.
+// durations, notices and the reminder's lead (0: no reminder) are in
+// minutes.
 type AppointmentType struct {
 	ID, ClinicID                                   uuid.UUID
 	Name, Description                              string
 	DurationMin, SlotStepMin                       int32
 	BufferBeforeMin, BufferAfterMin, MinNoticeMin  int32
 	MaxAdvanceDays, CooldownMin, MaxHoldsPerClient int32
+	ReminderMin                                    int32
 	Version                                        int32
 }
 
@@ -79,7 +96,7 @@ func typeFromRow(t db.AppointmentType) AppointmentType {
 		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin,
 		BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin, MinNoticeMin: t.MinNoticeMin,
 		MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin, MaxHoldsPerClient: t.MaxHoldsPerClient,
-		Version: t.Version,
+		ReminderMin: t.ReminderMin, Version: t.Version,
 	}
 }
 
@@ -144,6 +161,7 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
 				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
+				ReminderMin: pgtype.Int4{Int32: in.reminderMin(), Valid: true},
 			})
 			if err != nil {
 				return err
@@ -167,6 +185,7 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
 				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
+				ReminderMin: in.reminderMin(),
 			})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return Stale(old)

@@ -92,6 +92,20 @@ func MigrateQueue(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) 
 	if err != nil {
 		return 0, fmt.Errorf("job queue migrator: %w", err)
 	}
+	// Under a lock held by a connection of its own (some of the queue's
+	// migrations cannot share one transaction): instances starting
+	// together apply them once, the others wait and find nothing to do.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("job queue migrations: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", queueMigrationLock); err != nil {
+		return 0, fmt.Errorf("job queue migrations lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", queueMigrationLock)
+	}()
 	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
 	if err != nil {
 		return 0, fmt.Errorf("apply job queue migrations: %w", err)
@@ -103,6 +117,10 @@ func MigrateQueue(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) 
 	}
 	return len(res.Versions), nil
 }
+
+// queueMigrationLock is the advisory lock key of the job queue's
+// migrations ("rivermig" in ASCII).
+const queueMigrationLock int64 = 0x7269766572_6d6967
 
 // ResetQueue rolls back every job queue migration: its tables are gone.
 func ResetQueue(ctx context.Context, pool *pgxpool.Pool) error {
