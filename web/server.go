@@ -3,6 +3,8 @@
 package web
 
 import (
+	"github.com/clinic/booking/internal/outbox"
+
 	"cmp"
 	"context"
 	"errors"
@@ -43,6 +45,7 @@ type Deps struct {
 	Slots       *slots.Service
 	Holds       *holds.Store
 	Checkout    *checkout.Service
+	Outbox      *outbox.Outbox
 
 	Staff               *staff.Service
 	StaffBookings       *staff.Bookings
@@ -52,6 +55,8 @@ type Deps struct {
 	Sessions            *scs.SessionManager
 	HoldLimiter         *ratelimit.Limiter // holds on the pages, per IP
 	MoveLimiter         *ratelimit.Limiter // moves by manage link per IP, pages and API
+	FindIPLimiter       *ratelimit.Limiter // "find my booking" requests per IP
+	FindEmailLimiter    *ratelimit.Limiter // "find my booking" requests per clinic and e-mail address
 	APIHoldLimiter      *ratelimit.Limiter // POST /v1/holds per IP; nil: not limited
 	StaffWriteLimiter   *ratelimit.Limiter // staff changes per account
 	Grid                *grid.Service
@@ -130,7 +135,7 @@ func New(deps Deps, addr string) *Server {
 	s := &Server{deps: deps, echo: e, signer: signer{key: deps.secret}, csrfSlot: "csrf-" + randomHex(16)}
 	s.live = newLiveGrids(s)
 	s.access = newAccessCache(accessCheckEvery*3/4, deps.Logger)
-	s.metrics = newHTTPMetrics(deps.Registry)
+	s.metrics = newHTTPMetrics(deps.Registry, deps.Outbox)
 	e.HTTPErrorHandler = s.handleError
 	// Rate limits key on the client's address (see clientIP).
 	e.IPExtractor = deps.clientIP

@@ -36,6 +36,12 @@ var routeActions = map[string]staff.Action{
 	"GET /users":                      staff.ActAccounts,
 	"GET /kiosks":                     staff.ActKiosks,
 	"GET /settings":                   staff.ActSettings,
+	"GET /bookings/:id":               staff.ActSearch,
+	"GET /outbox":                     staff.ActSearch,
+	"GET /outbox/:id":                 staff.ActSearch,
+	"GET /outbox/:id/message.html":    staff.ActSearch,
+	"GET /outbox/:id/message.eml":     staff.ActSearch,
+	"GET /outbox/:id/calendar.ics":    staff.ActSearch,
 	"POST /logout":                    "",
 	"POST /bookings":                  staff.ActBook,
 	"POST /bookings/:id/cancel":       staff.ActCancel,
@@ -67,6 +73,7 @@ var navLinks = map[string]staff.Action{
 	"/staff/users":           staff.ActAccounts,
 	"/staff/kiosks":          staff.ActKiosks,
 	"/staff/settings":        staff.ActSettings,
+	"/staff/outbox":          staff.ActSearch, // while no mail server is configured, as in these tests
 }
 
 // allows says whether role may use a route that needs action.

@@ -1,6 +1,14 @@
 package web
 
 import (
+	"regexp"
+	"strings"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/clinic/booking/internal/mail"
+	"github.com/clinic/booking/internal/outbox"
+
 	"cmp"
 	"context"
 	"log/slog"
@@ -75,10 +83,36 @@ type Options struct {
 	// client the rate limits count (TRUSTED_PROXIES); none: the peer is.
 	TrustedProxies []netip.Prefix
 
+	// Mail is how patients' e-mails go out.
+	Mail MailOptions
+
 	// The http.Server's timeouts (tests shorten them).
 	ReadHeaderTimeout time.Duration // 0: 5 s
 	ReadTimeout       time.Duration // 0: 15 s
 	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
+}
+
+// MailOptions is how the outbox sends patients' e-mails.
+type MailOptions struct {
+	// Sender delivers over SMTP (SMTP_URL); nil keeps every message for
+	// the staff's outbox page instead.
+	Sender mail.Sender
+	// LinkBase starts the links in e-mails: PUBLIC_URL, or the default
+	// address of a local run.
+	LinkBase string
+	// From is MAIL_FROM, for the messages kept without a mail server.
+	From string
+	// Workers is how many messages this process sends at once
+	// (MAIL_WORKERS); 0: it only enqueues them (most tests).
+	Workers int
+	// Queue names the job queue; "" is the one every server shares, or,
+	// with a LimitScope (test servers sharing a database), one of the
+	// scope's own, so that no test server sends another's messages.
+	Queue string
+	Retry outbox.Retry
+	// Clock, when set, is the queue's time (tests move it to make a
+	// reminder due).
+	Clock rivertype.TimeGenerator
 }
 
 // heartbeatsPerHold, per minute, is twice what a booking page sends (one
@@ -93,6 +127,15 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		o.HoldTTL = 30 * time.Second
 	}
 	bookings := booking.NewService(pool)
+	ob, err := outbox.New(pool, outbox.Config{
+		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
+		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
+	})
+	if err != nil {
+		// Only a worker the queue refuses gets here: a programming error.
+		panic(err)
+	}
+	bookings.SetOutbox(ob)
 	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
 	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
 	holdStore.SetMaxLife(o.HoldMaxLife)
@@ -162,6 +205,8 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		publicURL:           o.PublicURL,
 		HoldLimiter:         ratelimit.New(rdb, scope+"hold-ip", o.HoldsPerMinute, time.Minute, logger),
 		MoveLimiter:         ratelimit.New(rdb, scope+"move-ip", o.MovesPerMinute, time.Minute, logger),
+		FindIPLimiter:       ratelimit.New(rdb, scope+"find-ip", findsPerAddress, time.Hour, logger),
+		FindEmailLimiter:    ratelimit.New(rdb, scope+"find-email", findsPerEmail, time.Hour, logger),
 		StaffWriteLimiter:   ratelimit.New(rdb, scope+"staff-writes", o.StaffWritesPerMinute, time.Minute, logger),
 		APIHoldLimiter:      apiHoldLimiter,
 		Sessions:            newSessions(pool, o.SecureCookies),
@@ -179,6 +224,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		Slots:               slotSvc,
 		Holds:               holdStore,
 		Checkout:            co,
+		Outbox:              ob,
 
 		HeartbeatHoldLimiter: ratelimit.New(rdb, scope+"heartbeat-hold", heartbeatsPerHold, time.Minute, logger),
 		HeartbeatIPLimiter:   ratelimit.New(rdb, scope+"heartbeat-ip", o.HeartbeatsPerMinute, time.Minute, logger),
@@ -189,6 +235,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 // requests, until ctx ends: the hold expiry sweeper (each second) and the
 // removal of day-old idempotency records (each hour).
 func (d Deps) RunBackground(ctx context.Context) {
+	d.runOutbox(ctx)
 	go d.Hub.Run(ctx)
 	go d.watchLoad(ctx, 30*time.Second)
 	go d.Holds.RunSweeper(ctx, time.Second)
@@ -236,3 +283,31 @@ func (d Deps) watchLoad(ctx context.Context, every time.Duration) {
 		}
 	}
 }
+
+// runOutbox sends e-mails until ctx ends, then lets the sends under way
+// finish (for up to 10 s). A send cut short is retried by the queue.
+func (d Deps) runOutbox(ctx context.Context) {
+	if err := d.Outbox.Start(context.WithoutCancel(ctx)); err != nil {
+		d.Logger.Error("outbox not started; e-mails wait in the queue", "err", err)
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := d.Outbox.Stop(stop); err != nil {
+			d.Logger.Warn("outbox stop", "err", err)
+		}
+	}()
+}
+
+// mailQueue is the job queue of o's e-mails (see MailOptions.Queue).
+func mailQueue(o Options) string {
+	if o.Mail.Queue != "" || o.LimitScope == "" {
+		return o.Mail.Queue
+	}
+	q := "mail_" + strings.Trim(nonQueueName.ReplaceAllString(strings.ToLower(o.LimitScope), "_"), "_")
+	return q[:min(len(q), 64)]
+}
+
+var nonQueueName = regexp.MustCompile(`[^a-z0-9]+`)

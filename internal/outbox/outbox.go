@@ -199,8 +199,8 @@ func (b backoff) NextRetry(job *rivertype.JobRow) time.Time {
 	d = min(d, b.r.Max)
 	d += time.Duration(rand.Int64N(int64(d)/10 + 1))
 	at := time.Now()
-	if job.AttemptedAt != nil {
-		at = *job.AttemptedAt // the queue's clock, which a test may move
+	if job.AttemptedAt != nil && job.AttemptedAt.After(at) {
+		at = *job.AttemptedAt // the queue's clock, which a test may move ahead
 	}
 	return at.Add(d)
 }

@@ -1,0 +1,157 @@
+// "Find my booking": a patient who lost the link to a booking gives the
+// e-mail address they booked with, and the clinic sends that address the
+// list of its coming appointments, each with a link of its own. The page
+// answers the same whether or not the address has bookings: it tells
+// nobody who is a patient here.
+
+package web
+
+import (
+	"encoding/hex"
+	"net/http"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
+	"github.com/clinic/booking/internal/secret"
+	"github.com/clinic/booking/internal/textfield"
+	"github.com/clinic/booking/views"
+)
+
+// How many lists may be asked for in an hour: from one client address,
+// and for one e-mail address at one clinic (so nobody can fill a
+// stranger's mailbox).
+const (
+	findsPerAddress = 10
+	findsPerEmail   = 3
+)
+
+// findEmail is the one field of the form.
+var findEmail = textfield.Field{Name: "email", Label: "The e-mail address", Max: textfield.PatientEmail.Max}
+
+// findPath is the form of a clinic.
+func findPath(slug string) string { return "/c/" + slug + "/find" }
+
+// findClinic reads the clinic of the page and speaks its language.
+func (s *Server) findClinic(c echo.Context) (clinics.Clinic, *i18n.Localizer, error) {
+	clinic, err := s.deps.Clinics.BySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return clinics.Clinic{}, nil, err
+	}
+	return clinic, speak(c, clinic.Language), nil
+}
+
+func (s *Server) findForm(c echo.Context, status int, clinic clinics.Clinic, l *i18n.Localizer, vm views.FindVM) error {
+	vm.Clinic, vm.Action = clinicVM(clinic), findPath(clinic.Slug)
+	return s.page(c, status, l.T("find.title", nil)+" · "+clinic.Name, views.FindPage(vm))
+}
+
+// findPage answers GET /c/:slug/find: the form.
+func (s *Server) findPage(c echo.Context) error {
+	clinic, l, err := s.findClinic(c)
+	if err != nil {
+		return err
+	}
+	return s.findForm(c, http.StatusOK, clinic, l, views.FindVM{})
+}
+
+// findRequest answers POST /c/:slug/find (email). Whatever the address,
+// a valid one within the limits gets the same page: the list is written
+// to the queue either way, and its worker drops it when there is nothing
+// to send.
+func (s *Server) findRequest(c echo.Context) error {
+	clinic, l, err := s.findClinic(c)
+	if err != nil {
+		return err
+	}
+	if err := overLimit(c, s.deps.FindIPLimiter, "requests"); err != nil {
+		return s.findTooMany(c, clinic, l, err)
+	}
+	email, ok := lookupAddress(c.FormValue("email"))
+	if !ok {
+		return s.findForm(c, http.StatusBadRequest, clinic, l, views.FindVM{Email: email, Error: l.T("find.error.email", nil)})
+	}
+	if err := overLimitFor(c, s.deps.FindEmailLimiter, emailKey(clinic, email), "requests", "e-mail address"); err != nil {
+		return s.findTooMany(c, clinic, l, err)
+	}
+	if err := s.deps.Outbox.RequestLookup(c.Request().Context(), clinic.ID, email, l.Lang()); err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	vm := views.FindVM{Clinic: clinicVM(clinic), Action: findPath(clinic.Slug)}
+	return s.page(c, http.StatusOK, l.T("find.sent.title", nil)+" · "+clinic.Name, views.FindSent(vm))
+}
+
+// lookupAddress is the address typed, trimmed, and whether it is one an
+// e-mail can go to (the check a booking's address passes).
+func lookupAddress(raw string) (string, bool) {
+	email, err := findEmail.Check(raw)
+	if err != nil || email == "" {
+		return email, false
+	}
+	a, err := mail.ParseAddress(email)
+	at := strings.LastIndex(email, "@")
+	return email, err == nil && a.Address == email && at > 0 && strings.Contains(email[at:], ".")
+}
+
+// emailKey is what the per-address limit counts: the clinic and a hash of
+// the address, so that no address is kept in Redis.
+func emailKey(clinic clinics.Clinic, email string) string {
+	return clinic.ID.String() + ":" + hex.EncodeToString(secret.Hash(strings.ToLower(email)))
+}
+
+// findTooMany is the form again with 429 and Retry-After: the same for
+// every address, known or not.
+func (s *Server) findTooMany(c echo.Context, clinic clinics.Clinic, l *i18n.Localizer, err error) error {
+	setRetryAfter(c, err)
+	wait := time.Minute
+	if ae := apperr.As(err); ae != nil && ae.RetryAfter > wait {
+		wait = ae.RetryAfter
+	}
+	minutes := strconv.Itoa(int((wait + time.Minute - 1) / time.Minute))
+	return s.findForm(c, http.StatusTooManyRequests, clinic, l, views.FindVM{Problem: l.T("find.too_many", map[string]any{"Minutes": minutes})})
+}
+
+// findChooser answers GET /find, where a manage link that no longer works
+// points: the only clinic's form, or the clinics to choose from.
+func (s *Server) findChooser(c echo.Context) error {
+	rows, err := s.deps.Clinics.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	switch len(rows) {
+	case 0:
+		return apperr.NotFoundf("", "There is no clinic here yet.")
+	case 1:
+		return c.Redirect(http.StatusFound, findPath(rows[0].Slug))
+	}
+	l := speak(c, i18n.English)
+	vms := make([]views.ClinicVM, len(rows))
+	for i, r := range rows {
+		vms[i] = clinicVM(r)
+	}
+	return s.page(c, http.StatusOK, l.T("find.title", nil), views.FindChooser(vms))
+}
+
+// manageMissing shows the way to a new link under the error of a manage
+// link that leads nowhere (mistyped, or its booking gone).
+func (s *Server) manageMissing(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if apperr.CodeOf(err) != apperr.CodeNotFound || !wantsHTML(c) || c.Response().Committed {
+			return err
+		}
+		status, body := toResponse(err)
+		l := errorLocalizer(c)
+		c.SetRequest(c.Request().WithContext(i18n.WithLocalizer(c.Request().Context(), l)))
+		title := pageTitle(l, status)
+		msg := localMessage(l, body.Error.Code, body.Error.Message, body.Error.Details)
+		return render(c, status, views.Page(title, s.deps.Assets), views.ManageLinkMissing(status, title, msg))
+	}
+}
