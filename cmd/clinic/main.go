@@ -145,7 +145,14 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		}()
 	}
 	srv := web.New(deps, cfg.Addr)
-	return srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
+	err = srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
+	// The sends under way finish before the pool closes.
+	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if serr := deps.Outbox.Stop(stop); serr != nil {
+		logger.Warn("outbox stop", "err", serr)
+	}
+	return err
 }
 
 func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout io.Writer) error {

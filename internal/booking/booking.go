@@ -53,6 +53,10 @@ type Patient struct {
 	Phone string `json:"phone"`
 }
 
+// FromRow is a booking as stored, for a package that read it in a query
+// of its own.
+func FromRow(r db.Booking) Booking { return fromRow(r) }
+
 func fromRow(r db.Booking) Booking {
 	return Booking{
 		ID:                r.ID,

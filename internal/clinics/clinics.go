@@ -49,6 +49,10 @@ type Clinic struct {
 	ContactPhone, ContactEmail string
 }
 
+// FromRow is a clinic as stored, for a package that read it in a query of
+// its own.
+func FromRow(r db.Clinic) Clinic { return clinicFromRow(r) }
+
 func clinicFromRow(r db.Clinic) Clinic {
 	return Clinic{ID: r.ID, Slug: r.Slug, Name: r.Name, Timezone: r.Timezone, Address: r.Address, Language: r.Language,
 		ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail}

@@ -31,26 +31,9 @@ type BookingUpcomingByEmailParams struct {
 }
 
 type BookingUpcomingByEmailRow struct {
-	ID                uuid.UUID
-	ClinicID          uuid.UUID
-	AppointmentTypeID uuid.UUID
-	SpecialistID      uuid.UUID
-	SlotStart         time.Time
-	SlotEnd           time.Time
-	Status            string
-	PatientName       string
-	PatientEmail      string
-	PatientPhone      string
-	ClientID          string
-	ManageTokenHash   []byte
-	RescheduledFrom   uuid.NullUUID
-	CancelReason      string
-	CreatedAt         time.Time
-	CancelledAt       *time.Time
-	Version           int32
-	Language          string
-	TypeName          string
-	SpecialistName    string
+	Booking        Booking
+	TypeName       string
+	SpecialistName string
 }
 
 // A patient's coming bookings at a clinic, for the list they asked for by
@@ -65,24 +48,24 @@ func (q *Queries) BookingUpcomingByEmail(ctx context.Context, arg BookingUpcomin
 	for rows.Next() {
 		var i BookingUpcomingByEmailRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.ClinicID,
-			&i.AppointmentTypeID,
-			&i.SpecialistID,
-			&i.SlotStart,
-			&i.SlotEnd,
-			&i.Status,
-			&i.PatientName,
-			&i.PatientEmail,
-			&i.PatientPhone,
-			&i.ClientID,
-			&i.ManageTokenHash,
-			&i.RescheduledFrom,
-			&i.CancelReason,
-			&i.CreatedAt,
-			&i.CancelledAt,
-			&i.Version,
-			&i.Language,
+			&i.Booking.ID,
+			&i.Booking.ClinicID,
+			&i.Booking.AppointmentTypeID,
+			&i.Booking.SpecialistID,
+			&i.Booking.SlotStart,
+			&i.Booking.SlotEnd,
+			&i.Booking.Status,
+			&i.Booking.PatientName,
+			&i.Booking.PatientEmail,
+			&i.Booking.PatientPhone,
+			&i.Booking.ClientID,
+			&i.Booking.ManageTokenHash,
+			&i.Booking.RescheduledFrom,
+			&i.Booking.CancelReason,
+			&i.Booking.CreatedAt,
+			&i.Booking.CancelledAt,
+			&i.Booking.Version,
+			&i.Booking.Language,
 			&i.TypeName,
 			&i.SpecialistName,
 		); err != nil {
@@ -142,6 +125,66 @@ func (q *Queries) MessageBacklog(ctx context.Context) (MessageBacklogRow, error)
 	row := q.db.QueryRow(ctx, messageBacklog)
 	var i MessageBacklogRow
 	err := row.Scan(&i.Waiting, &i.Oldest)
+	return i, err
+}
+
+const messageBookingContext = `-- name: MessageBookingContext :one
+SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, t.name AS type_name, s.name AS specialist_name
+FROM bookings b
+JOIN clinics c ON c.id = b.clinic_id
+JOIN appointment_types t ON t.id = b.appointment_type_id
+JOIN specialists s ON s.id = b.specialist_id
+WHERE b.id = $1
+`
+
+type MessageBookingContextRow struct {
+	Booking        Booking
+	Clinic         Clinic
+	TypeName       string
+	SpecialistName string
+}
+
+// A booking with what its e-mails name: clinic, type and specialist.
+func (q *Queries) MessageBookingContext(ctx context.Context, id uuid.UUID) (MessageBookingContextRow, error) {
+	row := q.db.QueryRow(ctx, messageBookingContext, id)
+	var i MessageBookingContextRow
+	err := row.Scan(
+		&i.Booking.ID,
+		&i.Booking.ClinicID,
+		&i.Booking.AppointmentTypeID,
+		&i.Booking.SpecialistID,
+		&i.Booking.SlotStart,
+		&i.Booking.SlotEnd,
+		&i.Booking.Status,
+		&i.Booking.PatientName,
+		&i.Booking.PatientEmail,
+		&i.Booking.PatientPhone,
+		&i.Booking.ClientID,
+		&i.Booking.ManageTokenHash,
+		&i.Booking.RescheduledFrom,
+		&i.Booking.CancelReason,
+		&i.Booking.CreatedAt,
+		&i.Booking.CancelledAt,
+		&i.Booking.Version,
+		&i.Booking.Language,
+		&i.Clinic.ID,
+		&i.Clinic.Slug,
+		&i.Clinic.Name,
+		&i.Clinic.Timezone,
+		&i.Clinic.Address,
+		&i.Clinic.Version,
+		&i.Clinic.CreatedAt,
+		&i.Clinic.UpdatedAt,
+		&i.Clinic.Language,
+		&i.Clinic.ContactPhone,
+		&i.Clinic.ContactEmail,
+		&i.Clinic.DefaultSlotStepMin,
+		&i.Clinic.DefaultMinNoticeMin,
+		&i.Clinic.DefaultMaxAdvanceDays,
+		&i.Clinic.DefaultCooldownMin,
+		&i.TypeName,
+		&i.SpecialistName,
+	)
 	return i, err
 }
 

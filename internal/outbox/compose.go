@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/letters"
 	"github.com/clinic/booking/internal/mail"
@@ -18,24 +19,20 @@ import (
 
 // compose renders message m, minting the manage links it carries.
 func (o *Outbox) compose(ctx context.Context, m db.Message) (mail.Message, error) {
-	clinic, err := o.clinics.ByID(ctx, m.ClinicID)
-	if err != nil {
-		return mail.Message{}, fmt.Errorf("load clinic: %w", err)
-	}
-	in := letters.Input{
-		Kind: letters.Kind(m.Kind), Language: m.Language, Clinic: clinic, Reason: m.Reason, Now: o.now(),
-		BookURL: o.link("c", clinic.Slug),
-	}
-	if in.Language == "" {
-		in.Language = clinic.Language
-	}
+	in := letters.Input{Kind: letters.Kind(m.Kind), Language: m.Language, Reason: m.Reason, Now: o.now()}
+	var err error
 	if m.Kind == KindLookup {
-		if in.List, err = o.listFor(ctx, m); err != nil {
-			return mail.Message{}, err
-		}
-	} else if err := o.aboutBooking(ctx, m, &in); err != nil {
+		err = o.lookupInput(ctx, m, &in)
+	} else {
+		err = o.bookingInput(ctx, m, &in)
+	}
+	if err != nil {
 		return mail.Message{}, err
 	}
+	if in.Language == "" {
+		in.Language = in.Clinic.Language
+	}
+	in.BookURL = o.link("c", in.Clinic.Slug)
 	l, err := letters.Compose(in)
 	if err != nil {
 		return mail.Message{}, fmt.Errorf("compose %s: %w", m.Kind, err)
@@ -47,20 +44,20 @@ func (o *Outbox) compose(ctx context.Context, m db.Message) (mail.Message, error
 	return msg, nil
 }
 
-// aboutBooking fills in the booking a message tells of (and, for a
-// change, the one before it). A reminder of a booking no longer confirmed
-// has nothing to say.
-func (o *Outbox) aboutBooking(ctx context.Context, m db.Message, in *letters.Input) error {
-	a, err := o.appointment(ctx, m.BookingID.UUID)
+// bookingInput fills in the booking a message tells of, its clinic (and,
+// for a change, the booking before it). A reminder of a booking no longer
+// confirmed has nothing to say.
+func (o *Outbox) bookingInput(ctx context.Context, m db.Message, in *letters.Input) error {
+	a, clinic, err := o.appointment(ctx, m.BookingID.UUID)
 	if err != nil {
 		return err
 	}
-	in.Appointment = a
+	in.Appointment, in.Clinic = a, clinic
 	if m.Kind == KindReminder && a.Booking.Status != booking.StatusConfirmed {
 		return errNothingToSend
 	}
 	if m.PreviousID.Valid {
-		p, err := o.appointment(ctx, m.PreviousID.UUID)
+		p, _, err := o.appointment(ctx, m.PreviousID.UUID)
 		if err != nil {
 			return err
 		}
@@ -74,24 +71,27 @@ func (o *Outbox) aboutBooking(ctx context.Context, m db.Message, in *letters.Inp
 	return nil
 }
 
-func (o *Outbox) appointment(ctx context.Context, id uuid.UUID) (letters.Appointment, error) {
-	b, err := booking.NewService(o.pool).Get(ctx, id, uuid.Nil)
+// appointment is a booking with the names its e-mails give, and its
+// clinic, in one query.
+func (o *Outbox) appointment(ctx context.Context, id uuid.UUID) (letters.Appointment, clinics.Clinic, error) {
+	r, err := db.New(o.pool).MessageBookingContext(ctx, id)
 	if err != nil {
-		return letters.Appointment{}, fmt.Errorf("load booking: %w", err)
+		return letters.Appointment{}, clinics.Clinic{}, fmt.Errorf("load booking: %w", err)
 	}
-	return o.describe(ctx, b)
+	a := letters.Appointment{Booking: booking.FromRow(r.Booking), TypeName: r.TypeName, Specialist: r.SpecialistName}
+	return a, clinics.FromRow(r.Clinic), nil
 }
 
-func (o *Outbox) describe(ctx context.Context, b booking.Booking) (letters.Appointment, error) {
-	t, err := o.clinics.AppointmentType(ctx, b.AppointmentTypeID)
+// lookupInput fills in the list a lookup sends: the address's coming
+// bookings at the clinic, each with a link of its own.
+func (o *Outbox) lookupInput(ctx context.Context, m db.Message, in *letters.Input) error {
+	clinic, err := o.clinics.ByID(ctx, m.ClinicID)
 	if err != nil {
-		return letters.Appointment{}, fmt.Errorf("load appointment type: %w", err)
+		return fmt.Errorf("load clinic: %w", err)
 	}
-	sp, err := o.clinics.Specialist(ctx, b.SpecialistID)
-	if err != nil {
-		return letters.Appointment{}, fmt.Errorf("load specialist: %w", err)
-	}
-	return letters.Appointment{Booking: b, TypeName: t.Name, Specialist: sp.Name}, nil
+	in.Clinic = clinic
+	in.List, err = o.listFor(ctx, m)
+	return err
 }
 
 // listFor is the list a lookup sends: the address's coming bookings at
@@ -108,10 +108,7 @@ func (o *Outbox) listFor(ctx context.Context, m db.Message) ([]letters.Listed, e
 	}
 	list := make([]letters.Listed, 0, len(rows))
 	for _, r := range rows {
-		b, err := booking.NewService(o.pool).Get(ctx, r.ID, m.ClinicID)
-		if err != nil {
-			return nil, fmt.Errorf("load booking: %w", err)
-		}
+		b := booking.FromRow(r.Booking)
 		link, err := o.manageLink(ctx, b.ID)
 		if err != nil {
 			return nil, err

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -102,6 +103,9 @@ type Outbox struct {
 	clinics *clinics.Service
 	log     *slog.Logger
 	stats   *stats
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // sendArgs is the queue job of one message; the message's row holds
@@ -167,12 +171,14 @@ func (o *Outbox) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop waits for the sends under way to finish (until ctx ends).
+// Stop waits for the sends under way to finish (until ctx ends). Every
+// caller waits for the one stop, so the process can close its pool after.
 func (o *Outbox) Stop(ctx context.Context) error {
 	if o.cfg.Workers == 0 {
 		return nil
 	}
-	return o.river.Stop(ctx)
+	o.stopOnce.Do(func() { o.stopErr = o.river.Stop(ctx) })
+	return o.stopErr
 }
 
 // Stored says whether messages are kept for the outbox page rather than
