@@ -52,7 +52,7 @@ bench: build
 	@go build -o bin/loadgen ./cmd/loadgen
 	@$(WITH_SERVICES) ./bin/loadgen -mode suite -patients 8 -duration 15s
 
-## faults: the fault tests under longer load (PostgreSQL restarted, an instance killed, SIGTERM, Redis stopped)
+## faults: the fault tests under longer load (PostgreSQL restarted, an instance killed, one killed during a mail outage, SIGTERM, Redis stopped)
 .PHONY: faults
 faults: static
 	@set -o pipefail; $(WITH_SERVICES) FAULTS_LONG=1 $(GO) test -race -count=1 -v -run 'TestPostgresRestarted|TestKilledInstance|TestSIGTERM|TestRedisStopped' ./internal/faults/ ./web/ \
