@@ -33,11 +33,13 @@ WHERE id = @id AND status = 'sending';
 UPDATE messages SET status = 'cancelled', updated_at = now()
 WHERE id = @id AND status IN ('queued', 'retrying', 'sending');
 
--- name: MessageCancelReminders :many
--- The pending reminders of a booking, cancelled; their jobs are cancelled
--- by the caller in the same transaction.
+-- name: MessageCancelPending :many
+-- The messages of a booking that is cancelled or moved which have not gone
+-- out yet (its reminder; a confirmation or change notice a mail server
+-- deferred), cancelled: they would tell of a time no longer booked. Their
+-- jobs are cancelled by the caller in the same transaction.
 UPDATE messages SET status = 'cancelled', updated_at = now()
-WHERE booking_id = @booking_id AND kind = 'reminder' AND status IN ('queued', 'retrying')
+WHERE booking_id = @booking_id AND kind IN ('confirmation', 'reminder', 'change') AND status IN ('queued', 'retrying')
 RETURNING job_id;
 
 -- name: MessageListByBooking :many
@@ -62,7 +64,8 @@ FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
 WHERE b.clinic_id = @clinic_id AND b.status = 'confirmed' AND b.slot_start > @after
-  AND lower(b.patient_email) = lower(@email::text)
+  -- ASCII case only: no other letter folds into an address's.
+  AND lower(b.patient_email COLLATE "C") = lower(sqlc.arg(email)::text COLLATE "C")
 ORDER BY b.slot_start
 LIMIT 20;
 

@@ -4,10 +4,6 @@
 package main
 
 import (
-	"github.com/clinic/booking/internal/outbox"
-
-	"github.com/clinic/booking/internal/mail"
-
 	"context"
 	"errors"
 	"flag"
@@ -23,6 +19,8 @@ import (
 	_ "time/tzdata" // clinics' zones must resolve even on a machine without /usr/share/zoneinfo
 
 	"github.com/clinic/booking/internal/config"
+	"github.com/clinic/booking/internal/mail"
+	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/platform/redisx"
 	"github.com/clinic/booking/internal/secret"

@@ -1,6 +1,7 @@
 package booking
 
-// The one-statement path of the gate: the common booking in one round trip.
+// The one-statement path of the gate: the common booking written by one
+// statement (in one round trip, or in the transaction its e-mails join).
 
 import (
 	"context"
@@ -16,9 +17,11 @@ import (
 	"github.com/clinic/booking/internal/db"
 )
 
-// bookAtOnce runs the gate as one statement (BookingCreate): one round
-// trip instead of six, for a request that names its clinic and its end, as
-// one made from a hold does. The booking, its audit row and the stored
+// bookAtOnce runs the gate as one statement (BookingCreate) instead of
+// six, for a request that names its clinic and its end, as one made from a
+// hold does. With an outbox, the statement runs in a transaction with the
+// booking's messages (begin, the statement, the outbox's writes, commit);
+// without one, alone, in one round trip. The booking, its audit row and the stored
 // answer are built here first, so the statement only has to write them.
 // done is false when nothing was written, for whatever reason (a field
 // that is wrong, the type or specialist not bookable, the slot taken, a

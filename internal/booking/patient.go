@@ -3,12 +3,11 @@ package booking
 // A patient's details as a booking keeps them.
 
 import (
-	"github.com/clinic/booking/internal/i18n"
-
 	"net/mail"
 	"strings"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/textfield"
 )
 

@@ -3,8 +3,6 @@
 package config
 
 import (
-	"github.com/clinic/booking/internal/mail"
-
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/secret"
 )
 
@@ -148,9 +147,8 @@ func Load(getenv func(string) string) (Config, error) {
 		m, err := mail.ParseURL(raw)
 		if err != nil {
 			errs = append(errs, err.Error())
-		} else {
-			c.SMTP = &m
 		}
+		c.SMTP = &m
 	}
 	if c.SecretKey = getenv("SECRET_KEY"); c.SecretKey != "" {
 		if err := secret.Check(c.SecretKey); err != nil {
@@ -158,21 +156,9 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 
-	for _, f := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(f)
-		if err != nil {
-			a, aerr := netip.ParseAddr(f)
-			if aerr != nil {
-				errs = append(errs, fmt.Sprintf("TRUSTED_PROXIES: %q is neither an address nor a CIDR range (e.g. 10.0.0.7 or 10.0.0.0/24)", f))
-				continue
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
-	}
+	var bad []string
+	c.TrustedProxies, bad = trustedProxies(getenv("TRUSTED_PROXIES"))
+	errs = append(errs, bad...)
 
 	if c.HoldMaxLife < c.HoldTTL {
 		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
@@ -287,4 +273,25 @@ func smtpText(c *mail.Config) string {
 		return "none: e-mails kept for the outbox page"
 	}
 	return c.String()
+}
+
+// trustedProxies reads TRUSTED_PROXIES: addresses and CIDR ranges, comma
+// separated; bad names every entry that is neither.
+func trustedProxies(list string) (ps []netip.Prefix, bad []string) {
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				bad = append(bad, fmt.Sprintf("TRUSTED_PROXIES: %q is neither an address nor a CIDR range (e.g. 10.0.0.7 or 10.0.0.0/24)", f))
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		ps = append(ps, p.Masked())
+	}
+	return ps, bad
 }

@@ -19,7 +19,8 @@ FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
 WHERE b.clinic_id = $1 AND b.status = 'confirmed' AND b.slot_start > $2
-  AND lower(b.patient_email) = lower($3::text)
+  -- ASCII case only: no other letter folds into an address's.
+  AND lower(b.patient_email COLLATE "C") = lower($3::text COLLATE "C")
 ORDER BY b.slot_start
 LIMIT 20
 `
@@ -200,16 +201,18 @@ func (q *Queries) MessageCancel(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-const messageCancelReminders = `-- name: MessageCancelReminders :many
+const messageCancelPending = `-- name: MessageCancelPending :many
 UPDATE messages SET status = 'cancelled', updated_at = now()
-WHERE booking_id = $1 AND kind = 'reminder' AND status IN ('queued', 'retrying')
+WHERE booking_id = $1 AND kind IN ('confirmation', 'reminder', 'change') AND status IN ('queued', 'retrying')
 RETURNING job_id
 `
 
-// The pending reminders of a booking, cancelled; their jobs are cancelled
-// by the caller in the same transaction.
-func (q *Queries) MessageCancelReminders(ctx context.Context, bookingID uuid.NullUUID) ([]pgtype.Int8, error) {
-	rows, err := q.db.Query(ctx, messageCancelReminders, bookingID)
+// The messages of a booking that is cancelled or moved which have not gone
+// out yet (its reminder; a confirmation or change notice a mail server
+// deferred), cancelled: they would tell of a time no longer booked. Their
+// jobs are cancelled by the caller in the same transaction.
+func (q *Queries) MessageCancelPending(ctx context.Context, bookingID uuid.NullUUID) ([]pgtype.Int8, error) {
+	rows, err := q.db.Query(ctx, messageCancelPending, bookingID)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -20,9 +21,10 @@ import (
 // compose renders message m, minting the manage links it carries.
 func (o *Outbox) compose(ctx context.Context, m db.Message) (mail.Message, error) {
 	in := letters.Input{Kind: letters.Kind(m.Kind), Language: m.Language, Reason: m.Reason, Now: o.now()}
+	to := m.Recipient
 	var err error
 	if m.Kind == KindLookup {
-		err = o.lookupInput(ctx, m, &in)
+		to, err = o.lookupInput(ctx, m, &in)
 	} else {
 		err = o.bookingInput(ctx, m, &in)
 	}
@@ -37,7 +39,7 @@ func (o *Outbox) compose(ctx context.Context, m db.Message) (mail.Message, error
 	if err != nil {
 		return mail.Message{}, fmt.Errorf("compose %s: %w", m.Kind, err)
 	}
-	msg := mail.Message{ID: m.ID.String(), To: m.Recipient, Subject: l.Subject, Text: l.Text, HTML: l.HTML, Language: in.Language}
+	msg := mail.Message{ID: m.ID.String(), To: to, Subject: l.Subject, Text: l.Text, HTML: l.HTML, Language: in.Language}
 	for _, a := range l.Attachments {
 		msg.Attachments = append(msg.Attachments, mail.Attachment{Name: a.Name, ContentType: a.ContentType, Data: a.Data})
 	}
@@ -53,7 +55,7 @@ func (o *Outbox) bookingInput(ctx context.Context, m db.Message, in *letters.Inp
 		return err
 	}
 	in.Appointment, in.Clinic = a, clinic
-	if m.Kind == KindReminder && a.Booking.Status != booking.StatusConfirmed {
+	if stale(m.Kind, a.Booking, o.now()) {
 		return errNothingToSend
 	}
 	if m.PreviousID.Valid {
@@ -71,6 +73,19 @@ func (o *Outbox) bookingInput(ctx context.Context, m db.Message, in *letters.Inp
 	return nil
 }
 
+// stale says a message has nothing true left to tell: a confirmation,
+// change notice or reminder of a booking cancelled or moved since (its
+// retry came after), or a reminder whose appointment has begun.
+func stale(kind string, b booking.Booking, now time.Time) bool {
+	switch kind {
+	case KindConfirmation, KindChange:
+		return b.Status != booking.StatusConfirmed
+	case KindReminder:
+		return b.Status != booking.StatusConfirmed || !b.Start.After(now)
+	}
+	return false
+}
+
 // appointment is a booking with the names its e-mails give, and its
 // clinic, in one query.
 func (o *Outbox) appointment(ctx context.Context, id uuid.UUID) (letters.Appointment, clinics.Clinic, error) {
@@ -83,15 +98,18 @@ func (o *Outbox) appointment(ctx context.Context, id uuid.UUID) (letters.Appoint
 }
 
 // lookupInput fills in the list a lookup sends: the address's coming
-// bookings at the clinic, each with a link of its own.
-func (o *Outbox) lookupInput(ctx context.Context, m db.Message, in *letters.Input) error {
+// bookings at the clinic, each with a link of its own. It goes to the
+// address as the bookings have it, not as it was typed.
+func (o *Outbox) lookupInput(ctx context.Context, m db.Message, in *letters.Input) (string, error) {
 	clinic, err := o.clinics.ByID(ctx, m.ClinicID)
 	if err != nil {
-		return fmt.Errorf("load clinic: %w", err)
+		return "", fmt.Errorf("load clinic: %w", err)
 	}
 	in.Clinic = clinic
-	in.List, err = o.listFor(ctx, m)
-	return err
+	if in.List, err = o.listFor(ctx, m); err != nil {
+		return "", err
+	}
+	return in.List[0].Appointment.Booking.Patient.Email, nil
 }
 
 // listFor is the list a lookup sends: the address's coming bookings at

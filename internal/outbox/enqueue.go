@@ -18,9 +18,7 @@ import (
 )
 
 // message is a message to write.
-type message struct {
-	db.MessageInsertParams
-}
+type message = db.MessageInsertParams
 
 // Enqueue writes the messages a booking change sends, in its transaction
 // tx: a new booking's confirmation and reminder; a move's change notice
@@ -42,7 +40,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 			msgs = append(msgs, r)
 		}
 	case "cancel":
-		if err := o.cancelReminders(ctx, tx, q, b.ID); err != nil {
+		if err := o.cancelPending(ctx, tx, q, b.ID); err != nil {
 			return err
 		}
 		m := o.about(b, KindCancellation, o.now())
@@ -50,7 +48,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 		msgs = append(msgs, m)
 	case "reschedule":
 		if ch.Previous != nil {
-			if err := o.cancelReminders(ctx, tx, q, ch.Previous.ID); err != nil {
+			if err := o.cancelPending(ctx, tx, q, ch.Previous.ID); err != nil {
 				return err
 			}
 		}
@@ -86,10 +84,10 @@ func staffReason(ch booking.Change) string {
 }
 
 func (o *Outbox) about(b booking.Booking, kind string, at time.Time) message {
-	return message{db.MessageInsertParams{
+	return message{
 		ID: uuid.New(), ClinicID: b.ClinicID, BookingID: uuid.NullUUID{UUID: b.ID, Valid: true},
 		Kind: kind, Recipient: b.Patient.Email, Language: b.Language, SendAt: at.UTC(),
-	}}
+	}
 }
 
 // reminder is b's reminder, at the type's time before the start; none when
@@ -109,18 +107,20 @@ func (o *Outbox) reminder(ctx context.Context, q *db.Queries, b booking.Booking)
 	return o.about(b, KindReminder, at), true, nil
 }
 
-// cancelReminders cancels a booking's pending reminders and their jobs.
-func (o *Outbox) cancelReminders(ctx context.Context, tx pgx.Tx, q *db.Queries, bookingID uuid.UUID) error {
-	jobs, err := q.MessageCancelReminders(ctx, uuid.NullUUID{UUID: bookingID, Valid: true})
+// cancelPending cancels the messages of a booking, cancelled or moved,
+// that have not gone out, and their jobs: its reminder, and a confirmation
+// or change notice still waiting for a retry.
+func (o *Outbox) cancelPending(ctx context.Context, tx pgx.Tx, q *db.Queries, bookingID uuid.UUID) error {
+	jobs, err := q.MessageCancelPending(ctx, uuid.NullUUID{UUID: bookingID, Valid: true})
 	if err != nil {
-		return fmt.Errorf("cancel reminders: %w", err)
+		return fmt.Errorf("cancel pending messages: %w", err)
 	}
 	for _, id := range jobs {
 		if !id.Valid {
 			continue
 		}
 		if _, err := o.river.JobCancelTx(ctx, tx, id.Int64); err != nil && !errors.Is(err, river.ErrNotFound) {
-			return fmt.Errorf("cancel reminder job: %w", err)
+			return fmt.Errorf("cancel message job: %w", err)
 		}
 	}
 	return nil
@@ -145,7 +145,7 @@ func (o *Outbox) write(ctx context.Context, tx pgx.Tx, msgs []message) error {
 	}
 	rows := make([]db.MessageInsertParams, len(msgs))
 	for i, m := range msgs {
-		rows[i] = m.MessageInsertParams
+		rows[i] = m
 		rows[i].JobID = pgtype.Int8{Int64: res[i].Job.ID, Valid: true}
 	}
 	var ierr error
@@ -165,8 +165,8 @@ func (o *Outbox) write(ctx context.Context, tx pgx.Tx, msgs []message) error {
 // asking takes the same path either way; the worker sends nothing (and
 // forgets the address) when there are none.
 func (o *Outbox) RequestLookup(ctx context.Context, clinicID uuid.UUID, email, language string) error {
-	m := message{db.MessageInsertParams{
+	m := message{
 		ID: uuid.New(), ClinicID: clinicID, Kind: KindLookup, Recipient: email, Language: language, SendAt: o.now().UTC(),
-	}}
+	}
 	return pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error { return o.write(ctx, tx, []message{m}) })
 }

@@ -43,7 +43,12 @@ const (
 var Kinds = []string{KindConfirmation, KindReminder, KindChange, KindCancellation, KindLookup}
 
 // sendTimeout bounds one attempt: composing and the whole SMTP exchange.
-const sendTimeout = time.Minute
+// recordFor is how long a send that the server accepted insists on
+// recording it (PostgreSQL failing over, say).
+const (
+	sendTimeout = time.Minute
+	recordFor   = 2 * time.Minute
+)
 
 // defaultQueue is the queue the messages go through.
 const defaultQueue = "mail"
@@ -103,6 +108,8 @@ type Outbox struct {
 	clinics *clinics.Service
 	log     *slog.Logger
 	stats   *stats
+	// recordFor is how long a send insists on recording its acceptance.
+	recordFor time.Duration
 
 	stopOnce sync.Once
 	stopErr  error
@@ -133,7 +140,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	o := &Outbox{pool: pool, cfg: cfg, clinics: clinics.NewService(pool), log: cfg.Log, stats: newStats()}
+	o := &Outbox{pool: pool, cfg: cfg, clinics: clinics.NewService(pool), log: cfg.Log, stats: newStats(), recordFor: recordFor}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &sendWorker{o: o}); err != nil {
 		return nil, fmt.Errorf("outbox worker: %w", err)
@@ -144,8 +151,9 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 		RetryPolicy: backoff{cfg.Retry},
 		JobTimeout:  sendTimeout,
 		// A job left running by a process that died is taken up again
-		// once no live send could still be working on it.
-		RescueStuckJobsAfter: 2 * sendTimeout,
+		// once no live send could still be working on it (one attempt,
+		// then the record of its acceptance).
+		RescueStuckJobsAfter: sendTimeout + recordFor + 2*time.Minute,
 		Logger:               cfg.Log.With("component", "queue"),
 		Test:                 river.TestConfig{Time: cfg.Clock},
 	}

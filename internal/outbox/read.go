@@ -97,8 +97,8 @@ func (o *Outbox) Backlog(ctx context.Context) (waiting int64, oldest time.Durati
 	return r.Waiting, max(time.Since(r.Oldest), 0), nil
 }
 
-// Outcomes of attempts, for metrics.
-var Outcomes = []string{"sent", "retried", "failed", "cancelled"}
+// Outcomes of attempts, for metrics; "handled" is a lookup's only one.
+var Outcomes = []string{"sent", "retried", "failed", "cancelled", "handled"}
 
 // Counts is the number of attempts of this process by kind and outcome.
 func (o *Outbox) Counts() map[[2]string]int64 { return o.stats.snapshot() }
@@ -110,7 +110,16 @@ type stats struct {
 
 func newStats() *stats { return &stats{n: map[[2]string]int64{}} }
 
+// count counts an outcome. A lookup is counted once, as handled, when its
+// job ends, whether or not the address had bookings (and so a list was
+// sent): the metric must not tell one from the other.
 func (s *stats) count(kind, outcome string) {
+	if kind == KindLookup {
+		if outcome == "retried" {
+			return
+		}
+		outcome = "handled"
+	}
 	s.mu.Lock()
 	s.n[[2]string{kind, outcome}]++
 	s.mu.Unlock()

@@ -57,17 +57,24 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
 	case mail.Permanent(err):
 		o.stats.count(m.Kind, "failed")
 		o.attemptFailed(ctx, m, "failed", err)
-		return river.JobCancel(err)
+		return river.JobCancel(redacted{err})
 	case job.Attempt >= job.MaxAttempts:
 		o.stats.count(m.Kind, "failed")
 		o.attemptFailed(ctx, m, "failed", err)
-		return err
+		return redacted{err}
 	default:
 		o.stats.count(m.Kind, "retried")
 		o.attemptFailed(ctx, m, "retrying", err)
-		return err
+		return redacted{err}
 	}
 }
+
+// redacted is an error the queue logs and keeps: the mail server's answer
+// with every address in it masked.
+type redacted struct{ err error }
+
+func (r redacted) Error() string { return redact(r.err.Error()) }
+func (r redacted) Unwrap() error { return r.err }
 
 // deliver hands the message to the mail server, or, without one, keeps it
 // for the outbox page.
@@ -85,21 +92,29 @@ func (o *Outbox) deliver(ctx context.Context, m db.Message, msg mail.Message) er
 	})
 }
 
-// accepted records that the mail server took the message. It insists:
-// until the record is written, a retry of the job would send it again.
+// accepted records that the mail server took the message. It insists,
+// for up to recordFor: until the record is written, a retry of the job
+// would send the message again. If PostgreSQL stays away longer, the job
+// is cancelled rather than retried: the row stays "sending", which staff
+// see, and the message, already accepted, is not sent twice.
 func (o *Outbox) accepted(ctx context.Context, m db.Message) error {
 	ctx = context.WithoutCancel(ctx)
+	deadline := time.Now().Add(o.recordFor)
 	wait := 100 * time.Millisecond
-	var err error
-	for range 8 {
-		if err = db.New(o.pool).MessageAccepted(ctx, m.ID); err == nil {
+	for {
+		try, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := db.New(o.pool).MessageAccepted(try, m.ID)
+		cancel()
+		if err == nil {
 			return nil
 		}
+		if time.Now().Add(wait).After(deadline) {
+			o.log.Error("message accepted by the mail server but not recorded; not retried", "message", m.ID, "kind", m.Kind, "err", err)
+			return river.JobCancel(fmt.Errorf("record acceptance: %w", err))
+		}
 		time.Sleep(wait)
-		wait *= 2
+		wait = min(2*wait, 5*time.Second)
 	}
-	o.log.Error("message accepted but not recorded", "message", m.ID, "kind", m.Kind, "err", err)
-	return fmt.Errorf("record acceptance: %w", err)
 }
 
 func (o *Outbox) attemptFailed(ctx context.Context, m db.Message, status string, cause error) {

@@ -1,0 +1,7 @@
+package outbox
+
+import "time"
+
+// SetRecordFor shortens how long a send insists on recording its
+// acceptance, for a test of the give-up path.
+func SetRecordFor(o *Outbox, d time.Duration) { o.recordFor = d }
