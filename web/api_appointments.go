@@ -143,10 +143,15 @@ func (s *Server) rescheduleAppointment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.deps.Checkout.RescheduleAppointment(c.Request().Context(), id, manageToken(c), version, start)
+	token := manageToken(c)
+	if err := s.linkMovesSpent(c, token); err != nil {
+		return err
+	}
+	b, err := s.deps.Checkout.RescheduleAppointment(c.Request().Context(), id, token, version, start)
 	if err != nil {
 		return err
 	}
+	s.countLinkMove(c, token)
 	setETag(c, b)
 	return c.JSON(http.StatusOK, map[string]any{"appointment": b})
 }

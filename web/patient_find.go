@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/mail"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/i18n"
-	"github.com/clinic/booking/internal/secret"
+	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/textfield"
 	"github.com/clinic/booking/views"
 )
@@ -31,6 +30,10 @@ const (
 	findsPerAddress = 10
 	findsPerEmail   = 3
 )
+
+// findOutageWait is the Retry-After of a request refused because the
+// limits could not be counted.
+const findOutageWait = time.Minute
 
 // findEmail is the one field of the form.
 var findEmail = textfield.Field{Name: "email", Label: "The e-mail address", Max: textfield.PatientEmail.Max}
@@ -70,15 +73,15 @@ func (s *Server) findRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := overLimit(c, s.deps.FindIPLimiter, "requests"); err != nil {
-		return s.findTooMany(c, clinic, l, err)
+	if err := findLimit(c, s.deps.FindIPLimiter, clientNetwork(c)); err != nil {
+		return s.findRefused(c, clinic, l, err)
 	}
 	email, ok := lookupAddress(c.FormValue("email"))
 	if !ok {
 		return s.findForm(c, http.StatusBadRequest, clinic, l, views.FindVM{Email: email, Error: l.T("find.error.email", nil)})
 	}
-	if err := overLimitFor(c, s.deps.FindEmailLimiter, emailKey(clinic, email), "requests", "e-mail address"); err != nil {
-		return s.findTooMany(c, clinic, l, err)
+	if err := findLimit(c, s.deps.FindEmailLimiter, s.emailKey(clinic, email)); err != nil {
+		return s.findRefused(c, clinic, l, err)
 	}
 	if err := s.deps.Outbox.RequestLookup(c.Request().Context(), clinic.ID, email, l.Lang()); err != nil {
 		return err
@@ -100,22 +103,43 @@ func lookupAddress(raw string) (string, bool) {
 	return email, err == nil && a.Address == email && at > 0 && strings.Contains(email[at:], ".")
 }
 
-// emailKey is what the per-address limit counts: the clinic and a hash of
-// the address, so that no address is kept in Redis.
-func emailKey(clinic clinics.Clinic, email string) string {
-	return clinic.ID.String() + ":" + hex.EncodeToString(secret.Hash(strings.ToLower(email)))
+// emailKey is what the per-address limit counts: the clinic and a keyed
+// hash of the address. Without the server's secret nobody reading Redis
+// can tell which addresses asked, not even by hashing guesses.
+func (s *Server) emailKey(clinic clinics.Clinic, email string) string {
+	return clinic.ID.String() + ":" + hex.EncodeToString(s.signer.sign("find-email", clinic.ID.String(), strings.ToLower(email)))
 }
 
-// findTooMany is the form again with 429 and Retry-After: the same for
-// every address, known or not.
-func (s *Server) findTooMany(c echo.Context, clinic clinics.Clinic, l *i18n.Localizer, err error) error {
+// findLimit counts one request against lim. Unlike the other limits it
+// fails closed: when Redis cannot count, the request is refused (503), or
+// an outage would let anyone send lists to any address without bound.
+func findLimit(c echo.Context, lim *ratelimit.Limiter, key string) error {
+	ok, wait, err := lim.Check(c.Request().Context(), key)
+	switch {
+	case err != nil:
+		loggerFrom(c).Warn("find my booking refused: the limits cannot be counted", "err", err)
+		return &apperr.Error{Kind: apperr.Unavailable, Code: apperr.CodeUnavailable, RetryAfter: findOutageWait,
+			Message: "Lists cannot be sent right now. Please try again in a minute."}
+	case !ok:
+		return &apperr.Error{Kind: apperr.TooMany, Code: apperr.CodeRateLimited, RetryAfter: time.Duration(apperr.Seconds(wait)) * time.Second,
+			Message: "Too many requests. Please try again later."}
+	}
+	return nil
+}
+
+// findRefused is the form again with Retry-After: 503 when the limits
+// could not be counted, else 429. Both are the same for every address,
+// known or not.
+func (s *Server) findRefused(c echo.Context, clinic clinics.Clinic, l *i18n.Localizer, err error) error {
 	setRetryAfter(c, err)
-	wait := time.Minute
-	if ae := apperr.As(err); ae != nil && ae.RetryAfter > wait {
+	if apperr.CodeOf(err) == apperr.CodeUnavailable {
+		return s.findForm(c, http.StatusServiceUnavailable, clinic, l, views.FindVM{Problem: l.T("find.unavailable", nil)})
+	}
+	var wait time.Duration
+	if ae := apperr.As(err); ae != nil {
 		wait = ae.RetryAfter
 	}
-	minutes := strconv.Itoa(int((wait + time.Minute - 1) / time.Minute))
-	return s.findForm(c, http.StatusTooManyRequests, clinic, l, views.FindVM{Problem: l.T("find.too_many", map[string]any{"Minutes": minutes})})
+	return s.findForm(c, http.StatusTooManyRequests, clinic, l, views.FindVM{Problem: l.T("find.too_many", map[string]any{"Minutes": minutesOf(wait)})})
 }
 
 // findChooser answers GET /find, where a manage link that no longer works

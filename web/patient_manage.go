@@ -1,7 +1,10 @@
 package web
 
 import (
+	"encoding/hex"
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -156,6 +159,12 @@ func (s *Server) manageReschedule(c echo.Context) error {
 		status, panel, _ := problemPanel(p, err, "")
 		return s.panel(c, p, status, panel)
 	}
+	if err := s.linkMovesSpent(c, m.token); err != nil {
+		setRetryAfter(c, err)
+		status, panel, _ := problemPanel(p, err, "")
+		panel.Message = m.tr.T("manage.too_many_moves", map[string]any{"Minutes": minutesOf(apperr.As(err).RetryAfter)})
+		return s.panel(c, p, status, panel)
+	}
 	start, err := parseTime("start", c.FormValue("start"))
 	if err != nil {
 		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: m.tr.T("panel.pick_time", nil)})
@@ -168,8 +177,52 @@ func (s *Server) manageReschedule(c echo.Context) error {
 		}
 		return err
 	}
+	s.countLinkMove(c, m.token)
 	s.deps.Sessions.Put(c.Request().Context(), "notice", m.tr.T("manage.moved_notice", map[string]any{"When": localWhen(m.tr, nb.Start, m.loc)}))
 	return redirect(c, "/manage/"+m.token)
+}
+
+// moveKey is what the per-link move limit counts: a keyed hash of the
+// manage token (which a move keeps), so Redis holds no link.
+func (s *Server) moveKey(token string) string {
+	return hex.EncodeToString(s.signer.sign("move-link", token))
+}
+
+// linkMovesSpent refuses a move by a manage link (429) once the link has
+// made its moves of the hour: each move sends the patient an e-mail, and
+// moving one booking back and forth must not flood a mailbox. Only moves
+// made count (countLinkMove), not tries; two tries at once cannot both
+// pass, since a move needs the booking's current version. When Redis
+// cannot answer, the move goes ahead, as with the other move limit.
+func (s *Server) linkMovesSpent(c echo.Context, token string) error {
+	lim := s.deps.MoveLinkLimiter
+	spent, wait, err := lim.Spent(c.Request().Context(), s.moveKey(token))
+	if err != nil {
+		loggerFrom(c).Warn("move limit check failed; allowing", "err", err)
+		return nil
+	}
+	if !spent {
+		return nil
+	}
+	secs := apperr.Seconds(wait)
+	return &apperr.Error{
+		Kind: apperr.TooMany, Code: apperr.CodeRateLimited, RetryAfter: time.Duration(secs) * time.Second,
+		Message: fmt.Sprintf("This booking was moved too often: at most %d moves per hour by its manage link. Please try again in %d seconds.",
+			lim.Limit(), secs),
+		Details: map[string]any{"limit": lim.Limit(), "windowSeconds": int(lim.Window().Seconds()), "retryAfterSeconds": secs},
+	}
+}
+
+// countLinkMove counts a move the manage link made (see linkMovesSpent).
+func (s *Server) countLinkMove(c echo.Context, token string) {
+	if err := s.deps.MoveLinkLimiter.Count(c.Request().Context(), s.moveKey(token)); err != nil {
+		loggerFrom(c).Warn("count a move by manage link", "err", err)
+	}
+}
+
+// minutesOf is d in whole minutes, rounded up, at least one.
+func minutesOf(d time.Duration) string {
+	return strconv.Itoa(max(1, int((d+time.Minute-1)/time.Minute)))
 }
 
 // manageICS answers GET /manage/:token/calendar.ics: one VEVENT with its

@@ -98,7 +98,7 @@ func (s *Server) bookingSearch(c echo.Context) error {
 			return err
 		}
 		for _, r := range rows {
-			vm.Rows = append(vm.Rows, []string{r.SlotStart.In(loc).Format("Mon 2 Jan 2006 15:04"), r.PatientName, r.PatientEmail, r.PatientPhone, r.TypeName, r.SpecialistName, r.Status})
+			vm.Rows = append(vm.Rows, []string{r.SlotStart.In(loc).Format(staffTimeLayout), r.PatientName, r.PatientEmail, r.PatientPhone, r.TypeName, r.SpecialistName, r.Status})
 			vm.RowLinks = append(vm.RowLinks, "/staff/bookings/"+r.ID.String())
 		}
 		if len(rows) == 0 {
