@@ -71,7 +71,7 @@ func fuzzApp(f *testing.F) *app {
 	a, _ := startApp(f, withPool(fuzzPool(f)),
 		withRedis(redis.NewClient(opt)), // not testkit.Redis: it would close with the first target
 		withLog(logTo), withOptions(web.Options{
-			HoldsPerMinute: 1 << 30, LoginsPerMinute: 1 << 30, MovesPerMinute: 1 << 30, StaffWritesPerMinute: 1 << 30,
+			HoldsPerMinute: 1 << 30, LoginsPerMinute: 1 << 30, MovesPerMinute: 1 << 30, MovesPerLinkPerHour: 1 << 30, StaffWritesPerMinute: 1 << 30,
 		}))
 	a.ready(f)
 	fuzzAppShared = a

@@ -9,6 +9,8 @@ package web_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -232,9 +234,16 @@ func TestFindLimits(t *testing.T) {
 	if err != nil || len(keys) == 0 {
 		t.Fatalf("no per-address counters in Redis: %v", err)
 	}
+	// Not the address, nor its plain digest, which a list of guesses
+	// would reverse: a hash keyed with the server's secret.
 	for _, k := range keys {
 		if strings.Contains(k, "@") || strings.Contains(strings.ToLower(k), "example.org") {
 			t.Errorf("Redis keeps an address: %s", k)
+		}
+		for _, email := range []string{known, unknown} {
+			if sum := sha256.Sum256([]byte(strings.ToLower(email))); strings.Contains(k, hex.EncodeToString(sum[:])) {
+				t.Errorf("Redis keeps the plain digest of an address: %s", k)
+			}
 		}
 	}
 
@@ -260,6 +269,39 @@ func TestFindLimits(t *testing.T) {
 	}
 	// Another address is not held back.
 	a.newClient(t).Post(findPath(c), url.Values{"email": {fresh}}).Want(http.StatusOK)
+}
+
+// When Redis cannot count the limits, nothing is queued: 503 with
+// Retry-After and a page that says to try again, the same for every
+// address; the form itself still opens.
+func TestFindFailsClosedWithoutRedis(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, withRedisDown(), withOptions(web.Options{Mail: web.MailOptions{Queue: ownQueue()}}))
+	c := a.patientClinic(t)
+	a.newClient(t).Get(findPath(c)).Want(http.StatusOK)
+	email := uniqueEmail("outage")
+	var bodies []string
+	for _, spelt := range []string{email, uniqueEmail("other"), "not an address"} {
+		r := a.newClient(t).Post(findPath(c), url.Values{"email": {spelt}}).Want(http.StatusServiceUnavailable)
+		if got := r.Header.Get("Retry-After"); got != "60" {
+			t.Errorf("%q: Retry-After %q, want 60", spelt, got)
+		}
+		if got := r.Text(`[data-testid="find-problem"]`); got != "Lists cannot be sent right now. Please try again in a minute." {
+			t.Errorf("%q: the page says %q", spelt, got)
+		}
+		bodies = append(bodies, r.Body)
+	}
+	if bodies[0] != bodies[1] {
+		t.Error("the answers to two addresses differ")
+	}
+	de := a.newClient(t).PostRaw(findPath(c), url.Values{"email": {email}}, http.Header{"Accept-Language": {"de"}}).Want(http.StatusServiceUnavailable)
+	if got := de.Text(`[data-testid="find-problem"]`); !strings.Contains(got, "Listen können gerade nicht versandt werden") {
+		t.Errorf("German: %q", got)
+	}
+	var n int
+	if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM messages WHERE clinic_id = $1`, c.ID).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d messages queued without Redis (%v)", n, err)
+	}
 }
 
 // With the workers sending: the address with bookings receives one list

@@ -28,7 +28,14 @@ func (s *Server) routes() {
 	e.GET("/kiosk/:slug", s.kiosk)
 	e.GET("/kiosk/:slug/live", s.kioskStream)
 
-	pages := e.Group("", s.sessions)
+	s.patientRoutes(e.Group("", s.sessions))
+	s.staffRoutes(e)
+	s.apiRoutes(e)
+}
+
+// patientRoutes are the patients' pages: a clinic, its booking pages,
+// "find my booking" and the manage links.
+func (s *Server) patientRoutes(pages *echo.Group) {
 	pages.GET("/", s.home)
 	pages.GET("/c/:slug", s.clinicPage)
 	pages.GET("/c/:slug/find", s.findPage)
@@ -46,10 +53,14 @@ func (s *Server) routes() {
 	pages.GET("/manage/:token/reschedule", s.manageReschedulePage, s.manageMissing)
 	pages.GET("/manage/:token/reschedule/live", s.manageRescheduleStream)
 	pages.POST("/manage/:token/reschedule", s.manageReschedule)
+}
 
+// staffRoutes are the staff pages and their JSON API.
+func (s *Server) staffRoutes(e *echo.Echo) {
 	// Staff: sign-in first, then the session's CSRF token on every state
-	// change, then the account's allowance of changes. The sign-in form checks its own token (a signed double submit:
-	// no session before sign-in).
+	// change, then the account's allowance of changes. The sign-in form
+	// checks its own token (a signed double submit: no session before
+	// sign-in).
 	sg := e.Group("/staff", s.sessions)
 	sg.GET("/login", s.loginPage)
 	sg.POST("/login", s.login)
@@ -88,17 +99,26 @@ func (s *Server) routes() {
 	st.POST("/settings", s.settingsSave)
 	st.POST("/kiosks", s.kioskCreate)
 	st.POST("/kiosks/revoke", s.kioskRevoke)
-	st.GET("/outbox", s.outboxPage)
-	st.GET("/outbox/:id", s.outboxMessage)
-	st.GET("/outbox/:id/message.html", s.outboxHTML)
-	st.GET("/outbox/:id/message.eml", s.outboxEML)
-	st.GET("/outbox/:id/calendar.ics", s.outboxICS)
+	s.outboxRoutes(st)
 
 	api := e.Group("/v1/staff", s.sessions, s.requireStaff, s.csrf, s.limitStaffWrites)
 	api.GET("/specialists/:id", s.apiSpecialist)
 	api.PATCH("/specialists/:id", s.apiSpecialistUpdate)
 	api.PUT("/specialists/:id/hours", s.apiHours)
+}
 
+// outboxRoutes are the staff's pages of the e-mails kept without a mail
+// server.
+func (s *Server) outboxRoutes(st *echo.Group) {
+	st.GET("/outbox", s.outboxPage)
+	st.GET("/outbox/:id", s.outboxMessage)
+	st.GET("/outbox/:id/message.html", s.outboxHTML)
+	st.GET("/outbox/:id/message.eml", s.outboxEML)
+	st.GET("/outbox/:id/calendar.ics", s.outboxICS)
+}
+
+// apiRoutes are the public JSON API: types, times, holds, appointments.
+func (s *Server) apiRoutes(e *echo.Echo) {
 	v1 := e.Group("/v1")
 	v1.GET("/clinics/:slug/appointment-types", s.clinicAppointmentTypes)
 	v1.GET("/appointment-types/:id/timeslots", s.timeslots)

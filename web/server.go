@@ -3,8 +3,6 @@
 package web
 
 import (
-	"github.com/clinic/booking/internal/outbox"
-
 	"cmp"
 	"context"
 	"errors"
@@ -28,6 +26,7 @@ import (
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/idempotency"
+	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -55,6 +54,7 @@ type Deps struct {
 	Sessions            *scs.SessionManager
 	HoldLimiter         *ratelimit.Limiter // holds on the pages, per IP
 	MoveLimiter         *ratelimit.Limiter // moves by manage link per IP, pages and API
+	MoveLinkLimiter     *ratelimit.Limiter // moves made per manage link, pages and API
 	FindIPLimiter       *ratelimit.Limiter // "find my booking" requests per IP
 	FindEmailLimiter    *ratelimit.Limiter // "find my booking" requests per clinic and e-mail address
 	APIHoldLimiter      *ratelimit.Limiter // POST /v1/holds per IP; nil: not limited

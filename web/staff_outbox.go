@@ -6,18 +6,9 @@
 package web
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net/http"
-	"net/mail"
-	"net/textproto"
+	netmail "net/mail"
 	"regexp"
 	"strings"
 
@@ -25,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -78,22 +70,22 @@ func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }
 
 // loadCopy is the kept message the path names, of the viewer's clinic,
 // taken apart.
-func (s *Server) loadCopy(c echo.Context) (outbox.Copy, parsedMail, error) {
+func (s *Server) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
 	u := staffUser(c)
 	if err := u.May(outboxAction); err != nil {
-		return outbox.Copy{}, parsedMail{}, err
+		return outbox.Copy{}, mail.Parsed{}, err
 	}
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return outbox.Copy{}, parsedMail{}, apperr.NotFoundf("id", "No such message.")
+		return outbox.Copy{}, mail.Parsed{}, apperr.NotFoundf("id", "No such message.")
 	}
 	cp, err := s.deps.Outbox.CopyOf(c.Request().Context(), u.ClinicID, id)
 	if err != nil {
-		return outbox.Copy{}, parsedMail{}, err
+		return outbox.Copy{}, mail.Parsed{}, err
 	}
-	pm, err := parseMail(cp.Raw)
+	pm, err := mail.Parse(cp.Raw)
 	if err != nil {
-		return outbox.Copy{}, parsedMail{}, err
+		return outbox.Copy{}, mail.Parsed{}, fmt.Errorf("read kept message %s: %w", cp.MessageID, err)
 	}
 	return cp, pm, nil
 }
@@ -110,13 +102,13 @@ func (s *Server) outboxMessage(c echo.Context) error {
 	}
 	base := outboxPath(cp.MessageID)
 	vm := views.OutboxMessageVM{
-		Nav: s.nav(c, "outbox"), Subject: pm.Subject, From: pm.From, To: pm.To,
+		Nav: s.nav(c, "outbox"), Subject: pm.Subject, From: readable(pm.From), To: readable(pm.To),
 		When: cp.Created.In(loc).Format(staffTimeLayout), Text: linkify(pm.Text), EMLURL: base + "/message.eml",
 	}
 	if pm.HTML != "" {
 		vm.HTMLURL = base + "/message.html"
 	}
-	if _, ok := pm.calendar(); ok {
+	if _, ok := calendar(pm); ok {
 		vm.ICSURL = base + "/calendar.ics"
 	}
 	for _, a := range pm.Attachments {
@@ -166,7 +158,7 @@ func (s *Server) outboxICS(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, ok := pm.calendar()
+	a, ok := calendar(pm)
 	if !ok {
 		return apperr.NotFoundf("", "This message has no calendar file.")
 	}
@@ -196,115 +188,20 @@ func linkify(text string) []views.TextRun {
 }
 
 // calendar is the message's calendar file.
-func (p parsedMail) calendar() (mailPart, bool) {
+func calendar(p mail.Parsed) (mail.Attachment, bool) {
 	for _, a := range p.Attachments {
 		if strings.HasPrefix(a.ContentType, "text/calendar") || strings.HasSuffix(strings.ToLower(a.Name), ".ics") {
 			return a, true
 		}
 	}
-	return mailPart{}, false
+	return mail.Attachment{}, false
 }
 
-// parsedMail is a kept message taken apart for its page.
-type parsedMail struct {
-	Subject, From, To string
-	Text, HTML        string // the first text/plain and text/html parts
-	Attachments       []mailPart
-}
-
-// mailPart is an attachment, decoded.
-type mailPart struct {
-	Name, ContentType string
-	Data              []byte
-}
-
-// mimeDepth bounds the nesting of multipart bodies (a message of ours has
-// two: mixed around alternative).
-const mimeDepth = 8
-
-// parseMail reads an RFC 5322 message: its headers (encoded words
-// decoded) and its MIME parts (quoted-printable and base64 decoded).
-func parseMail(raw []byte) (parsedMail, error) {
-	m, err := mail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		return parsedMail{}, fmt.Errorf("read kept message: %w", err)
-	}
-	dec := new(mime.WordDecoder)
-	header := func(name string) string {
-		v := m.Header.Get(name)
-		if d, err := dec.DecodeHeader(v); err == nil {
-			return d
-		}
-		return v
-	}
-	p := parsedMail{Subject: header("Subject"), From: readable(header("From")), To: readable(header("To"))}
-	if err := p.walk(textproto.MIMEHeader(m.Header), m.Body, 0); err != nil {
-		return parsedMail{}, fmt.Errorf("read kept message: %w", err)
-	}
-	return p, nil
-}
-
-// readable is an address header as a person writes it: "Name <address>",
-// or the address alone.
-func readable(v string) string {
-	a, err := mail.ParseAddress(v)
-	switch {
-	case err != nil:
-		return v
-	case a.Name == "":
+// readable is an address as a person writes it: "Name <address>", or the
+// address alone.
+func readable(a netmail.Address) string {
+	if a.Name == "" {
 		return a.Address
 	}
 	return a.Name + " <" + a.Address + ">"
-}
-
-// walk reads one part: a multipart's parts in turn, else its content.
-func (p *parsedMail) walk(h textproto.MIMEHeader, body io.Reader, depth int) error {
-	if depth > mimeDepth {
-		return errors.New("multipart nested too deep")
-	}
-	mediaType, params, err := mime.ParseMediaType(h.Get("Content-Type"))
-	if err != nil {
-		mediaType, params = "text/plain", nil // RFC 2045's default
-	}
-	if strings.HasPrefix(mediaType, "multipart/") {
-		mr := multipart.NewReader(body, params["boundary"])
-		for {
-			part, err := mr.NextPart() // decodes quoted-printable itself
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if err := p.walk(part.Header, part, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	data, err := io.ReadAll(decodeTransfer(h.Get("Content-Transfer-Encoding"), body))
-	if err != nil {
-		return fmt.Errorf("decode %s part: %w", mediaType, err)
-	}
-	disposition, dparams, _ := mime.ParseMediaType(h.Get("Content-Disposition"))
-	name := cmp.Or(dparams["filename"], params["name"])
-	switch {
-	case disposition != "attachment" && mediaType == "text/plain" && p.Text == "":
-		p.Text = string(data)
-	case disposition != "attachment" && mediaType == "text/html" && p.HTML == "":
-		p.HTML = string(data)
-	default:
-		p.Attachments = append(p.Attachments, mailPart{Name: name, ContentType: h.Get("Content-Type"), Data: data})
-	}
-	return nil
-}
-
-// decodeTransfer undoes a part's Content-Transfer-Encoding.
-func decodeTransfer(encoding string, r io.Reader) io.Reader {
-	switch strings.ToLower(strings.TrimSpace(encoding)) {
-	case "base64":
-		return base64.NewDecoder(base64.StdEncoding, r) // line breaks skipped
-	case "quoted-printable":
-		return quotedprintable.NewReader(r)
-	}
-	return r
 }

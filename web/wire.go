@@ -1,19 +1,13 @@
 package web
 
 import (
-	"regexp"
-	"strings"
-
-	"github.com/riverqueue/river/rivertype"
-
-	"github.com/clinic/booking/internal/mail"
-	"github.com/clinic/booking/internal/outbox"
-
 	"cmp"
 	"context"
 	"log/slog"
 	"net/netip"
+	"regexp"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
@@ -29,6 +24,8 @@ import (
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/idempotency"
+	"github.com/clinic/booking/internal/mail"
+	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/slots"
@@ -49,6 +46,9 @@ type Options struct {
 	WarnHeapMB      int // 0: 500
 	WarnStreams     int // 0: 20000
 	MovesPerMinute  int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
+	// MovesPerLinkPerHour is how many moves one manage link may make in an
+	// hour, pages and API together (each sends an e-mail); 0: 6.
+	MovesPerLinkPerHour int
 	// LimitScope prefixes the names of the rate-limit counters in Redis:
 	// "" in production, where every instance must share them. Test servers
 	// all come from 127.0.0.1 and share one Redis, so each gets its own.
@@ -127,14 +127,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		o.HoldTTL = 30 * time.Second
 	}
 	bookings := booking.NewService(pool)
-	ob, err := outbox.New(pool, outbox.Config{
-		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
-		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
-	})
-	if err != nil {
-		// Only a worker the queue refuses gets here: a programming error.
-		panic(err)
-	}
+	ob := wireOutbox(pool, logger, o)
 	bookings.SetOutbox(ob)
 	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
 	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
@@ -147,26 +140,6 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)
 	metrics := events.NewMetrics(reg)
-	if o.HoldsPerMinute <= 0 {
-		o.HoldsPerMinute = 30
-	}
-	if o.LoginsPerMinute <= 0 {
-		o.LoginsPerMinute = 5
-	}
-	if o.StaffWritesPerMinute <= 0 {
-		o.StaffWritesPerMinute = 120
-	}
-	if o.MovesPerMinute <= 0 {
-		o.MovesPerMinute = 60
-	}
-	scope := o.LimitScope
-	var apiHoldLimiter *ratelimit.Limiter
-	if o.APIHoldsPerMinute > 0 {
-		apiHoldLimiter = ratelimit.New(rdb, scope+"api-hold-ip", o.APIHoldsPerMinute, time.Minute, logger)
-	}
-	if o.HeartbeatsPerMinute <= 0 {
-		o.HeartbeatsPerMinute = 120
-	}
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	changed := func(ctx context.Context, clinicID uuid.UUID) {
@@ -176,59 +149,92 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		}
 	}
 	staffSvc := staff.New(pool, changed, logger)
-	key := o.SecretKey
-	if len(key) == 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var err error
-		if key, err = secret.Load(ctx, pool, nil); err != nil {
-			// Sign-in still works on this instance; its forms and device
-			// cookies are worth nothing on another.
-			logger.Error("server secret unavailable; using a key of this process", "err", err)
-			key = []byte(randomHex(32))
-		}
-		cancel()
+	d := Deps{
+		warnHeap:          uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
+		warnStreams:       cmp.Or(o.WarnStreams, 20000),
+		clientIP:          clientIP(o.TrustedProxies, logger),
+		readHeaderTimeout: o.ReadHeaderTimeout,
+		readTimeout:       o.ReadTimeout,
+		writeTimeout:      o.WriteTimeout,
+		Staff:             staffSvc,
+		StaffBookings:     staff.NewBookings(staffSvc, bookings, holdStore),
+		secret:            serverKey(pool, logger, o.SecretKey),
+		metricsAddr:       o.MetricsAddr,
+		publicURL:         o.PublicURL,
+		Sessions:          newSessions(pool, o.SecureCookies),
+		Grid:              grid.New(slotSvc, holdStore),
+		Assets:            NewAssets(),
+		Hub:               events.NewHub(rdb, logger, metrics),
+		StreamMetrics:     metrics,
+		Registry:          reg,
+		Logger:            logger,
+		PingDB:            pool.Ping,
+		Idempotency:       idempotency.NewCleaner(pool),
+		Redis:             rdb,
+		Bookings:          bookings,
+		Clinics:           clinics.NewService(pool),
+		Slots:             slotSvc,
+		Holds:             holdStore,
+		Checkout:          co,
+		Outbox:            ob,
 	}
-	return Deps{
-		warnHeap:            uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
-		warnStreams:         cmp.Or(o.WarnStreams, 20000),
-		clientIP:            clientIP(o.TrustedProxies, logger),
-		readHeaderTimeout:   o.ReadHeaderTimeout,
-		readTimeout:         o.ReadTimeout,
-		writeTimeout:        o.WriteTimeout,
-		Staff:               staffSvc,
-		StaffBookings:       staff.NewBookings(staffSvc, bookings, holdStore),
-		LoginIPLimiter:      ratelimit.New(rdb, scope+"login-ip", 4*o.LoginsPerMinute, time.Minute, logger),
-		LoginAccountLimiter: ratelimit.New(rdb, scope+"login-account", o.LoginsPerMinute, time.Minute, logger),
-		LoginDeviceLimiter:  ratelimit.New(rdb, scope+"login-device", 2*o.LoginsPerMinute, time.Minute, logger),
-		secret:              key,
-		metricsAddr:         o.MetricsAddr,
-		publicURL:           o.PublicURL,
-		HoldLimiter:         ratelimit.New(rdb, scope+"hold-ip", o.HoldsPerMinute, time.Minute, logger),
-		MoveLimiter:         ratelimit.New(rdb, scope+"move-ip", o.MovesPerMinute, time.Minute, logger),
-		FindIPLimiter:       ratelimit.New(rdb, scope+"find-ip", findsPerAddress, time.Hour, logger),
-		FindEmailLimiter:    ratelimit.New(rdb, scope+"find-email", findsPerEmail, time.Hour, logger),
-		StaffWriteLimiter:   ratelimit.New(rdb, scope+"staff-writes", o.StaffWritesPerMinute, time.Minute, logger),
-		APIHoldLimiter:      apiHoldLimiter,
-		Sessions:            newSessions(pool, o.SecureCookies),
-		Grid:                grid.New(slotSvc, holdStore),
-		Assets:              NewAssets(),
-		Hub:                 events.NewHub(rdb, logger, metrics),
-		StreamMetrics:       metrics,
-		Registry:            reg,
-		Logger:              logger,
-		PingDB:              pool.Ping,
-		Idempotency:         idempotency.NewCleaner(pool),
-		Redis:               rdb,
-		Bookings:            bookings,
-		Clinics:             clinics.NewService(pool),
-		Slots:               slotSvc,
-		Holds:               holdStore,
-		Checkout:            co,
-		Outbox:              ob,
+	d.wireLimiters(rdb, logger, o)
+	return d
+}
 
-		HeartbeatHoldLimiter: ratelimit.New(rdb, scope+"heartbeat-hold", heartbeatsPerHold, time.Minute, logger),
-		HeartbeatIPLimiter:   ratelimit.New(rdb, scope+"heartbeat-ip", o.HeartbeatsPerMinute, time.Minute, logger),
+// wireOutbox builds the e-mail outbox of o.
+func wireOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options) *outbox.Outbox {
+	ob, err := outbox.New(pool, outbox.Config{
+		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
+		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
+	})
+	if err != nil {
+		// Only a worker the queue refuses gets here: a programming error.
+		panic(err)
 	}
+	return ob
+}
+
+// serverKey is the key the server signs with: the configured one, else
+// the one kept in PostgreSQL.
+func serverKey(pool *pgxpool.Pool, logger *slog.Logger, configured []byte) []byte {
+	if len(configured) > 0 {
+		return configured
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key, err := secret.Load(ctx, pool, nil)
+	if err != nil {
+		// Sign-in still works on this instance; its forms and device
+		// cookies are worth nothing on another.
+		logger.Error("server secret unavailable; using a key of this process", "err", err)
+		key = []byte(randomHex(32))
+	}
+	return key
+}
+
+// wireLimiters sets d's rate limits from o, with their defaults. Their
+// counters are named with o.LimitScope first.
+func (d *Deps) wireLimiters(rdb redis.UniversalClient, logger *slog.Logger, o Options) {
+	scope := o.LimitScope
+	limiter := func(name string, limit int, window time.Duration) *ratelimit.Limiter {
+		return ratelimit.New(rdb, scope+name, limit, window, logger)
+	}
+	logins := cmp.Or(max(o.LoginsPerMinute, 0), 5)
+	d.LoginIPLimiter = limiter("login-ip", 4*logins, time.Minute)
+	d.LoginAccountLimiter = limiter("login-account", logins, time.Minute)
+	d.LoginDeviceLimiter = limiter("login-device", 2*logins, time.Minute)
+	d.HoldLimiter = limiter("hold-ip", cmp.Or(max(o.HoldsPerMinute, 0), 30), time.Minute)
+	d.MoveLimiter = limiter("move-ip", cmp.Or(max(o.MovesPerMinute, 0), 60), time.Minute)
+	d.MoveLinkLimiter = limiter("move-link", cmp.Or(max(o.MovesPerLinkPerHour, 0), 6), time.Hour)
+	d.FindIPLimiter = limiter("find-ip", findsPerAddress, time.Hour)
+	d.FindEmailLimiter = limiter("find-email", findsPerEmail, time.Hour)
+	d.StaffWriteLimiter = limiter("staff-writes", cmp.Or(max(o.StaffWritesPerMinute, 0), 120), time.Minute)
+	if o.APIHoldsPerMinute > 0 {
+		d.APIHoldLimiter = limiter("api-hold-ip", o.APIHoldsPerMinute, time.Minute)
+	}
+	d.HeartbeatHoldLimiter = limiter("heartbeat-hold", heartbeatsPerHold, time.Minute)
+	d.HeartbeatIPLimiter = limiter("heartbeat-ip", cmp.Or(max(o.HeartbeatsPerMinute, 0), 120), time.Minute)
 }
 
 // RunBackground runs the work every instance does besides answering
