@@ -93,14 +93,14 @@ func (o *Outbox) about(b booking.Booking, kind string, at time.Time) message {
 // reminder is b's reminder, at the type's time before the start; none when
 // the type sends none or that time has passed already.
 func (o *Outbox) reminder(ctx context.Context, q *db.Queries, b booking.Booking) (message, bool, error) {
-	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
+	lead, err := o.reminderLead(ctx, q, b.AppointmentTypeID)
 	if err != nil {
-		return message{}, false, fmt.Errorf("load appointment type: %w", err)
+		return message{}, false, err
 	}
-	if t.ReminderMin <= 0 {
+	if lead <= 0 {
 		return message{}, false, nil
 	}
-	at := b.Start.Add(-time.Duration(t.ReminderMin) * time.Minute)
+	at := b.Start.Add(-lead)
 	if !at.After(o.now()) {
 		return message{}, false, nil
 	}
@@ -169,4 +169,34 @@ func (o *Outbox) RequestLookup(ctx context.Context, clinicID uuid.UUID, email, l
 		ID: uuid.New(), ClinicID: clinicID, Kind: KindLookup, Recipient: email, Language: language, SendAt: o.now().UTC(),
 	}
 	return pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error { return o.write(ctx, tx, []message{m}) })
+}
+
+// leadTTL is how long a type's reminder lead time is kept in memory: a
+// booking made within it of an admin's change may still take the old one.
+const leadTTL = 5 * time.Second
+
+type lead struct {
+	d    time.Duration
+	read time.Time
+}
+
+// reminderLead is how long before its start a booking of the type is
+// reminded (0: never), from memory when read less than leadTTL ago: it is
+// asked on every booking, inside its transaction.
+func (o *Outbox) reminderLead(ctx context.Context, q *db.Queries, typeID uuid.UUID) (time.Duration, error) {
+	o.leadsMu.Lock()
+	l, ok := o.leads[typeID]
+	o.leadsMu.Unlock()
+	if ok && time.Since(l.read) < leadTTL {
+		return l.d, nil
+	}
+	t, err := q.AppointmentTypeGet(ctx, typeID)
+	if err != nil {
+		return 0, fmt.Errorf("load appointment type: %w", err)
+	}
+	l = lead{d: time.Duration(t.ReminderMin) * time.Minute, read: time.Now()}
+	o.leadsMu.Lock()
+	o.leads[typeID] = l
+	o.leadsMu.Unlock()
+	return l.d, nil
 }

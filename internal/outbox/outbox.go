@@ -111,6 +111,9 @@ type Outbox struct {
 	// recordFor is how long a send insists on recording its acceptance.
 	recordFor time.Duration
 
+	leadsMu sync.Mutex
+	leads   map[uuid.UUID]lead // reminder lead time by appointment type
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -123,9 +126,11 @@ type sendArgs struct {
 
 func (sendArgs) Kind() string { return "send_message" }
 
-// InsertOpts: one job per message, however often it is enqueued.
+// InsertOpts: the queue. A message gets its one job in the statement that
+// writes it (a job run twice would find its message sent), so the queue's
+// own uniqueness check, a cost on every booking, is not asked for.
 func (sendArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: defaultQueue, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: defaultQueue}
 }
 
 // New makes the outbox; Start begins sending.
@@ -140,7 +145,8 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	o := &Outbox{pool: pool, cfg: cfg, clinics: clinics.NewService(pool), log: cfg.Log, stats: newStats(), recordFor: recordFor}
+	o := &Outbox{pool: pool, cfg: cfg, clinics: clinics.NewService(pool), log: cfg.Log, stats: newStats(), recordFor: recordFor,
+		leads: map[uuid.UUID]lead{}}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &sendWorker{o: o}); err != nil {
 		return nil, fmt.Errorf("outbox worker: %w", err)
