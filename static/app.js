@@ -77,3 +77,35 @@ document.addEventListener("htmx:afterSwap", function (e) {
   if (heading) { heading.setAttribute("tabindex", "-1"); heading.focus({ preventScroll: true }); }
   countdowns();
 });
+
+// ---- DESK: the front desk's booking and move dialogs (#desk-dialog) ----
+// A dialog swapped in takes the focus (its first field, else its
+// heading); Escape closes it as its Close button does (which lets go of
+// the time it holds); a move button refused by the form's own checks (an
+// empty reason) says why.
+(function () {
+  "use strict";
+  function openDialog() {
+    return document.querySelector("#desk-dialog dialog[open]");
+  }
+  document.addEventListener("htmx:afterSwap", function (e) {
+    if (!e.detail || !e.detail.target || e.detail.target.id !== "desk-dialog") return;
+    var d = openDialog();
+    if (!d) return;
+    var first = d.querySelector("select, input:not([type=hidden])");
+    var heading = d.querySelector("h2");
+    (first || heading).focus();
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "Escape") return;
+    var d = openDialog();
+    var close = d && d.querySelector("[data-desk-close]");
+    if (!close) return;
+    e.preventDefault();
+    close.click();
+  });
+  document.addEventListener("htmx:validation:halted", function (e) {
+    var form = e.target && e.target.closest && e.target.closest("#desk-dialog form");
+    if (form) form.reportValidity();
+  });
+})();

@@ -365,7 +365,15 @@ func (s *Server) staffReschedule(c echo.Context) error {
 	if version <= 0 {
 		return s.renderCalendar(c, v, http.StatusBadRequest, "", "This form is missing the booking's version. Reload the calendar and try again.")
 	}
-	b, err := s.deps.StaffBookings.Reschedule(c.Request().Context(), staffUser(c), id, start, uuid.Nil, version, c.FormValue("reason"))
+	// Another specialist, when the form names one (the move dialog's
+	// times); none keeps the booking's own.
+	specialist := uuid.Nil
+	if sp := c.FormValue("specialist"); sp != "" {
+		if specialist, err = uuid.Parse(sp); err != nil {
+			return s.renderCalendar(c, v, http.StatusBadRequest, "", "Choose the specialist from the list.")
+		}
+	}
+	b, err := s.deps.StaffBookings.Reschedule(c.Request().Context(), staffUser(c), id, start, specialist, version, c.FormValue("reason"))
 	if err != nil {
 		return s.calendarRefusal(c, v, err)
 	}

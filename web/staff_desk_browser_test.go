@@ -1,0 +1,105 @@
+package web_test
+
+// The desk dialog in headless Chromium (see browser_test.go): a free
+// time's button opens the dialog, which holds the time (an online patient
+// is refused it); Escape closes it and lets the time go; opened again,
+// filled in and submitted, it books exactly that time and closes.
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+)
+
+// addFreeCell puts into the staff page the desk's container and a free
+// time's button as the day grid draws them, for sp at start.
+func addFreeCell(b *browserTab, sp uuid.UUID, start time.Time) {
+	b.t.Helper()
+	js := fmt.Sprintf(`(() => {
+		const frame = document.querySelector(".staff");
+		if (!document.getElementById("desk-dialog")) {
+			const box = document.createElement("div");
+			box.id = "desk-dialog";
+			frame.appendChild(box);
+		}
+		const cell = document.createElement("button");
+		cell.type = "button";
+		cell.className = "cell free";
+		cell.id = "test-cell";
+		cell.textContent = "Book";
+		cell.setAttribute("hx-get", %q);
+		cell.setAttribute("hx-target", "#desk-dialog");
+		cell.setAttribute("hx-swap", "innerHTML");
+		frame.appendChild(cell);
+		htmx.process(cell);
+		return true;
+	})()`, deskPath(sp, start))
+	evalJS[bool](b, js)
+}
+
+func TestDeskBrowserBookByClicking(t *testing.T) {
+	t.Parallel()
+	needChromium(t)
+	a := newApp(t)
+	c := a.deskClinic(t)
+	sp := c.Specialists[0]
+	start := c.Next(time.Wednesday, 10, 0)
+	day := start.In(c.Loc).Format(time.DateOnly)
+	s := startBrowser(t, "desk", 1280, 1000)
+	defer s.Report()
+
+	s.Do(stafferWait, "sign in",
+		chromedp.Navigate(a.URL+"/staff/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), c.Admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), password),
+		chromedp.Click(chromedp.CSS(`form[action="/staff/login"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
+		chromedp.Navigate(a.URL+"/staff?view=day&date="+day),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
+	)
+	if !s.Until(stafferWait, `typeof htmx !== "undefined"`) {
+		t.Fatal("htmx never loaded on the calendar")
+	}
+	addFreeCell(s, sp.ID, start)
+	s.Do(stafferWait, "open the dialog",
+		chromedp.Click(chromedp.CSS(`#test-cell`)),
+		chromedp.WaitVisible(chromedp.CSS(`#desk-dialog dialog[open] #desk-name`)),
+	)
+	if !evalJS[bool](s, `document.querySelector("#desk-dialog dialog").contains(document.activeElement)`) {
+		t.Error("the opened dialog does not have the focus")
+	}
+	if got := evalJS[string](s, `document.querySelector('[data-testid="desk-time"]').innerText`); !strings.Contains(got, "10:00") {
+		t.Errorf("the dialog's time reads %q", got)
+	}
+	patient := clientID()
+	wantError(t, a.postHold(t, c.Types[0].ID, sp.ID, start, patient), http.StatusLocked, "SLOT_HELD", "")
+
+	s.Do(stafferWait, "press Escape", chromedp.KeyEvent("\u001b"))
+	if !s.Until(stafferWait, `document.getElementById("desk-dialog").innerHTML.trim() === ""`) {
+		t.Fatalf("Escape did not close the dialog\n%s", s.snapshot())
+	}
+	waitFor(t, stafferWait, "the desk hold to go", func() bool { return len(a.deskHolds(t, c.ID)) == 0 })
+	a.release(t, a.holdOf(t, c.Types[0].ID, sp.ID, start, patient), patient)
+
+	s.Do(stafferWait, "book from the dialog",
+		chromedp.Click(chromedp.CSS(`#test-cell`)),
+		chromedp.WaitVisible(chromedp.CSS(`#desk-dialog dialog[open] #desk-name`)),
+		chromedp.SendKeys(chromedp.CSS(`#desk-name`), "Browser Patient"),
+		chromedp.SendKeys(chromedp.CSS(`#desk-email`), "browser@example.org"),
+		chromedp.Click(chromedp.CSS(`#desk-dialog button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="desk-booked"]`)),
+	)
+	if n := evalJS[int](s, `document.querySelectorAll("#desk-dialog dialog").length`); n != 0 {
+		t.Errorf("%d dialogs left open after booking", n)
+	}
+	rows := a.bookingsOf(t, c, start.Add(-time.Hour), start.Add(time.Hour))
+	if len(rows) != 1 || !rows[0].SlotStart.Equal(start) || rows[0].SpecialistID != sp.ID || rows[0].PatientName != "Browser Patient" {
+		t.Fatalf("bookings %+v, want Browser Patient at %s with %s", rows, start, sp.Name)
+	}
+}
