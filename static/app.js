@@ -109,3 +109,127 @@ document.addEventListener("htmx:afterSwap", function (e) {
     if (form) form.reportValidity();
   });
 })();
+
+// ---- MARK: the booking dialog's Close and the day sheet's Print button ----
+// Close (and Escape, which clicks it) empties #desk-dialog and gives the
+// focus back to the booking's block; a booking dialog swapped in (or
+// swapped again after a mark) takes the focus on its heading. The Print
+// button is hidden until this script runs: without it the browser's own
+// print menu does the same.
+(function () {
+  "use strict";
+  document.addEventListener("click", function (e) {
+    var t = e.target;
+    if (!t || !t.closest) return;
+    if (t.closest("[data-print]")) {
+      window.print();
+      return;
+    }
+    var close = t.closest("[data-mark-close]");
+    if (!close) return;
+    var d = close.closest("dialog");
+    var id = d && d.dataset.booking;
+    var box = document.getElementById("desk-dialog");
+    if (box) box.innerHTML = "";
+    var block = id && document.querySelector('[data-booking="' + id + '"]');
+    if (block && block.focus) block.focus();
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-print]").forEach(function (b) { b.hidden = false; });
+  });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    if (!e.detail || !e.detail.target || e.detail.target.id !== "desk-dialog") return;
+    var h = document.querySelector("#desk-dialog dialog.booking-dialog[open] h2");
+    if (h) h.focus();
+  });
+})();
+
+// ---- GRID: the staff day grid and week view ----
+// Each cell and block carries its place (data-gr row line, data-gs rows
+// spanned, data-gc column), set here as its grid position, since the page
+// allows no inline styles. The grid is one tab stop (a roving tabindex):
+// the arrow keys move between free times and bookings, Home and End go to
+// a column's first and last, Enter books or opens. A live update that
+// replaces the focused element gives the focus back to its successor.
+(function () {
+  "use strict";
+  var SEL = ".daygrid .cell.free, .daygrid .block.booking";
+  var current = "", inGrid = false;
+
+  function keyOf(el) {
+    return el.dataset.booking ? "b:" + el.dataset.booking : "f:" + el.dataset.specialist + "@" + el.dataset.start;
+  }
+  function place(root) {
+    var els = root.querySelectorAll ? Array.prototype.slice.call(root.querySelectorAll("[data-gr]")) : [];
+    if (root.dataset && root.dataset.gr) els.push(root);
+    els.forEach(function (el) {
+      var span = el.dataset.gs && el.dataset.gs !== "1" ? " / span " + el.dataset.gs : "";
+      el.style.gridRow = el.dataset.gr + span;
+      el.style.gridColumn = el.dataset.gc;
+    });
+  }
+  function rove(grid) {
+    var all = grid.querySelectorAll(SEL);
+    if (!all.length) return null;
+    var keep = null;
+    Array.prototype.forEach.call(all, function (el) {
+      if (!keep && current && keyOf(el) === current) keep = el;
+    });
+    keep = keep || all[0];
+    Array.prototype.forEach.call(all, function (el) { el.tabIndex = el === keep ? 0 : -1; });
+    return keep;
+  }
+  function pos(el) {
+    var r = +el.dataset.gr;
+    return { c: +el.dataset.gc, r: r, e: r + (+(el.dataset.gs || 1)) };
+  }
+  function score(key, p, q) {
+    switch (key) {
+      case "ArrowDown": return q.c === p.c && q.r >= p.e ? q.r - p.r : Infinity;
+      case "ArrowUp": return q.c === p.c && q.r < p.r ? p.r - q.r : Infinity;
+      case "Home": return q.c === p.c ? q.r : Infinity;
+      case "End": return q.c === p.c ? -q.r : Infinity;
+    }
+    var dc = key === "ArrowRight" ? q.c - p.c : p.c - q.c;
+    if (dc <= 0) return Infinity;
+    var dr = q.r <= p.r && p.r < q.e ? 0 : Math.min(Math.abs(q.r - p.r), Math.abs(q.e - 1 - p.r));
+    return dc * 100000 + dr;
+  }
+  function next(el, key) {
+    var p = pos(el), best = null, bestScore = Infinity;
+    Array.prototype.forEach.call(el.closest("[data-grid]").querySelectorAll(SEL), function (o) {
+      if (o === el && key !== "Home" && key !== "End") return;
+      var s = score(key, p, pos(o));
+      if (s < bestScore) { bestScore = s; best = o; }
+    });
+    return best;
+  }
+  function settle(root) {
+    place(root);
+    document.querySelectorAll("[data-grid]").forEach(function (grid) {
+      var keep = rove(grid);
+      if (keep && inGrid && (document.activeElement === document.body || !document.activeElement)) keep.focus({ preventScroll: true });
+    });
+  }
+  document.addEventListener("keydown", function (e) {
+    var el = e.target && e.target.closest && e.target.closest(SEL);
+    if (!el || ["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Home", "End"].indexOf(e.key) < 0) return;
+    var to = next(el, e.key);
+    e.preventDefault();
+    if (!to) return;
+    el.tabIndex = -1;
+    to.tabIndex = 0;
+    to.focus();
+    to.scrollIntoView({ block: "nearest", inline: "nearest" });
+  });
+  document.addEventListener("focusin", function (e) {
+    var el = e.target && e.target.closest && e.target.closest(SEL);
+    inGrid = !!el;
+    if (el) current = keyOf(el);
+  });
+  if (typeof htmx !== "undefined") {
+    htmx.onLoad(settle);
+  } else {
+    document.addEventListener("DOMContentLoaded", function () { settle(document); });
+  }
+})();

@@ -53,11 +53,16 @@ func (s *Server) staffBookingPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	card, err := s.deps.Staff.BookingCard(ctx, u, b.ID)
+	if err != nil {
+		return err
+	}
 	vm := views.StaffBookingVM{
 		Nav: s.nav(c, "search"), ID: b.ID.String(), When: longWhen(b.Start, loc), Ends: b.End.In(loc).Format("15:04"),
 		TypeName: typ.Name, Specialist: sp.Name, Status: b.Status, CancelReason: b.CancelReason,
 		Patient: b.Patient.Name, Email: b.Patient.Email, Phone: b.Patient.Phone,
 		Booked: b.CreatedAt.In(loc).Format(staffTimeLayout), Language: b.Language,
+		Attendance: card.Attendance, AttendanceLabel: attendanceWords[card.Attendance],
 		CalendarURL: "/staff?view=day&date=" + b.Start.In(loc).Format(time.DateOnly),
 	}
 	if b.RescheduledFrom != uuid.Nil {

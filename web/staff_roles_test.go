@@ -26,6 +26,10 @@ import (
 var routeActions = map[string]staff.Action{
 	"GET ":                            staff.ActCalendar,
 	"GET /live":                       staff.ActCalendar,
+	"GET /day":                        staff.ActCalendar,
+	"GET /day/live":                   staff.ActCalendar,
+	"GET /week":                       staff.ActCalendar,
+	"GET /week/live":                  staff.ActCalendar,
 	"GET /bookings/search":            staff.ActSearch,
 	"GET /specialists":                staff.ActSpecialists,
 	"GET /specialists/:id":            staff.ActSpecialists,
@@ -47,6 +51,9 @@ var routeActions = map[string]staff.Action{
 	"POST /bookings/:id/cancel":       staff.ActCancel,
 	"POST /bookings/:id/reschedule":   staff.ActMove,
 	"GET /bookings/:id/move":          staff.ActMove,
+	"GET /bookings/:id/dialog":        staff.ActCalendar,
+	"POST /bookings/:id/attendance":   staff.ActAttendance,
+	"GET /day/sheet":                  staff.ActCalendar,
 	"GET /desk/new":                   staff.ActBook,
 	"POST /desk/heartbeat":            staff.ActBook,
 	"POST /desk/release":              staff.ActBook,
@@ -72,6 +79,8 @@ var routeActions = map[string]staff.Action{
 // navLinks are the header's links and the action each opens.
 var navLinks = map[string]staff.Action{
 	"/staff":                 staff.ActCalendar,
+	"/staff/day":             staff.ActCalendar,
+	"/staff/week":            staff.ActCalendar,
 	"/staff/bookings/search": staff.ActSearch,
 	"/staff/specialists":     staff.ActSpecialists,
 	"/staff/types":           staff.ActTypes,
@@ -136,7 +145,7 @@ func TestStaffRolesEveryRoute(t *testing.T) {
 // answers.
 func routeAs(t *testing.T, a *app, cl *client, r staffRoute) (int, string) {
 	t.Helper()
-	if r.Pattern == "/live" {
+	if strings.HasSuffix(r.Pattern, "/live") {
 		res, cancel := getStream(t, cl.hc, a.URL+r.Path)
 		defer cancel()
 		return res.StatusCode, ""

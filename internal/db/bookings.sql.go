@@ -205,7 +205,7 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language FROM bookings WHERE id = $1
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -230,12 +230,14 @@ func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error)
 		&i.CancelledAt,
 		&i.Version,
 		&i.Language,
+		&i.Attendance,
+		&i.AttendanceAt,
 	)
 	return i, err
 }
 
 const bookingGetByTokenHash = `-- name: BookingGetByTokenHash :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language FROM bookings
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at FROM bookings
 WHERE manage_token_hash = $1
    OR id = (SELECT booking_id FROM booking_links WHERE token_hash = $1)
 `
@@ -264,12 +266,14 @@ func (q *Queries) BookingGetByTokenHash(ctx context.Context, manageTokenHash []b
 		&i.CancelledAt,
 		&i.Version,
 		&i.Language,
+		&i.Attendance,
+		&i.AttendanceAt,
 	)
 	return i, err
 }
 
 const bookingGetForUpdate = `-- name: BookingGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -294,6 +298,8 @@ func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Bookin
 		&i.CancelledAt,
 		&i.Version,
 		&i.Language,
+		&i.Attendance,
+		&i.AttendanceAt,
 	)
 	return i, err
 }
@@ -307,7 +313,7 @@ INSERT INTO bookings (
     $6, $7, $8, $9, $10, $11, $12
 )
 ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at
 `
 
 type BookingInsertParams struct {
@@ -362,6 +368,8 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		&i.CancelledAt,
 		&i.Version,
 		&i.Language,
+		&i.Attendance,
+		&i.AttendanceAt,
 	)
 	return i, err
 }
@@ -700,7 +708,7 @@ SET status = $1, cancel_reason = $2, cancelled_at = now(),
     manage_token_hash = CASE WHEN $3::boolean THEN manage_token_hash ELSE NULL END,
     version = version + 1
 WHERE id = $4
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at
 `
 
 type BookingSetStatusParams struct {
@@ -737,6 +745,8 @@ func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusPara
 		&i.CancelledAt,
 		&i.Version,
 		&i.Language,
+		&i.Attendance,
+		&i.AttendanceAt,
 	)
 	return i, err
 }

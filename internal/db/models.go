@@ -69,6 +69,8 @@ type Booking struct {
 	CancelledAt       *time.Time
 	Version           int32
 	Language          string
+	Attendance        string
+	AttendanceAt      *time.Time
 }
 
 type BookingLink struct {

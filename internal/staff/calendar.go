@@ -32,14 +32,17 @@ type CalendarBooking struct {
 	PatientName, PatientEmail, PatientPhone string
 	TypeName, SpecialistName                string
 	Version                                 int32
+	// Attendance is whether the patient came: "" (not marked), or one of
+	// Arrived, NoShow, Completed.
+	Attendance string
 }
 
-func calendarBookingFromRow(r db.BookingCalendarRow) CalendarBooking {
+func calendarBookingFromRow(r db.BookingCalendarAttendanceRow) CalendarBooking {
 	return CalendarBooking{
 		ID: r.ID, SpecialistID: r.SpecialistID, AppointmentTypeID: r.AppointmentTypeID,
 		Start: r.SlotStart, End: r.SlotEnd,
 		PatientName: r.PatientName, PatientEmail: r.PatientEmail, PatientPhone: r.PatientPhone,
-		TypeName: r.TypeName, SpecialistName: r.SpecialistName, Version: r.Version,
+		TypeName: r.TypeName, SpecialistName: r.SpecialistName, Version: r.Version, Attendance: r.Attendance,
 	}
 }
 
@@ -85,7 +88,7 @@ func (b *Bookings) ClinicCalendar(ctx context.Context, clinicID uuid.UUID, start
 }
 
 func (b *Bookings) calendar(ctx context.Context, clinicID uuid.UUID, from, to time.Time) ([]CalendarBooking, error) {
-	rows, err := db.New(b.svc.pool).BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: clinicID, RangeStart: from, RangeEnd: to})
+	rows, err := db.New(b.svc.pool).BookingCalendarAttendance(ctx, db.BookingCalendarAttendanceParams{ClinicID: clinicID, RangeStart: from, RangeEnd: to})
 	return fromRows(rows, err, calendarBookingFromRow)
 }
 

@@ -40,6 +40,9 @@ const (
 	ActMove Action = "bookings.move"
 	// ActSearch: find bookings by patient.
 	ActSearch Action = "bookings.search"
+	// ActAttendance: mark on the booking's day whether the patient arrived,
+	// did not come or was seen, and undo the mark.
+	ActAttendance Action = "bookings.attendance"
 	// ActSpecialists: open the specialists' list and pages.
 	ActSpecialists Action = "specialists"
 	// ActSpecialistsEdit: add a specialist, rename one, set priority or active.
@@ -80,6 +83,7 @@ var roleTable = []permission{
 	{ActCancel, []string{RoleAdmin, RoleStaff, RoleReception}, "cancel a booking"},
 	{ActMove, []string{RoleAdmin, RoleStaff, RoleReception}, "move a booking"},
 	{ActSearch, []string{RoleAdmin, RoleStaff, RoleReception}, "search the bookings"},
+	{ActAttendance, []string{RoleAdmin, RoleStaff, RoleReception}, "mark whether a patient came"},
 	{ActSpecialists, []string{RoleAdmin, RoleStaff}, "open the specialists' pages"},
 	{ActSpecialistsEdit, []string{RoleAdmin}, "add or edit specialists"},
 	{ActHours, []string{RoleAdmin, RoleStaff}, "see or change specialists' weekly hours"},

@@ -53,12 +53,16 @@ var methodActions = map[string]staff.Action{
 	"Bookings.Cancel":            staff.ActCancel,
 	"Bookings.Reschedule":        staff.ActMove,
 	"Bookings.Search":            staff.ActSearch,
+	"Service.MarkAttendance":     staff.ActAttendance,
+	"Service.NoShows":            staff.ActBook,
+	"Service.BookingCard":        staff.ActCalendar,
+	"Service.DaySheet":           staff.ActCalendar,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.
 func TestRolesMatrix(t *testing.T) {
 	t.Parallel()
-	desk := []staff.Action{staff.ActCalendar, staff.ActBook, staff.ActCancel, staff.ActMove, staff.ActSearch}
+	desk := []staff.Action{staff.ActCalendar, staff.ActBook, staff.ActCancel, staff.ActMove, staff.ActSearch, staff.ActAttendance}
 	desk = append(desk, staff.ActPassword) // every account changes its own password
 	want := map[string][]staff.Action{
 		staff.RoleAdmin:     staff.Actions(),
