@@ -221,15 +221,7 @@ func (s *Server) noShows(ctx context.Context, u staff.User, email, phone string)
 	if email == "" && phone == "" {
 		return 0
 	}
-	// TODO(desk): call s.deps.Staff.NoShows directly once the attendance
-	// service has it; until then the count shows only where it exists.
-	counter, ok := any(s.deps.Staff).(interface {
-		NoShows(context.Context, staff.User, string, string) (int, error)
-	})
-	if !ok {
-		return 0
-	}
-	n, err := counter.NoShows(ctx, u, email, phone)
+	n, err := s.deps.Staff.NoShows(ctx, u, email, phone)
 	if err != nil {
 		s.deps.Logger.Warn("count no-shows", "err", err)
 		return 0
