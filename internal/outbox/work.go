@@ -122,7 +122,9 @@ func (o *Outbox) attemptFailed(ctx context.Context, m db.Message, status string,
 	if err := db.New(o.pool).MessageAttemptFailed(context.WithoutCancel(ctx), db.MessageAttemptFailedParams{
 		ID: m.ID, Status: status, LastError: errorText(cause),
 	}); err != nil {
-		o.log.Error("record failed attempt", "message", m.ID, "err", err)
+		// The job is retried all the same; only staff's view of the
+		// attempt is behind (PostgreSQL away, say).
+		o.log.Warn("record failed attempt", "message", m.ID, "err", err)
 	}
 }
 
