@@ -1,7 +1,7 @@
 package web_test
 
 // The desk dialog in headless Chromium (see browser_test.go): a free
-// time's button opens the dialog, which holds the time (an online patient
+// time's button on the day grid opens the dialog, which holds the time (an online patient
 // is refused it); Escape closes it and lets the time go; opened again,
 // filled in and submitted, it books exactly that time and closes.
 
@@ -16,30 +16,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// addFreeCell puts into the staff page the desk's container and a free
-// time's button as the day grid draws them, for sp at start.
-func addFreeCell(b *browserTab, sp uuid.UUID, start time.Time) {
-	b.t.Helper()
-	js := fmt.Sprintf(`(() => {
-		const frame = document.querySelector(".staff");
-		if (!document.getElementById("desk-dialog")) {
-			const box = document.createElement("div");
-			box.id = "desk-dialog";
-			frame.appendChild(box);
-		}
-		const cell = document.createElement("button");
-		cell.type = "button";
-		cell.className = "cell free";
-		cell.id = "test-cell";
-		cell.textContent = "Book";
-		cell.setAttribute("hx-get", %q);
-		cell.setAttribute("hx-target", "#desk-dialog");
-		cell.setAttribute("hx-swap", "innerHTML");
-		frame.appendChild(cell);
-		htmx.process(cell);
-		return true;
-	})()`, deskPath(sp, start))
-	evalJS[bool](b, js)
+// freeCell is the day grid's button of sp's free time at start.
+func freeCell(sp uuid.UUID, start time.Time) string {
+	return fmt.Sprintf(`button.cell.free[data-specialist=%q][data-start=%q]`, sp.String(), start.UTC().Format(time.RFC3339))
 }
 
 func TestDeskBrowserBookByClicking(t *testing.T) {
@@ -60,15 +39,15 @@ func TestDeskBrowserBookByClicking(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#password`), password),
 		chromedp.Click(chromedp.CSS(`form[action="/staff/login"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
-		chromedp.Navigate(a.URL+"/staff?view=day&date="+day),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
+		chromedp.Navigate(a.URL+"/staff/day?date="+day),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="daygrid"]`)),
 	)
 	if !s.Until(stafferWait, `typeof htmx !== "undefined"`) {
-		t.Fatal("htmx never loaded on the calendar")
+		t.Fatal("htmx never loaded on the day grid")
 	}
-	addFreeCell(s, sp.ID, start)
+	cell := freeCell(sp.ID, start)
 	s.Do(stafferWait, "open the dialog",
-		chromedp.Click(chromedp.CSS(`#test-cell`)),
+		chromedp.Click(chromedp.CSS(cell)),
 		chromedp.WaitVisible(chromedp.CSS(`#desk-dialog dialog[open] #desk-name`)),
 	)
 	if !evalJS[bool](s, `document.querySelector("#desk-dialog dialog").contains(document.activeElement)`) {
@@ -88,7 +67,7 @@ func TestDeskBrowserBookByClicking(t *testing.T) {
 	a.release(t, a.holdOf(t, c.Types[0].ID, sp.ID, start, patient), patient)
 
 	s.Do(stafferWait, "book from the dialog",
-		chromedp.Click(chromedp.CSS(`#test-cell`)),
+		chromedp.Click(chromedp.CSS(cell)),
 		chromedp.WaitVisible(chromedp.CSS(`#desk-dialog dialog[open] #desk-name`)),
 		chromedp.SendKeys(chromedp.CSS(`#desk-name`), "Browser Patient"),
 		chromedp.SendKeys(chromedp.CSS(`#desk-email`), "browser@example.org"),
@@ -97,6 +76,10 @@ func TestDeskBrowserBookByClicking(t *testing.T) {
 	)
 	if n := evalJS[int](s, `document.querySelectorAll("#desk-dialog dialog").length`); n != 0 {
 		t.Errorf("%d dialogs left open after booking", n)
+	}
+	// The grid shows the booking in place of the free time, by itself.
+	if !s.Until(stafferWait, fmt.Sprintf(`document.querySelector(%q) === null && document.querySelectorAll("button.block.booking").length === 1`, cell)) {
+		t.Errorf("the day grid does not show the new booking\n%s", s.snapshot())
 	}
 	rows := a.bookingsOf(t, c, start.Add(-time.Hour), start.Add(time.Hour))
 	if len(rows) != 1 || !rows[0].SlotStart.Equal(start) || rows[0].SpecialistID != sp.ID || rows[0].PatientName != "Browser Patient" {
