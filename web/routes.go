@@ -83,7 +83,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.GET("/bookings/:id/dialog", s.bookingDialog)
 	st.POST("/bookings/:id/attendance", s.markAttendance)
 	st.GET("/day/sheet", s.daySheet)
-	st.GET("/desk/new", s.deskNew)
+	st.POST("/desk/new", s.deskNew)
 	st.POST("/desk/heartbeat", s.deskHeartbeat)
 	st.POST("/desk/release", s.deskRelease)
 	st.POST("/desk/book", s.deskBook)

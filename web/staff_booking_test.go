@@ -41,6 +41,10 @@ func TestStaffBookingShowsQueuedMessages(t *testing.T) {
 	a := queueApp(t)
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	start := c.Next(time.Wednesday, 10, 30)
+	if time.Until(start) < 48*time.Hour {
+		// A day-ahead reminder must still lie ahead, whatever the hour.
+		start = start.AddDate(0, 0, 7)
+	}
 	email := uniqueEmail("page")
 	conf := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, start, booking.Patient{Name: "Page Patient", Email: email, Phone: "+49 30 1234567"})
 	admin := a.signIn(t, c.Admin)

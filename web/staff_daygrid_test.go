@@ -87,7 +87,7 @@ func TestStaffDayGridPlacesBookings(t *testing.T) {
 	if free.Length() != 1 {
 		t.Fatalf("no free button for 09:30 with %s", sp1.Name)
 	}
-	if free.AttrOr("hx-get", "") != "/staff/desk/new?specialist="+sp1.ID.String()+"&start="+rfc(start) ||
+	if free.AttrOr("hx-post", "") != "/staff/desk/new?specialist="+sp1.ID.String()+"&start="+rfc(start) ||
 		free.AttrOr("hx-target", "") != "#desk-dialog" || free.AttrOr("hx-swap", "") != "innerHTML" ||
 		free.AttrOr("aria-label", "") != "Book 09:30 with "+sp1.Name || free.AttrOr("data-gr", "") != "3" {
 		t.Errorf("the free button: %s", clip(outer(free), 300))

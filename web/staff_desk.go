@@ -25,7 +25,7 @@ func (s *Server) desk() *staff.Desk {
 	return staff.NewDesk(s.deps.StaffBookings, s.deps.Checkout, s.deps.Slots)
 }
 
-// deskNew answers GET /staff/desk/new?specialist=&start=: the booking
+// deskNew answers POST /staff/desk/new?specialist=&start= (a POST: it takes a hold, so it needs the CSRF token and counts as a staff write): the booking
 // dialog for that time, which it holds for the dialog.
 func (s *Server) deskNew(c echo.Context) error {
 	u := staffUser(c)

@@ -43,7 +43,10 @@ func deskPath(sp uuid.UUID, start time.Time) string {
 // openDesk opens the dialog as htmx does and returns its answer.
 func openDesk(cl *client, sp uuid.UUID, start time.Time) *response {
 	cl.t.Helper()
-	return cl.do(http.MethodGet, deskPath(sp, start), nil, http.Header{"Hx-Request": {"true"}, "Accept": {"text/html, */*"}})
+	if cl.CSRF == "" {
+		cl.Get("/staff/day") // a page, for its CSRF token
+	}
+	return cl.HXPost(deskPath(sp, start), url.Values{"_csrf": {cl.CSRF}})
 }
 
 // deskForm opens the dialog, which must hold the time, and returns its

@@ -54,7 +54,7 @@ var routeActions = map[string]staff.Action{
 	"GET /bookings/:id/dialog":        staff.ActCalendar,
 	"POST /bookings/:id/attendance":   staff.ActAttendance,
 	"GET /day/sheet":                  staff.ActCalendar,
-	"GET /desk/new":                   staff.ActBook,
+	"POST /desk/new":                  staff.ActBook,
 	"POST /desk/heartbeat":            staff.ActBook,
 	"POST /desk/release":              staff.ActBook,
 	"POST /desk/book":                 staff.ActBook,
