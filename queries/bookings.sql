@@ -75,9 +75,10 @@ SELECT EXISTS (
 );
 
 -- name: BookingCalendar :many
--- A clinic's confirmed bookings in a range, for the staff calendar.
+-- A clinic's confirmed bookings in a range, for the staff calendar, with
+-- whether each patient came.
 SELECT b.id, b.specialist_id, b.appointment_type_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email,
-       b.patient_phone, b.version, t.name AS type_name, s.name AS specialist_name
+       b.patient_phone, b.version, b.attendance, t.name AS type_name, s.name AS specialist_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id

@@ -7,7 +7,6 @@ package db
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -54,74 +53,6 @@ func (q *Queries) BookingAttendanceSet(ctx context.Context, arg BookingAttendanc
 		&i.AttendanceAt,
 	)
 	return i, err
-}
-
-const bookingCalendarAttendance = `-- name: BookingCalendarAttendance :many
-SELECT b.id, b.specialist_id, b.appointment_type_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email,
-       b.patient_phone, b.version, b.attendance, t.name AS type_name, s.name AS specialist_name
-FROM bookings b
-JOIN appointment_types t ON t.id = b.appointment_type_id
-JOIN specialists s ON s.id = b.specialist_id
-WHERE b.clinic_id = $1 AND b.status = 'confirmed'
-  AND b.slot_start > $2::timestamptz - interval '24 hours'
-  AND b.slot_start < $3 AND b.slot_end > $2
-ORDER BY b.slot_start, s.priority DESC
-`
-
-type BookingCalendarAttendanceParams struct {
-	ClinicID   uuid.UUID
-	RangeStart time.Time
-	RangeEnd   time.Time
-}
-
-type BookingCalendarAttendanceRow struct {
-	ID                uuid.UUID
-	SpecialistID      uuid.UUID
-	AppointmentTypeID uuid.UUID
-	SlotStart         time.Time
-	SlotEnd           time.Time
-	PatientName       string
-	PatientEmail      string
-	PatientPhone      string
-	Version           int32
-	Attendance        string
-	TypeName          string
-	SpecialistName    string
-}
-
-// A clinic's confirmed bookings in a range, for the staff calendar, with
-// whether each patient came.
-func (q *Queries) BookingCalendarAttendance(ctx context.Context, arg BookingCalendarAttendanceParams) ([]BookingCalendarAttendanceRow, error) {
-	rows, err := q.db.Query(ctx, bookingCalendarAttendance, arg.ClinicID, arg.RangeStart, arg.RangeEnd)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []BookingCalendarAttendanceRow{}
-	for rows.Next() {
-		var i BookingCalendarAttendanceRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.SpecialistID,
-			&i.AppointmentTypeID,
-			&i.SlotStart,
-			&i.SlotEnd,
-			&i.PatientName,
-			&i.PatientEmail,
-			&i.PatientPhone,
-			&i.Version,
-			&i.Attendance,
-			&i.TypeName,
-			&i.SpecialistName,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const bookingCard = `-- name: BookingCard :one

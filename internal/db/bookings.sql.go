@@ -15,7 +15,7 @@ import (
 
 const bookingCalendar = `-- name: BookingCalendar :many
 SELECT b.id, b.specialist_id, b.appointment_type_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email,
-       b.patient_phone, b.version, t.name AS type_name, s.name AS specialist_name
+       b.patient_phone, b.version, b.attendance, t.name AS type_name, s.name AS specialist_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
@@ -41,11 +41,13 @@ type BookingCalendarRow struct {
 	PatientEmail      string
 	PatientPhone      string
 	Version           int32
+	Attendance        string
 	TypeName          string
 	SpecialistName    string
 }
 
-// A clinic's confirmed bookings in a range, for the staff calendar.
+// A clinic's confirmed bookings in a range, for the staff calendar, with
+// whether each patient came.
 func (q *Queries) BookingCalendar(ctx context.Context, arg BookingCalendarParams) ([]BookingCalendarRow, error) {
 	rows, err := q.db.Query(ctx, bookingCalendar, arg.ClinicID, arg.RangeStart, arg.RangeEnd)
 	if err != nil {
@@ -65,6 +67,7 @@ func (q *Queries) BookingCalendar(ctx context.Context, arg BookingCalendarParams
 			&i.PatientEmail,
 			&i.PatientPhone,
 			&i.Version,
+			&i.Attendance,
 			&i.TypeName,
 			&i.SpecialistName,
 		); err != nil {

@@ -245,7 +245,7 @@ func (s *Service) DaySheet(ctx context.Context, u User, day availability.Date) (
 	next := day.AddDays(1)
 	from := time.Date(day.Year, day.Month, day.Day, 0, 0, 0, 0, loc)
 	until := time.Date(next.Year, next.Month, next.Day, 0, 0, 0, 0, loc)
-	rows, err := q.BookingCalendarAttendance(ctx, db.BookingCalendarAttendanceParams{ClinicID: u.ClinicID, RangeStart: from, RangeEnd: until})
+	rows, err := q.BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: u.ClinicID, RangeStart: from, RangeEnd: until})
 	bookings, err := fromRows(rows, err, calendarBookingFromRow)
 	if err != nil {
 		return DaySheet{}, fmt.Errorf("day's bookings: %w", err)

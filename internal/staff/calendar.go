@@ -37,7 +37,7 @@ type CalendarBooking struct {
 	Attendance string
 }
 
-func calendarBookingFromRow(r db.BookingCalendarAttendanceRow) CalendarBooking {
+func calendarBookingFromRow(r db.BookingCalendarRow) CalendarBooking {
 	return CalendarBooking{
 		ID: r.ID, SpecialistID: r.SpecialistID, AppointmentTypeID: r.AppointmentTypeID,
 		Start: r.SlotStart, End: r.SlotEnd,
@@ -88,7 +88,7 @@ func (b *Bookings) ClinicCalendar(ctx context.Context, clinicID uuid.UUID, start
 }
 
 func (b *Bookings) calendar(ctx context.Context, clinicID uuid.UUID, from, to time.Time) ([]CalendarBooking, error) {
-	rows, err := db.New(b.svc.pool).BookingCalendarAttendance(ctx, db.BookingCalendarAttendanceParams{ClinicID: clinicID, RangeStart: from, RangeEnd: to})
+	rows, err := db.New(b.svc.pool).BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: clinicID, RangeStart: from, RangeEnd: to})
 	return fromRows(rows, err, calendarBookingFromRow)
 }
 
