@@ -149,6 +149,16 @@ WHERE b.appointment_type_id = @appointment_type_id AND b.status = 'confirmed' AN
        OR (regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g') <> ''
            AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g')));
 
+-- name: BookingSpecialistLock :exec
+-- Serialises the bookings of one specialist until the transaction ends.
+-- Two inserts of overlapping times each find the other's uncommitted row in
+-- the exclusion constraint's index (or its speculative insertion) and wait
+-- for each other: a deadlock that PostgreSQL breaks by aborting one after a
+-- second. Under this lock the second insert starts only once the first has
+-- committed or rolled back, and sees it. Taken after the patient's lock and
+-- before any booking row is changed, on every path.
+SELECT pg_advisory_xact_lock(hashtextextended('booking-specialist:' || sqlc.arg(specialist_id)::uuid::text, 0));
+
 -- name: BookingCreate :one
 -- The gate, its audit row and its idempotency record in one statement: one
 -- round trip for the common case. The target check repeats BookingTargetGet
@@ -170,6 +180,10 @@ WITH cooling AS (
       AND (lower(b.patient_email) = lower(sqlc.arg(patient_email)::text)
            OR (regexp_replace(sqlc.arg(patient_phone)::text, '\D', '', 'g') <> ''
                AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(sqlc.arg(patient_phone)::text, '\D', '', 'g')))
+), specialist_lock AS (
+    -- BookingSpecialistLock, taken before the row is inserted: the insert
+    -- reads its row from this.
+    SELECT pg_advisory_xact_lock(hashtextextended('booking-specialist:' || sqlc.arg(specialist_id)::uuid::text, 0))
 ), target AS (
     SELECT at.clinic_id
     FROM appointment_types at
@@ -187,7 +201,7 @@ WITH cooling AS (
     )
     SELECT @id, target.clinic_id, @appointment_type_id, @specialist_id, sqlc.arg(slot_start)::timestamptz, sqlc.arg(slot_end)::timestamptz,
            @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @created_at, @language
-    FROM target
+    FROM target CROSS JOIN specialist_lock
     ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id
 ), audited AS (

@@ -38,7 +38,7 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 	if req.Reason, err = textfield.Reason.Check(req.Reason); err != nil {
 		return Booking{}, false, err
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
 		if err != nil {
@@ -93,7 +93,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		return Booking{}, err
 	}
 	var nb, prev Booking
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
 		if err != nil {
@@ -123,6 +123,11 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 			storedPatient:     true,
 		})
 		if err != nil {
+			return err
+		}
+		// Before the old row changes: a booking of its time waits for this
+		// transaction, which must not then wait for that one's lock.
+		if err := lockSpecialist(ctx, q, specialist); err != nil {
 			return err
 		}
 		if prev, err = setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false); err != nil {

@@ -29,6 +29,17 @@ func lockPatient(ctx context.Context, q *db.Queries, p db.BookingInsertParams) e
 	return nil
 }
 
+// lockSpecialist takes the specialist's booking lock (BookingSpecialistLock)
+// for the rest of the transaction: every path takes it after the patient's
+// lock and before it changes a booking row, so two bookings of one
+// specialist never wait for each other's rows.
+func lockSpecialist(ctx context.Context, q *db.Queries, id uuid.UUID) error {
+	if err := q.BookingSpecialistLock(ctx, id); err != nil {
+		return fmt.Errorf("lock specialist: %w", err)
+	}
+	return nil
+}
+
 // checkCooldown refuses a patient's booking b within the type's cooldown
 // of another. Run under lockPatient, it sees a booking that a concurrent
 // request committed: the check is a later statement than the lock.
@@ -54,7 +65,7 @@ func checkCooldown(ctx context.Context, q *db.Queries, b Booking) error {
 // tells every way a booking can be refused apart.
 func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token string, hash []byte) (Confirmation, error) {
 	var b Booking
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		params, err := validate(ctx, q, req)
 		if err != nil {
@@ -65,6 +76,9 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 			if err := lockPatient(ctx, q, params); err != nil {
 				return err
 			}
+		}
+		if err := lockSpecialist(ctx, q, params.SpecialistID); err != nil {
+			return err
 		}
 		params.ManageTokenHash = hash
 		params.Language = language(req.Language)

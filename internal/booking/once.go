@@ -94,12 +94,13 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 type conn = db.DBTX
 
 // atomically runs f on the pool, in one round trip, when there is no outbox
-// (tx is nil); with one, in a transaction that f's messages join.
+// (tx is nil); with one, in a transaction that f's messages join. Either
+// is run again if PostgreSQL aborted it as a deadlock's victim.
 func (s *Service) atomically(ctx context.Context, f func(q conn, tx pgx.Tx) error) error {
 	if s.outbox == nil {
-		return f(s.pool, nil)
+		return retried(ctx, func() error { return f(s.pool, nil) })
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return f(tx, tx) })
+	return s.inTx(ctx, func(tx pgx.Tx) error { return f(tx, tx) })
 }
 
 // createAsPatient runs BookingCreate after BookingPatientLock, in one

@@ -109,6 +109,10 @@ WITH cooling AS (
       AND (lower(b.patient_email) = lower($3::text)
            OR (regexp_replace($4::text, '\D', '', 'g') <> ''
                AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace($4::text, '\D', '', 'g')))
+), specialist_lock AS (
+    -- BookingSpecialistLock, taken before the row is inserted: the insert
+    -- reads its row from this.
+    SELECT pg_advisory_xact_lock(hashtextextended('booking-specialist:' || $5::uuid::text, 0))
 ), target AS (
     SELECT at.clinic_id
     FROM appointment_types at
@@ -126,7 +130,7 @@ WITH cooling AS (
     )
     SELECT $9, target.clinic_id, $2, $5, $8::timestamptz, $7::timestamptz,
            $10, $3, $4, $11, $12, $13, $14
-    FROM target
+    FROM target CROSS JOIN specialist_lock
     ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id
 ), audited AS (
@@ -752,6 +756,22 @@ func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusPara
 		&i.AttendanceAt,
 	)
 	return i, err
+}
+
+const bookingSpecialistLock = `-- name: BookingSpecialistLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('booking-specialist:' || $1::uuid::text, 0))
+`
+
+// Serialises the bookings of one specialist until the transaction ends.
+// Two inserts of overlapping times each find the other's uncommitted row in
+// the exclusion constraint's index (or its speculative insertion) and wait
+// for each other: a deadlock that PostgreSQL breaks by aborting one after a
+// second. Under this lock the second insert starts only once the first has
+// committed or rolled back, and sees it. Taken after the patient's lock and
+// before any booking row is changed, on every path.
+func (q *Queries) BookingSpecialistLock(ctx context.Context, specialistID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, bookingSpecialistLock, specialistID)
+	return err
 }
 
 const bookingTargetGet = `-- name: BookingTargetGet :one
