@@ -215,16 +215,17 @@ func testTwoCancels(t *testing.T) {
 }
 
 // Two patients move their bookings onto one free slot at once, meeting at
-// the gate's insert, each in turn first: one moves, the other is refused
-// with SLOT_TAKEN and keeps its booking as it was; the slot is booked once.
+// the specialist's booking lock the gate takes before its insert, each in
+// turn first: one moves, the other is refused with SLOT_TAKEN and keeps
+// its booking as it was; the slot is booked once.
 //
 // Mutation: the gate's insert not telling a lost race (no row returned,
-// after waiting for the winner's insert) as SLOT_TAKEN: the loser gets an
+// after waiting for the winner's commit) as SLOT_TAKEN: the loser gets an
 // internal error.
 func testTwoMovesOntoOneSlot(t *testing.T, first string) {
 	t.Parallel()
 	second := map[string]string{"a": "b", "b": "a"}[first]
-	r := newChangeRig(t, "-- name: BookingInsert :one", first, second)
+	r := newChangeRig(t, "-- name: BookingSpecialistLock :exec", first, second)
 	mine := map[string]booking.Confirmation{"a": r.book(r.monday(10, 0)), "b": r.book(r.monday(11, 0))}
 	to := r.monday(14, 0)
 
@@ -240,7 +241,7 @@ func testTwoMovesOntoOneSlot(t *testing.T, first string) {
 		moved[who], errs[who] = b, err
 	})
 	if !r.step.met() {
-		t.Fatal("the two moves never met at the insert")
+		t.Fatal("the two moves never met at the specialist's lock")
 	}
 	if errs[first] != nil || !moved[first].Start.Equal(to) {
 		t.Fatalf("the first move: %+v %v", moved[first], errs[first])
