@@ -1,6 +1,6 @@
 -- name: MessageInsert :batchexec
-INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id)
-VALUES (@id, @clinic_id, @booking_id, @kind, @recipient, @language, @previous_id, @reason, @send_at, @job_id);
+INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id, entry_id, offer_id)
+VALUES (@id, @clinic_id, @booking_id, @kind, @recipient, @language, @previous_id, @reason, @send_at, @job_id, @entry_id, @offer_id);
 
 -- name: MessageDelete :exec
 DELETE FROM messages WHERE id = @id;

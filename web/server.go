@@ -30,6 +30,7 @@ import (
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/waitlist"
 )
 
 // Deps is everything the handlers use; main builds it.
@@ -45,6 +46,7 @@ type Deps struct {
 	Holds       *holds.Store
 	Checkout    *checkout.Service
 	Outbox      *outbox.Outbox
+	Waitlist    *waitlist.Service
 
 	Staff               *staff.Service
 	StaffBookings       *staff.Bookings

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/clinic/booking/internal/booking"
@@ -30,6 +31,7 @@ import (
 	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/waitlist"
 )
 
 // Options are the tunables of Wire.
@@ -85,6 +87,9 @@ type Options struct {
 
 	// Mail is how patients' e-mails go out.
 	Mail MailOptions
+	// WaitlistOfferFor is how long a waitlist offer stands
+	// (WAITLIST_OFFER_MINUTES); 0: 15 min.
+	WaitlistOfferFor time.Duration
 
 	// The http.Server's timeouts (tests shorten them).
 	ReadHeaderTimeout time.Duration // 0: 5 s
@@ -127,11 +132,13 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		o.HoldTTL = 30 * time.Second
 	}
 	bookings := booking.NewService(pool)
-	ob := wireOutbox(pool, logger, o)
-	bookings.SetOutbox(ob)
-	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
 	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
 	holdStore.SetMaxLife(o.HoldMaxLife)
+	wl := waitlist.New(pool, holdStore, bookings, waitlist.Config{OfferFor: o.WaitlistOfferFor, Log: logger})
+	ob := wireOutbox(pool, logger, o, wl.Register)
+	wl.SetOutbox(ob)
+	bookings.SetOutbox(booking.Outboxes{ob, wl})
+	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
 	slotSvc.SetHoldSource(holdStore)
 	co := checkout.New(pool, holdStore, slotSvc, bookings, logger, checkout.Limits{HoldsPerAddress: o.HoldsPerAddress})
 	bookings.Observe(slotSvc.OnBookingChange)
@@ -177,16 +184,19 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		Holds:             holdStore,
 		Checkout:          co,
 		Outbox:            ob,
+		Waitlist:          wl,
 	}
 	d.wireLimiters(rdb, logger, o)
 	return d
 }
 
-// wireOutbox builds the e-mail outbox of o.
-func wireOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options) *outbox.Outbox {
+// wireOutbox builds the e-mail outbox of o, whose queue also runs the
+// jobs register adds (the waitlist's).
+func wireOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options, register func(*river.Workers) error) *outbox.Outbox {
 	ob, err := outbox.New(pool, outbox.Config{
 		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
 		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
+		Register: register,
 	})
 	if err != nil {
 		// Only a worker the queue refuses gets here: a programming error.

@@ -111,6 +111,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	}
 	deps := web.Wire(pool, rdb, logger, web.Options{
 		Mail:             mailOpts,
+		WaitlistOfferFor: cfg.WaitlistOfferFor,
 		HoldTTL:          cfg.HoldTTL,
 		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
 		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,

@@ -140,6 +140,12 @@ const (
 	// CodeHoldReclaimTooSoon: the client's network let its hold of this
 	// slot lapse a moment ago and may not take it again yet.
 	CodeHoldReclaimTooSoon = "HOLD_RECLAIM_TOO_SOON"
+	// CodeWaitlistDuplicate: the address already waits for this type.
+	CodeWaitlistDuplicate = "WAITLIST_DUPLICATE"
+	// CodeOfferOver: a waitlist offer expired, was declined or withdrawn.
+	CodeOfferOver = "OFFER_OVER"
+	// CodeEntryOver: a waitlist entry left the list.
+	CodeEntryOver = "WAITLIST_ENTRY_OVER"
 )
 
 // SlotUnavailable is a held time that hours or an override closed since.

@@ -96,6 +96,9 @@ type Change struct {
 	HoldID   string   // for confirm: the hold it came from, if any
 	Actor    string   // who made it: ActorPatient or "staff:<id>"
 	Reason   string   // for cancel and reschedule: the reason given, if any
+	// Offer is, for confirm, the waitlist offer the booking takes up
+	// (BookRequest.WaitlistOffer); uuid.Nil for any other booking.
+	Offer uuid.UUID
 }
 
 // Outbox writes the messages a change sends to the patient, in the
@@ -108,6 +111,20 @@ type Outbox interface {
 // SetOutbox makes every change enqueue its messages; call it while
 // wiring, before serving. Without one, changes send nothing.
 func (s *Service) SetOutbox(o Outbox) { s.outbox = o }
+
+// Outboxes is several Outbox in one: each writes in turn, and the first
+// error rolls the change back.
+type Outboxes []Outbox
+
+// Enqueue runs every outbox's Enqueue in tx.
+func (os Outboxes) Enqueue(ctx context.Context, tx pgx.Tx, ch Change) error {
+	for _, o := range os {
+		if err := o.Enqueue(ctx, tx, ch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (s *Service) enqueue(ctx context.Context, tx pgx.Tx, ch Change) error {
 	if s.outbox == nil {
@@ -145,6 +162,10 @@ type BookRequest struct {
 	Patient           Patient
 	ClientID          string
 	HoldID            string // the hold it came from, if any: told to observers
+	// WaitlistOffer is the waitlist offer this booking takes up, if any:
+	// the outbox that keeps the waitlist closes it in the booking's
+	// transaction, or refuses the booking when the offer is over.
+	WaitlistOffer uuid.UUID
 	// Actor is who is booking, for the audit row: ActorPatient or
 	// "staff:<id>". A patient's booking is bound by the type's cooldown.
 	Actor string
@@ -209,7 +230,7 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 			return Confirmation{}, err
 		}
 	}
-	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor})
+	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer})
 	return c, nil
 }
 

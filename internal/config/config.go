@@ -77,6 +77,9 @@ type Config struct {
 	MailFrom string
 	// MailWorkers is how many e-mails one instance sends at once.
 	MailWorkers int
+	// WaitlistOfferFor is how long a waitlist offer stands
+	// (WAITLIST_OFFER_MINUTES, 15).
+	WaitlistOfferFor time.Duration
 	// MailRetry is the wait after a failed send, doubling with each
 	// further failure up to an hour.
 	MailRetry time.Duration
@@ -143,6 +146,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.MetricsAddr = getenv("METRICS_ADDR")
 	c.MailWorkers = intVar("MAIL_WORKERS", 4, 1, 100)
 	c.MailRetry = time.Duration(intVar("MAIL_RETRY_SECONDS", 30, 1, 3600)) * time.Second
+	c.WaitlistOfferFor = time.Duration(intVar("WAITLIST_OFFER_MINUTES", 15, 1, 24*60)) * time.Minute
 	if raw := getenv("SMTP_URL"); raw != "" {
 		m, err := mail.ParseURL(raw)
 		if err != nil {
@@ -206,6 +210,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("secure_cookies", c.SecureCookies),
 		slog.String("smtp_url", smtpText(c.SMTP)),
 		slog.String("mail_from", c.MailFrom),
+		slog.Duration("waitlist_offer", c.WaitlistOfferFor),
 		slog.Int("warn_heap_mb", c.WarnHeapMB),
 		slog.Int("holds_per_minute", c.HoldsPerMinute),
 		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),

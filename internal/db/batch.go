@@ -20,8 +20,8 @@ var (
 )
 
 const messageInsert = `-- name: MessageInsert :batchexec
-INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id, entry_id, offer_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 `
 
 type MessageInsertBatchResults struct {
@@ -41,6 +41,8 @@ type MessageInsertParams struct {
 	Reason     string
 	SendAt     time.Time
 	JobID      pgtype.Int8
+	EntryID    uuid.NullUUID
+	OfferID    uuid.NullUUID
 }
 
 func (q *Queries) MessageInsert(ctx context.Context, arg []MessageInsertParams) *MessageInsertBatchResults {
@@ -57,6 +59,8 @@ func (q *Queries) MessageInsert(ctx context.Context, arg []MessageInsertParams) 
 			a.Reason,
 			a.SendAt,
 			a.JobID,
+			a.EntryID,
+			a.OfferID,
 		}
 		batch.Queue(messageInsert, vals...)
 	}

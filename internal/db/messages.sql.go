@@ -245,7 +245,7 @@ func (q *Queries) MessageDelete(ctx context.Context, id uuid.UUID) error {
 }
 
 const messageGet = `-- name: MessageGet :one
-SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at FROM messages WHERE id = $1
+SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id FROM messages WHERE id = $1
 `
 
 func (q *Queries) MessageGet(ctx context.Context, id uuid.UUID) (Message, error) {
@@ -268,12 +268,14 @@ func (q *Queries) MessageGet(ctx context.Context, id uuid.UUID) (Message, error)
 		&i.AcceptedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EntryID,
+		&i.OfferID,
 	)
 	return i, err
 }
 
 const messageListByBooking = `-- name: MessageListByBooking :many
-SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at FROM messages
+SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id FROM messages
 WHERE clinic_id = $1 AND (booking_id = $2 OR previous_id = $2)
 ORDER BY created_at, send_at
 `
@@ -311,6 +313,8 @@ func (q *Queries) MessageListByBooking(ctx context.Context, arg MessageListByBoo
 			&i.AcceptedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.EntryID,
+			&i.OfferID,
 		); err != nil {
 			return nil, err
 		}
@@ -326,7 +330,7 @@ const messageStart = `-- name: MessageStart :one
 UPDATE messages
 SET status = 'sending', attempts = attempts + 1, updated_at = now()
 WHERE id = $1 AND status IN ('queued', 'retrying', 'sending')
-RETURNING id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at
+RETURNING id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id
 `
 
 // An attempt begins: counted before the mail server is spoken to. No row
@@ -351,6 +355,8 @@ func (q *Queries) MessageStart(ctx context.Context, id uuid.UUID) (Message, erro
 		&i.AcceptedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EntryID,
+		&i.OfferID,
 	)
 	return i, err
 }

@@ -134,6 +134,8 @@ type Message struct {
 	AcceptedAt *time.Time
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	EntryID    uuid.NullUUID
+	OfferID    uuid.NullUUID
 }
 
 type OutboxCopy struct {
@@ -200,6 +202,58 @@ type StaffUser struct {
 	Version      int32
 	CreatedAt    time.Time
 	DisabledAt   *time.Time
+}
+
+type WaitlistEntry struct {
+	ID                uuid.UUID
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	SpecialistID      uuid.NullUUID
+	FromDate          time.Time
+	ToDate            time.Time
+	Times             []string
+	PatientName       string
+	PatientEmail      string
+	PatientPhone      string
+	Language          string
+	ClientID          string
+	State             string
+	JoinedAt          time.Time
+	EndedAt           *time.Time
+	BookingID         uuid.NullUUID
+}
+
+type WaitlistLink struct {
+	TokenHash []byte
+	EntryID   uuid.UUID
+	OfferID   uuid.NullUUID
+	CreatedAt time.Time
+}
+
+type WaitlistOffer struct {
+	ID        uuid.UUID
+	OpeningID uuid.UUID
+	EntryID   uuid.UUID
+	State     string
+	OfferedAt time.Time
+	ExpiresAt time.Time
+	EndedAt   *time.Time
+	BookingID uuid.NullUUID
+	NextJobID pgtype.Int8
+}
+
+type WaitlistOpening struct {
+	ID                uuid.UUID
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	SpecialistID      uuid.UUID
+	SlotStart         time.Time
+	SlotEnd           time.Time
+	Cause             string
+	FreedAt           time.Time
+	HoldID            string
+	State             string
+	ClosedAt          *time.Time
 }
 
 type WeeklyHour struct {

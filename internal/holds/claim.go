@@ -32,6 +32,11 @@ type ClaimRequest struct {
 	// SetReclaimCoolOff), whatever the quota.
 	Address      string
 	AddressQuota int
+	// Life, for holds the server takes itself (a waitlist offer's), is how
+	// long the hold lives from its claim, instead of the store's TTL;
+	// heartbeats cannot carry it further (Keep can). 0: the store's TTL
+	// and longest life.
+	Life time.Duration
 }
 
 // Claim takes the slot for the client. Errors: ErrQuota, ErrAddressQuota,
@@ -46,8 +51,11 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		return Hold{}, err
 	}
 	now := s.now()
-	exp := now.Add(s.ttl)
-	keep := now.Add(s.maxLife)
+	ttl, keep := s.ttl, now.Add(s.maxLife)
+	if req.Life > 0 {
+		ttl, keep = req.Life, now.Add(req.Life)
+	}
+	exp := now.Add(ttl)
 	network, _ := clientaddr.Network(req.Address) // validated; "" without an address
 	h := Hold{
 		HoldID:            newHoldID(req.ClinicID),
@@ -78,10 +86,10 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		keys = append(keys, addressKey(req.ClinicID, network), reclaimKey(h.key(), network))
 	}
 	occupiedEnd := h.End.Add(h.BufferAfter).UnixMilli()
-	args := []any{now.UnixMilli(), s.ttl.Milliseconds(), exp.UnixMilli(), string(payload),
+	args := []any{now.UnixMilli(), ttl.Milliseconds(), exp.UnixMilli(), string(payload),
 		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1), string(msg),
 		h.Start.Add(-h.BufferBefore).UnixMilli(), occupiedEnd, occupiedEnd + maxOccupied.Milliseconds(),
-		max(req.AddressQuota, 0), (s.maxLife + maxPin).Milliseconds(),
+		max(req.AddressQuota, 0), (max(s.maxLife, req.Life) + maxPin).Milliseconds(),
 		s.ReclaimCoolOff().Milliseconds(), network, h.Start.Format(time.RFC3339Nano)}
 	for _, ch := range channels {
 		args = append(args, ch)
@@ -144,6 +152,8 @@ func (r ClaimRequest) validate() error {
 		return fmt.Errorf("%w: clinic, appointment type and specialist are required", ErrInvalid)
 	case r.Start.IsZero() || !r.End.After(r.Start):
 		return fmt.Errorf("%w: slot must end after it starts", ErrInvalid)
+	case r.Life < 0 || r.Life > maxOccupied:
+		return fmt.Errorf("%w: a hold lives less than %s", ErrInvalid, maxOccupied)
 	case r.BufferBefore < 0 || r.BufferAfter < 0:
 		return fmt.Errorf("%w: negative buffer", ErrInvalid)
 	case r.End.Sub(r.Start)+r.BufferBefore+r.BufferAfter >= maxOccupied:

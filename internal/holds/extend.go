@@ -44,6 +44,36 @@ func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Durat
 	return h, err
 }
 
+// Keep makes the client's live hold last until until (and no less than
+// it does already), heartbeats aside: the server's own holds (a waitlist
+// offer's, passed from one patient to the next) are kept this way. The
+// specialist's index of holds lives as long. Publishes a heartbeat event
+// with the new expiry when it changed. Errors: ErrExpired, ErrNotOwner.
+func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Time) (Hold, error) {
+	h, ok, err := s.lookup(ctx, holdID)
+	if err != nil {
+		return Hold{}, err
+	}
+	if !ok {
+		return Hold{}, ErrExpired
+	}
+	now := s.now()
+	d := until.Sub(now).Truncate(time.Millisecond)
+	if d <= 0 {
+		return h, nil
+	}
+	exp := now.Add(d)
+	// The script announces an extended hold; an unchanged one needs no event.
+	h, _, err = s.runExtend(ctx, h, clientID, d, exp, true, specialistKey(h.ClinicID, h.SpecialistID))
+	switch {
+	case errors.Is(err, errNoHold):
+		return Hold{}, ErrExpired
+	case err != nil:
+		return Hold{}, err
+	}
+	return h, nil
+}
+
 // errNoHold is extend's "expired or unknown"; callers name it their way.
 var errNoHold = errors.New("holds: no such live hold")
 
@@ -83,10 +113,16 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 		// how a lapse at the end of the longest life is told apart.
 		exp = now.Add(d)
 	}
+	return s.runExtend(ctx, h, clientID, d, exp, announce, "")
+}
+
+// runExtend runs extendScript on hold h: it lives at least d more, to exp.
+// With an index key (the specialist's), that key lives as long, plus a pin.
+func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce bool, index string) (Hold, bool, error) {
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
-	args := []any{holdID, clientID, d.Milliseconds(), exp.UnixMilli(), expText}
+	args := []any{h.HoldID, clientID, d.Milliseconds(), exp.UnixMilli(), expText}
 	if announce {
 		extended := h
 		extended.ExpiresAt = msTime(exp.UnixMilli())
@@ -99,7 +135,11 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 			args = append(args, ch)
 		}
 	}
-	res, err := extendScript.Run(ctx, s.rdb, h.scriptKeys(), args...).Slice()
+	keys := h.scriptKeys()
+	if index != "" {
+		keys = append(keys, index)
+	}
+	res, err := extendScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("holds: extend: %w", err)
 	}

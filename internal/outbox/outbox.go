@@ -13,6 +13,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -27,6 +28,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/mail"
 )
 
@@ -37,10 +39,13 @@ const (
 	KindChange       = "change"
 	KindCancellation = "cancellation"
 	KindLookup       = "lookup"
+	// The waitlist's: a place taken, and a time offered.
+	KindWaitlistJoined = "waitlist_joined"
+	KindWaitlistOffer  = "waitlist_offer"
 )
 
 // Kinds lists every kind, for metrics.
-var Kinds = []string{KindConfirmation, KindReminder, KindChange, KindCancellation, KindLookup}
+var Kinds = []string{KindConfirmation, KindReminder, KindChange, KindCancellation, KindLookup, KindWaitlistJoined, KindWaitlistOffer}
 
 // sendTimeout bounds one attempt: composing and the whole SMTP exchange.
 // recordFor is how long a send that the server accepted insists on
@@ -79,6 +84,9 @@ type Config struct {
 	// Tests move it to make reminders due without waiting.
 	Clock rivertype.TimeGenerator
 	Log   *slog.Logger
+	// Register adds the workers of other jobs (the waitlist's) to the
+	// queue: they run in every process that sends, in the same queue.
+	Register func(*river.Workers) error
 }
 
 // Retry is the backoff of failed sends.
@@ -151,6 +159,11 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 	if err := river.AddWorkerSafely(workers, &sendWorker{o: o}); err != nil {
 		return nil, fmt.Errorf("outbox worker: %w", err)
 	}
+	if cfg.Register != nil {
+		if err := cfg.Register(workers); err != nil {
+			return nil, fmt.Errorf("outbox: other workers: %w", err)
+		}
+	}
 	rc := &river.Config{
 		Workers:     workers,
 		MaxAttempts: cfg.Retry.Attempts,
@@ -194,6 +207,39 @@ func (o *Outbox) Stop(ctx context.Context) error {
 	o.stopOnce.Do(func() { o.stopErr = o.river.Stop(ctx) })
 	return o.stopErr
 }
+
+// Write writes messages of other kinds than the bookings' (the
+// waitlist's), with their jobs, in tx.
+func (o *Outbox) Write(ctx context.Context, tx pgx.Tx, msgs ...db.MessageInsertParams) error {
+	return o.write(ctx, tx, msgs)
+}
+
+// InsertJob adds a job of another kind (registered with Config.Register)
+// to this outbox's queue, in tx.
+func (o *Outbox) InsertJob(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	opts.Queue = o.cfg.Queue
+	return o.river.InsertTx(ctx, tx, args, &opts)
+}
+
+// RunJobNow makes a scheduled job of this queue run at once, in tx; a job
+// that ran already or is gone is left alone.
+func (o *Outbox) RunJobNow(ctx context.Context, tx pgx.Tx, id int64) error {
+	if _, err := o.river.JobRetryTx(ctx, tx, id); err != nil && !errors.Is(err, river.ErrNotFound) {
+		return fmt.Errorf("run job now: %w", err)
+	}
+	return nil
+}
+
+// CancelJob cancels a job of this queue that has not run, in tx.
+func (o *Outbox) CancelJob(ctx context.Context, tx pgx.Tx, id int64) error {
+	if _, err := o.river.JobCancelTx(ctx, tx, id); err != nil && !errors.Is(err, river.ErrNotFound) {
+		return fmt.Errorf("cancel job: %w", err)
+	}
+	return nil
+}
+
+// Now is the outbox's clock (Config.Clock).
+func (o *Outbox) Now() time.Time { return o.now() }
 
 // Stored says whether messages are kept for the outbox page rather than
 // sent (no mail server configured).

@@ -1,0 +1,179 @@
+package waitlist
+
+// Openings: a time freed by a booking change, held before the change
+// commits when anyone waits for it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/holds"
+)
+
+// Enqueue is the waitlist's part of every booking change, in its
+// transaction (booking.Outbox): a cancelled booking's time, or the time a
+// moved booking left, becomes an opening if anyone waits for it; a booking
+// that takes up an offer closes the offer, its entry and its opening, or
+// is refused when the offer is over.
+func (s *Service) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) error {
+	switch ch.Kind {
+	case "cancel":
+		_, err := s.open(ctx, tx, freed{booking: ch.Booking, cause: "cancel"})
+		return err
+	case "reschedule":
+		if ch.Previous != nil {
+			_, err := s.open(ctx, tx, freed{booking: *ch.Previous, cause: "move"})
+			return err
+		}
+	case "confirm":
+		if ch.Offer != uuid.Nil {
+			return s.taken(ctx, tx, ch.Offer, ch.Booking)
+		}
+	}
+	return nil
+}
+
+// freed is a time that became free: the booking that had it (its type,
+// specialist and time), and why.
+type freed struct {
+	booking booking.Booking
+	cause   string // cancel, move, staff
+	// entry, for an offer staff make by hand, is who gets it (else the
+	// first in the list).
+	entry uuid.UUID
+}
+
+// open records an opening for the freed time, holds the time for it and
+// writes its first job, in tx, if the time is free, ahead, and anyone
+// waits for it (or staff chose who). It returns the opening's id
+// (uuid.Nil if none was made).
+//
+// The hold is taken before tx commits, so the time is never free between
+// the change and the offer. If tx does not commit, the hold lives out its
+// life on a time still booked, where it blocks nothing.
+func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, error) {
+	b := f.booking
+	if s.outbox == nil || !b.Start.After(s.now()) {
+		return uuid.Nil, nil
+	}
+	q := db.New(tx)
+	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("load appointment type: %w", err)
+	}
+	before, after := minutes(t.BufferBeforeMin), minutes(t.BufferAfterMin)
+	booked, err := q.WaitlistTimeBooked(ctx, db.WaitlistTimeBookedParams{
+		SpecialistID: b.SpecialistID, FromTime: b.Start.Add(-before), ToTime: b.End.Add(after),
+	})
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("is the time booked: %w", err)
+	}
+	if booked {
+		return uuid.Nil, nil // a move onto an overlapping time of its own
+	}
+	if f.entry == uuid.Nil {
+		if _, ok, err := s.next(ctx, q, b, uuid.Nil); err != nil || !ok {
+			return uuid.Nil, err
+		}
+	}
+	id := uuid.New()
+	h, err := s.holds.Claim(ctx, holds.ClaimRequest{
+		ClientID: holdOwner(id), ClinicID: b.ClinicID, AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
+		Start: b.Start, End: b.End, BufferBefore: before, BufferAfter: after, Quota: 1, Life: s.cfg.OfferFor + grace,
+	})
+	switch {
+	case errors.Is(err, holds.ErrHeld) && f.cause == "staff":
+		return uuid.Nil, apperr.New(apperr.Conflict, apperr.CodeSlotHeld, "Someone holds this time now. Pick another, or try again in a few minutes.")
+	case err != nil:
+		// Someone held the time already (a patient's hold on a booked time
+		// can only lapse), or Redis is away: the opening's job takes the
+		// hold when it can.
+		s.log.Warn("waitlist: hold a freed time", "err", err)
+	}
+	n, err := q.WaitlistOpeningInsert(ctx, db.WaitlistOpeningInsertParams{
+		ID: id, ClinicID: b.ClinicID, AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
+		SlotStart: b.Start, SlotEnd: b.End, Cause: f.cause, FreedAt: s.now().UTC(), HoldID: h.HoldID,
+	})
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("record opening: %w", err)
+	}
+	if n == 0 {
+		// An opening of this time is open already (it is being offered).
+		if h.HoldID != "" {
+			_, _ = s.holds.Release(context.WithoutCancel(ctx), h.HoldID, holdOwner(id))
+		}
+		if f.cause == "staff" {
+			return uuid.Nil, apperr.New(apperr.Conflict, apperr.CodeSlotHeld, "This time is being offered from the waitlist already.")
+		}
+		return uuid.Nil, nil
+	}
+	if _, err := s.outbox.InsertJob(ctx, tx, stepArgs{OpeningID: id, Entry: f.entry}, river.InsertOpts{}); err != nil {
+		return uuid.Nil, fmt.Errorf("enqueue offer: %w", err)
+	}
+	return id, nil
+}
+
+func minutes(n int32) time.Duration { return time.Duration(n) * time.Minute }
+
+// next is the first entry, in order of joining, that waits for the freed
+// time and has not been offered this opening (openingID), locked for tx.
+func (s *Service) next(ctx context.Context, q *db.Queries, b booking.Booking, openingID uuid.UUID) (db.WaitlistEntry, bool, error) {
+	e, err := q.WaitlistMatching(ctx, db.WaitlistMatchingParams{
+		AppointmentTypeID: b.AppointmentTypeID, SpecialistID: uuid.NullUUID{UUID: b.SpecialistID, Valid: true},
+		SlotStart: b.Start, OpeningID: uuid.NullUUID{UUID: openingID, Valid: openingID != uuid.Nil},
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.WaitlistEntry{}, false, nil
+	}
+	if err != nil {
+		return db.WaitlistEntry{}, false, fmt.Errorf("find a waiting patient: %w", err)
+	}
+	return e, true, nil
+}
+
+// taken closes the offer a booking takes up, with its entry and opening,
+// in the booking's transaction; an offer that is over refuses the booking.
+func (s *Service) taken(ctx context.Context, tx pgx.Tx, offerID uuid.UUID, b booking.Booking) error {
+	q := db.New(tx)
+	now := s.now()
+	r, err := q.WaitlistOfferGetForUpdate(ctx, offerID)
+	if err != nil {
+		return fmt.Errorf("lock offer: %w", err)
+	}
+	if r.WaitlistOffer.State != OfferOpen || !now.Before(r.WaitlistOffer.ExpiresAt) {
+		return offerOver()
+	}
+	o, err := q.WaitlistOfferEnd(ctx, db.WaitlistOfferEndParams{ID: offerID, State: OfferAccepted, EndedAt: ptr(now),
+		BookingID: uuid.NullUUID{UUID: b.ID, Valid: true}})
+	if err != nil {
+		return fmt.Errorf("close offer: %w", err)
+	}
+	if _, err := q.WaitlistEntryEnd(ctx, db.WaitlistEntryEndParams{ID: o.EntryID, State: StateBooked, EndedAt: ptr(now),
+		BookingID: uuid.NullUUID{UUID: b.ID, Valid: true}}); err != nil {
+		return fmt.Errorf("close entry: %w", err)
+	}
+	if err := q.WaitlistOpeningClose(ctx, db.WaitlistOpeningCloseParams{ID: o.OpeningID, State: "booked", ClosedAt: ptr(now)}); err != nil {
+		return fmt.Errorf("close opening: %w", err)
+	}
+	if o.NextJobID.Valid {
+		if err := s.outbox.CancelJob(ctx, tx, o.NextJobID.Int64); err != nil {
+			return err
+		}
+	}
+	s.stats.Accepted.Add(1)
+	s.stats.RebookedMillis.Add(now.Sub(r.WaitlistOpening.FreedAt).Milliseconds())
+	return nil
+}
+
+func offerOver() error {
+	return apperr.New(apperr.Gone, apperr.CodeOfferOver, "This offer is over: it ran out, or was declined. The time may have gone to someone else.")
+}

@@ -1,0 +1,158 @@
+// Package waitlist keeps the patients who wait for a fully booked type and
+// offers them, one at a time and in order of joining, each time that
+// becomes free.
+//
+// A time becomes free when a booking is cancelled or moved away (or staff
+// offer one by hand). If anyone waits for it, the change's own transaction
+// records an opening and its first job, and the time is held (the same
+// Redis hold a patient takes, owned by the opening) before the change
+// commits: no page ever sees it free while it is offered. The job, run by
+// one worker of the outbox's queue, offers the time to the first matching
+// entry: it keeps the hold for the offer's life and a grace minute,
+// records the offer, and writes its e-mail, in one transaction; the next
+// job, scheduled at the offer's expiry, passes the time on. An accepted
+// offer is a booking through the normal gate, which closes the offer in
+// its transaction; after the last entry the hold is released and the time
+// is free for everyone.
+package waitlist
+
+import (
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/outbox"
+)
+
+// DefaultOfferFor is how long an offer stands when Config says nothing.
+const DefaultOfferFor = 15 * time.Minute
+
+// grace is how much longer than its offer an offer's hold lives: the job
+// that passes the time on runs at the expiry, and until it has, the time
+// stays held. A job that never runs (every process down) leaves the time
+// held no longer than this past the offer.
+const grace = time.Minute
+
+// Parts of the day an entry may ask for, in the clinic's zone.
+const (
+	Morning   = "morning"   // before 12:00
+	Afternoon = "afternoon" // 12:00 to 17:00
+	Evening   = "evening"   // from 17:00
+)
+
+// States of an entry.
+const (
+	StateWaiting = "waiting"
+	StateOffered = "offered"
+	StateBooked  = "booked"
+	StateLeft    = "left"
+	StateRemoved = "removed"
+	StateLapsed  = "lapsed"
+)
+
+// States of an offer.
+const (
+	OfferOpen      = "open"
+	OfferAccepted  = "accepted"
+	OfferDeclined  = "declined"
+	OfferExpired   = "expired"
+	OfferWithdrawn = "withdrawn"
+)
+
+// Config is how the waitlist offers.
+type Config struct {
+	// OfferFor is how long a patient has to take an offered time
+	// (WAITLIST_OFFER_MINUTES); 0 is DefaultOfferFor.
+	OfferFor time.Duration
+	Log      *slog.Logger
+}
+
+// Service is the waitlist.
+type Service struct {
+	pool     *pgxpool.Pool
+	holds    *holds.Store
+	outbox   *outbox.Outbox
+	bookings *booking.Service
+	cfg      Config
+	log      *slog.Logger
+	stats    Stats
+	// crash, in tests, fails an offer's transaction after its hold was
+	// taken and before it commits, as a process dying there would.
+	crash atomic.Bool
+}
+
+// Stats counts what the waitlist did since the process started.
+type Stats struct {
+	Joined, Offered, Accepted, Declined, Expired, Released atomic.Int64
+	// Rebooked sums the time from a freed time to its booking through an
+	// offer, in milliseconds, over Accepted offers.
+	RebookedMillis atomic.Int64
+}
+
+// New makes the waitlist. Wire it into the bookings with
+// booking.Outboxes{theOutbox, waitlist} and register its worker with the
+// outbox's Config.Register (Register).
+func New(pool *pgxpool.Pool, hs *holds.Store, bookings *booking.Service, cfg Config) *Service {
+	if cfg.OfferFor <= 0 {
+		cfg.OfferFor = DefaultOfferFor
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{pool: pool, holds: hs, bookings: bookings, cfg: cfg, log: cfg.Log}
+}
+
+// SetOutbox gives the waitlist the outbox whose queue runs its jobs and
+// sends its e-mails; call it while wiring, before serving.
+func (s *Service) SetOutbox(o *outbox.Outbox) { s.outbox = o }
+
+// OfferFor is how long an offer stands.
+func (s *Service) OfferFor() time.Duration { return s.cfg.OfferFor }
+
+// Stats is what the waitlist did since the process started.
+func (s *Service) Stats() *Stats { return &s.stats }
+
+func (s *Service) now() time.Time {
+	if s.outbox != nil {
+		return s.outbox.Now()
+	}
+	return time.Now()
+}
+
+// Entry is one patient's place in the list.
+type Entry struct {
+	ID, ClinicID, AppointmentTypeID uuid.UUID
+	SpecialistID                    uuid.UUID // uuid.Nil: any specialist
+	From, To                        time.Time // days, as dates at midnight UTC
+	Times                           []string  // Morning, Afternoon, Evening; none: any time
+	Patient                         booking.Patient
+	Language                        string
+	State                           string
+	JoinedAt                        time.Time
+	// Read with the entry for its pages and the staff's list.
+	TypeName, SpecialistName string
+	Ahead                    int // how many waiting for the type joined before
+	// The live offer to the entry, if any (the staff's list).
+	OfferID    uuid.UUID
+	OfferStart time.Time
+	OfferUntil time.Time
+}
+
+// Offer is a time offered to an entry.
+type Offer struct {
+	ID, OpeningID, EntryID                       uuid.UUID
+	ClinicID, AppointmentTypeID, SpecialistID    uuid.UUID
+	Start, End                                   time.Time
+	State                                        string
+	OfferedAt, ExpiresAt                         time.Time
+	BookingID                                    uuid.UUID
+	HoldID                                       string
+}
+
+// holdOwner is the client id of an opening's hold.
+func holdOwner(openingID uuid.UUID) string { return "waitlist:" + openingID.String() }

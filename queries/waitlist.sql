@@ -1,0 +1,153 @@
+-- name: WaitlistEntryInsert :one
+INSERT INTO waitlist_entries (
+    id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times,
+    patient_name, patient_email, patient_phone, language, client_id, joined_at
+) VALUES (
+    @id, @clinic_id, @appointment_type_id, @specialist_id, @from_date, @to_date, @times,
+    @patient_name, @patient_email, @patient_phone, @language, @client_id, @joined_at
+)
+RETURNING *;
+
+-- name: WaitlistLinkAdd :exec
+INSERT INTO waitlist_links (token_hash, entry_id, offer_id) VALUES (@token_hash, @entry_id, @offer_id);
+
+-- name: WaitlistByLink :one
+-- The entry a link opens, its offer if the link is an offer's, and where
+-- the entry stands: how many waiting for the same type joined before it.
+SELECT sqlc.embed(e), l.offer_id,
+       t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
+       (SELECT count(*) FROM waitlist_entries o
+         WHERE o.appointment_type_id = e.appointment_type_id AND o.state IN ('waiting', 'offered')
+           AND o.joined_at < e.joined_at)::int AS ahead
+FROM waitlist_links l
+JOIN waitlist_entries e ON e.id = l.entry_id
+JOIN appointment_types t ON t.id = e.appointment_type_id
+LEFT JOIN specialists s ON s.id = e.specialist_id
+WHERE l.token_hash = @token_hash;
+
+-- name: WaitlistEntryGetForUpdate :one
+SELECT * FROM waitlist_entries WHERE id = @id FOR UPDATE;
+
+-- name: WaitlistEntryEnd :one
+-- An entry leaves the list (left, removed, lapsed or booked); no row when
+-- it had already.
+UPDATE waitlist_entries
+SET state = @state, ended_at = @ended_at, booking_id = sqlc.narg(booking_id)
+WHERE id = @id AND state IN ('waiting', 'offered')
+RETURNING *;
+
+-- name: WaitlistEntrySetState :exec
+UPDATE waitlist_entries SET state = @state WHERE id = @id;
+
+-- name: WaitlistEntriesByClinic :many
+-- The clinic's list for staff: who waits (and who has an offer), oldest
+-- first, optionally for one type and for entries whose days include a day.
+SELECT sqlc.embed(e), t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
+       COALESCE(o.id, '00000000-0000-0000-0000-000000000000'::uuid) AS offer_id,
+       o.expires_at AS offer_expires_at, op.slot_start AS offer_start
+FROM waitlist_entries e
+JOIN appointment_types t ON t.id = e.appointment_type_id
+LEFT JOIN specialists s ON s.id = e.specialist_id
+LEFT JOIN waitlist_offers o ON o.entry_id = e.id AND o.state = 'open'
+LEFT JOIN waitlist_openings op ON op.id = o.opening_id
+WHERE e.clinic_id = @clinic_id AND e.state IN ('waiting', 'offered')
+  AND (sqlc.narg(appointment_type_id)::uuid IS NULL OR e.appointment_type_id = sqlc.narg(appointment_type_id))
+  AND (sqlc.narg(day)::date IS NULL OR sqlc.narg(day)::date BETWEEN e.from_date AND e.to_date)
+ORDER BY e.joined_at
+LIMIT 500;
+
+-- name: WaitlistCountByDay :many
+-- How many wait for each of a range of days, for the staff calendar.
+SELECT d::date AS day, count(e.id)::int AS waiting
+FROM generate_series(@from_day::date, @to_day::date, interval '1 day') d
+JOIN waitlist_entries e ON e.clinic_id = @clinic_id AND e.state IN ('waiting', 'offered')
+  AND d::date BETWEEN e.from_date AND e.to_date
+GROUP BY d
+ORDER BY d;
+
+-- name: WaitlistMatching :one
+-- Whether anyone waits for a time: the first waiting entry, oldest first,
+-- for its type, with its specialist or none named, whose days hold the
+-- time's day and whose times of day (if any) hold its start, in the
+-- clinic's zone; and who has not been offered this opening already.
+-- Locked, skipping an entry another transaction is offering a time to.
+SELECT e.*
+FROM waitlist_entries e
+JOIN clinics c ON c.id = e.clinic_id
+WHERE e.appointment_type_id = @appointment_type_id AND e.state = 'waiting'
+  AND (e.specialist_id IS NULL OR e.specialist_id = @specialist_id)
+  AND (sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone)::date BETWEEN e.from_date AND e.to_date
+  AND (cardinality(e.times) = 0 OR
+       CASE WHEN extract(hour FROM sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone) < 12 THEN 'morning'
+            WHEN extract(hour FROM sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone) < 17 THEN 'afternoon'
+            ELSE 'evening' END = ANY (e.times))
+  AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.opening_id = sqlc.narg(opening_id))
+ORDER BY e.joined_at, e.id
+LIMIT 1
+FOR UPDATE OF e SKIP LOCKED;
+
+-- name: WaitlistOpeningInsert :execrows
+-- A freed time becomes an opening, unless one is open for it already.
+INSERT INTO waitlist_openings (id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, cause, freed_at, hold_id)
+VALUES (@id, @clinic_id, @appointment_type_id, @specialist_id, @slot_start, @slot_end, @cause, @freed_at, @hold_id)
+ON CONFLICT (specialist_id, slot_start) WHERE state = 'open' DO NOTHING;
+
+-- name: WaitlistOpeningGetForUpdate :one
+SELECT * FROM waitlist_openings WHERE id = @id FOR UPDATE;
+
+-- name: WaitlistOpeningGet :one
+SELECT * FROM waitlist_openings WHERE id = @id;
+
+-- name: WaitlistOpeningClose :exec
+UPDATE waitlist_openings SET state = @state, closed_at = @closed_at WHERE id = @id AND state = 'open';
+
+-- name: WaitlistOfferInsert :exec
+INSERT INTO waitlist_offers (id, opening_id, entry_id, offered_at, expires_at)
+VALUES (@id, @opening_id, @entry_id, @offered_at, @expires_at);
+
+-- name: WaitlistOfferSetNextJob :exec
+UPDATE waitlist_offers SET next_job_id = @next_job_id WHERE id = @id;
+
+-- name: WaitlistOfferOpen :one
+-- The opening's live offer, if any.
+SELECT * FROM waitlist_offers WHERE opening_id = @opening_id AND state = 'open';
+
+-- name: WaitlistOfferGetForUpdate :one
+SELECT sqlc.embed(o), sqlc.embed(op)
+FROM waitlist_offers o
+JOIN waitlist_openings op ON op.id = o.opening_id
+WHERE o.id = @id
+FOR UPDATE OF o;
+
+-- name: WaitlistOfferGet :one
+SELECT sqlc.embed(o), sqlc.embed(op)
+FROM waitlist_offers o
+JOIN waitlist_openings op ON op.id = o.opening_id
+WHERE o.id = @id;
+
+-- name: WaitlistOfferEnd :one
+-- An open offer ends (accepted, declined, expired, withdrawn); no row
+-- when it had already.
+UPDATE waitlist_offers
+SET state = @state, ended_at = @ended_at, booking_id = sqlc.narg(booking_id)
+WHERE id = @id AND state = 'open'
+RETURNING *;
+
+-- name: WaitlistStats :one
+-- The list's size now, for metrics.
+SELECT
+    (SELECT count(*) FROM waitlist_entries WHERE state = 'waiting')::bigint AS waiting,
+    (SELECT count(*) FROM waitlist_offers WHERE state = 'open')::bigint AS offered,
+    (SELECT count(*) FROM waitlist_openings WHERE state = 'open')::bigint AS openings;
+
+-- name: WaitlistTimeBooked :one
+-- Whether a confirmed booking of the specialist overlaps a time (with the
+-- type's buffers around it): such a time is not free to offer.
+SELECT EXISTS (
+    SELECT 1 FROM bookings
+    WHERE specialist_id = @specialist_id AND status = 'confirmed'
+      AND tstzrange(slot_start, slot_end, '[)') && tstzrange(sqlc.arg(from_time)::timestamptz, sqlc.arg(to_time)::timestamptz, '[)')
+)::boolean AS booked;
+
+-- name: WaitlistOpeningSetHold :exec
+UPDATE waitlist_openings SET hold_id = @hold_id WHERE id = @id;
