@@ -145,13 +145,13 @@ type Entry struct {
 
 // Offer is a time offered to an entry.
 type Offer struct {
-	ID, OpeningID, EntryID                       uuid.UUID
-	ClinicID, AppointmentTypeID, SpecialistID    uuid.UUID
-	Start, End                                   time.Time
-	State                                        string
-	OfferedAt, ExpiresAt                         time.Time
-	BookingID                                    uuid.UUID
-	HoldID                                       string
+	ID, OpeningID, EntryID                    uuid.UUID
+	ClinicID, AppointmentTypeID, SpecialistID uuid.UUID
+	Start, End                                time.Time
+	State                                     string
+	OfferedAt, ExpiresAt                      time.Time
+	BookingID                                 uuid.UUID
+	HoldID                                    string
 }
 
 // holdOwner is the client id of an opening's hold.
