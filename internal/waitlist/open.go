@@ -66,6 +66,12 @@ func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, erro
 		return uuid.Nil, nil
 	}
 	q := db.New(tx)
+	// Most changes find nobody waiting: that is asked first.
+	if f.entry == uuid.Nil {
+		if _, ok, err := s.next(ctx, q, b, uuid.Nil); err != nil || !ok {
+			return uuid.Nil, err
+		}
+	}
 	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("load appointment type: %w", err)
@@ -79,11 +85,6 @@ func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, erro
 	}
 	if booked {
 		return uuid.Nil, nil // a move onto an overlapping time of its own
-	}
-	if f.entry == uuid.Nil {
-		if _, ok, err := s.next(ctx, q, b, uuid.Nil); err != nil || !ok {
-			return uuid.Nil, err
-		}
 	}
 	id := uuid.New()
 	h, err := s.holds.Claim(ctx, holds.ClaimRequest{
