@@ -53,6 +53,7 @@ func (s *Server) patientRoutes(pages *echo.Group) {
 	pages.GET("/manage/:token/reschedule", s.manageReschedulePage, s.manageMissing)
 	pages.GET("/manage/:token/reschedule/live", s.manageRescheduleStream)
 	pages.POST("/manage/:token/reschedule", s.manageReschedule)
+	s.waitlistRoutes(pages)
 }
 
 // staffRoutes are the staff pages and their JSON API.
@@ -113,6 +114,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/kiosks", s.kioskCreate)
 	st.POST("/kiosks/revoke", s.kioskRevoke)
 	s.outboxRoutes(st)
+	s.staffWaitlistRoutes(st)
 
 	api := e.Group("/v1/staff", s.sessions, s.requireStaff, s.csrf, s.limitStaffWrites)
 	api.GET("/specialists/:id", s.apiSpecialist)
@@ -143,4 +145,5 @@ func (s *Server) apiRoutes(e *echo.Echo) {
 	v1.GET("/appointments/:id", s.getAppointment)
 	v1.DELETE("/appointments/:id", s.cancelAppointment)
 	v1.PATCH("/appointments/:id", s.rescheduleAppointment)
+	v1.POST("/appointment-types/:id/waitlist", s.apiJoinWaitlist)
 }

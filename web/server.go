@@ -59,13 +59,17 @@ type Deps struct {
 	MoveLinkLimiter     *ratelimit.Limiter // moves made per manage link, pages and API
 	FindIPLimiter       *ratelimit.Limiter // "find my booking" requests per IP
 	FindEmailLimiter    *ratelimit.Limiter // "find my booking" requests per clinic and e-mail address
-	APIHoldLimiter      *ratelimit.Limiter // POST /v1/holds per IP; nil: not limited
-	StaffWriteLimiter   *ratelimit.Limiter // staff changes per account
-	Grid                *grid.Service
-	Assets              *Assets
-	Hub                 *events.Hub
-	StreamMetrics       *events.Metrics
-	Registry            *prometheus.Registry
+	// Waitlist joins per IP (pages and API) and per clinic and e-mail
+	// address (each join sends an e-mail); answers to offers and entry
+	// pages' actions per IP.
+	WaitlistIPLimiter, WaitlistEmailLimiter, OfferLimiter *ratelimit.Limiter
+	APIHoldLimiter                                        *ratelimit.Limiter // POST /v1/holds per IP; nil: not limited
+	StaffWriteLimiter                                     *ratelimit.Limiter // staff changes per account
+	Grid                                                  *grid.Service
+	Assets                                                *Assets
+	Hub                                                   *events.Hub
+	StreamMetrics                                         *events.Metrics
+	Registry                                              *prometheus.Registry
 
 	// Heartbeats (PATCH /v1/holds and the pages'), per hold and per IP.
 	HeartbeatHoldLimiter, HeartbeatIPLimiter *ratelimit.Limiter

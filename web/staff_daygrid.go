@@ -157,7 +157,10 @@ func (s *Server) gridPage(c echo.Context, week bool) error {
 	if week {
 		vm.Nav, vm.Mode, vm.Title = s.nav(c, "week"), "week", "Week"
 		vm.OtherURL, vm.OtherName = "/staff/day?date="+v.from.String(), "Day view"
-	} else if len(vm.Picks) > 0 {
+	} else {
+		vm.Waiting, vm.WaitingURL = s.waitingOn(c, v.from)
+	}
+	if !week && len(vm.Picks) > 0 {
 		first := vm.Picks[0].Value
 		if len(v.only) > 0 {
 			first = v.only[0].String()

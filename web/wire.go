@@ -239,6 +239,9 @@ func (d *Deps) wireLimiters(rdb redis.UniversalClient, logger *slog.Logger, o Op
 	d.MoveLinkLimiter = limiter("move-link", cmp.Or(max(o.MovesPerLinkPerHour, 0), 6), time.Hour)
 	d.FindIPLimiter = limiter("find-ip", findsPerAddress, time.Hour)
 	d.FindEmailLimiter = limiter("find-email", findsPerEmail, time.Hour)
+	d.WaitlistIPLimiter = limiter("waitlist-ip", waitlistJoinsPerAddress, time.Hour)
+	d.WaitlistEmailLimiter = limiter("waitlist-email", waitlistJoinsPerEmail, time.Hour)
+	d.OfferLimiter = limiter("offer-ip", offerAnswersPerMinute, time.Minute)
 	d.StaffWriteLimiter = limiter("staff-writes", cmp.Or(max(o.StaffWritesPerMinute, 0), 120), time.Minute)
 	if o.APIHoldsPerMinute > 0 {
 		d.APIHoldLimiter = limiter("api-hold-ip", o.APIHoldsPerMinute, time.Minute)

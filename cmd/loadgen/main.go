@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
 	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
-	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint) or suite (everything, with references)")
+	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint), waitlist (cancel to offer under load, against -spawn) or suite (everything, with references)")
 	fs.IntVar(&o.attempts, "attempts", 1000, "-mode hot: concurrent attempts on the one slot")
 	fs.StringVar(&o.streams, "streams", "1000,5000,10000", "stream counts for -mode streams")
 	fs.IntVar(&o.changes, "changes", 10, "slot changes per stream count")
@@ -129,6 +129,18 @@ func run(ctx context.Context, args []string) error {
 	case "hot":
 		raiseFileLimit()
 		_, err = hotScenario(ctx, pool, strings.TrimRight(o.url, "/"), o.attempts)
+		return err
+	case "waitlist":
+		base, stop, err := startChild(ctx, o.spawn, nil, "serve")
+		if err != nil {
+			return err
+		}
+		defer stop()
+		w, err := waitlistScenario(ctx, pool, base, waitlistCancels)
+		if err == nil {
+			fmt.Printf("cancel to offer, %d cancels: p50 %s p99 %s max %s, %d offered; grid %.0f pages/s meanwhile\n",
+				w.cancels, round(w.p50), round(w.p99), round(w.worst), w.offered, w.load)
+		}
 		return err
 	case "pages":
 		p, err := pagesScenario(ctx, pool, strings.TrimRight(o.url, "/"))

@@ -62,6 +62,15 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	if err != nil {
 		return err
 	}
+	base, stop, err = startChild(ctx, o.spawn, nil, "serve")
+	if err != nil {
+		return err
+	}
+	wl, err := waitlistScenario(ctx, pool, base, waitlistCancels)
+	stop()
+	if err != nil {
+		return err
+	}
 	counts := []int{1000, 5000, 10000}
 	streams, err := streamsScenario(ctx, pool, o.spawn, counts, o.changes)
 	if err != nil {
@@ -82,6 +91,9 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("hot slot, %d attempts", hot.attempts),
 		fmt.Sprintf("%d booked, %.1f%% of losers without PG", hot.confirmed, 100*hot.noDB/float64(max(hot.losers, 1))),
 		fmt.Sprintf("attempt p50 %s p99 %s", round(hot.p50), round(hot.p99)))
+	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("waitlist: cancel to offer, %d cancels", wl.cancels),
+		fmt.Sprintf("p50 %s p99 %s max %s (%d offered)", round(wl.p50), round(wl.p99), round(wl.worst), wl.offered),
+		fmt.Sprintf("under grid load: %.0f pages/s", wl.load))
 	fmt.Printf("%-40s %-44s %-30s\n", "grid page (week)", fmt.Sprintf("%.0f req/s", pages.grid), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.grid/pages.trivial))
 	fmt.Printf("%-40s %-44s %-30s\n", "timeslots (cached week)", fmt.Sprintf("%.0f req/s", pages.timeslots), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.timeslots/pages.trivial))
 	for i, s := range streams {

@@ -149,6 +149,10 @@ func TestComposeRefuses(t *testing.T) {
 		"empty list":          func(in *letters.Input) { in.Kind, in.List = letters.Lookup, nil },
 		"list without link":   func(in *letters.Input) { in.Kind, in.List[0].ManageURL = letters.Lookup, "" },
 		"no manage link":      func(in *letters.Input) { in.ManageURL = "" },
+		"waitlist, no link":   func(in *letters.Input) { in.Kind, in.Waitlist.URL = letters.WaitlistJoined, "" },
+		"offer, no link":      func(in *letters.Input) { in.Kind, in.Waitlist.URL = letters.WaitlistOffer, "" },
+		"offer, no time":      func(in *letters.Input) { in.Kind, in.Offer = letters.WaitlistOffer, nil },
+		"offer, no end of it": func(in *letters.Input) { in.Kind, in.Offer.Until = letters.WaitlistOffer, time.Time{} },
 	}
 	for name, spoil := range cases {
 		in := input(letters.Confirmation, "en", december)
@@ -168,7 +172,7 @@ func TestComposeRefuses(t *testing.T) {
 // A letter carries the booking's patient's name and nothing else of theirs.
 func TestNoOtherPatientDetails(t *testing.T) {
 	t.Parallel()
-	for _, kind := range allKinds {
+	for _, kind := range everyKind {
 		l := compose(t, input(kind, "en", december))
 		for _, part := range []string{l.Subject, l.Text, l.HTML} {
 			if strings.Contains(part, "tom@example.org") || strings.Contains(part, "5550101") {

@@ -33,6 +33,9 @@ const (
 	Change       Kind = "change"       // a booking moved to another time
 	Cancellation Kind = "cancellation" // a booking was cancelled
 	Lookup       Kind = "lookup"       // the upcoming bookings of an e-mail address
+	// The waitlist's.
+	WaitlistJoined Kind = "waitlist_joined" // a patient took a place on the waitlist
+	WaitlistOffer  Kind = "waitlist_offer"  // a time is offered to a patient waiting
 )
 
 // Appointment is a booking with the names a letter shows.
@@ -59,6 +62,8 @@ type Input struct {
 	ManageURL   string         // Confirmation, Reminder, Change: the absolute manage link
 	BookURL     string         // Cancellation: the clinic's booking page (no button when empty)
 	List        []Listed       // Lookup: the upcoming bookings, at least one
+	Waitlist    Waitlist       // WaitlistJoined, WaitlistOffer: the place on the waitlist
+	Offer       *Offer         // WaitlistOffer: the time offered
 	Now         time.Time      // when the letter is written: the .ics DTSTAMP, and "today"/"tomorrow" of a reminder
 }
 
@@ -84,7 +89,8 @@ const ICSName = "appointment.ics"
 // Compose writes the letter in.Kind says. It fails on an unknown kind, a
 // clinic zone that is not an IANA zone, or an input that lacks what its
 // kind needs (a Change without Previous, a Lookup without bookings, a
-// missing manage link).
+// missing manage link, a waitlist letter without its link, an offer
+// without its time).
 func Compose(in Input) (Letter, error) {
 	loc, err := clinicZone(in.Clinic.Timezone)
 	if err != nil {
@@ -103,6 +109,10 @@ func Compose(in Input) (Letter, error) {
 		vm, err = w.cancellation()
 	case Lookup:
 		vm, err = w.lookup()
+	case WaitlistJoined:
+		vm, err = w.waitlistJoined()
+	case WaitlistOffer:
+		vm, err = w.waitlistOffer()
 	default:
 		return Letter{}, fmt.Errorf("letters: unknown kind %q", in.Kind)
 	}
@@ -140,6 +150,8 @@ var (
 	errNoManageURL = errors.New("no manage link")
 	errNoPrevious  = errors.New("no previous booking")
 	errEmptyList   = errors.New("no bookings to list")
+	errNoLink      = errors.New("no link to the waitlist place")
+	errNoOffer     = errors.New("no offered time")
 )
 
 func renderHTML(vm views.EmailVM) (string, error) {
@@ -218,9 +230,13 @@ func (w writer) footer() views.EmailFooter {
 	if c.ContactEmail != "" {
 		contact = append(contact, w.l.T("mail.footer.email", map[string]any{"Email": c.ContactEmail}))
 	}
+	note := "mail.footer.note"
+	if w.in.Kind == WaitlistJoined || w.in.Kind == WaitlistOffer {
+		note = "mail.footer.note_waitlist"
+	}
 	return views.EmailFooter{
 		Name: c.Name, Address: c.Address, Contact: strings.Join(contact, " · "),
-		Note: w.l.T("mail.footer.note", w.clinicData()),
+		Note: w.l.T(note, w.clinicData()),
 	}
 }
 

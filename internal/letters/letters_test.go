@@ -39,6 +39,8 @@ var (
 	spring   = time.Date(2027, 3, 29, 7, 0, 0, 0, time.UTC)
 	now      = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	allKinds = []letters.Kind{letters.Confirmation, letters.Reminder, letters.Change, letters.Cancellation, letters.Lookup}
+	// everyKind adds the waitlist's letters, which tell of no booking.
+	everyKind = append(slices.Clone(allKinds), letters.WaitlistJoined, letters.WaitlistOffer)
 )
 
 func appointment(start time.Time, patient string) letters.Appointment {
@@ -61,7 +63,19 @@ func input(kind letters.Kind, lang string, start time.Time) letters.Input {
 	return letters.Input{
 		Kind: kind, Language: lang, Clinic: clinic, Appointment: a, Previous: &prev,
 		ManageURL: manageURL, BookURL: bookURL, Now: now,
-		List: []letters.Listed{{Appointment: a, ManageURL: manageURL}},
+		List:     []letters.Listed{{Appointment: a, ManageURL: manageURL}},
+		Waitlist: place(start),
+		Offer:    &letters.Offer{Start: start, End: start.Add(30 * time.Minute), Specialist: "Dr. Müller", Until: now.Add(15 * time.Minute)},
+	}
+}
+
+// place is a place on the waitlist for the days from start's to ten days
+// later, mornings and evenings, with the letter's link.
+func place(start time.Time) letters.Waitlist {
+	from := time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC)
+	return letters.Waitlist{
+		Patient: nasty, TypeName: "Consultation", Specialist: "Dr. Müller",
+		From: from, To: from.AddDate(0, 0, 10), Times: []string{"evening", "morning"}, URL: manageURL,
 	}
 }
 
@@ -156,13 +170,15 @@ func trimmedLines(s string) []string {
 func TestSubjects(t *testing.T) {
 	t.Parallel()
 	want := map[letters.Kind][2]string{
-		letters.Confirmation: {"Your appointment on Tue 1 Dec at 09:30 is booked", "Ihr Termin am Di., 1. Dez. um 09:30 ist gebucht"},
-		letters.Reminder:     {"Reminder: your appointment on Tue 1 Dec at 09:30", "Erinnerung: Ihr Termin am Di., 1. Dez. um 09:30"},
-		letters.Change:       {"Your appointment has moved to Tue 1 Dec at 09:30", "Ihr Termin wurde auf Di., 1. Dez. um 09:30 verschoben"},
-		letters.Cancellation: {"Your appointment on Tue 1 Dec at 09:30 is cancelled", "Ihr Termin am Di., 1. Dez. um 09:30 ist abgesagt"},
-		letters.Lookup:       {"Your appointments at Praxis Mitte", "Ihre Termine bei Praxis Mitte"},
+		letters.Confirmation:   {"Your appointment on Tue 1 Dec at 09:30 is booked", "Ihr Termin am Di., 1. Dez. um 09:30 ist gebucht"},
+		letters.Reminder:       {"Reminder: your appointment on Tue 1 Dec at 09:30", "Erinnerung: Ihr Termin am Di., 1. Dez. um 09:30"},
+		letters.Change:         {"Your appointment has moved to Tue 1 Dec at 09:30", "Ihr Termin wurde auf Di., 1. Dez. um 09:30 verschoben"},
+		letters.Cancellation:   {"Your appointment on Tue 1 Dec at 09:30 is cancelled", "Ihr Termin am Di., 1. Dez. um 09:30 ist abgesagt"},
+		letters.Lookup:         {"Your appointments at Praxis Mitte", "Ihre Termine bei Praxis Mitte"},
+		letters.WaitlistJoined: {"You are on the waitlist for Consultation", "Sie stehen auf der Warteliste für Consultation"},
+		letters.WaitlistOffer:  {"A time is free for you on Tue 1 Dec at 09:30", "Ein Termin ist für Sie frei: Di., 1. Dez. um 09:30"},
 	}
-	for _, kind := range allKinds {
+	for _, kind := range everyKind {
 		for i, lang := range []string{"en", "de"} {
 			l := compose(t, input(kind, lang, december))
 			if l.Subject != want[kind][i] {
@@ -180,10 +196,10 @@ func TestSubjects(t *testing.T) {
 func TestCalendarAttachment(t *testing.T) {
 	t.Parallel()
 	for _, start := range []time.Time{december, spring} {
-		for _, kind := range allKinds {
+		for _, kind := range everyKind {
 			in := input(kind, "en", start)
 			l := compose(t, in)
-			if kind == letters.Cancellation || kind == letters.Lookup {
+			if kind != letters.Confirmation && kind != letters.Reminder && kind != letters.Change {
 				if len(l.Attachments) != 0 {
 					t.Errorf("%s: %d attachments, want none", kind, len(l.Attachments))
 				}
@@ -216,10 +232,11 @@ func TestCalendarAttachment(t *testing.T) {
 // them, the text part keeps them exactly, with no entities.
 func TestUntrustedTextEscapedInHTMLKeptInText(t *testing.T) {
 	t.Parallel()
-	for _, kind := range allKinds {
+	for _, kind := range everyKind {
 		in := input(kind, "en", december)
 		in.Appointment.TypeName = nasty
 		in.List[0].Appointment.TypeName = nasty
+		in.Waitlist.TypeName = nasty
 		in.Reason = nasty
 		l := compose(t, in)
 		if strings.Contains(l.HTML, "<b>") || !strings.Contains(l.HTML, "&lt;b&gt;Tom &amp; &#34;Jerry&#34;&lt;/b&gt;") {
@@ -249,7 +266,7 @@ func TestUntrustedTextEscapedInHTMLKeptInText(t *testing.T) {
 // nothing fetched from elsewhere, every style inline.
 func TestHTMLIsSelfContained(t *testing.T) {
 	t.Parallel()
-	for _, kind := range allKinds {
+	for _, kind := range everyKind {
 		l := compose(t, input(kind, "de", december))
 		d := doc(t, l)
 		for _, sel := range []string{"script", "style", "link", "img", "iframe", "object", "form", "[src]", "[class]"} {
@@ -276,12 +293,13 @@ func TestTextWrapsExceptLinks(t *testing.T) {
 	long := clinic
 	long.Name = "Gemeinschaftspraxis für Allgemeinmedizin, Kinderheilkunde und Naturheilverfahren Dr. Öztürk & Kollegen"
 	long.Address = "Große Hamburger Straße 123–125, Hinterhaus, 3. Obergeschoß, 10115 Berlin-Mitte"
-	for _, kind := range allKinds {
+	for _, kind := range everyKind {
 		for _, lang := range []string{"en", "de"} {
 			in := input(kind, lang, december)
 			in.Clinic = long
 			in.ManageURL = manageURL + "&pad=" + strings.Repeat("x", 80)
 			in.List[0].ManageURL = in.ManageURL
+			in.Waitlist.URL = in.ManageURL
 			in.Reason = strings.Repeat("The specialist is ill today. ", 6)
 			l := compose(t, in)
 			if !strings.HasSuffix(l.Text, "\n") {

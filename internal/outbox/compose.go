@@ -23,9 +23,12 @@ func (o *Outbox) compose(ctx context.Context, m db.Message) (mail.Message, error
 	in := letters.Input{Kind: letters.Kind(m.Kind), Language: m.Language, Reason: m.Reason, Now: o.now()}
 	to := m.Recipient
 	var err error
-	if m.Kind == KindLookup {
+	switch {
+	case m.Kind == KindLookup:
 		to, err = o.lookupInput(ctx, m, &in)
-	} else {
+	case m.Kind == KindWaitlistJoined || m.Kind == KindWaitlistOffer:
+		to, err = o.waitlistInput(ctx, m, &in)
+	default:
 		err = o.bookingInput(ctx, m, &in)
 	}
 	if err != nil {

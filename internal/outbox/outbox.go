@@ -177,7 +177,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 		Test:                 river.TestConfig{Time: cfg.Clock},
 	}
 	if cfg.Workers > 0 {
-		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.Workers}}
+		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.Workers}, o.workQueue(): {MaxWorkers: 2}}
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), rc)
 	if err != nil {
@@ -215,11 +215,16 @@ func (o *Outbox) Write(ctx context.Context, tx pgx.Tx, msgs ...db.MessageInsertP
 }
 
 // InsertJob adds a job of another kind (registered with Config.Register)
-// to this outbox's queue, in tx.
+// in tx. Such jobs have a queue of their own, beside the e-mails': a
+// backlog of sends (a mail server that is slow, or down) never delays
+// them.
 func (o *Outbox) InsertJob(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts river.InsertOpts) (*rivertype.JobInsertResult, error) {
-	opts.Queue = o.cfg.Queue
+	opts.Queue = o.workQueue()
 	return o.river.InsertTx(ctx, tx, args, &opts)
 }
+
+// workQueue is the queue of the jobs InsertJob adds.
+func (o *Outbox) workQueue() string { return o.cfg.Queue + "_work" }
 
 // RunJobNow makes a scheduled job of this queue run at once, in tx; a job
 // that ran already or is gone is left alone.
