@@ -209,11 +209,14 @@ func (s *Server) waitlistRemove(c echo.Context) error {
 	ctx := c.Request().Context()
 	// A filter that does not read leads back to the whole list.
 	f, _ := readWaitlistFilter(c.FormValue("type"), c.FormValue("day"))
-	e, lookErr := s.waitlistEntry(ctx, u.ClinicID, id)
+	// Only a patient still on the list can be taken off it; one removed
+	// already, or gone, is not found (the service would quietly accept a
+	// second removal).
+	e, err := s.waitlistEntry(ctx, u.ClinicID, id)
+	if err != nil {
+		return err
+	}
 	if c.FormValue("confirm") != "yes" {
-		if lookErr != nil {
-			return lookErr
-		}
 		vm := views.WaitlistRemoveVM{
 			Nav: s.nav(c, "waitlist"), Name: e.Patient.Name, TypeName: e.TypeName, Days: entryDays(e),
 			RemoveURL: "/staff/waitlist/" + id.String() + "/remove", BackURL: f.path(), Type: f.typeValue(), Day: f.dayValue(),
@@ -223,11 +226,7 @@ func (s *Server) waitlistRemove(c echo.Context) error {
 	if err := s.deps.Waitlist.Remove(ctx, u.ClinicID, id, u.Actor()); err != nil {
 		return err
 	}
-	notice := "Removed from the waitlist."
-	if lookErr == nil {
-		notice = "Removed " + e.Patient.Name + " from the waitlist for " + e.TypeName + "."
-	}
-	s.deps.Sessions.Put(ctx, waitlistNoticeKey, notice)
+	s.deps.Sessions.Put(ctx, waitlistNoticeKey, "Removed "+e.Patient.Name+" from the waitlist for "+e.TypeName+".")
 	return redirect(c, f.path())
 }
 

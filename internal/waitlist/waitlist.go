@@ -17,6 +17,7 @@
 package waitlist
 
 import (
+	"context"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 )
@@ -116,6 +118,12 @@ func (s *Service) OfferFor() time.Duration { return s.cfg.OfferFor }
 
 // Stats is what the waitlist did since the process started.
 func (s *Service) Stats() *Stats { return &s.stats }
+
+// Sizes is the list now, every clinic's: patients waiting, offers
+// standing, and freed times being offered.
+func (s *Service) Sizes(ctx context.Context) (db.WaitlistStatsRow, error) {
+	return db.New(s.pool).WaitlistStats(ctx)
+}
 
 func (s *Service) now() time.Time {
 	if s.outbox != nil {
