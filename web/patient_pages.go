@@ -116,6 +116,7 @@ func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanel
 		FilterURL: p.pageURL(), Week: p.monday.String(), Specialists: opts,
 		Days:      p.weekDays(cells, true),
 		StreamURL: p.streamURLFor(ctx, cells), Panel: panel, Heading: p.heading(),
+		WaitlistURL: p.waitlistURL(cells),
 	}
 	if p.inWindow(prev.monday) {
 		vm.PrevURL = p.pageURL() + prev.query()
