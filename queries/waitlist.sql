@@ -26,7 +26,7 @@ LEFT JOIN specialists s ON s.id = e.specialist_id
 WHERE l.token_hash = @token_hash;
 
 -- name: WaitlistEntryGetForUpdate :one
-SELECT * FROM waitlist_entries WHERE id = @id FOR UPDATE;
+SELECT * FROM waitlist_entries WHERE id = @id FOR NO KEY UPDATE;
 
 -- name: WaitlistEntryEnd :one
 -- An entry leaves the list (left, removed, lapsed or booked); no row when
@@ -70,7 +70,9 @@ ORDER BY d;
 -- for its type, with its specialist or none named, whose days hold the
 -- time's day and whose times of day (if any) hold its start, in the
 -- clinic's zone; and who has not been offered this opening already.
--- Locked, skipping an entry another transaction is offering a time to.
+-- Locked, skipping an entry another transaction is offering a time to (a
+-- NO KEY lock: rows that only refer to the entry, a link or a message
+-- being written, do not make it look taken).
 SELECT e.*
 FROM waitlist_entries e
 JOIN clinics c ON c.id = e.clinic_id
@@ -84,7 +86,7 @@ WHERE e.appointment_type_id = @appointment_type_id AND e.state = 'waiting'
   AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.opening_id = sqlc.narg(opening_id))
 ORDER BY e.joined_at, e.id
 LIMIT 1
-FOR UPDATE OF e SKIP LOCKED;
+FOR NO KEY UPDATE OF e SKIP LOCKED;
 
 -- name: WaitlistOpeningInsert :execrows
 -- A freed time becomes an opening, unless one is open for it already.
@@ -93,7 +95,7 @@ VALUES (@id, @clinic_id, @appointment_type_id, @specialist_id, @slot_start, @slo
 ON CONFLICT (specialist_id, slot_start) WHERE state = 'open' DO NOTHING;
 
 -- name: WaitlistOpeningGetForUpdate :one
-SELECT * FROM waitlist_openings WHERE id = @id FOR UPDATE;
+SELECT * FROM waitlist_openings WHERE id = @id FOR NO KEY UPDATE;
 
 -- name: WaitlistOpeningGet :one
 SELECT * FROM waitlist_openings WHERE id = @id;
@@ -117,7 +119,7 @@ SELECT sqlc.embed(o), sqlc.embed(op)
 FROM waitlist_offers o
 JOIN waitlist_openings op ON op.id = o.opening_id
 WHERE o.id = @id
-FOR UPDATE OF o;
+FOR NO KEY UPDATE OF o;
 
 -- name: WaitlistOfferGet :one
 SELECT sqlc.embed(o), sqlc.embed(op)

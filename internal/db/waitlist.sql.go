@@ -226,7 +226,7 @@ func (q *Queries) WaitlistEntryEnd(ctx context.Context, arg WaitlistEntryEndPara
 }
 
 const waitlistEntryGetForUpdate = `-- name: WaitlistEntryGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id FROM waitlist_entries WHERE id = $1 FOR UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id FROM waitlist_entries WHERE id = $1 FOR NO KEY UPDATE
 `
 
 func (q *Queries) WaitlistEntryGetForUpdate(ctx context.Context, id uuid.UUID) (WaitlistEntry, error) {
@@ -361,7 +361,7 @@ WHERE e.appointment_type_id = $1 AND e.state = 'waiting'
   AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.opening_id = $4)
 ORDER BY e.joined_at, e.id
 LIMIT 1
-FOR UPDATE OF e SKIP LOCKED
+FOR NO KEY UPDATE OF e SKIP LOCKED
 `
 
 type WaitlistMatchingParams struct {
@@ -375,7 +375,9 @@ type WaitlistMatchingParams struct {
 // for its type, with its specialist or none named, whose days hold the
 // time's day and whose times of day (if any) hold its start, in the
 // clinic's zone; and who has not been offered this opening already.
-// Locked, skipping an entry another transaction is offering a time to.
+// Locked, skipping an entry another transaction is offering a time to (a
+// NO KEY lock: rows that only refer to the entry, a link or a message
+// being written, do not make it look taken).
 func (q *Queries) WaitlistMatching(ctx context.Context, arg WaitlistMatchingParams) (WaitlistEntry, error) {
 	row := q.db.QueryRow(ctx, waitlistMatching,
 		arg.AppointmentTypeID,
@@ -488,7 +490,7 @@ SELECT o.id, o.opening_id, o.entry_id, o.state, o.offered_at, o.expires_at, o.en
 FROM waitlist_offers o
 JOIN waitlist_openings op ON op.id = o.opening_id
 WHERE o.id = $1
-FOR UPDATE OF o
+FOR NO KEY UPDATE OF o
 `
 
 type WaitlistOfferGetForUpdateRow struct {
@@ -623,7 +625,7 @@ func (q *Queries) WaitlistOpeningGet(ctx context.Context, id uuid.UUID) (Waitlis
 }
 
 const waitlistOpeningGetForUpdate = `-- name: WaitlistOpeningGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, cause, freed_at, hold_id, state, closed_at FROM waitlist_openings WHERE id = $1 FOR UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, cause, freed_at, hold_id, state, closed_at FROM waitlist_openings WHERE id = $1 FOR NO KEY UPDATE
 `
 
 func (q *Queries) WaitlistOpeningGetForUpdate(ctx context.Context, id uuid.UUID) (WaitlistOpening, error) {

@@ -72,19 +72,9 @@ func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, erro
 			return uuid.Nil, err
 		}
 	}
-	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("load appointment type: %w", err)
-	}
-	before, after := minutes(t.BufferBeforeMin), minutes(t.BufferAfterMin)
-	booked, err := q.WaitlistTimeBooked(ctx, db.WaitlistTimeBookedParams{
-		SpecialistID: b.SpecialistID, FromTime: b.Start.Add(-before), ToTime: b.End.Add(after),
-	})
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("is the time booked: %w", err)
-	}
-	if booked {
-		return uuid.Nil, nil // a move onto an overlapping time of its own
+	before, after, booked, err := timeBooked(ctx, q, b)
+	if err != nil || booked {
+		return uuid.Nil, err // booked: a move onto an overlapping time of its own
 	}
 	id := uuid.New()
 	h, err := s.holds.Claim(ctx, holds.ClaimRequest{
@@ -124,6 +114,24 @@ func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, erro
 }
 
 func minutes(n int32) time.Duration { return time.Duration(n) * time.Minute }
+
+// timeBooked says whether a confirmed booking of b's specialist overlaps
+// b's time with its type's buffers around it (returned too): such a time
+// is not free to offer.
+func timeBooked(ctx context.Context, q *db.Queries, b booking.Booking) (before, after time.Duration, booked bool, err error) {
+	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("load appointment type: %w", err)
+	}
+	before, after = minutes(t.BufferBeforeMin), minutes(t.BufferAfterMin)
+	booked, err = q.WaitlistTimeBooked(ctx, db.WaitlistTimeBookedParams{
+		SpecialistID: b.SpecialistID, FromTime: b.Start.Add(-before), ToTime: b.End.Add(after),
+	})
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("is the time booked: %w", err)
+	}
+	return before, after, booked, nil
+}
 
 // next is the first entry, in order of joining, that waits for the freed
 // time and has not been offered this opening (openingID), locked for tx.

@@ -85,7 +85,16 @@ func (s *Service) Step(ctx context.Context, openingID, entry uuid.UUID) error {
 		if err != nil {
 			return err
 		}
-		if !ok || !op.SlotStart.After(s.now()) {
+		// The opening's hold keeps the time from everyone else; a time
+		// booked all the same (the hold was lost, and someone booked it
+		// before it was taken again) has nothing left to offer.
+		booked := false
+		if ok {
+			if _, _, booked, err = timeBooked(ctx, q, b); err != nil {
+				return err
+			}
+		}
+		if !ok || booked || !op.SlotStart.After(s.now()) {
 			if err := q.WaitlistOpeningClose(ctx, db.WaitlistOpeningCloseParams{ID: op.ID, State: "released", ClosedAt: ptr(s.now())}); err != nil {
 				return fmt.Errorf("close opening: %w", err)
 			}

@@ -2,6 +2,7 @@ package waitlist_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"testing"
 	"time"
@@ -264,5 +265,58 @@ func TestStaffOfferByHandAndRemoveAreAudited(t *testing.T) {
 		if n := r.count(t, `SELECT count(*) FROM audit_log WHERE clinic_id = $1 AND action = $2 AND actor = 'staff:desk'`, r.clinic.ID, action); n != 1 {
 			t.Fatalf("%d audit rows of %s, want 1", n, action)
 		}
+	}
+}
+
+// A cancellation finds the patient waiting while another transaction
+// writes a row that refers to their place (a link minted for an e-mail
+// being composed): such a row locks the place only for key share, which
+// must not make the place look taken.
+func TestCancelFindsAPlaceWhileALinkToItIsWritten(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(5, 10, 0)
+	b := r.book(t, start, "booked@example.org")
+	e := r.join(t, "waiting@example.org", start)
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	hash := sha256.Sum256([]byte(uuid.NewString()))
+	if _, err := tx.Exec(ctx, `INSERT INTO waitlist_links (token_hash, entry_id) VALUES ($1, $2)`, hash[:], e.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.cancel(t, b.Booking)
+	if n := r.count(t, `SELECT count(*) FROM waitlist_openings WHERE clinic_id = $1`, r.clinic.ID); n != 1 {
+		t.Fatalf("%d openings: the cancellation passed over the only patient waiting", n)
+	}
+}
+
+// An opening whose time was booked all the same (its hold lost, and
+// someone booking before the step took it again) offers nothing and
+// closes.
+func TestStepOffersNoTimeBookedMeanwhile(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(6, 11, 0)
+	b := r.book(t, start, "booked@example.org")
+	e := r.join(t, "waiting@example.org", start)
+	r.cancel(t, b.Booking)
+	id, holdID := r.opening(t, start.UTC())
+	if _, err := r.holds.Release(ctx, holdID, "waitlist:"+id.String()); err != nil {
+		t.Fatalf("lose the hold: %v", err)
+	}
+	r.book(t, start, "quick@example.org")
+	if err := r.waitlist.Step(ctx, id, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.offersOf(t, e.ID); got != "" {
+		t.Fatalf("offers of a booked time: %q", got)
+	}
+	if n := r.count(t, `SELECT count(*) FROM waitlist_openings WHERE id = $1 AND state = 'released'`, id); n != 1 {
+		t.Fatal("the opening of a booked time is still open")
 	}
 }
