@@ -149,6 +149,11 @@ func TestWaitlistMetricsFollowTheList(t *testing.T) {
 	freeUp(second)
 	want["joined"], want["made"], want["offered"], want["openings"] = 2, 2, 1, 1
 	wantWaitlistMetrics(t, a, "a second offer", want)
+	// The offer reached the patient (this server's queue sends nothing by
+	// itself), and ran out.
+	if _, err := a.Pool.Exec(ctx, `UPDATE messages SET status = 'sent' WHERE entry_id = $1 AND kind = 'waitlist_offer'`, late.ID); err != nil {
+		t.Fatal(err)
+	}
 	clk.add(a.Deps.Waitlist.OfferFor() + time.Minute)
 	var opening uuid.UUID
 	if err := a.Pool.QueryRow(ctx, `SELECT opening_id FROM waitlist_offers WHERE entry_id = $1`, late.ID).Scan(&opening); err != nil {

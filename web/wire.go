@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
@@ -135,11 +137,12 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
 	holdStore.SetMaxLife(o.HoldMaxLife)
 	wl := waitlist.New(pool, holdStore, bookings, waitlist.Config{OfferFor: o.WaitlistOfferFor, Log: logger})
-	ob := wireOutbox(pool, logger, o, wl.Register)
+	ob := wireOutbox(pool, logger, o, wl.Register, wl.Periodic())
 	wl.SetOutbox(ob)
 	bookings.SetOutbox(booking.Outboxes{ob, wl})
 	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
 	slotSvc.SetHoldSource(holdStore)
+	wl.SetBookable(func(ctx context.Context, b booking.Booking) (bool, error) { return bookable(ctx, slotSvc, b) })
 	co := checkout.New(pool, holdStore, slotSvc, bookings, logger, checkout.Limits{HoldsPerAddress: o.HoldsPerAddress})
 	bookings.Observe(slotSvc.OnBookingChange)
 	bookings.Observe(co.OnBookingChange)
@@ -192,11 +195,11 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 
 // wireOutbox builds the e-mail outbox of o, whose queue also runs the
 // jobs register adds (the waitlist's).
-func wireOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options, register func(*river.Workers) error) *outbox.Outbox {
+func wireOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options, register func(*river.Workers) error, periodic []outbox.Periodic) *outbox.Outbox {
 	ob, err := outbox.New(pool, outbox.Config{
 		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
 		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
-		Register: register,
+		Register: register, Periodic: periodic,
 	})
 	if err != nil {
 		// Only a worker the queue refuses gets here: a programming error.
@@ -330,3 +333,25 @@ func mailQueue(o Options) string {
 }
 
 var nonQueueName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// bookable says whether b's time is among its type's bookable times with
+// its specialist (hours, closures, notice, window), bookings counted from
+// PostgreSQL and holds left out: whether the waitlist may still offer it.
+func bookable(ctx context.Context, slotSvc *slots.Service, b booking.Booking) (bool, error) {
+	loc, err := slotSvc.Zone(ctx, b.ClinicID)
+	if err != nil {
+		return false, err
+	}
+	day := availability.DateOf(b.Start, loc)
+	res, err := slotSvc.Free(ctx, slots.Request{AppointmentTypeID: b.AppointmentTypeID, From: day, To: day,
+		SpecialistID: b.SpecialistID, NoCache: true, NoHolds: true})
+	if err != nil {
+		return false, err
+	}
+	for _, sl := range res.Slots {
+		if sl.Start.Equal(b.Start) && slices.Contains(sl.SpecialistIDs, b.SpecialistID) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

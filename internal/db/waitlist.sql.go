@@ -332,6 +332,22 @@ func (q *Queries) WaitlistEntrySetState(ctx context.Context, arg WaitlistEntrySe
 	return err
 }
 
+const waitlistLapsePast = `-- name: WaitlistLapsePast :execrows
+UPDATE waitlist_entries e SET state = 'lapsed', ended_at = $1::timestamptz
+FROM clinics c
+WHERE c.id = e.clinic_id AND e.state = 'waiting'
+  AND e.to_date < ($1::timestamptz AT TIME ZONE c.timezone)::date
+`
+
+// Places whose last day is over in their clinic's zone leave the list.
+func (q *Queries) WaitlistLapsePast(ctx context.Context, now time.Time) (int64, error) {
+	result, err := q.db.Exec(ctx, waitlistLapsePast, now)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const waitlistLinkAdd = `-- name: WaitlistLinkAdd :exec
 INSERT INTO waitlist_links (token_hash, entry_id, offer_id) VALUES ($1, $2, $3)
 `
@@ -550,6 +566,19 @@ func (q *Queries) WaitlistOfferInsert(ctx context.Context, arg WaitlistOfferInse
 	return err
 }
 
+const waitlistOfferMailSent = `-- name: WaitlistOfferMailSent :one
+SELECT EXISTS (SELECT 1 FROM messages WHERE offer_id = $1 AND status = 'sent')::bool
+`
+
+// Whether an offer's e-mail reached the mail server (or the development
+// outbox).
+func (q *Queries) WaitlistOfferMailSent(ctx context.Context, offerID uuid.NullUUID) (bool, error) {
+	row := q.db.QueryRow(ctx, waitlistOfferMailSent, offerID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const waitlistOfferOpen = `-- name: WaitlistOfferOpen :one
 SELECT id, opening_id, entry_id, state, offered_at, expires_at, ended_at, booking_id, next_job_id FROM waitlist_offers WHERE opening_id = $1 AND state = 'open'
 `
@@ -696,6 +725,48 @@ type WaitlistOpeningSetHoldParams struct {
 func (q *Queries) WaitlistOpeningSetHold(ctx context.Context, arg WaitlistOpeningSetHoldParams) error {
 	_, err := q.db.Exec(ctx, waitlistOpeningSetHold, arg.HoldID, arg.ID)
 	return err
+}
+
+const waitlistOpeningsAdrift = `-- name: WaitlistOpeningsAdrift :many
+SELECT op.id
+FROM waitlist_openings op
+LEFT JOIN waitlist_offers o ON o.opening_id = op.id AND o.state = 'open'
+WHERE op.state = 'open'
+  AND CASE WHEN o.id IS NOT NULL THEN o.expires_at < $1
+      ELSE op.freed_at < $2
+           AND NOT EXISTS (SELECT 1 FROM waitlist_offers x WHERE x.opening_id = op.id AND x.ended_at >= $2)
+      END
+ORDER BY op.freed_at
+LIMIT 100
+`
+
+type WaitlistOpeningsAdriftParams struct {
+	ExpiredBefore time.Time
+	QuietSince    time.Time
+}
+
+// Open openings that no job is moving on, as far as time can tell: an
+// offer that ran out before @expired_before, or no offer at all when the
+// time was freed, and any offer ended, before @quiet_since (a job that was
+// lost, or gave up).
+func (q *Queries) WaitlistOpeningsAdrift(ctx context.Context, arg WaitlistOpeningsAdriftParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, waitlistOpeningsAdrift, arg.ExpiredBefore, arg.QuietSince)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const waitlistStats = `-- name: WaitlistStats :one

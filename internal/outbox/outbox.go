@@ -87,6 +87,15 @@ type Config struct {
 	// Register adds the workers of other jobs (the waitlist's) to the
 	// queue: they run in every process that sends, in the same queue.
 	Register func(*river.Workers) error
+	// Periodic are jobs of those workers that the queue's leader (one
+	// process of all) inserts at their interval, in the work queue.
+	Periodic []Periodic
+}
+
+// Periodic is a job inserted every Every.
+type Periodic struct {
+	Every time.Duration
+	Args  func() river.JobArgs
 }
 
 // Retry is the backoff of failed sends.
@@ -178,6 +187,10 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 	}
 	if cfg.Workers > 0 {
 		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.Workers}, o.workQueue(): {MaxWorkers: 2}}
+		for _, p := range cfg.Periodic {
+			rc.PeriodicJobs = append(rc.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(p.Every),
+				func() (river.JobArgs, *river.InsertOpts) { return p.Args(), &river.InsertOpts{Queue: o.workQueue()} }, nil))
+		}
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), rc)
 	if err != nil {

@@ -179,6 +179,16 @@ func (r *rig) messages(t *testing.T, kind, to string) int {
 	return r.count(t, `SELECT count(*) FROM messages WHERE clinic_id = $1 AND kind = $2 AND recipient = $3`, r.clinic.ID, kind, to)
 }
 
+// delivered marks the offer e-mails to an address as accepted by the mail
+// server (the rig's queue sends nothing by itself).
+func (r *rig) delivered(t *testing.T, to string) {
+	t.Helper()
+	if _, err := r.pool.Exec(context.Background(), `UPDATE messages SET status = 'sent'
+		WHERE clinic_id = $1 AND kind = 'waitlist_offer' AND recipient = $2`, r.clinic.ID, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // heldBy is the client id holding start for the first type and specialist, or "".
 func (r *rig) heldBy(t *testing.T, start time.Time) string {
 	t.Helper()

@@ -58,8 +58,10 @@ type freed struct {
 // (uuid.Nil if none was made).
 //
 // The hold is taken before tx commits, so the time is never free between
-// the change and the offer. If tx does not commit, the hold lives out its
-// life on a time still booked, where it blocks nothing.
+// the change and the offer. If tx is run again (a deadlock's victim), the
+// run again finds the hold its first run took; if tx does not commit at
+// all, the hold lives out its life on a time still booked, where it
+// blocks nothing.
 func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, error) {
 	b := f.booking
 	if s.outbox == nil || !b.Start.After(s.now()) {
@@ -76,7 +78,7 @@ func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, erro
 	if err != nil || booked {
 		return uuid.Nil, err // booked: a move onto an overlapping time of its own
 	}
-	id := uuid.New()
+	id := openingID(b, f.cause)
 	h, err := s.holds.Claim(ctx, holds.ClaimRequest{
 		ClientID: holdOwner(id), ClinicID: b.ClinicID, AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
 		Start: b.Start, End: b.End, BufferBefore: before, BufferAfter: after, Quota: 1, Life: s.cfg.OfferFor + grace,
@@ -111,6 +113,22 @@ func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, erro
 		return uuid.Nil, fmt.Errorf("enqueue offer: %w", err)
 	}
 	return id, nil
+}
+
+// openingSpace names the ids of openings made from a booking change.
+var openingSpace = uuid.MustParse("5f0c6f55-2a43-4f5e-9b1e-6f1b0a7d2c11")
+
+// openingID is the id of the opening a change of b makes: the same for
+// every run of the change's transaction (one PostgreSQL aborted as a
+// deadlock's victim is run again), so a run again claims the hold the
+// first run took (its owner is the opening) rather than finding the time
+// held by an opening that never was. A time staff offer by hand has no
+// booking: its opening is new.
+func openingID(b booking.Booking, cause string) uuid.UUID {
+	if b.ID == uuid.Nil {
+		return uuid.New()
+	}
+	return uuid.NewSHA1(openingSpace, fmt.Appendf(nil, "%s/%d/%s", b.ID, b.Version, cause))
 }
 
 func minutes(n int32) time.Duration { return time.Duration(n) * time.Minute }
@@ -158,7 +176,7 @@ func (s *Service) taken(ctx context.Context, tx pgx.Tx, offerID uuid.UUID, b boo
 	if err != nil {
 		return fmt.Errorf("lock offer: %w", err)
 	}
-	if r.WaitlistOffer.State != OfferOpen || !now.Before(r.WaitlistOffer.ExpiresAt) {
+	if r.WaitlistOffer.State != OfferOpen || !now.Before(r.WaitlistOffer.ExpiresAt) || !b.Start.After(now) {
 		return offerOver()
 	}
 	o, err := q.WaitlistOfferEnd(ctx, db.WaitlistOfferEndParams{ID: offerID, State: OfferAccepted, EndedAt: ptr(now),

@@ -43,14 +43,24 @@ type stepWorker struct {
 	s *Service
 }
 
-// Register adds the offer job's worker to the outbox's queue
-// (outbox.Config.Register).
+// Register adds the workers of the offer's job and of the sweep to the
+// outbox's queue (outbox.Config.Register).
 func (s *Service) Register(w *river.Workers) error {
-	return river.AddWorkerSafely(w, &stepWorker{s: s})
+	if err := river.AddWorkerSafely(w, &stepWorker{s: s}); err != nil {
+		return err
+	}
+	return river.AddWorkerSafely(w, &sweepWorker{s: s})
 }
 
 func (w *stepWorker) Work(ctx context.Context, job *river.Job[stepArgs]) error {
-	return w.s.Step(ctx, job.Args.OpeningID, job.Args.Entry)
+	live, err := w.s.step(ctx, job.Args.OpeningID, job.Args.Entry)
+	if err != nil || live.ID == uuid.Nil || live.ID != job.Args.After {
+		return err
+	}
+	// The job that follows an offer up ran before the offer's end (clocks
+	// of the queue and of this process differ a little): it comes back
+	// then, or nothing would ever step the opening on.
+	return river.JobSnooze(live.ExpiresAt.Sub(w.s.now()) + time.Second)
 }
 
 // errHeldElsewhere: the time is held by someone else; the step waits.
@@ -65,9 +75,15 @@ func (e errHeldElsewhere) Error() string { return "waitlist: the freed time is h
 // Several processes stepping one opening at once make one offer: the
 // opening's row is locked for the step.
 func (s *Service) Step(ctx context.Context, openingID, entry uuid.UUID) error {
+	_, err := s.step(ctx, openingID, entry)
+	return err
+}
+
+// step is Step that returns the offer that still stands, if one does.
+func (s *Service) step(ctx context.Context, openingID, entry uuid.UUID) (live db.WaitlistOffer, err error) {
 	var release *db.WaitlistOpening
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		release = nil
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		release, live = nil, db.WaitlistOffer{}
 		q := db.New(tx)
 		op, err := q.WaitlistOpeningGetForUpdate(ctx, openingID)
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && op.State != "open") {
@@ -76,8 +92,7 @@ func (s *Service) Step(ctx context.Context, openingID, entry uuid.UUID) error {
 		if err != nil {
 			return fmt.Errorf("lock opening: %w", err)
 		}
-		live, err := s.endExpired(ctx, tx, q, op)
-		if err != nil || live {
+		if live, err = s.endExpired(ctx, q, op); err != nil || live.ID != uuid.Nil {
 			return err
 		}
 		b := booking.Booking{ClinicID: op.ClinicID, AppointmentTypeID: op.AppointmentTypeID, SpecialistID: op.SpecialistID, Start: op.SlotStart, End: op.SlotEnd}
@@ -88,13 +103,12 @@ func (s *Service) Step(ctx context.Context, openingID, entry uuid.UUID) error {
 		// The opening's hold keeps the time from everyone else; a time
 		// booked all the same (the hold was lost, and someone booked it
 		// before it was taken again) has nothing left to offer.
-		booked := false
 		if ok {
-			if _, _, booked, err = timeBooked(ctx, q, b); err != nil {
+			if ok, err = s.stillFree(ctx, q, b); err != nil {
 				return err
 			}
 		}
-		if !ok || booked || !op.SlotStart.After(s.now()) {
+		if !ok || !op.SlotStart.After(s.now()) {
 			if err := q.WaitlistOpeningClose(ctx, db.WaitlistOpeningCloseParams{ID: op.ID, State: "released", ClosedAt: ptr(s.now())}); err != nil {
 				return fmt.Errorf("close opening: %w", err)
 			}
@@ -105,10 +119,10 @@ func (s *Service) Step(ctx context.Context, openingID, entry uuid.UUID) error {
 	})
 	var held errHeldElsewhere
 	if errors.As(err, &held) {
-		return river.JobSnooze(held.until)
+		return db.WaitlistOffer{}, river.JobSnooze(held.until)
 	}
 	if err != nil {
-		return err
+		return db.WaitlistOffer{}, err
 	}
 	if release != nil {
 		s.stats.Released.Add(1)
@@ -118,31 +132,60 @@ func (s *Service) Step(ctx context.Context, openingID, entry uuid.UUID) error {
 			}
 		}
 	}
-	return nil
+	return live, nil
 }
 
-// endExpired ends the opening's offer if it ran out (its entry lapses);
-// live says an offer still stands.
-func (s *Service) endExpired(ctx context.Context, tx pgx.Tx, q *db.Queries, op db.WaitlistOpening) (live bool, err error) {
+// stillFree says whether b's time may still be offered: nobody booked it
+// (its hold was lost, and someone booked it before it was taken again),
+// and, when the service can ask, it is still among the type's bookable
+// times (hours, closures, notice: a day closed after the cancellation,
+// or a time now too close to book, is not offered).
+func (s *Service) stillFree(ctx context.Context, q *db.Queries, b booking.Booking) (bool, error) {
+	_, _, booked, err := timeBooked(ctx, q, b)
+	if err != nil || booked {
+		return false, err
+	}
+	if s.cfg.Bookable == nil {
+		return true, nil
+	}
+	return s.cfg.Bookable(ctx, b)
+}
+
+// endExpired ends the opening's offer if it ran out, and returns the one
+// that still stands (zero if none). The entry of an offer that ran out
+// leaves the list, unless its e-mail never went out (the mail server was
+// away): a patient who was never told waits on.
+func (s *Service) endExpired(ctx context.Context, q *db.Queries, op db.WaitlistOpening) (db.WaitlistOffer, error) {
 	cur, err := q.WaitlistOfferOpen(ctx, op.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return db.WaitlistOffer{}, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read offer: %w", err)
+		return db.WaitlistOffer{}, fmt.Errorf("read offer: %w", err)
 	}
 	now := s.now()
 	if now.Before(cur.ExpiresAt) {
-		return true, nil
+		return cur, nil
 	}
-	if _, err := q.WaitlistOfferEnd(ctx, db.WaitlistOfferEndParams{ID: cur.ID, State: OfferExpired, EndedAt: ptr(now)}); err != nil {
-		return false, fmt.Errorf("expire offer: %w", err)
+	if _, err := q.WaitlistOfferEnd(ctx, db.WaitlistOfferEndParams{ID: cur.ID, State: OfferExpired, EndedAt: ptr(now)}); errors.Is(err, pgx.ErrNoRows) {
+		return db.WaitlistOffer{}, nil // answered (or withdrawn) just now
+	} else if err != nil {
+		return db.WaitlistOffer{}, fmt.Errorf("expire offer: %w", err)
 	}
-	if _, err := q.WaitlistEntryEnd(ctx, db.WaitlistEntryEndParams{ID: cur.EntryID, State: StateLapsed, EndedAt: ptr(now)}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return false, fmt.Errorf("lapse entry: %w", err)
+	told, err := q.WaitlistOfferMailSent(ctx, uuid.NullUUID{UUID: cur.ID, Valid: true})
+	if err != nil {
+		return db.WaitlistOffer{}, fmt.Errorf("was the offer sent: %w", err)
+	}
+	if !told {
+		err = q.WaitlistEntrySetState(ctx, db.WaitlistEntrySetStateParams{ID: cur.EntryID, State: StateWaiting})
+	} else {
+		_, err = q.WaitlistEntryEnd(ctx, db.WaitlistEntryEndParams{ID: cur.EntryID, State: StateLapsed, EndedAt: ptr(now)})
+	}
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return db.WaitlistOffer{}, fmt.Errorf("end the entry's offer: %w", err)
 	}
 	s.stats.Expired.Add(1)
-	return false, nil
+	return db.WaitlistOffer{}, nil
 }
 
 // pick is who gets the time: the entry staff chose, if it still waits, or
@@ -151,9 +194,11 @@ func (s *Service) pick(ctx context.Context, q *db.Queries, b booking.Booking, op
 	if chosen == uuid.Nil {
 		return s.next(ctx, q, b, openingID)
 	}
+	// The time staff chose is for that patient alone: if they no longer
+	// wait, it goes back to everyone rather than down the list.
 	e, err := q.WaitlistEntryGetForUpdate(ctx, chosen)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && e.State != StateWaiting) {
-		return s.next(ctx, q, b, openingID)
+		return db.WaitlistEntry{}, false, nil
 	}
 	if err != nil {
 		return db.WaitlistEntry{}, false, fmt.Errorf("lock entry: %w", err)
@@ -166,7 +211,11 @@ func (s *Service) pick(ctx context.Context, q *db.Queries, b booking.Booking, op
 // and the step that follows it up is scheduled at its expiry.
 func (s *Service) offerTo(ctx context.Context, tx pgx.Tx, q *db.Queries, op db.WaitlistOpening, e db.WaitlistEntry) error {
 	now := s.now()
+	// An offer never outlives the time it offers.
 	expires := now.Add(s.cfg.OfferFor)
+	if op.SlotStart.Before(expires) {
+		expires = op.SlotStart
+	}
 	holdID, err := s.keepHold(ctx, op, expires.Add(grace))
 	if err != nil {
 		return err

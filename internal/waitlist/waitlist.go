@@ -72,6 +72,10 @@ type Config struct {
 	// (WAITLIST_OFFER_MINUTES); 0 is DefaultOfferFor.
 	OfferFor time.Duration
 	Log      *slog.Logger
+	// Bookable says whether a time is still among its type's bookable
+	// times (hours, closures, notice), bookings aside; nil: only bookings
+	// are looked at. See SetBookable.
+	Bookable func(ctx context.Context, b booking.Booking) (bool, error)
 }
 
 // Service is the waitlist.
@@ -115,6 +119,12 @@ func (s *Service) SetOutbox(o *outbox.Outbox) { s.outbox = o }
 
 // OfferFor is how long an offer stands.
 func (s *Service) OfferFor() time.Duration { return s.cfg.OfferFor }
+
+// SetBookable sets Config.Bookable, for a service wired before the slot
+// engine it asks.
+func (s *Service) SetBookable(f func(ctx context.Context, b booking.Booking) (bool, error)) {
+	s.cfg.Bookable = f
+}
 
 // Stats is what the waitlist did since the process started.
 func (s *Service) Stats() *Stats { return &s.stats }

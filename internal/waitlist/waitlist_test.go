@@ -43,7 +43,9 @@ func TestCancellationIsOfferedInOrder(t *testing.T) {
 		t.Fatalf("%d offer e-mails to the first, want 1", n)
 	}
 
-	// The offer runs out: the first leaves the list, the second is offered.
+	// The offer, which reached the first, runs out: the first leaves the
+	// list, the second is offered.
+	r.delivered(t, "a@example.org")
 	r.clock.advance(waitlist.DefaultOfferFor + time.Second)
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
@@ -318,5 +320,66 @@ func TestStepOffersNoTimeBookedMeanwhile(t *testing.T) {
 	}
 	if n := r.count(t, `SELECT count(*) FROM waitlist_openings WHERE id = $1 AND state = 'released'`, id); n != 1 {
 		t.Fatal("the opening of a booked time is still open")
+	}
+}
+
+// An offer whose e-mail never went out (the mail server was away all the
+// while) passes the time on when it runs out, but the patient, never
+// told, keeps their place.
+func TestOfferNeverSentKeepsThePlace(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(4, 15, 0)
+	b := r.book(t, start, "booked@example.org")
+	first, second := r.join(t, "first@example.org", start), r.join(t, "second@example.org", start)
+	r.cancel(t, b.Booking)
+	opening, _ := r.opening(t, start.UTC())
+	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.advance(waitlist.DefaultOfferFor + time.Second)
+	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.entryState(t, first.ID); s != waitlist.StateWaiting {
+		t.Fatalf("the patient whose offer never went out is %s, want waiting", s)
+	}
+	if got := r.offersOf(t, second.ID); got != "open" {
+		t.Fatalf("the second's offers: %q, want open", got)
+	}
+}
+
+// The sweep steps on an opening whose follow-up job was lost (its offer
+// ran out over a minute ago and nothing moved it), and lapses places
+// whose last day is over.
+func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(4, 11, 0)
+	b := r.book(t, start, "booked@example.org")
+	first, second := r.join(t, "first@example.org", start), r.join(t, "second@example.org", start)
+	r.cancel(t, b.Booking)
+	opening, _ := r.opening(t, start.UTC())
+	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	r.delivered(t, "first@example.org")
+	r.clock.advance(waitlist.DefaultOfferFor + 2*time.Minute)
+	if _, err := r.pool.Exec(ctx, `UPDATE waitlist_entries SET from_date = current_date - 2, to_date = current_date - 1 WHERE id = $1`, second.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.waitlist.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.entryState(t, first.ID); s != waitlist.StateLapsed {
+		t.Fatalf("the first is %s after the sweep, want lapsed (their offer ran out)", s)
+	}
+	if s := r.entryState(t, second.ID); s != waitlist.StateLapsed {
+		t.Fatalf("a place whose days are over is %s after the sweep, want lapsed", s)
+	}
+	if n := r.count(t, `SELECT count(*) FROM waitlist_openings WHERE id = $1 AND state = 'released'`, opening); n != 1 {
+		t.Fatal("the opening nobody else waits for is still open after the sweep")
 	}
 }
