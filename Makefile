@@ -10,6 +10,11 @@ WITH_SERVICES = devenv_env="$$($(GO) run ./cmd/devenv up -print-env)" && eval "$
 # The same, and Debian's Chromium for the browser tests (installed with
 # apt-get when run as root; otherwise the exact command is printed).
 WITH_TEST_SERVICES = devenv_env="$$($(GO) run ./cmd/devenv up -print-env -browser)" && eval "$$devenv_env" &&
+# PostgreSQL and a local Redis Cluster of three masters (127.0.0.1:63801-63803)
+# instead of the one Redis, unless REDIS_URL is set.
+WITH_CLUSTER = devenv_env="$$($(GO) run ./cmd/devenv up -cluster -print-env)" && eval "$$devenv_env" &&
+# True when TEST_REDIS_URL names a Redis Cluster (a form redisx.ParseCluster reads).
+TEST_REDIS_IS_CLUSTER = case "$$TEST_REDIS_URL" in *+cluster://*|*,*|*addr=*) true;; *) false;; esac
 
 ## help: list the targets
 .PHONY: help
@@ -21,10 +26,33 @@ help:
 run: static build
 	@$(WITH_SERVICES) ./bin/clinic migrate && ./bin/clinic seed && exec ./bin/clinic serve
 
-## test: start services (and install Chromium if missing), then run every test with -race
+## test: start services (and install Chromium if missing), run every test with -race, then a short run on a Redis Cluster (see test-cluster)
 .PHONY: test
 test: static
 	@$(WITH_TEST_SERVICES) $(GO) test -race -count=1 ./...
+	@$(MAKE) --no-print-directory test-cluster-short
+
+# The short run on a Redis Cluster that make test ends with (about 30 s):
+# three instances, then one node stopped (alone: it stops a node the other
+# tests would use). Skipped when REDIS_URL names one server (then devenv
+# starts no cluster).
+.PHONY: test-cluster-short
+test-cluster-short:
+	@$(WITH_CLUSTER) if ! $(TEST_REDIS_IS_CLUSTER); then echo "REDIS_URL names one server: no short Redis Cluster run"; exit 0; fi; \
+	$(GO) test -race -count=1 -run '^TestThreeInstancesActAsOne$$' ./web/ && \
+	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -run '^TestRedisClusterNodeStopped$$' ./internal/faults/
+
+## test-cluster: start a Redis Cluster of three masters, then run on it the Redis packages' tests, three instances, the hold and booking races, and one Redis node stopped (about 2 min)
+CLUSTER_WEB_TESTS = ^(TestThreeInstances|TestHotSlot)
+CLUSTER_BOOKING_TESTS = ^(TestBookConcurrent|TestBookEmptyDayFirstSlotOneWinner|TestBookRace|TestMoveRaces)
+.PHONY: test-cluster
+test-cluster: static
+	@set -o pipefail; $(WITH_CLUSTER) \
+	{ $(TEST_REDIS_IS_CLUSTER) || { echo "TEST_REDIS_URL ($$TEST_REDIS_URL) is not a Redis Cluster"; exit 1; }; } && \
+	$(GO) test -race -count=1 ./internal/platform/redisx/ ./internal/holds/ ./internal/slots/ && \
+	$(GO) test -race -count=1 -run '$(CLUSTER_BOOKING_TESTS)' ./internal/booking/ && \
+	$(GO) test -race -count=1 -v -run '$(CLUSTER_WEB_TESTS)' ./web/ | grep -E '^(--- |PASS|FAIL|ok )|_test.go' && \
+	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -v -run '^TestRedisClusterNodeStopped$$' ./internal/faults/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok )|rediscluster_test.go'
 
 ## static: install the pinned front-end packages and copy them into static/vendor
 .PHONY: static
@@ -80,7 +108,7 @@ generate:
 services:
 	@$(GO) run ./cmd/devenv up
 
-## services-stop: stop the local PostgreSQL and Redis
+## services-stop: stop the local PostgreSQL and Redis (and the Redis Cluster of test-cluster)
 .PHONY: services-stop
 services-stop:
 	@$(GO) run ./cmd/devenv down

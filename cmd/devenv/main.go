@@ -1,15 +1,18 @@
 // Command devenv starts and stops the PostgreSQL and Redis that the server
 // and its tests use on a developer machine and in CI.
 //
-//	go run ./cmd/devenv up [-print-env] [-browser]
+//	go run ./cmd/devenv up [-print-env] [-browser] [-cluster]
 //	                                     start what is not running yet
-//	                                     (-browser: also install Chromium)
+//	                                     (-browser: also install Chromium;
+//	                                     -cluster: a Redis Cluster instead
+//	                                     of one Redis)
 //	go run ./cmd/devenv down             stop what this repository started
-//	go run ./cmd/devenv env              print export lines for the URLs
+//	go run ./cmd/devenv env [-cluster]   print export lines for the URLs
 //	go run ./cmd/devenv status           say what is running
 //
 // PostgreSQL (127.0.0.1:54320) is left alone when DATABASE_URL is set, Redis
-// (127.0.0.1:63790) when REDIS_URL is set. Their files live under
+// (127.0.0.1:63790, or the cluster's three masters on 127.0.0.1:63801-63803)
+// when REDIS_URL is set. Their files live under
 // <repo>/.data/. Progress goes to stderr; stdout carries only what env prints,
 // so `eval "$(go run ./cmd/devenv up -print-env)"` works.
 package main
@@ -37,15 +40,18 @@ var databases = []string{"clinic", "clinic_test"}
 const usage = `usage: devenv <command>
 
 commands:
-  up [-print-env] [-browser]
+  up [-print-env] [-browser] [-cluster]
                    start local PostgreSQL and Redis unless already running
                    (skipped when DATABASE_URL / REDIS_URL are set);
                    -print-env then prints what env prints; -browser also
                    installs Debian's chromium and a font for the browser
-                   tests (as root; otherwise it says what to install)
-  down             stop the PostgreSQL and Redis this repository started
-  env              print export lines for DATABASE_URL, TEST_DATABASE_URL,
-                   REDIS_URL and TEST_REDIS_URL
+                   tests (as root; otherwise it says what to install);
+                   -cluster starts a Redis Cluster of three masters on
+                   127.0.0.1:63801-63803 instead of the one Redis
+  down             stop the PostgreSQL, Redis and Redis Cluster this
+                   repository started
+  env [-cluster]   print export lines for DATABASE_URL, TEST_DATABASE_URL,
+                   REDIS_URL and TEST_REDIS_URL (-cluster: the cluster's)
   status           say what is running
 `
 
@@ -74,10 +80,13 @@ func run(args []string, stdout io.Writer) error {
 
 	flags := flag.NewFlagSet(name, flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
-	printEnv, browser := false, false
+	printEnv, browser, cluster := false, false, false
 	if name == "up" {
 		flags.BoolVar(&printEnv, "print-env", false, "print the env lines after starting")
 		flags.BoolVar(&browser, "browser", false, "install Chromium for the browser tests")
+	}
+	if name == "up" || name == "env" {
+		flags.BoolVar(&cluster, "cluster", false, "a Redis Cluster instead of one Redis")
 	}
 	if err := flags.Parse(args); err != nil {
 		return fmt.Errorf("%s: %w (%w)", name, err, errUsage)
@@ -88,7 +97,7 @@ func run(args []string, stdout io.Writer) error {
 
 	switch name {
 	case "env":
-		writeEnv(stdout)
+		writeEnv(stdout, cluster)
 		return nil
 	case "up", "down", "status":
 	case "help", "-h", "-help", "--help":
@@ -104,22 +113,27 @@ func run(args []string, stdout io.Writer) error {
 	}
 	data := filepath.Join(root, ".data")
 	pg := &postgres{root: root, data: data}
-	rd := &redis{dir: filepath.Join(data, "redis")}
+	rd := &redis{dir: filepath.Join(data, "redis"), port: redisPort}
+	rc := newRedisCluster(filepath.Join(data, "redis-cluster"))
 
 	switch name {
 	case "up":
-		return up(data, pg, rd, browser, printEnv, stdout)
+		redisUp := rd.up
+		if cluster {
+			redisUp = rc.up
+		}
+		return up(data, pg, redisUp, browser, printEnv, cluster, stdout)
 	case "down":
-		return down(data, pg, rd)
+		return down(data, pg, rd, rc)
 	default: // status
-		status(pg, rd, stdout)
+		status(pg, rd, rc, stdout)
 		return nil
 	}
 }
 
 // up starts what is not running (and not configured elsewhere), and
 // prints the env lines with printEnv.
-func up(data string, pg *postgres, rd *redis, browser, printEnv bool, stdout io.Writer) error {
+func up(data string, pg *postgres, redisUp func() error, browser, printEnv, cluster bool, stdout io.Writer) error {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", data, err)
 	}
@@ -136,7 +150,7 @@ func up(data string, pg *postgres, rd *redis, browser, printEnv bool, stdout io.
 		logf("DATABASE_URL is set: not starting local PostgreSQL")
 	}
 	if os.Getenv("REDIS_URL") == "" {
-		if err := rd.up(); err != nil {
+		if err := redisUp(); err != nil {
 			return fmt.Errorf("redis: %w", err)
 		}
 	} else {
@@ -148,13 +162,13 @@ func up(data string, pg *postgres, rd *redis, browser, printEnv bool, stdout io.
 		}
 	}
 	if printEnv {
-		writeEnv(stdout)
+		writeEnv(stdout, cluster)
 	}
 	return nil
 }
 
-// down stops the local PostgreSQL and Redis.
-func down(data string, pg *postgres, rd *redis) error {
+// down stops the local PostgreSQL, Redis and Redis Cluster.
+func down(data string, pg *postgres, rd *redis, rc *redisCluster) error {
 	if _, err := os.Stat(data); errors.Is(err, os.ErrNotExist) {
 		logf("nothing to stop: %s does not exist", data)
 		return nil
@@ -164,15 +178,16 @@ func down(data string, pg *postgres, rd *redis) error {
 		return err
 	}
 	defer unlock()
-	// Stop both even if one fails, then report.
-	return errors.Join(
-		wrap("postgres", pg.down()),
-		wrap("redis", rd.down()),
-	)
+	// Stop each even if one fails, then report.
+	errs := []error{wrap("postgres", pg.down()), wrap("redis", rd.down())}
+	if _, err := os.Stat(rc.dir); err == nil {
+		errs = append(errs, wrap("redis cluster", rc.down()))
+	}
+	return errors.Join(errs...)
 }
 
 // status prints what runs, and which URLs point elsewhere.
-func status(pg *postgres, rd *redis, stdout io.Writer) {
+func status(pg *postgres, rd *redis, rc *redisCluster, stdout io.Writer) {
 	if os.Getenv("DATABASE_URL") != "" {
 		fmt.Fprintln(stdout, "DATABASE_URL is set: the server and tests use it, not the local PostgreSQL")
 	}
@@ -181,12 +196,15 @@ func status(pg *postgres, rd *redis, stdout io.Writer) {
 		fmt.Fprintln(stdout, "REDIS_URL is set: the server and tests use it, not the local Redis")
 	}
 	fmt.Fprintln(stdout, rd.status())
+	fmt.Fprintln(stdout, rc.status())
 }
 
 // writeEnv prints one shell export per URL. Values the user set win; a test
 // URL left unset follows its main URL when that was set by the user, so tests
-// never silently talk to a different server than the one chosen.
-func writeEnv(w io.Writer) {
+// never silently talk to a different server than the one chosen. With
+// cluster the Redis URLs default to the local cluster: the server and the
+// tests share its one database, each test keeping to clinics of its own.
+func writeEnv(w io.Writer, cluster bool) {
 	set := func(name, value string) {
 		fmt.Fprintf(w, "export %s=%s\n", name, shellQuote(value))
 	}
@@ -211,7 +229,12 @@ func writeEnv(w io.Writer) {
 		set(testName, testURL)
 	}
 	pair("DATABASE_URL", "TEST_DATABASE_URL", pgURL("clinic"), pgURL("clinic_test"))
-	pair("REDIS_URL", "TEST_REDIS_URL", redisURL(0), redisURL(1))
+	if cluster {
+		u := newRedisCluster("").url()
+		pair("REDIS_URL", "TEST_REDIS_URL", u, u)
+	} else {
+		pair("REDIS_URL", "TEST_REDIS_URL", redisURL(0), redisURL(1))
+	}
 }
 
 // shellQuote wraps s in single quotes for sh; a single quote inside s is

@@ -16,12 +16,14 @@ import (
 )
 
 // redis manages a Redis server for one repository: no persistence, files in
-// <repo>/.data/redis.
+// <repo>/.data/redis (a cluster node's in <repo>/.data/redis-cluster/<port>).
 type redis struct {
-	dir string
+	dir  string
+	port int
+	args []string // more redis-server options (a cluster node's)
 }
 
-func (r *redis) addr() string    { return fmt.Sprintf("127.0.0.1:%d", redisPort) }
+func (r *redis) addr() string    { return fmt.Sprintf("127.0.0.1:%d", r.port) }
 func (r *redis) pidfile() string { return filepath.Join(r.dir, "redis.pid") }
 func (r *redis) logfile() string { return filepath.Join(r.dir, "redis.log") }
 
@@ -34,7 +36,7 @@ func (r *redis) up() error {
 		}
 		return nil
 	} else if listening(r.addr()) {
-		return fmt.Errorf("port %d is taken by something that does not answer PING like Redis: %w", redisPort, err)
+		return fmt.Errorf("port %d is taken by something that does not answer PING like Redis: %w", r.port, err)
 	}
 
 	bin, err := redisServerBin()
@@ -45,16 +47,16 @@ func (r *redis) up() error {
 		return fmt.Errorf("creating %s: %w", r.dir, err)
 	}
 	logf("starting Redis on %s (log %s)", r.addr(), r.logfile())
-	start := exec.Command(bin,
+	start := exec.Command(bin, append([]string{
 		"--bind", "127.0.0.1",
-		"--port", strconv.Itoa(redisPort),
+		"--port", strconv.Itoa(r.port),
 		"--daemonize", "yes",
 		"--dir", r.dir,
 		"--pidfile", r.pidfile(),
 		"--logfile", r.logfile(),
 		"--save", "",
 		"--appendonly", "no",
-	)
+	}, r.args...)...)
 	if err := quiet(start); err != nil {
 		return fmt.Errorf("starting: %w", err)
 	}

@@ -12,10 +12,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/config"
+	"github.com/clinic/booking/internal/platform/redisx"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web"
 )
@@ -39,11 +39,10 @@ type waitlistResult struct {
 // ten a second. The figure is the offer's time less the opening's, both
 // written by PostgreSQL clients on this machine's clock.
 func waitlistScenario(ctx context.Context, pool *pgxpool.Pool, base string, n int) (waitlistResult, error) {
-	opt, err := redis.ParseURL(envOr("REDIS_URL", config.DefaultRedisURL))
+	rdb, err := redisx.Open(envOr("REDIS_URL", config.DefaultRedisURL), 0)
 	if err != nil {
 		return waitlistResult{}, err
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), web.Options{})
 	slug, typeID, week, err := setupStreamClinic(ctx, pool)

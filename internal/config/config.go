@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clinic/booking/internal/mail"
+	"github.com/clinic/booking/internal/platform/redisx"
 	"github.com/clinic/booking/internal/secret"
 )
 
@@ -179,8 +180,8 @@ func Load(getenv func(string) string) (Config, error) {
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		errs = append(errs, "DATABASE_URL: want postgres://user:password@host:port/dbname")
 	}
-	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-		errs = append(errs, "REDIS_URL: want redis://host:port/db")
+	if err := redisx.Check(c.RedisURL); err != nil {
+		errs = append(errs, fmt.Sprintf("REDIS_URL: want redis://host:port/db, or redis+cluster://host:port,host:port,... for a Redis Cluster (%v)", err))
 	}
 	var err error
 	c.PublicURLSet = getenv("PUBLIC_URL") != ""
@@ -199,7 +200,7 @@ func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr),
 		slog.String("database_url", Mask(c.DatabaseURL)),
-		slog.String("redis_url", Mask(c.RedisURL)),
+		slog.String("redis_url", redisx.Mask(c.RedisURL)),
 		slog.Int("db_max_conns", int(c.DBMaxConns)),
 		slog.Int("db_min_conns", int(c.DBMinConns)),
 		slog.Int("redis_pool_size", c.RedisPoolSize),

@@ -119,7 +119,7 @@ func (f *fixture) indexed(h Hold) (meta, expiry, client bool) {
 // each came on.
 type subscription struct {
 	t        *testing.T
-	rdb      redis.UniversalClient
+	pub      redis.Cmdable // where the store publishes the fixture clinic's events
 	channels []string
 	ps       *redis.PubSub
 	ch       <-chan *redis.Message
@@ -140,7 +140,7 @@ func (f *fixture) subscribe(channels ...string) *subscription {
 			f.t.Fatalf("subscribe: %v", err)
 		}
 	}
-	return &subscription{t: f.t, rdb: f.rdb, channels: channels, ps: ps, ch: ps.Channel()}
+	return &subscription{t: f.t, pub: f.s.publisher(f.t.Context(), f.clinic), channels: channels, ps: ps, ch: ps.Channel()}
 }
 
 // next returns the next event, failing the test after timeout.
@@ -166,7 +166,9 @@ const eventMarker = "test-marker"
 // before the call, without waiting to see that nothing more comes: it
 // publishes a marker on each channel and reads up to the markers. Redis
 // delivers one subscription's messages in the order they were published,
-// so whatever an earlier call published arrives before them.
+// so whatever an earlier call published arrives before them. (On a Redis
+// Cluster that holds for messages published on one node: the markers go
+// where the store publishes the clinic's events.)
 func (s *subscription) upToNow() []received {
 	s.t.Helper()
 	marker, err := json.Marshal(Event{Type: eventMarker})
@@ -174,7 +176,7 @@ func (s *subscription) upToNow() []received {
 		s.t.Fatal(err)
 	}
 	for _, ch := range s.channels {
-		if err := s.rdb.Publish(s.t.Context(), ch, marker).Err(); err != nil {
+		if err := s.pub.Publish(s.t.Context(), ch, marker).Err(); err != nil {
 			s.t.Fatal(err)
 		}
 	}

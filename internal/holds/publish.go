@@ -22,7 +22,7 @@ func (s *Store) Publish(ctx context.Context, ev Event) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.publisher(ctx, ev.ClinicID).Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, ch := range channels {
 			p.Publish(ctx, ch, msg)
 		}
@@ -32,6 +32,20 @@ func (s *Store) Publish(ctx context.Context, ev Event) error {
 		return fmt.Errorf("holds: publish %s: %w", ev.Type, err)
 	}
 	return nil
+}
+
+// publisher is where a clinic's events are published. On a Redis Cluster
+// every node passes a message on to the subscribers of every other, and
+// go-redis would pick one at random: the master of the clinic's own keys is
+// chosen instead, so a clinic whose holds work has its events delivered
+// while another master is down.
+func (s *Store) publisher(ctx context.Context, clinicID uuid.UUID) redis.Cmdable {
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		if node, err := cc.MasterForKey(ctx, tag(clinicID)); err == nil {
+			return node
+		}
+	}
+	return s.rdb
 }
 
 // eventMessage is an event as published, and the channels it goes to: its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -45,13 +46,27 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		}
 		return nil
 	})
-	if err != nil {
+	// On a Redis Cluster the round trip is one per node, and a node that is
+	// down fails only its clinics' reads: the others are still swept.
+	if err != nil && !slices.ContainsFunc(cands, func(c *redis.StringSliceCmd) bool { return c.Err() == nil }) {
 		return 0, fmt.Errorf("holds: sweep: read expiry indexes: %w", err)
 	}
 
 	total := 0
 	var errs []error
+	if err != nil {
+		unread := 0
+		for _, c := range cands {
+			if c.Err() != nil {
+				unread++
+			}
+		}
+		errs = append(errs, fmt.Errorf("holds: sweep: read the expiry indexes of %d of %d clinics: %w", unread, len(clinics), err))
+	}
 	for i, c := range clinics {
+		if cands[i].Err() != nil {
+			continue
+		}
 		ids := cands[i].Val()
 		if len(ids) == 0 {
 			continue

@@ -27,6 +27,7 @@ import (
 
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/platform/postgres"
+	"github.com/clinic/booking/internal/platform/redisx"
 )
 
 // DefaultTestDatabaseURL and DefaultTestRedisURL match what `make services` starts.
@@ -203,17 +204,21 @@ func Redis(t testing.TB) redis.UniversalClient {
 	if u == "" {
 		u = DefaultTestRedisURL
 	}
-	opt, err := redis.ParseURL(u)
+	c, err := redisx.Open(u, 100)
 	if err != nil {
 		t.Fatalf("TEST_REDIS_URL: %v", err)
 	}
-	opt.PoolSize = 100
-	c := redis.NewClient(opt)
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("test redis: %v (is Redis running? `make services`)", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// RedisIsCluster says whether the test Redis is a Redis Cluster.
+func RedisIsCluster() bool {
+	u := os.Getenv("TEST_REDIS_URL")
+	return u != "" && redisx.IsCluster(u)
 }
 
 // Clinic is a clinic made for one test, with its specialists and types.
