@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Heartbeat extends the client's hold to a full TTL from now, but never
@@ -45,10 +47,13 @@ func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Durat
 }
 
 // Keep makes the client's live hold last until until (and no less than
-// it does already), heartbeats aside: the server's own holds (a waitlist
-// offer's, passed from one patient to the next) are kept this way. The
-// specialist's index of holds lives as long. Publishes a heartbeat event
-// with the new expiry when it changed. Errors: ErrExpired, ErrNotOwner.
+// it does already), heartbeats aside, and raises its KeepUntil to at least
+// until: the server's own holds (a waitlist offer's, passed from one
+// patient to the next) are kept this way, as long as the server decides,
+// past the life their claim gave them. A pin then reaches past the new
+// KeepUntil as it would past a claim's. The specialist's index of holds
+// lives as long. Publishes a heartbeat event with the new expiry when it
+// changed. Errors: ErrExpired, ErrNotOwner.
 func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Time) (Hold, error) {
 	h, ok, err := s.lookup(ctx, holdID)
 	if err != nil {
@@ -62,9 +67,8 @@ func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Ti
 	if d <= 0 {
 		return h, nil
 	}
-	exp := now.Add(d)
 	// The script announces an extended hold; an unchanged one needs no event.
-	h, _, err = s.runExtend(ctx, h, clientID, d, exp, true, specialistKey(h.ClinicID, h.SpecialistID))
+	h, _, err = s.runExtend(ctx, h, clientID, d, now.Add(d), true, true)
 	switch {
 	case errors.Is(err, errNoHold):
 		return Hold{}, ErrExpired
@@ -73,6 +77,64 @@ func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Ti
 	}
 	return h, nil
 }
+
+// keepScript serves Keep: extendScript's step, with the same arguments,
+// on a hold whose KeepUntil is then at least the new expiry (ARGV[5]), and
+// with the specialist's index of holds (KEYS[5]) living at least d and a
+// minute more, as a claim leaves it. A raised KeepUntil alone rewrites the
+// payload without touching the key's TTL or the expiry score.
+//
+// Payload times are compared as Go writes them: UTC RFC3339 with the
+// fraction's trailing zeros dropped, so the fraction is padded before two
+// are compared as strings. A payload without a KeepUntil gets one.
+var keepScript = redis.NewScript(extendTTL + ownedHold + `
+local function sortable(t)
+  local sec, frac = string.match(t or '', '^(%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d)%.?(%d*)Z$')
+  if not sec then
+    return ''
+  end
+  return sec .. string.sub(frac .. '000000000', 1, 9)
+end
+
+if not redis.call('HGET', KEYS[3], ARGV[1]) then
+  return {'gone'}
+end
+local cur, p, refused = ownedHold(KEYS[1], ARGV[1], ARGV[2])
+if refused then
+  return {refused}
+end
+
+local d = tonumber(ARGV[3])
+local extended = redis.call('PTTL', KEYS[1]) < d
+local raised = sortable(p.holdKeepUntil) < sortable(ARGV[5])
+local payload = cur
+if extended or raised then
+  if extended then
+    p.holdExpiresAt = ARGV[5]
+  end
+  if raised then
+    p.holdKeepUntil = ARGV[5]
+  end
+  payload = cjson.encode(p)
+  redis.call('HSET', KEYS[3], ARGV[1], payload)
+end
+if extended then
+  redis.call('SET', KEYS[1], payload, 'PX', d)
+  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+elseif raised then
+  redis.call('SET', KEYS[1], payload, 'KEEPTTL')
+end
+redis.call('SADD', KEYS[2], ARGV[1])
+extendTTL(KEYS[2], d)
+extendTTL(KEYS[5], d + 60000)
+if not (extended and ARGV[6]) then
+  return {'ok', payload, 0}
+end
+for i = 7, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[6])
+end
+return {'ok', payload, 1}
+`)
 
 // errNoHold is extend's "expired or unknown"; callers name it their way.
 var errNoHold = errors.New("holds: no such live hold")
@@ -113,12 +175,14 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Dura
 		// how a lapse at the end of the longest life is told apart.
 		exp = now.Add(d)
 	}
-	return s.runExtend(ctx, h, clientID, d, exp, announce, "")
+	return s.runExtend(ctx, h, clientID, d, exp, announce, false)
 }
 
 // runExtend runs extendScript on hold h: it lives at least d more, to exp.
-// With an index key (the specialist's), that key lives as long, plus a pin.
-func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce bool, index string) (Hold, bool, error) {
+// With keep it runs keepScript instead (see Keep): the hold's KeepUntil
+// becomes at least exp, and the specialist's index lives as long, plus a
+// minute.
+func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce, keep bool) (Hold, bool, error) {
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
@@ -126,6 +190,9 @@ func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.D
 	if announce {
 		extended := h
 		extended.ExpiresAt = msTime(exp.UnixMilli())
+		if keep && extended.KeepUntil.Before(extended.ExpiresAt) {
+			extended.KeepUntil = extended.ExpiresAt
+		}
 		msg, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: extended})
 		if err != nil {
 			return Hold{}, false, err
@@ -135,11 +202,11 @@ func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.D
 			args = append(args, ch)
 		}
 	}
-	keys := h.scriptKeys()
-	if index != "" {
-		keys = append(keys, index)
+	script, keys := extendScript, h.scriptKeys()
+	if keep {
+		script, keys = keepScript, append(keys, specialistKey(h.ClinicID, h.SpecialistID))
 	}
-	res, err := extendScript.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := script.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("holds: extend: %w", err)
 	}
