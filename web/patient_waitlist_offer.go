@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/views"
 )
@@ -71,8 +72,8 @@ func (s *Server) timeOfferPage(c echo.Context) error {
 
 // acceptOffer answers POST /c/:slug/offer/:token/accept: the time is
 // booked through the booking gate, and the patient sees the booking's
-// page as after any booking. A second click, or one after the offer
-// ended, gets the offer's page: booked, or over (410).
+// page as after any booking. A refusal the patient can act on, or wait
+// out, is told on the offer's page (see offerRefused).
 func (s *Server) acceptOffer(c echo.Context) error {
 	w, err := s.openOffer(c)
 	if err != nil {
@@ -85,12 +86,37 @@ func (s *Server) acceptOffer(c echo.Context) error {
 		s.deps.Sessions.Put(ctx, "justBooked", conf.Booking.ID.String())
 		return redirect(c, "/manage/"+conf.ManageToken)
 	}
-	code := apperr.CodeOf(err)
-	if code != apperr.CodeSlotTaken && code != apperr.CodeOfferOver {
+	return s.offerRefused(c, w, err)
+}
+
+// offerRefused shows why taking the offer failed, on the offer's page
+// with the error's status: a cooldown (with Retry-After), a time no
+// longer offered, or a detail the booking refused, with the offer as it
+// stands. A time taken, or an offer over, is told as the offer stands
+// now (offerAfterRefusal). Anything else goes to the error page.
+func (s *Server) offerRefused(c echo.Context, w waitLink, err error) error {
+	ae := apperr.As(err)
+	if ae == nil {
 		return err
 	}
-	// Taken by this very offer (a second click), or over: the offer says.
-	_, o, rerr := s.deps.Waitlist.ByToken(ctx, w.clinic.ID, w.token)
+	switch ae.Code {
+	case apperr.CodeCooldown, apperr.CodeSlotUnavailable, apperr.CodeInvalidArgument:
+		vm := s.offerVM(c, w)
+		vm.Notice = localMessage(w.tr, ae.Code, ae.Message, ae.Details)
+		setRetryAfter(c, err)
+		return s.offerPage(c, statusOf[ae.Kind], w, vm)
+	case apperr.CodeSlotTaken, apperr.CodeOfferOver:
+		return s.offerAfterRefusal(c, w, ae.Code, err)
+	}
+	return err
+}
+
+// offerAfterRefusal reads the offer again after the booking was refused
+// with code (SLOT_TAKEN or OFFER_OVER) and shows it: booked by this very
+// offer (a second click), over (410), or still open, its time booked by
+// someone else (409; the offer stands as it is).
+func (s *Server) offerAfterRefusal(c echo.Context, w waitLink, code string, err error) error {
+	_, o, rerr := s.deps.Waitlist.ByToken(c.Request().Context(), w.clinic.ID, w.token)
 	if rerr != nil {
 		return err
 	}
@@ -100,27 +126,51 @@ func (s *Server) acceptOffer(c echo.Context) error {
 	case o.State == waitlist.OfferAccepted:
 		vm.Notice = w.tr.T("waitlist.offer.already_booked", nil)
 		return s.offerPage(c, http.StatusOK, w, vm)
-	case code == apperr.CodeOfferOver:
+	case code == apperr.CodeOfferOver || !w.offerOpen():
 		vm.State = offerDone
 		return s.offerPage(c, http.StatusGone, w, vm)
 	}
-	return err
+	vm.Notice = w.tr.T("waitlist.offer.taken", nil)
+	return s.offerPage(c, http.StatusConflict, w, vm)
 }
 
 // declineOffer answers POST /c/:slug/offer/:token/decline: the time goes
 // to the next waiting patient, and this one keeps their place, which the
 // page of the place then shows. Passing on an offer that is over changes
-// nothing.
+// nothing. The place's page then says what became of the offer, as read
+// after the answer: passed on, taken already, or over.
 func (s *Server) declineOffer(c echo.Context) error {
 	w, err := s.openOffer(c)
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Waitlist.Decline(c.Request().Context(), w.clinic.ID, w.token); err != nil {
+	ctx := c.Request().Context()
+	if err := s.deps.Waitlist.Decline(ctx, w.clinic.ID, w.token); err != nil {
 		return err
 	}
-	if w.offerOpen() {
-		s.deps.Sessions.Put(c.Request().Context(), placeNoticeKey, w.tr.T("waitlist.place.passed_notice", nil))
+	e, o, err := s.deps.Waitlist.ByToken(ctx, w.clinic.ID, w.token)
+	if err != nil {
+		return err
+	}
+	if notice := declinedNotice(w.tr, e, o); notice != "" {
+		s.deps.Sessions.Put(ctx, placeNoticeKey, notice)
 	}
 	return redirect(c, w.placeURL())
+}
+
+// declinedNotice is what the place's page says of offer o after it was
+// passed on: the place is kept (while entry e still waits), the time was
+// taken already, or the offer is over.
+func declinedNotice(l *i18n.Localizer, e waitlist.Entry, o waitlist.Offer) string {
+	switch o.State {
+	case waitlist.OfferDeclined:
+		if e.State == waitlist.StateWaiting || e.State == waitlist.StateOffered {
+			return l.T("waitlist.place.passed_notice", nil)
+		}
+	case waitlist.OfferAccepted:
+		return l.T("waitlist.offer.already_booked", nil)
+	case waitlist.OfferExpired, waitlist.OfferWithdrawn:
+		return l.T("waitlist.offer.over", nil)
+	}
+	return ""
 }

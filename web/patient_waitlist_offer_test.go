@@ -270,3 +270,115 @@ func TestWaitlistOfferLinksLimited(t *testing.T) {
 	retryAfter(t, r)
 	a.newClient(t).Get("/c/" + c.Slug + "/offer/guess").Want(http.StatusNotFound) // another address is not held back
 }
+
+// pwAccepted posts the offer page's Take it and wants the offer's page
+// again with status, the offer still open, and a notice that says want.
+func pwAccepted(t *testing.T, cl *client, link string, status int, want string) *response {
+	t.Helper()
+	r := cl.Post(link+"/accept", nil)
+	if r.Status != status {
+		t.Fatalf("taking the offer: %d, want %d\n%s", r.Status, status, clip(r.Body, 2000))
+	}
+	if st := pwOfferState(t, r); st != "open" || r.Doc().Find(`[data-testid="offer-accept"]`).Length() != 1 {
+		t.Errorf("taking the offer: it shows %q, want it open to take", st)
+	}
+	if n := r.Text(`[data-testid="offer-notice"]`); !strings.Contains(n, want) {
+		t.Errorf("taking the offer: the notice reads %q, want %q", n, want)
+	}
+	return r
+}
+
+// Taking a time during the type's cooldown, or with a specialist who no
+// longer takes bookings, is told on the offer's page (429 with
+// Retry-After, 400), and the offer stands.
+func TestWaitlistOfferRefusalsShownOnItsPage(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	typ, sp := c.Type0(), c.Specialists[0]
+	start := c.At(2, 10, 0)
+	entries, _ := pwOffered(t, a, c, start, "Ada Cooling")
+	link := pwOfferLink(t, a, c, entries[0].ID)
+	cl := a.newClient(t)
+
+	// Booked at the desk for another day a moment ago: the type's cooldown
+	// runs.
+	ctx := context.Background()
+	if _, err := a.Pool.Exec(ctx, `UPDATE appointment_types SET cooldown_min = 60 WHERE id = $1`, typ.ID); err != nil {
+		t.Fatal(err)
+	}
+	a.bookAs(t, c, typ, c.Specialists[1].ID, c.At(5, 10, 0), booking.Patient{Name: "Ada Cooling", Email: entries[0].Patient.Email})
+	r := pwAccepted(t, cl, link, http.StatusTooManyRequests, "You booked "+typ.Name+" recently")
+	if n := retryAfter(t, r); n < 59*60 || n > 60*60 {
+		t.Errorf("Retry-After %d s, want the cooldown's hour", n)
+	}
+
+	if _, err := a.Pool.Exec(ctx, `UPDATE appointment_types SET cooldown_min = 0 WHERE id = $1`, typ.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Pool.Exec(ctx, `UPDATE specialists SET active = false WHERE id = $1`, sp.ID); err != nil {
+		t.Fatal(err)
+	}
+	pwAccepted(t, cl, link, http.StatusBadRequest, "This specialist is not taking bookings.")
+	if st := pwEntryState(t, a, entries[0].ID); st != waitlist.StateOffered {
+		t.Errorf("after the refusals the entry is %s, want offered", st)
+	}
+}
+
+// A time booked by someone else while the offer stands (its hold lost) is
+// told on the offer's page (409), which still offers it.
+func TestWaitlistOfferTimeBookedBySomeoneElse(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	typ, sp := c.Type0(), c.Specialists[0]
+	start := c.At(3, 11, 0)
+	entries, opening := pwOffered(t, a, c, start, "Bo Late")
+	link := pwOfferLink(t, a, c, entries[0].ID)
+
+	ctx := context.Background()
+	var holdID string
+	if err := a.Pool.QueryRow(ctx, `SELECT hold_id FROM waitlist_openings WHERE id = $1`, opening).Scan(&holdID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Deps.Holds.Release(ctx, holdID, "waitlist:"+opening.String()); err != nil {
+		t.Fatal(err)
+	}
+	a.bookDirect(t, c, typ, sp.ID, start, "Cy Quicker")
+
+	pwAccepted(t, a.newClient(t), link, http.StatusConflict, "This time was just booked by someone else")
+	var state string
+	if err := a.Pool.QueryRow(ctx, `SELECT state FROM waitlist_offers WHERE entry_id = $1`, entries[0].ID).Scan(&state); err != nil || state != waitlist.OfferOpen {
+		t.Errorf("the offer is %q (%v), want open", state, err)
+	}
+}
+
+// Passing on an offer says what became of it, as it stands after the
+// answer: taken already, or over.
+func TestWaitlistOfferPassedOnSaysWhatBecameOfIt(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	took, _ := pwOffered(t, a, c, c.At(2, 9, 0), "Dee Took")
+	lapsed, opening := pwOffered(t, a, c, c.At(4, 9, 0), "Eli Lapsed")
+	tookLink, lapsedLink := pwOfferLink(t, a, c, took[0].ID), pwOfferLink(t, a, c, lapsed[0].ID)
+	place := func(link string) string { return strings.Replace(link, "/offer/", "/waitlist/", 1) }
+
+	cl := a.newClient(t)
+	cl.Post(tookLink+"/accept", nil).Want(http.StatusSeeOther)
+	cl.Post(tookLink+"/decline", nil).WantRedirect(place(tookLink))
+	if n := cl.Get(place(tookLink)).Want(http.StatusOK).Text(`[data-testid="waitlist-notice"]`); !strings.Contains(n, "it is booked") {
+		t.Errorf("passing on a time taken says %q", n)
+	}
+
+	// The offer runs out, and its step ends it, before the answer.
+	if _, err := a.Pool.Exec(context.Background(), `UPDATE waitlist_offers SET expires_at = now() - interval '1 second'
+		WHERE entry_id = $1`, lapsed[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	pwStep(t, a, opening)
+	cl.Post(lapsedLink+"/decline", nil).WantRedirect(place(lapsedLink))
+	if n := cl.Get(place(lapsedLink)).Want(http.StatusOK).Text(`[data-testid="waitlist-notice"]`); !strings.Contains(n, "This offer is over") {
+		t.Errorf("passing on an offer that ran out says %q", n)
+	}
+}

@@ -35,6 +35,10 @@ const (
 // redirects to.
 const waitlistNoticeKey = "waitlistNotice"
 
+// waitlistListCap is the most entries the list reads at once (the LIMIT
+// of WaitlistEntriesByClinic): a list that long says it is cut.
+const waitlistListCap = 500
+
 // staffWaitlistRoutes are the staff's waitlist pages.
 func (s *Server) staffWaitlistRoutes(st *echo.Group) {
 	st.GET("/waitlist", s.waitlistPage)
@@ -134,6 +138,10 @@ func (s *Server) waitlistPage(c echo.Context) error {
 	}
 	vm.Rows = waitlistRows(entries, loc)
 	vm.Notice = s.deps.Sessions.PopString(ctx, waitlistNoticeKey)
+	if len(entries) >= waitlistListCap {
+		vm.Notice = strings.TrimSpace(vm.Notice + " The list is long: showing the first " + itoaInt(waitlistListCap) +
+			", oldest first. Choose a type or a day to see the others.")
+	}
 	return s.page(c, http.StatusOK, "Waitlist", views.Waitlist(vm))
 }
 
@@ -179,18 +187,18 @@ func entryTimes(e waitlist.Entry) string {
 }
 
 // waitlistEntry is one entry of the clinic's list (waiting, or with a
-// time offered). Errors: NOT_FOUND (not in the list, or another clinic's).
+// time offered), wherever it stands in the list. Errors: NOT_FOUND (not
+// in the list, or another clinic's).
 func (s *Server) waitlistEntry(ctx context.Context, clinicID, id uuid.UUID) (waitlist.Entry, error) {
-	entries, err := s.deps.Waitlist.List(ctx, clinicID, uuid.Nil, time.Time{})
-	if err != nil {
-		return waitlist.Entry{}, err
+	e, err := s.deps.Waitlist.Entry(ctx, clinicID, id)
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
+		return waitlist.Entry{}, errNotOnWaitlist()
 	}
-	for _, e := range entries {
-		if e.ID == id {
-			return e, nil
-		}
-	}
-	return waitlist.Entry{}, apperr.NotFoundf("id", "This patient is not on the waitlist (any more): they may have left it or taken a time.")
+	return e, err
+}
+
+func errNotOnWaitlist() error {
+	return apperr.NotFoundf("id", "This patient is not on the waitlist (any more): they may have left it or taken a time.")
 }
 
 // waitlistRemove answers POST /staff/waitlist/:id/remove: without

@@ -63,18 +63,21 @@ func (s *Server) waitlistOffer(c echo.Context) error {
 		return apperr.NotFoundf("id", "No such waitlist entry.")
 	}
 	ctx := c.Request().Context()
-	e, lookErr := s.waitlistEntry(ctx, u.ClinicID, id)
+	// An entry not in the list (gone from it, or another clinic's) is
+	// refused before anything is checked or offered.
+	e, err := s.waitlistEntry(ctx, u.ClinicID, id)
+	if err != nil {
+		return err
+	}
 	spID, start, err := readOfferTime(c.FormValue("specialist"), c.FormValue("start"))
-	if err == nil && lookErr == nil {
+	if err == nil {
 		err = s.checkOfferTime(ctx, u, e, spID, start)
 	}
 	if err == nil {
-		// An entry not in the list is the service's to refuse: gone from
-		// the list, or not of this clinic.
 		err = s.deps.Waitlist.OfferByHand(ctx, u.ClinicID, id, spID, start, u.Actor())
 	}
 	if err != nil {
-		return s.offerRefusal(c, u, e, lookErr, err)
+		return s.offerRefusal(c, u, e, err)
 	}
 	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
 	if err != nil {
@@ -133,11 +136,12 @@ func (s *Server) checkOfferTime(ctx context.Context, u staff.User, e waitlist.En
 	return nil
 }
 
-// offerRefusal shows why an offer was refused: on the entry's page of
-// times, when the entry is in the list; else on the error page.
-func (s *Server) offerRefusal(c echo.Context, u staff.User, e waitlist.Entry, lookErr, err error) error {
+// offerRefusal shows why an offer to entry e was refused on its page of
+// times; an internal error or a refusal to the viewer goes to the error
+// page.
+func (s *Server) offerRefusal(c echo.Context, u staff.User, e waitlist.Entry, err error) error {
 	ae := apperr.As(err)
-	if lookErr != nil || ae == nil || ae.Kind == apperr.Internal || ae.Kind == apperr.Forbidden {
+	if ae == nil || ae.Kind == apperr.Internal || ae.Kind == apperr.Forbidden {
 		return err
 	}
 	ctx := c.Request().Context()

@@ -338,3 +338,73 @@ func TestStaffWaitlistCSRF(t *testing.T) {
 		t.Errorf("a refused offer made %d openings", openings)
 	}
 }
+
+// wlFill puts n patients on the clinic's waitlist for typ on day, straight
+// into the table (joining through the service takes its time per entry),
+// all joined before anyone the test adds after.
+func (a *app) wlFill(t testing.TB, c clinic, typ db.AppointmentType, day time.Time, n int) {
+	t.Helper()
+	_, err := a.Pool.Exec(context.Background(), `INSERT INTO waitlist_entries
+		(id, clinic_id, appointment_type_id, from_date, to_date, patient_name, patient_email, joined_at)
+		SELECT gen_random_uuid(), $1, $2, $3::date, $3::date, 'Early ' || i, 'early-' || i || '-' || $4 || '@example.org',
+		       now() - interval '1 hour' + i * interval '1 millisecond'
+		FROM generate_series(1, $5::int) i`, c.ID, typ.ID, day.In(c.Loc).Format(time.DateOnly), uuid.NewString()[:8], n)
+	if err != nil {
+		t.Fatalf("fill the waitlist: %v", err)
+	}
+}
+
+// A list cut at its 500 rows says so; a patient behind them can still be
+// offered a time (checked like any other) and taken off the list; one
+// taken off cannot be offered one.
+//
+// Mutations: finding the entry in the list (cut at 500): its pages are
+// 404; offering without the entry's checks when it is not found: the time
+// outside its days is offered.
+func TestStaffWaitlistPastTheListsCap(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.deskClinic(t)
+	wed := c.Next(time.Wednesday, 9, 0)
+	a.wlFill(t, c, c.Types[1], wed, 500)
+	e := a.wlJoin(t, c, c.Types[0], wed, wed, "Max Behind")
+	cl := a.signIn(t, c.Staff)
+
+	all := cl.Get("/staff/waitlist").Want(http.StatusOK)
+	if n := len(wlRows(all)); n != 500 || !strings.Contains(all.Text(`[data-testid="notice"]`), "showing the first 500") {
+		t.Errorf("the cut list shows %d rows, notice %q", n, all.Text(`[data-testid="notice"]`))
+	}
+	byType := cl.Get("/staff/waitlist?type=" + c.Types[0].ID.String()).Want(http.StatusOK)
+	wantRows(t, byType, []waitlist.Entry{e}, []string{"1"})
+	if n := byType.Text(`[data-testid="notice"]`); n != "" {
+		t.Errorf("a short list says %q", n)
+	}
+
+	page := cl.Get(wlOfferPath(e)).Want(http.StatusOK)
+	times := wlTimes(page, c.Specialists[0].ID)
+	if len(times) == 0 {
+		t.Fatalf("no time to offer:\n%s", clip(page.Body, 2000))
+	}
+	wlRefused(t, cl, e, c.Specialists[0].ID.String(), rfc(wed.AddDate(0, 0, 1)), http.StatusBadRequest, "start")
+	cl.Post(wlOfferPath(e), url.Values{"specialist": {c.Specialists[0].ID.String()}, "start": {times[0]}}).WantRedirect("/staff/waitlist")
+	a.wlAudit(t, c.ID, e.ID, "waitlist.offer")
+
+	later := a.wlJoin(t, c, c.Types[0], wed, wed, "Nora Behind")
+	asked := cl.Post("/staff/waitlist/"+later.ID.String()+"/remove", url.Values{}).Want(http.StatusOK)
+	if s := asked.Text(`[data-testid="wl-remove-summary"]`); !strings.Contains(s, later.Patient.Name) {
+		t.Errorf("the question reads %q", s)
+	}
+	cl.Post("/staff/waitlist/"+later.ID.String()+"/remove", url.Values{"confirm": {"yes"}}).WantRedirect("/staff/waitlist")
+	if st := a.wlState(t, later.ID); st != waitlist.StateRemoved {
+		t.Fatalf("the entry is %s, want removed", st)
+	}
+	cl.Post(wlOfferPath(later), url.Values{"specialist": {c.Specialists[0].ID.String()}, "start": {times[len(times)-1]}}).
+		Want(http.StatusNotFound)
+	var openings int
+	if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM waitlist_openings WHERE clinic_id = $1`, c.ID).Scan(&openings); err != nil {
+		t.Fatal(err)
+	}
+	if openings != 1 {
+		t.Errorf("%d openings, want the one offer's", openings)
+	}
+}

@@ -90,8 +90,9 @@
 //
 // Scripts never call TIME: "now" is passed in from Go (Store.now, which
 // tests replace) and expiries are computed as now+ttl, in milliseconds.
-// A hold's payload carries its KeepUntil (claim + longest life): a
-// heartbeat extends to min(now+ttl, KeepUntil), and past it answers gone
+// A hold's payload carries its KeepUntil (claim + longest life, or as far
+// as the server's Keep raised it): a heartbeat extends to min(now+ttl,
+// KeepUntil), and past it answers gone
 // (a payload without a KeepUntil, written before it existed, counts as at
 // it, so such a hold lapses within a TTL);
 // a pin may reach a little past it, so a confirm is not cut off mid-insert.

@@ -25,7 +25,8 @@ type Hold struct {
 	End               time.Time // slot end, UTC
 	ExpiresAt         time.Time // when the hold lapses without a heartbeat, UTC, ms precision
 	// KeepUntil is as far as heartbeats may carry the hold: its claim plus
-	// the store's longest life. Zero in payloads written before it existed.
+	// the store's longest life, or as far as the server's Keep raised it.
+	// Zero in payloads written before it existed.
 	KeepUntil time.Time
 	// The buffers of the held type: the slot overlay blocks them around the
 	// hold just as it does around a booking. Stored as whole minutes.

@@ -226,9 +226,6 @@ return {'ok'}
 //	for a heartbeat: ARGV[6] its event if the hold is extended  ARGV[7...]
 //	the channels
 //
-// With KEYS[5], the specialist's index of holds (Keep), that key lives at
-// least d and a minute more, as a claim leaves it.
-//
 // Replies: {'ok', payload, published (0|1)} | {'gone'} | {'notowner'}.
 //
 // "Live" means the hold key exists AND holds this holdId: after an expiry
@@ -264,9 +261,6 @@ end
 -- a moment before the key did; a live hold belongs in its client's set.
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
-if KEYS[5] then
-  extendTTL(KEYS[5], d + 60000)
-end
 if not (extended and ARGV[6]) then
   return {'ok', payload, 0}
 end

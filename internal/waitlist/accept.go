@@ -41,13 +41,17 @@ func (s *Service) Accept(ctx context.Context, clinicID uuid.UUID, token string) 
 	}
 	holdID := o.HoldID
 	if holdID != "" {
-		// The hold stays ours while the booking is written; if Redis lost
-		// it, the gate alone decides.
-		if _, err := s.holds.Pin(ctx, holdID, holdOwner(o.OpeningID), pinFor); err != nil {
-			if !errors.Is(err, holds.ErrExpired) && !errors.Is(err, holds.ErrNotOwner) {
-				s.log.Warn("waitlist: pin an offer's hold", "err", err)
-			}
+		// The hold stays ours while the booking is written. If Redis lost
+		// it, the gate alone decides, and the booking still spends what is
+		// left of it (its index entries), so the time is never announced
+		// as released once booked.
+		_, err := s.holds.Pin(ctx, holdID, holdOwner(o.OpeningID), pinFor)
+		switch {
+		case err == nil, errors.Is(err, holds.ErrExpired):
+		case errors.Is(err, holds.ErrNotOwner):
 			holdID = ""
+		default:
+			s.log.Warn("waitlist: pin an offer's hold", "err", err)
 		}
 	}
 	clientID := "waitlist:" + e.ID.String()
@@ -134,6 +138,28 @@ func (s *Service) OfferByHand(ctx context.Context, clinicID, entryID, specialist
 			Entity: "waitlist_entry", EntityID: e.ID.String(),
 			After: map[string]any{"openingId": id, "specialistId": specialistID, "start": b.Start}})
 	})
+}
+
+// Entry is one entry of the clinic's list for staff, as List reads it
+// (waiting, or with a time offered), wherever it stands in the list.
+// Errors: NOT_FOUND (not in the list, or another clinic's).
+func (s *Service) Entry(ctx context.Context, clinicID, id uuid.UUID) (Entry, error) {
+	r, err := db.New(s.pool).WaitlistStaffEntry(ctx, db.WaitlistStaffEntryParams{ID: id, ClinicID: clinicID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Entry{}, apperr.NotFoundf("entryId", "No such waitlist entry.")
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("read waitlist entry: %w", err)
+	}
+	e := entryFromRow(r.WaitlistEntry)
+	e.TypeName, e.SpecialistName, e.OfferID = r.TypeName, r.SpecialistName, r.OfferID
+	if r.OfferExpiresAt != nil {
+		e.OfferUntil = *r.OfferExpiresAt
+	}
+	if r.OfferStart != nil {
+		e.OfferStart = *r.OfferStart
+	}
+	return e, nil
 }
 
 // List is the clinic's waitlist for staff, oldest first: everyone
