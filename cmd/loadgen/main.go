@@ -59,6 +59,7 @@ type options struct {
 	bareServe   string
 	spawn       string
 	attempts    int
+	bookings    int
 	cpuProfile  string
 	// viaProxy: patients reach the server as through a load balancer (see
 	// runner.proxy).
@@ -73,8 +74,9 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
 	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
-	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint), waitlist (cancel to offer under load, against -spawn) or suite (everything, with references)")
+	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint), waitlist (cancel to offer under load, against -spawn), roundtrips (Redis round trips per booking, against -spawn) or suite (everything, with references)")
 	fs.IntVar(&o.attempts, "attempts", 1000, "-mode hot: concurrent attempts on the one slot")
+	fs.IntVar(&o.bookings, "bookings", 200, "-mode roundtrips: bookings, one after the other")
 	fs.StringVar(&o.streams, "streams", "1000,5000,10000", "stream counts for -mode streams")
 	fs.IntVar(&o.changes, "changes", 10, "slot changes per stream count")
 	fs.StringVar(&o.bareServe, "bare-serve", "", "internal: run the bare SSE broadcaster on this address")
@@ -142,6 +144,12 @@ func run(ctx context.Context, args []string) error {
 				w.cancels, round(w.p50), round(w.p99), round(w.worst), w.offered, w.load)
 		}
 		return err
+	case "roundtrips":
+		r, err := roundtripsScenario(ctx, pool, o.spawn, o.bookings)
+		if err == nil {
+			printRoundtrips(r)
+		}
+		return err
 	case "pages":
 		p, err := pagesScenario(ctx, pool, strings.TrimRight(o.url, "/"))
 		if err == nil {
@@ -150,7 +158,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	case "book":
 	default:
-		return fmt.Errorf("-mode %q: want book, hot, streams, pages or suite", o.mode)
+		return fmt.Errorf("-mode %q: want book, hot, streams, pages, waitlist, roundtrips or suite", o.mode)
 	}
 	_, err = bookScenario(ctx, pool, o)
 	return err

@@ -71,6 +71,11 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	if err != nil {
 		return err
 	}
+	rt, err := roundtripsScenario(ctx, pool, o.spawn, o.bookings)
+	if err != nil {
+		return err
+	}
+	printRoundtrips(rt)
 	counts := []int{1000, 5000, 10000}
 	streams, err := streamsScenario(ctx, pool, o.spawn, counts, o.changes)
 	if err != nil {
@@ -94,6 +99,9 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("waitlist: cancel to offer, %d cancels", wl.cancels),
 		fmt.Sprintf("p50 %s p99 %s max %s (%d offered)", round(wl.p50), round(wl.p99), round(wl.worst), wl.offered),
 		fmt.Sprintf("under grid load: %.0f pages/s", wl.load))
+	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("Redis per booking, %d one by one", rt.bookings),
+		fmt.Sprintf("%.1f commands sent (%.1f scripts)", rt.perBooking(), float64(rt.all.scripts())/float64(max(rt.bookings, 1))),
+		fmt.Sprintf("%.1f executed with scripts' calls", float64(rt.all.total())/float64(max(rt.bookings, 1))))
 	fmt.Printf("%-40s %-44s %-30s\n", "grid page (week)", fmt.Sprintf("%.0f req/s", pages.grid), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.grid/pages.trivial))
 	fmt.Printf("%-40s %-44s %-30s\n", "timeslots (cached week)", fmt.Sprintf("%.0f req/s", pages.timeslots), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.timeslots/pages.trivial))
 	for i, s := range streams {

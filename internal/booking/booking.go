@@ -99,6 +99,9 @@ type Change struct {
 	// Offer is, for confirm, the waitlist offer the booking takes up
 	// (BookRequest.WaitlistOffer); uuid.Nil for any other booking.
 	Offer uuid.UUID
+	// Cooldown is, for confirm, the client's cooldown the booking starts
+	// (BookRequest.Cooldown): the observer that spends the hold starts it.
+	Cooldown time.Duration
 }
 
 // Outbox writes the messages a change sends to the patient, in the
@@ -166,6 +169,10 @@ type BookRequest struct {
 	// the outbox that keeps the waitlist closes it in the booking's
 	// transaction, or refuses the booking when the offer is over.
 	WaitlistOffer uuid.UUID
+	// Cooldown, with HoldID, is how long the client may not hold this type
+	// again once the booking is made: told to observers, which start it
+	// with the spent hold. 0: none.
+	Cooldown time.Duration
 	// Actor is who is booking, for the audit row: ActorPatient or
 	// "staff:<id>". A patient's booking is bound by the type's cooldown.
 	Actor string
@@ -230,7 +237,7 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 			return Confirmation{}, err
 		}
 	}
-	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer})
+	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown})
 	return c, nil
 }
 

@@ -133,6 +133,13 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		ClinicID:          h.ClinicID,
 		Language:          req.Language,
 	}
+	// The cooldown starts with the spent hold, after the commit (see
+	// OnBookingChange).
+	if t, err := s.slots.TypeRow(ctx, h.AppointmentTypeID); err != nil {
+		s.logger.Warn("cooldown length", "err", err)
+	} else {
+		breq.Cooldown = time.Duration(t.CooldownMin) * time.Minute
+	}
 	if key != nil {
 		// A retry racing this request with the same hold loses the slot to
 		// it in the gate and is answered with the stored record (Confirm);
@@ -156,15 +163,9 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		return Confirmed{}, err
 	}
 
-	// After the commit the cooldown starts. (The bitmap, the cache
-	// generation, the spent hold and the confirm event follow every booking
-	// through the booking service's observers: see OnBookingChange.)
-	after := context.WithoutCancel(ctx)
-	if t, err := s.slots.TypeRow(after, h.AppointmentTypeID); err != nil {
-		s.logger.Warn("cooldown length", "err", err)
-	} else if err := s.holds.SetCooldown(after, h.ClinicID, req.ClientID, h.AppointmentTypeID, conf.Booking.ID, time.Duration(t.CooldownMin)*time.Minute); err != nil {
-		s.logger.Warn("set cooldown", "err", err)
-	}
+	// After the commit the bitmap, the cache generations, the spent hold
+	// with the cooldown it starts, and the confirm event follow the booking
+	// through the booking service's observers (see OnBookingChange).
 	return Confirmed{Confirmation: conf}, nil
 }
 

@@ -34,8 +34,11 @@ func (f failCooldownReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook
 	}
 }
 
-// A cooldown that cannot be read does not stop a patient: the check fails
-// open (the hold's claim, which decides, fails closed instead).
+// The cooldown is checked by the hold's claim, in its own script: no read
+// of it can fail on its own there. A request that gets no claim (a time
+// that is not a slot) is told about a cooldown first all the same, from a
+// read of its own; that read fails open: a Redis hiccup answers the
+// request as if there were no cooldown, never refuses it for one.
 func TestCooldownCheckFailsOpen(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
@@ -52,12 +55,18 @@ func TestCooldownCheckFailsOpen(t *testing.T) {
 
 	client := newClient()
 	e.mustConfirm(e.hold(e.typeID(0), e.monday(10, 0), uuid.Nil, client))
-	// Readable, the cooldown refuses the next hold...
+	offGrid := e.monday(11, 7)
+	// Readable, the cooldown refuses the next hold, and comes first for a
+	// time that is not a slot...
 	_, err = e.tryHold(e.typeID(0), e.monday(11, 0), client)
 	wantCode(t, err, "COOLDOWN", apperr.TooMany)
-	// ...unreadable, it lets it through.
+	_, err = e.tryHold(e.typeID(0), offGrid, client)
+	wantCode(t, err, "COOLDOWN", apperr.TooMany)
+	// ...unreadable on its own, the claim still refuses (its script reads
+	// it), and the time that is not a slot gets its own answer.
 	fail.Store(true)
-	if _, err := e.tryHold(e.typeID(0), e.monday(11, 0), client); err != nil {
-		t.Fatalf("with the cooldown unreadable the hold was refused: %v", err)
-	}
+	_, err = e.tryHold(e.typeID(0), e.monday(11, 0), client)
+	wantCode(t, err, "COOLDOWN", apperr.TooMany)
+	_, err = e.tryHold(e.typeID(0), offGrid, client)
+	wantCode(t, err, "INVALID_ARGUMENT", apperr.Invalid)
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // OnBookingChange publishes every committed booking change to the live
-// streams, spends the hold a booking came from, and keeps cooldowns in
-// step; main wires it with booking.Service.Observe, so staff bookings are
-// published too.
+// streams, spends the hold a booking came from (starting the cooldown the
+// booking asked for), and keeps cooldowns in step; main wires it with
+// booking.Service.Observe, so staff bookings are published too.
 func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	// The booking as the hold (holdID) it is or came from.
 	asHold := func(b booking.Booking, holdID string) holds.Hold {
@@ -33,9 +33,11 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	switch ch.Kind {
 	case "confirm":
 		if ch.HoldID != "" {
-			// The hold is spent: it goes, and the booking is announced, in
-			// one step (after the commit, as every observer runs).
-			if err := s.holds.ConsumeBooked(ctx, asHold(ch.Booking, ch.HoldID)); err != nil {
+			// The hold is spent: it goes, the booking is announced and the
+			// cooldown it starts begins, in one step (after the commit, as
+			// every observer runs).
+			h := asHold(ch.Booking, ch.HoldID)
+			if err := s.holds.ConsumeBookedCooling(ctx, h, ch.Booking.ID, ch.Cooldown); err != nil {
 				s.logger.Warn("consume hold after booking", "err", err)
 			}
 			return

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
 )
@@ -53,16 +54,14 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	}
 	t := res.Row
 
-	// Cooldown fails open: a Redis hiccup must not stop a patient here; the
-	// claim below fails closed instead.
-	if rem, err := s.holds.CooldownRemaining(ctx, t.ClinicID, req.ClientID, t.ID); err != nil {
-		s.logger.Warn("cooldown check failed; letting the request through", "err", err)
-	} else if rem > 0 {
-		return holds.Hold{}, apperr.Cooldown(t.Name, rem)
-	}
-
+	// The cooldown is checked by the claim itself, in its round trip. A
+	// request that gets no claim is told about a cooldown first all the
+	// same.
 	cands, err := s.candidatesIn(ctx, res, req.SpecialistID, start, uuid.Nil)
 	if err != nil {
+		if cerr := s.cooldown(ctx, t, req.ClientID); cerr != nil {
+			return holds.Hold{}, cerr
+		}
 		return holds.Hold{}, err
 	}
 	var heldFor time.Duration
@@ -75,12 +74,16 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 			BufferBefore: typ.BufferBefore, BufferAfter: typ.BufferAfter,
 			Quota:   int(t.MaxHoldsPerClient),
 			Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
+			Cooldown: true,
 		})
 		var held *holds.HeldError
 		var reclaim *holds.ReclaimError
+		var cooling *holds.CooldownError
 		switch {
 		case err == nil:
 			return h, nil
+		case errors.As(err, &cooling):
+			return holds.Hold{}, apperr.Cooldown(t.Name, cooling.RetryAfter)
 		case errors.As(err, &held):
 			// Lost the race for this one: try the next without asking again.
 			heldFor = maxDuration(heldFor, held.RetryAfter)
@@ -117,6 +120,20 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		return holds.Hold{}, apperr.ReclaimTooSoon(coolFor)
 	}
 	return holds.Hold{}, apperr.SlotHeld(heldFor)
+}
+
+// cooldown is COOLDOWN while the client's cooldown for the type runs, else
+// nil. It fails open: a Redis hiccup must not stop a patient here.
+func (s *Service) cooldown(ctx context.Context, t db.AppointmentType, clientID string) error {
+	rem, err := s.holds.CooldownRemaining(ctx, t.ClinicID, clientID, t.ID)
+	if err != nil {
+		s.logger.Warn("cooldown check failed; letting the request through", "err", err)
+		return nil
+	}
+	if rem > 0 {
+		return apperr.Cooldown(t.Name, rem)
+	}
+	return nil
 }
 
 // Heartbeat keeps a hold for another full TTL.

@@ -32,6 +32,10 @@ type ClaimRequest struct {
 	// SetReclaimCoolOff), whatever the quota.
 	Address      string
 	AddressQuota int
+	// Cooldown refuses the claim with a *CooldownError while the client's
+	// booking cooldown for the type runs (see SetCooldown), checked in the
+	// claim's own step.
+	Cooldown bool
 	// Life, for holds the server takes itself (a waitlist offer's), is how
 	// long the hold lives from its claim, instead of the store's TTL;
 	// heartbeats cannot carry it further (Keep can). 0: the store's TTL
@@ -43,7 +47,8 @@ type ClaimRequest struct {
 // *HeldError (also errors.Is ErrHeld: the slot, or with the buffers an
 // overlapping time of the same specialist, is another client's),
 // *ReclaimError (also errors.Is ErrReclaimTooSoon: a hold on this slot
-// claimed from the same network lapsed within the cool-off), ErrInvalid,
+// claimed from the same network lapsed within the cool-off), *CooldownError
+// (also errors.Is ErrCooldown; only with req.Cooldown), ErrInvalid,
 // or a Redis error. Claiming a slot the client already holds returns that
 // hold unchanged and no error (a re-click), and publishes nothing.
 func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
@@ -81,7 +86,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		return Hold{}, err
 	}
 	keys := []string{h.key(), clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID),
-		specialistKey(req.ClinicID, req.SpecialistID)}
+		specialistKey(req.ClinicID, req.SpecialistID), cooldownKey(req.ClinicID, req.ClientID, req.AppointmentTypeID)}
 	if network != "" {
 		keys = append(keys, addressKey(req.ClinicID, network), reclaimKey(h.key(), network))
 	}
@@ -90,7 +95,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1), string(msg),
 		h.Start.Add(-h.BufferBefore).UnixMilli(), occupiedEnd, occupiedEnd + maxOccupied.Milliseconds(),
 		max(req.AddressQuota, 0), (max(s.maxLife, req.Life) + maxPin).Milliseconds(),
-		s.ReclaimCoolOff().Milliseconds(), network, h.Start.Format(time.RFC3339Nano)}
+		s.ReclaimCoolOff().Milliseconds(), network, h.Start.Format(time.RFC3339Nano), flag(req.Cooldown)}
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
@@ -120,6 +125,11 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	if err != nil {
 		return Hold{}, fmt.Errorf("holds: claim: %w", err)
 	}
+	return s.claimed(h, res)
+}
+
+// claimed reads the claim script's reply: h when it took the slot.
+func (s *Store) claimed(h Hold, res []any) (Hold, error) {
 	switch status(res) {
 	case "ok":
 		return h, nil // the script published the event
@@ -132,6 +142,9 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	case "reclaim":
 		ms, _ := res[1].(int64)
 		return Hold{}, &ReclaimError{RetryAfter: max(time.Duration(ms)*time.Millisecond, 0)}
+	case "cooldown":
+		ms, _ := res[1].(int64)
+		return Hold{}, &CooldownError{RetryAfter: max(time.Duration(ms)*time.Millisecond, 0)}
 	case "held":
 		other, err := s.payloads.decode(str(res, 1))
 		if err != nil {
@@ -142,6 +155,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 	default:
 		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
 	}
+
 }
 
 func (r ClaimRequest) validate() error {
@@ -163,4 +177,12 @@ func (r ClaimRequest) validate() error {
 		return fmt.Errorf("%w: address %q is not an IP address", ErrInvalid, r.Address)
 	}
 	return nil
+}
+
+// flag is a boolean as scripts read it.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }

@@ -251,6 +251,8 @@ var (
 	ErrNotOwner = errors.New("holds: hold belongs to another client")
 	// ErrReclaimTooSoon matches (errors.Is) every *ReclaimError.
 	ErrReclaimTooSoon = errors.New("holds: slot was held from this network too recently")
+	// ErrCooldown matches (errors.Is) every *CooldownError.
+	ErrCooldown = errors.New("holds: client is in its booking cooldown")
 	// ErrInvalid: a malformed request (empty client id, nil ids, end before start).
 	ErrInvalid = errors.New("holds: invalid request")
 )
@@ -355,3 +357,17 @@ func cooldownKey(clinicID uuid.UUID, clientID string, atid uuid.UUID) string {
 func cooldownReverseKey(clinicID, bookingID uuid.UUID) string {
 	return "client_limit:booking:" + tag(clinicID) + ":" + bookingID.String()
 }
+
+// CooldownError is returned by a claim that checks the cooldown
+// (ClaimRequest.Cooldown) while the client's booking cooldown for the type
+// runs.
+type CooldownError struct {
+	RetryAfter time.Duration // until the cooldown ends
+}
+
+func (e *CooldownError) Error() string {
+	return fmt.Sprintf("holds: client is in its booking cooldown (retry after %s)", e.RetryAfter)
+}
+
+// Is makes errors.Is(err, ErrCooldown) true.
+func (e *CooldownError) Is(target error) bool { return target == ErrCooldown }

@@ -5,6 +5,7 @@ package holds
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -44,7 +45,7 @@ func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, err
 // entries, whether or not the key has expired meanwhile. It publishes
 // nothing (see ConsumeBooked).
 func (s *Store) Consume(ctx context.Context, h Hold) error {
-	return s.consume(ctx, h, nil, nil)
+	return s.consume(ctx, h, nil, nil, nil)
 }
 
 // ConsumeBooked is Consume that also publishes the booking's event (type
@@ -52,22 +53,47 @@ func (s *Store) Consume(ctx context.Context, h Hold) error {
 // hold vanish without the booking that took its place. The event's hold
 // is h, as the booking describes it.
 func (s *Store) ConsumeBooked(ctx context.Context, h Hold) error {
+	return s.ConsumeBookedCooling(ctx, h, uuid.Nil, 0)
+}
+
+// ConsumeBookedCooling is ConsumeBooked that also starts the client's
+// cooldown for the type after bookingID, as SetCooldown does, in the same
+// step. cooldown <= 0 starts none.
+func (s *Store) ConsumeBookedCooling(ctx context.Context, h Hold, bookingID uuid.UUID, cooldown time.Duration) error {
 	msg, channels, err := eventMessage(Event{Type: EventConfirm, Hold: h})
 	if err != nil {
 		return err
 	}
-	return s.consume(ctx, h, msg, channels)
+	var cool *cooling
+	if cooldown > 0 {
+		cool = &cooling{bookingID: bookingID, d: max(cooldown, time.Millisecond)} // PX counts whole milliseconds
+	}
+	return s.consume(ctx, h, msg, channels, cool)
 }
 
-func (s *Store) consume(ctx context.Context, h Hold, msg []byte, channels []string) error {
+// cooling is the cooldown a consumed hold's booking starts.
+type cooling struct {
+	bookingID uuid.UUID
+	d         time.Duration
+}
+
+func (s *Store) consume(ctx context.Context, h Hold, msg []byte, channels []string, cool *cooling) error {
 	if h.ClinicID == uuid.Nil || h.HoldID == "" {
 		return fmt.Errorf("%w: consume needs the hold as Pin returned it", ErrInvalid)
 	}
-	args := []any{h.HoldID, string(msg)}
+	keys := h.scriptKeys()
+	args := []any{h.HoldID, string(msg), 0, ""}
+	if cool != nil {
+		if cool.bookingID == uuid.Nil || h.ClientID == "" || h.AppointmentTypeID == uuid.Nil {
+			return fmt.Errorf("%w: a cooldown needs the booking, the client and the type", ErrInvalid)
+		}
+		keys = append(keys, cooldownKey(h.ClinicID, h.ClientID, h.AppointmentTypeID), cooldownReverseKey(h.ClinicID, cool.bookingID))
+		args[2], args[3] = cool.d.Milliseconds(), cool.bookingID.String()
+	}
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
-	if err := consumeScript.Run(ctx, s.rdb, h.scriptKeys(), args...).Err(); err != nil {
+	if err := consumeScript.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
 		return fmt.Errorf("holds: consume: %w", err)
 	}
 	return nil

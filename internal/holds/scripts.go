@@ -8,7 +8,7 @@ import "github.com/redis/go-redis/v9"
 // atomically, so here the check and the write are one step.
 //
 // Every operation on one hold declares the same four keys (a claim up to
-// three more, see claimScript):
+// four more, see claimScript):
 //
 //	KEYS[1] hold key   KEYS[2] client set   KEYS[3] holds:meta   KEYS[4] holds:expiry
 //
@@ -63,8 +63,8 @@ end
 // claimScript takes a slot, enforcing the quotas and the specialist's
 // other holds, in one step.
 //
-//	KEYS[5] the specialist index
-//	with an address: KEYS[6] the address set  KEYS[7] the slot's re-claim key for the address's network
+//	KEYS[5] the specialist index  KEYS[6] the client's booking cooldown for the type
+//	with an address: KEYS[7] the address set  KEYS[8] the slot's re-claim key for the address's network
 //	ARGV[1] now  ARGV[2] ttl  ARGV[3] expiry (now+ttl)  ARGV[4] payload
 //	ARGV[5] holdId  ARGV[6] clientId  ARGV[7] appointmentTypeId  ARGV[8] quota
 //	ARGV[9] the "hold" event  ARGV[10] occupied start  ARGV[11] occupied end
@@ -72,10 +72,15 @@ end
 //	ARGV[14] the indexes' TTL (the longest a hold can live)
 //	ARGV[15] the re-claim cool-off  ARGV[16] the address's network, or ''
 //	ARGV[17] the slot start as payloads write it
-//	ARGV[18...] the channels to publish the event on
+//	ARGV[18] '1' to refuse while the cooldown runs, else '0'
+//	ARGV[19...] the channels to publish the event on
 //
 // Replies: {'ok'} | {'own', payload} | {'quota'} | {'addrquota'} |
-// {'held', payload, remaining ms} | {'reclaim', remaining ms}.
+// {'held', payload, remaining ms} | {'reclaim', remaining ms} |
+// {'cooldown', remaining ms}.
+//
+// A client in its booking cooldown for the type is refused before
+// anything else, its own hold of the slot included.
 //
 // A new hold's event is published by the script itself: every page hears
 // of a hold that exists, and of none that does not, even if the process
@@ -106,6 +111,12 @@ end
 // once) of this very slot and network starts the cool-off here.
 var claimScript = redis.NewScript(extendTTL + coolOff + `
 local now = tonumber(ARGV[1])
+if ARGV[18] == '1' then
+  local cd = redis.call('PTTL', KEYS[6])
+  if cd > 0 then
+    return {'cooldown', cd}
+  end
+end
 local existing = redis.call('GET', KEYS[1])
 if existing and cjson.decode(existing).clientId == ARGV[6] then
   return {'own', existing}
@@ -133,13 +144,13 @@ if n >= tonumber(ARGV[8]) then
   return {'quota'}
 end
 
-if KEYS[6] and tonumber(ARGV[13]) > 0 then
+if KEYS[7] and tonumber(ARGV[13]) > 0 then
   n = 0
-  for _, id in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[7])) do
     if live(id) then
       n = n + 1
     else
-      redis.call('SREM', KEYS[6], id)
+      redis.call('SREM', KEYS[7], id)
     end
   end
   if n >= tonumber(ARGV[13]) then
@@ -179,7 +190,7 @@ for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[10], ARGV[12
   local id, from = string.match(m, '^([^:]+):(%d+):')
   local raw = live(id)
   if not raw then
-    if KEYS[7] then
+    if KEYS[8] then
       local at = lapsedHere(id)
       if at and (not lapsedAt or at > lapsedAt) then
         lapsedAt = at
@@ -191,11 +202,11 @@ for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[10], ARGV[12
   end
 end
 
-if KEYS[7] then
+if KEYS[8] then
   if lapsedAt then
-    coolOff(KEYS[7], lapsedAt + tonumber(ARGV[15]), now)
+    coolOff(KEYS[8], lapsedAt + tonumber(ARGV[15]), now)
   end
-  local untilMs = tonumber(redis.call('GET', KEYS[7]) or 0) or 0
+  local untilMs = tonumber(redis.call('GET', KEYS[8]) or 0) or 0
   if untilMs > now then
     return {'reclaim', untilMs - now}
   end
@@ -208,11 +219,11 @@ redis.call('SADD', KEYS[2], ARGV[5])
 extendTTL(KEYS[2], tonumber(ARGV[2]))
 redis.call('ZADD', KEYS[5], ARGV[11], ARGV[5] .. ':' .. ARGV[10] .. ':' .. ARGV[11])
 extendTTL(KEYS[5], indexTTL)
-if KEYS[6] and tonumber(ARGV[13]) > 0 then
-  redis.call('SADD', KEYS[6], ARGV[5])
-  extendTTL(KEYS[6], indexTTL)
+if KEYS[7] and tonumber(ARGV[13]) > 0 then
+  redis.call('SADD', KEYS[7], ARGV[5])
+  extendTTL(KEYS[7], indexTTL)
 end
-for i = 18, #ARGV do
+for i = 19, #ARGV do
   redis.call('PUBLISH', ARGV[i], ARGV[9])
 end
 return {'ok'}
@@ -292,14 +303,18 @@ return {'ok', cur}
 
 // consumeScript removes a hold that became a booking.
 //
-//	ARGV[1] holdId  ARGV[2] the "confirm" event, or ''  ARGV[3...] the
-//	channels to publish it on
+//	with a cooldown: KEYS[5] the cooldown key  KEYS[6] its reverse key
+//	ARGV[1] holdId  ARGV[2] the "confirm" event, or ''
+//	ARGV[3] the cooldown in ms (0: none)  ARGV[4] the booking's id
+//	ARGV[5...] the channels to publish the event on
 //
 // The index entries go even if the key has just expired, so the sweeper
 // never announces "expired" for a slot that was booked. The key is deleted
 // only if it is still this hold: it may already be someone else's. The
 // booking's event, when given, is published in the same step, so no page
-// sees the hold gone before it hears of the booking.
+// sees the hold gone before it hears of the booking. The cooldown the
+// booking starts is written with it, as SetCooldown writes it: the
+// cooldown key names the booking and the reverse key the cooldown key.
 var consumeScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur and cjson.decode(cur).holdId == ARGV[1] then
@@ -308,7 +323,11 @@ end
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('SREM', KEYS[2], ARGV[1])
-for i = 3, #ARGV do
+if KEYS[6] and tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[3])
+  redis.call('SET', KEYS[6], KEYS[5], 'PX', ARGV[3])
+end
+for i = 5, #ARGV do
   redis.call('PUBLISH', ARGV[i], ARGV[2])
 end
 return 1

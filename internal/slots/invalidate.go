@@ -93,6 +93,9 @@ func (s *Service) patchAfterBooking(ctx context.Context, b booking.Booking, bt a
 	busy := []availability.Busy{{SpecialistID: b.SpecialistID, Start: b.Start, End: b.End,
 		BufferBefore: bt.BufferBefore, BufferAfter: bt.BufferAfter}}
 	now := s.now()
+	// Every patched list is written in one pipeline: one round trip however
+	// many lists this instance holds for the clinic.
+	pipe := s.rdb.Pipeline()
 	for _, me := range s.memo.following(b.ClinicID, bumped, now) {
 		ref := *me.ref
 		ref.genVals = slices.Clone(ref.genVals)
@@ -105,7 +108,24 @@ func (s *Service) patchAfterBooking(ctx context.Context, b booking.Booking, bt a
 		e := *me.e
 		e.Slots = availability.ApplyHolds(e.Type, me.e.Slots, busy)
 		s.memo.put(&ref, &e, now, s.ttl)
-		s.store(ctx, ref.key, &e, now)
+		queueStore(ctx, pipe, ref.key, &e, now)
+	}
+	if pipe.Len() == 0 {
+		return
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		s.logger.Warn("timeslot cache write", "err", err)
+	}
+}
+
+// queueStore is store's write, queued on a pipeline.
+func queueStore(ctx context.Context, pipe redis.Pipeliner, key string, e *entry, now time.Time) {
+	ttl := e.Expires.Sub(now)
+	if ttl < time.Millisecond {
+		return
+	}
+	if raw, err := e.encode(); err == nil {
+		pipe.Set(ctx, key, raw, ttl)
 	}
 }
 
