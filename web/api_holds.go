@@ -70,6 +70,9 @@ func (s *Server) createHold(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A read on this instance right after the answer must see the hold,
+	// even before its event comes back from Redis.
+	s.deps.Views.Changed(h.ClinicID)
 	return c.JSON(http.StatusCreated, holdView(h))
 }
 

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/grid"
+	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/slots"
 )
 
@@ -35,17 +38,71 @@ func (s *Server) timeslots(c echo.Context) error {
 			return err
 		}
 	}
+	key := grid.View{AppointmentTypeID: typeID, SpecialistID: specialist, From: from, To: to}
+	if v := s.deps.Views.Get(key); v != nil && viewChecked(v, from, to) {
+		s.deps.Views.Count("timeslots", true)
+		return s.timeslotsAnswer(c, v)
+	}
+	s.deps.Views.Count("timeslots", false)
+	ctx := c.Request().Context()
 	// A range nobody can book in would be computed and cached for nobody.
-	if err := s.deps.Slots.CheckRange(c.Request().Context(), typeID, from, to); err != nil {
+	if err := s.deps.Slots.CheckRange(ctx, typeID, from, to); err != nil {
 		return err
 	}
-	res, err := s.deps.Slots.Free(c.Request().Context(), slots.Request{
+	if v, sn := s.timeslotsView(ctx, key); v != nil {
+		return s.timeslotsAnswer(c, v)
+	} else if sn != nil {
+		body := appendTimeslots(nil, sn.Timezone, sn.Bookable())
+		return writeAnswer(c, echo.MIMEApplicationJSON, liveview.Answer{Body: body, ETag: liveview.ETag(body)})
+	}
+	res, err := s.deps.Slots.Free(ctx, slots.Request{
 		AppointmentTypeID: typeID, From: from, To: to, SpecialistID: specialist,
 	})
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(http.StatusOK, appendTimeslots(nil, res.Timezone, res.Slots))
+	body := appendTimeslots(nil, res.Timezone, res.Slots)
+	return writeAnswer(c, echo.MIMEApplicationJSON, liveview.Answer{Body: body, ETag: liveview.ETag(body)})
+}
+
+// viewChecked reports whether the range of a live view is one CheckRange
+// passes: a view kept for a timeslots read was checked before it was
+// read; one kept for a page covers its week, which may reach past the
+// booking window.
+func viewChecked(v *liveview.View, from, to availability.Date) bool {
+	meta := pageMetaOf(v)
+	return meta == nil || (!from.Before(meta.first) && !meta.last.Before(to))
+}
+
+// timeslotsView reads key's grid fit to be kept as a live view, and keeps
+// it. Without a view, sn is the reading when there was one (events got in
+// the way of keeping it: it is as good an answer as any reading); both are
+// nil when this instance keeps no view now.
+func (s *Server) timeslotsView(ctx context.Context, key grid.View) (*liveview.View, *grid.Snapshot) {
+	clinicID, err := s.deps.Slots.ClinicOfType(ctx, key.AppointmentTypeID)
+	if err != nil {
+		return nil, nil
+	}
+	t := s.deps.Views.Begin(clinicID)
+	if t == nil {
+		return nil, nil
+	}
+	sn, err := s.deps.Grid.LiveSnapshot(ctx, key)
+	if err != nil {
+		return nil, nil
+	}
+	return s.deps.Views.Install(t, sn, nil, time.Time{}), sn
+}
+
+// timeslotsAnswer is the answer of a live view, encoded once per change.
+func (s *Server) timeslotsAnswer(c echo.Context, v *liveview.View) error {
+	a, err := v.Answer("json", func(sn *grid.Snapshot) ([]byte, error) {
+		return appendTimeslots(nil, sn.Timezone, sn.Bookable()), nil
+	})
+	if err != nil {
+		return err
+	}
+	return writeAnswer(c, echo.MIMEApplicationJSON, a)
 }
 
 // appendTimeslots writes the timeslots answer,

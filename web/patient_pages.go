@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
@@ -80,38 +82,63 @@ func (s *Server) clinicPage(c echo.Context) error {
 // bookingPageVM builds the week page around a panel.
 func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanelVM) (views.BookingPageVM, error) {
 	ctx := c.Request().Context()
-	clinic, err := s.deps.Clinics.BySlug(ctx, p.slug)
+	meta, sn, _, err := s.loadPage(ctx, p, false)
 	if err != nil {
 		return views.BookingPageVM{}, err
+	}
+	return p.bookingVM(ctx, meta, sn.Cells(s.existingClientID(c)), panel), nil
+}
+
+// loadPage reads what a week page shows besides its panel: the clinic,
+// the type, its specialists and the grid. With live, the grid is read fit
+// to be kept as a live view (grid.LiveSnapshot); when it cannot be, it is
+// read as always and live comes back false.
+func (s *Server) loadPage(ctx context.Context, p pageView, live bool) (*pageMeta, *grid.Snapshot, bool, error) {
+	clinic, err := s.deps.Clinics.BySlug(ctx, p.slug)
+	if err != nil {
+		return nil, nil, false, err
 	}
 	t, err := s.deps.Clinics.AppointmentType(ctx, p.typeID)
 	if err != nil {
-		return views.BookingPageVM{}, err
+		return nil, nil, false, err
 	}
 	specialists, err := s.deps.Clinics.ActiveSpecialists(ctx, p.typeID)
 	if err != nil {
-		return views.BookingPageVM{}, err
+		return nil, nil, false, err
 	}
 	known := p.specialist == uuid.Nil
-	opts := []views.OptionVM{{Value: "", Label: p.tr.T("booking.any", nil), Selected: p.specialist == uuid.Nil}}
 	for _, sp := range specialists {
-		opts = append(opts, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == p.specialist})
 		known = known || sp.ID == p.specialist
 	}
 	if !known {
-		return views.BookingPageVM{}, apperr.Invalidf("specialist", "That specialist does not perform %s.", t.Name)
+		return nil, nil, false, apperr.Invalidf("specialist", "That specialist does not perform %s.", t.Name)
 	}
-	sn, err := s.deps.Grid.Snapshot(ctx, p.grid())
-	if err != nil {
-		return views.BookingPageVM{}, err
+	var sn *grid.Snapshot
+	if live {
+		sn, err = s.deps.Grid.LiveSnapshot(ctx, p.grid())
+		live = err == nil
 	}
-	cells := sn.Cells(s.existingClientID(c))
+	if sn == nil {
+		if sn, err = s.deps.Grid.Snapshot(ctx, p.grid()); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	meta := &pageMeta{clinic: clinic, typ: t, specialists: specialists, loc: p.loc, first: p.first, last: p.last}
+	return meta, sn, live, nil
+}
+
+// bookingVM is the week page of p with cells and panel.
+func (p pageView) bookingVM(ctx context.Context, meta *pageMeta, cells []grid.Cell, panel views.HoldPanelVM) views.BookingPageVM {
+	opts := []views.OptionVM{{Value: "", Label: p.tr.T("booking.any", nil), Selected: p.specialist == uuid.Nil}}
+	for _, sp := range meta.specialists {
+		opts = append(opts, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == p.specialist})
+	}
 	prev, next := p, p
 	prev.monday, next.monday = p.monday.AddDays(-7), p.monday.AddDays(7)
 	first := time.Date(p.monday.Year, p.monday.Month, p.monday.Day, 12, 0, 0, 0, p.loc)
 	last := first.AddDate(0, 0, 6)
 	vm := views.BookingPageVM{
-		Clinic: clinicVM(clinic), TypeName: t.Name, DurationMin: int(t.DurationMin),
+		Clinic: clinicVM(meta.clinic), TypeName: meta.typ.Name, DurationMin: int(meta.typ.DurationMin),
 		WeekLabel: p.tr.DayMonth(first) + " – " + p.tr.DayMonthYear(last),
 		FilterURL: p.pageURL(), Week: p.monday.String(), Specialists: opts,
 		Days:      p.weekDays(cells, true),
@@ -124,11 +151,16 @@ func (s *Server) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanel
 	if p.inWindow(next.monday) {
 		vm.NextURL = p.pageURL() + next.query()
 	}
-	return vm, nil
+	return vm
 }
 
-// bookingPage answers GET /c/:slug/book/:typeId?week=&specialist=
+// bookingPage answers GET /c/:slug/book/:typeId?week=&specialist=: from
+// the week's live view when this instance keeps one and the viewer holds
+// nothing at the clinic, else from the source (keeping a view of it).
 func (s *Server) bookingPage(c echo.Context) error {
+	if done, err := s.bookingPageFromView(c); done {
+		return err
+	}
 	p, err := s.readPageView(c)
 	if err != nil {
 		return err
@@ -136,11 +168,16 @@ func (s *Server) bookingPage(c echo.Context) error {
 	// The browser gets its client id (a signed cookie, nothing stored)
 	// before its stream connects, so the stream can tell its own holds.
 	s.clientID(c)
-	vm, err := s.bookingPageVM(c, p, s.restorePanel(c, p))
+	ticket := s.deps.Views.Begin(p.clinicID)
+	meta, sn, live, err := s.loadPage(c.Request().Context(), p, ticket != nil)
 	if err != nil {
 		return err
 	}
-	return s.page(c, http.StatusOK, vm.TypeName+" · "+vm.Clinic.Name, views.BookingPage(vm))
+	if live {
+		s.keepPageView(ticket, p, meta, sn)
+	}
+	vm := p.bookingVM(c.Request().Context(), meta, sn.Cells(s.existingClientID(c)), s.restorePanel(c, p))
+	return s.pageAnswer(c, vm)
 }
 
 // restorePanel shows the hold this browser still has on the page's type,
@@ -297,6 +334,7 @@ func (s *Server) holdSlot(c echo.Context) error {
 		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.clientID(c),
 		Address: c.RealIP(),
 	})
+	s.deps.Views.Changed(p.clinicID)
 	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		if status, panel, ok := problemPanel(p, err, startStr); ok {
@@ -340,7 +378,9 @@ func (s *Server) release(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Checkout.Release(c.Request().Context(), c.FormValue("holdId"), s.clientID(c)); err != nil {
+	err = s.deps.Checkout.Release(c.Request().Context(), c.FormValue("holdId"), s.clientID(c))
+	s.deps.Views.Changed(p.clinicID)
+	if err != nil {
 		if status, panel, ok := problemPanel(p, err, ""); ok {
 			return s.panel(c, p, status, panel)
 		}
@@ -365,6 +405,7 @@ func (s *Server) confirm(c echo.Context) error {
 		Patient:  booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
 		Language: i18n.FromContext(ctx).Lang(), // the page's, for the e-mails
 	})
+	s.deps.Views.Changed(p.clinicID)
 	s.metrics.outcome(c.Request().Context(), "booking", err)
 	if err != nil {
 		ae := apperr.As(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/idempotency"
+	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
@@ -66,6 +67,7 @@ type Deps struct {
 	APIHoldLimiter                                        *ratelimit.Limiter // POST /v1/holds per IP; nil: not limited
 	StaffWriteLimiter                                     *ratelimit.Limiter // staff changes per account
 	Grid                                                  *grid.Service
+	Views                                                 *liveview.Store // nil: every grid read goes to the source
 	Assets                                                *Assets
 	Hub                                                   *events.Hub
 	StreamMetrics                                         *events.Metrics

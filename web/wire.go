@@ -27,6 +27,7 @@ import (
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/idempotency"
+	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/ratelimit"
@@ -150,10 +151,15 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)
 	metrics := events.NewMetrics(reg)
+	hub := events.NewHub(rdb, logger, metrics)
+	liveViews := liveview.New(hub, reg, liveview.Options{})
+	metrics.RedisConnected = liveViews.WatchConnected(metrics.RedisConnected)
+	bookings.Observe(func(_ context.Context, ch booking.Change) { liveViews.Changed(ch.Booking.ClinicID) })
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	changed := func(ctx context.Context, clinicID uuid.UUID) {
 		slotSvc.Invalidate(ctx, clinicID)
+		liveViews.Changed(clinicID)
 		if err := holdStore.Publish(ctx, holds.Event{Type: "calendar", Hold: holds.Hold{ClinicID: clinicID}}); err != nil {
 			logger.Warn("publish calendar change", "err", err)
 		}
@@ -174,7 +180,8 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		Sessions:          newSessions(pool, o.SecureCookies),
 		Grid:              grid.New(slotSvc, holdStore),
 		Assets:            NewAssets(),
-		Hub:               events.NewHub(rdb, logger, metrics),
+		Hub:               hub,
+		Views:             liveViews,
 		StreamMetrics:     metrics,
 		Registry:          reg,
 		Logger:            logger,

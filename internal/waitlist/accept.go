@@ -122,10 +122,9 @@ func (s *Service) OfferByHand(ctx context.Context, clinicID, entryID, specialist
 		at := target.AppointmentType
 		b := booking.Booking{ClinicID: clinicID, AppointmentTypeID: at.ID, SpecialistID: specialistID,
 			Start: start.UTC(), End: start.UTC().Add(minutes(at.DurationMin))}
-		booked, err := q.WaitlistTimeBooked(ctx, db.WaitlistTimeBookedParams{SpecialistID: specialistID,
-			FromTime: b.Start.Add(-minutes(at.BufferBeforeMin)), ToTime: b.End.Add(minutes(at.BufferAfterMin))})
+		_, _, booked, err := timeBooked(ctx, q, b)
 		if err != nil {
-			return fmt.Errorf("is the time booked: %w", err)
+			return err
 		}
 		if booked {
 			return apperr.New(apperr.Conflict, apperr.CodeSlotTaken, "This time is booked.")

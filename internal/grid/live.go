@@ -1,0 +1,140 @@
+package grid
+
+// Keeping a snapshot current from the events a process hears, without
+// reading it again: what a view kept in memory between reads needs.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/holds"
+)
+
+// LiveSnapshot is Snapshot for a view that is to be kept and updated by
+// events: it fails when the clinic's live holds cannot be read (Snapshot
+// then shows none, which a kept view must never do). The holds are read
+// after the slots, so no hold claimed before the call is missing.
+func (s *Service) LiveSnapshot(ctx context.Context, v View) (*Snapshot, error) {
+	sn, err := s.Snapshot(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	if s.holds == nil {
+		return nil, fmt.Errorf("grid: no hold store")
+	}
+	hs, err := s.holds.Active(ctx, sn.ClinicID)
+	if err != nil {
+		return nil, fmt.Errorf("grid: live holds: %w", err)
+	}
+	sn.holds = hs
+	return sn, nil
+}
+
+// Type is the view's appointment type, as the snapshot computed it.
+func (sn *Snapshot) Type() availability.AppointmentType { return sn.typ }
+
+// Positions are the view's slot positions (from hours alone), in order.
+func (sn *Snapshot) Positions() []availability.Slot { return sn.positions }
+
+// Holds are the clinic's live holds the snapshot knows of.
+func (sn *Snapshot) Holds() []holds.Hold { return sn.holds }
+
+// FreeOfBookings is every position with its specialists free of bookings,
+// holds left out: the list slots.Free gives with NoHolds.
+func (sn *Snapshot) FreeOfBookings() []availability.Slot {
+	out := make([]availability.Slot, 0, len(sn.free))
+	for _, p := range sn.positions {
+		if ids := sn.free[p.Start.Unix()]; len(ids) > 0 {
+			out = append(out, availability.Slot{Start: p.Start, End: p.End, SpecialistIDs: ids})
+		}
+	}
+	return out
+}
+
+// Bookable is the free slots with the live holds taken out: what
+// GET /v1/appointment-types/{id}/timeslots answers for the view's range.
+func (sn *Snapshot) Bookable() []availability.Slot {
+	free := sn.FreeOfBookings()
+	if len(sn.holds) == 0 {
+		return free
+	}
+	busy := make([]availability.Busy, len(sn.holds))
+	for i, h := range sn.holds {
+		busy[i] = availability.Busy{SpecialistID: h.SpecialistID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter}
+	}
+	return availability.ApplyHolds(sn.typ, free, busy)
+}
+
+// Apply is the snapshot after ev, a new one (sn is left as it was, for
+// whoever still reads it). ok is false when ev cannot be applied exactly
+// (a cancellation frees time only a new reading can tell; a calendar
+// change; a booking whose buffers are unknown): the snapshot must then be
+// read again. Events of another clinic change nothing.
+//
+// Applying an event that the snapshot already reflects changes nothing,
+// so events heard while the snapshot was being read may be applied again.
+func (sn *Snapshot) Apply(ev holds.Event) (next *Snapshot, ok bool) {
+	if ev.ClinicID != sn.ClinicID {
+		return sn, true
+	}
+	switch ev.Type {
+	case holds.EventHold, holds.EventHeartbeat:
+		c := *sn
+		c.holds = withoutHold(sn.holds, ev.HoldID, len(sn.holds)+1)
+		c.holds = append(c.holds, ev.Hold)
+		return &c, true
+	case holds.EventRelease:
+		c := *sn
+		c.holds = withoutHold(sn.holds, ev.HoldID, len(sn.holds))
+		return &c, true
+	case holds.EventConfirm:
+		return sn.booked(ev)
+	default:
+		return sn, false
+	}
+}
+
+// booked applies a new booking: its specialist leaves every position the
+// booking blocks with its buffers, and the hold it came from goes.
+func (sn *Snapshot) booked(ev holds.Event) (*Snapshot, bool) {
+	if ev.Start.IsZero() || ev.End.IsZero() || ev.SpecialistID == uuid.Nil {
+		return sn, false
+	}
+	before, after, known := time.Duration(0), time.Duration(0), false
+	for _, h := range sn.holds {
+		if ev.HoldID != "" && h.HoldID == ev.HoldID {
+			before, after, known = h.BufferBefore, h.BufferAfter, true
+		}
+	}
+	if !known && ev.AppointmentTypeID == sn.View.AppointmentTypeID {
+		before, after, known = sn.typ.BufferBefore, sn.typ.BufferAfter, true
+	}
+	if !known {
+		return sn, false
+	}
+	busy := []availability.Busy{{SpecialistID: ev.SpecialistID, Start: ev.Start, End: ev.End, BufferBefore: before, BufferAfter: after}}
+	c := *sn
+	c.free = make(map[int64][]uuid.UUID, len(sn.free))
+	for _, sl := range availability.ApplyHolds(sn.typ, sn.FreeOfBookings(), busy) {
+		c.free[sl.Start.Unix()] = sl.SpecialistIDs
+	}
+	if ev.HoldID != "" {
+		c.holds = withoutHold(sn.holds, ev.HoldID, len(sn.holds))
+	}
+	return &c, true
+}
+
+// withoutHold copies hs without the hold id, with room for n.
+func withoutHold(hs []holds.Hold, id string, n int) []holds.Hold {
+	out := make([]holds.Hold, 0, n)
+	for _, h := range hs {
+		if h.HoldID != id {
+			out = append(out, h)
+		}
+	}
+	return out
+}

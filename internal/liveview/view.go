@@ -1,0 +1,163 @@
+package liveview
+
+import (
+	"container/list"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/clinic/booking/internal/grid"
+	"github.com/clinic/booking/internal/holds"
+)
+
+// maxVariants bounds the rendered answers one view keeps (languages,
+// page addresses, JSON); past it an answer is rendered and not kept.
+const maxVariants = 16
+
+// View is one grid's live state.
+type View struct {
+	key      grid.View
+	feed     *feed
+	meta     any
+	deadline time.Time
+	elem     *list.Element // in the store's LRU list, under its lock
+	size     int           // approximate bytes of the state
+	s        *Store
+
+	st atomic.Pointer[state]
+
+	mu        sync.Mutex
+	memo      map[string]memoEntry
+	memoBytes int
+	dropped   bool
+}
+
+// state is a view at one moment; events replace it, never change it.
+type state struct {
+	sn      *grid.Snapshot
+	owners  map[string]string // hold id -> its owner's client hash
+	version uint64
+}
+
+func newState(sn *grid.Snapshot) *state {
+	owners := make(map[string]string, len(sn.Holds()))
+	for _, h := range sn.Holds() {
+		owners[h.HoldID] = holds.ClientHash(h.ClientID)
+	}
+	return &state{sn: sn, owners: owners}
+}
+
+// apply is the state after ev; false when ev cannot be applied exactly.
+func (st *state) apply(ev holds.Event) (*state, bool) {
+	sn, ok := st.sn.Apply(ev)
+	if !ok {
+		return nil, false
+	}
+	owners := st.owners
+	switch ev.Type {
+	case holds.EventHold, holds.EventHeartbeat:
+		if owners[ev.HoldID] != ev.ClientHash {
+			owners = copyOwners(owners)
+			owners[ev.HoldID] = ev.ClientHash
+		}
+	case holds.EventRelease, holds.EventConfirm:
+		if _, ok := owners[ev.HoldID]; ok {
+			owners = copyOwners(owners)
+			delete(owners, ev.HoldID)
+		}
+	}
+	return &state{sn: sn, owners: owners, version: st.version + 1}, true
+}
+
+func copyOwners(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// apply moves v on by ev; it needs the store's lock.
+func (v *View) apply(ev holds.Event) bool {
+	next, ok := v.st.Load().apply(ev)
+	if ok {
+		v.st.Store(next)
+	}
+	return ok
+}
+
+// Snapshot is the view's state now, and its version (which every applied
+// event moves on).
+func (v *View) Snapshot() (*grid.Snapshot, uint64) {
+	st := v.st.Load()
+	return st.sn, st.version
+}
+
+// Meta is what Install was given with the view.
+func (v *View) Meta() any { return v.meta }
+
+// HeldBy reports whether the client whose hash is clientHash holds a slot
+// of the clinic now, as far as the view knows: its answers as anyone
+// sees them are then not that client's.
+func (v *View) HeldBy(clientHash string) bool {
+	if clientHash == "" {
+		return false
+	}
+	for _, h := range v.st.Load().owners {
+		if h == clientHash {
+			return true
+		}
+	}
+	return false
+}
+
+// Answer is a rendered answer and its entity tag.
+type Answer struct {
+	Body []byte
+	ETag string
+}
+
+type memoEntry struct {
+	Answer
+	version uint64
+}
+
+// Answer is the answer named variant for the view's current state: kept
+// from an earlier call for the same state, or rendered by render now.
+func (v *View) Answer(variant string, render func(sn *grid.Snapshot) ([]byte, error)) (Answer, error) {
+	st := v.st.Load()
+	v.mu.Lock()
+	e, ok := v.memo[variant]
+	v.mu.Unlock()
+	if ok && e.version == st.version {
+		return e.Answer, nil
+	}
+	body, err := render(st.sn)
+	if err != nil {
+		return Answer{}, err
+	}
+	a := Answer{Body: body, ETag: ETag(body)}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.dropped || v.st.Load().version != st.version {
+		return a, nil
+	}
+	old, had := v.memo[variant]
+	if !had && len(v.memo) >= maxVariants {
+		return a, nil
+	}
+	v.memo[variant] = memoEntry{Answer: a, version: st.version}
+	delta := len(body) - len(old.Body)
+	v.memoBytes += delta
+	v.s.m.addBytes(delta)
+	return a, nil
+}
+
+// approxSize is about what a snapshot takes in memory.
+func approxSize(sn *grid.Snapshot) int {
+	n := 512 + 64*len(sn.Positions()) + 200*len(sn.Holds())
+	for _, sl := range sn.FreeOfBookings() {
+		n += 48 + 16*len(sl.SpecialistIDs)
+	}
+	return n
+}
