@@ -64,6 +64,7 @@ type options struct {
 	// viaProxy: patients reach the server as through a load balancer (see
 	// runner.proxy).
 	viaProxy bool
+	rush     rushOptions
 }
 
 func run(ctx context.Context, args []string) error {
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
 	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
-	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint), waitlist (cancel to offer under load, against -spawn), roundtrips (Redis round trips per booking, against -spawn) or suite (everything, with references)")
+	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint), waitlist (cancel to offer under load, against -spawn), roundtrips (Redis round trips per booking, against -spawn), rush (many patients, few slots, against -spawn) or suite (everything, with references)")
 	fs.IntVar(&o.attempts, "attempts", 1000, "-mode hot: concurrent attempts on the one slot")
 	fs.IntVar(&o.bookings, "bookings", 200, "-mode roundtrips: bookings, one after the other")
 	fs.StringVar(&o.streams, "streams", "1000,5000,10000", "stream counts for -mode streams")
@@ -82,6 +83,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.bareServe, "bare-serve", "", "internal: run the bare SSE broadcaster on this address")
 	fs.StringVar(&o.spawn, "spawn", "bin/clinic", "-mode streams: the server binary to start afresh for each count")
 	fs.BoolVar(&o.viaProxy, "via-proxy", false, "-mode book: patients come through a load balancer: shared keep-alive connections, each patient's address in X-Forwarded-For (start the server with TRUSTED_PROXIES=127.0.0.1)")
+	addRushFlags(fs, &o.rush)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile here (it shares the machine with the server)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -150,6 +152,8 @@ func run(ctx context.Context, args []string) error {
 			printRoundtrips(r)
 		}
 		return err
+	case "rush":
+		return rushMode(ctx, pool, o)
 	case "pages":
 		p, err := pagesScenario(ctx, pool, strings.TrimRight(o.url, "/"))
 		if err == nil {
@@ -158,7 +162,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	case "book":
 	default:
-		return fmt.Errorf("-mode %q: want book, hot, streams, pages, waitlist, roundtrips or suite", o.mode)
+		return fmt.Errorf("-mode %q: want book, hot, streams, pages, waitlist, roundtrips, rush or suite", o.mode)
 	}
 	_, err = bookScenario(ctx, pool, o)
 	return err

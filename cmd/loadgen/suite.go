@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -62,6 +63,10 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	if err != nil {
 		return err
 	}
+	rush, err := rushChild(ctx, pool, o)
+	if err != nil {
+		return err
+	}
 	base, stop, err = startChild(ctx, o.spawn, nil, "serve")
 	if err != nil {
 		return err
@@ -102,7 +107,9 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("Redis per booking, %d one by one", rt.bookings),
 		fmt.Sprintf("%.1f commands sent (%.1f scripts)", rt.perBooking(), float64(rt.all.scripts())/float64(max(rt.bookings, 1))),
 		fmt.Sprintf("%.1f executed with scripts' calls", float64(rt.all.total())/float64(max(rt.bookings, 1))))
-	fmt.Printf("%-40s %-44s %-30s\n", "grid page (week)", fmt.Sprintf("%.0f req/s", pages.grid), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.grid/pages.trivial))
+	printRushRow(rush)
+	printFloorRow(book, proxied, pages.trivial, tps)
+	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("grid page, a watched week, %d conns", pagesConns), fmt.Sprintf("%.0f req/s", pages.grid), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.grid/pages.trivial))
 	fmt.Printf("%-40s %-44s %-30s\n", "timeslots (cached week)", fmt.Sprintf("%.0f req/s", pages.timeslots), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.timeslots/pages.trivial))
 	for i, s := range streams {
 		b := bare[i]
@@ -111,6 +118,16 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 			fmt.Sprintf("bare %.1fKB, %s/%s/%s", b.bytesPer/1024, round(b.p50), round(b.p99), round(b.all)))
 	}
 	return nil
+}
+
+// printFloorRow sets the booking flow beside its floor on this machine: a
+// booking's four requests at the trivial endpoint's rate, plus one insert
+// at pgbench's.
+func printFloorRow(book, proxied bookResult, healthz, tps float64) {
+	floor := 1 / (4/healthz + 1/tps)
+	fmt.Printf("%-40s %-44s %-30s\n", "booking flow vs its floor",
+		fmt.Sprintf("%.1f bookings/s: %.2f of floor (proxied %.2f)", book.perSecond, book.perSecond/floor, proxied.perSecond/floor),
+		fmt.Sprintf("floor 1/(4/healthz + 1/pgbench) = %.0f/s; target 0.35", floor))
 }
 
 // pgbenchReference inserts into the same bookings table with pgbench: the
@@ -159,23 +176,68 @@ ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING;
 // week of timeslots, and a trivial endpoint of the same server.
 type pagesResult struct{ grid, timeslots, trivial float64 }
 
-// pagesScenario loads each with 32 connections for 8 s.
+// pagesConns is how many connections the pages scenario loads each with.
+const pagesConns = 64
+
+// pagesScenario loads each with pagesConns connections for 8 s, while a
+// live grid watches the week, as a week patients book in is watched.
 func pagesScenario(ctx context.Context, pool *pgxpool.Pool, base string) (pagesResult, error) {
 	slug, typeID, week, err := setupStreamClinic(ctx, pool)
 	if err != nil {
 		return pagesResult{}, err
 	}
+	page := fmt.Sprintf("%s/c/%s/book/%s?week=%s", base, slug, typeID, week)
+	unwatch, err := watchWeek(ctx, fmt.Sprintf("%s/c/%s/book/%s/live?week=%s", base, slug, typeID, week))
+	if err != nil {
+		return pagesResult{}, err
+	}
+	defer unwatch()
 	var r pagesResult
 	t, _ := time.Parse("2006-01-02", week)
 	url := fmt.Sprintf("%s/v1/appointment-types/%s/timeslots?from=%s&to=%s", base, typeID, week, t.AddDate(0, 0, 6).Format("2006-01-02"))
-	if r.timeslots, err = hammer(ctx, url, 32, 8*time.Second); err != nil {
+	if r.timeslots, err = hammer(ctx, url, pagesConns, 8*time.Second); err != nil {
 		return r, err
 	}
-	if r.grid, err = hammer(ctx, fmt.Sprintf("%s/c/%s/book/%s?week=%s", base, slug, typeID, week), 32, 8*time.Second); err != nil {
+	if r.grid, err = hammer(ctx, page, pagesConns, 8*time.Second); err != nil {
 		return r, err
 	}
-	r.trivial, err = hammer(ctx, base+"/healthz", 32, 8*time.Second)
+	r.trivial, err = hammer(ctx, base+"/healthz", pagesConns, 8*time.Second)
 	return r, err
+}
+
+// watchWeek opens a live grid's stream and reads it until stop; it
+// returns once the stream's first event has come.
+func watchWeek(ctx context.Context, url string) (stop func(), err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	req, _ := http.NewRequestWithContext(wctx, http.MethodGet, url, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("watch the week: %w", err)
+	}
+	if res.StatusCode != http.StatusOK {
+		res.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("watch the week: status %d", res.StatusCode)
+	}
+	br := bufio.NewReader(res.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			res.Body.Close()
+			cancel()
+			return nil, fmt.Errorf("watch the week: %w", err)
+		}
+		if strings.HasPrefix(line, "event:") {
+			break
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(io.Discard, br)
+	}()
+	return func() { cancel(); res.Body.Close(); <-done }, nil
 }
 
 // hammer is a small wrk: conns loops of GET for d; requests per second.
