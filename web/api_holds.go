@@ -72,7 +72,7 @@ func (s *Server) createHold(c echo.Context) error {
 	}
 	// A read on this instance right after the answer must see the hold,
 	// even before its event comes back from Redis.
-	s.deps.Views.Changed(h.ClinicID)
+	s.deps.Views.Applied(holdEvent(h, body.ClientID))
 	return c.JSON(http.StatusCreated, holdView(h))
 }
 
@@ -147,4 +147,10 @@ func (s *Server) releaseHold(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// holdEvent is the event of a hold this process claimed for clientID, as
+// the claim publishes it.
+func holdEvent(h holds.Hold, clientID string) holds.Event {
+	return holds.Event{Type: holds.EventHold, Hold: h, ClientHash: holds.ClientHash(clientID)}
 }

@@ -268,3 +268,39 @@ func TestLiveViewLeavesAHoldersPageTheirOwn(t *testing.T) {
 func staffOverride(day time.Time, version int32) staff.OverrideInput {
 	return staff.OverrideInput{Day: day, Closed: true, Note: "closed for the test", Version: version}
 }
+
+// A hold and a booking made through this instance are in its views at
+// once, before their events come back from Redis, and the week is still
+// answered from memory: a rush of holds does not send every read back to
+// PostgreSQL and Redis.
+func TestLiveViewTakesThisInstancesOwnHoldsAndBookings(t *testing.T) {
+	t.Parallel()
+	a, n := countingApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 2})
+	typ, sp := c.Type0(), c.Specialists[0].ID
+	monday := c.Monday(11, 0)
+	page := c.BookURL(typ, monday, sp)
+	stateAt := func(start time.Time) string {
+		return cellState(a.do(t, "GET", page, nil).Want(http.StatusOK).Doc(), grid.CellID(sp, start))
+	}
+	stateAt(monday) // builds the view
+	if st := stateAt(monday); st != "free" {
+		t.Fatalf("cell before any hold: %q", st)
+	}
+	h := a.holdOf(t, typ.ID, sp, monday, "patient-own")
+	before := n.both()
+	if st := stateAt(monday); st != "held" {
+		t.Fatalf("right after this instance's hold the cell reads %q, want held", st)
+	}
+	if got := n.both() - before; got != 0 {
+		t.Fatalf("the read after this instance's hold cost %d queries and commands: the view was dropped, not kept", got)
+	}
+	a.book(t, typ.ID, h, "patient-own")
+	before = n.both()
+	if st := stateAt(monday); st != "taken" {
+		t.Fatalf("right after this instance's booking the cell reads %q, want taken", st)
+	}
+	if got := n.both() - before; got != 0 {
+		t.Fatalf("the read after this instance's booking cost %d queries and commands", got)
+	}
+}

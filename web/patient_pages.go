@@ -334,7 +334,9 @@ func (s *Server) holdSlot(c echo.Context) error {
 		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.clientID(c),
 		Address: c.RealIP(),
 	})
-	s.deps.Views.Changed(p.clinicID)
+	if err == nil {
+		s.deps.Views.Applied(holdEvent(h, s.clientID(c)))
+	}
 	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		if status, panel, ok := problemPanel(p, err, startStr); ok {

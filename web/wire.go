@@ -154,7 +154,15 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
 	metrics.RedisConnected = liveViews.WatchConnected(metrics.RedisConnected)
-	bookings.Observe(func(_ context.Context, ch booking.Change) { liveViews.Changed(ch.Booking.ClinicID) })
+	bookings.Observe(func(_ context.Context, ch booking.Change) {
+		if ch.Kind != "confirm" {
+			liveViews.Changed(ch.Booking.ClinicID)
+			return
+		}
+		b := ch.Booking
+		liveViews.Applied(holds.Event{Type: holds.EventConfirm, Hold: holds.Hold{HoldID: ch.HoldID, ClinicID: b.ClinicID,
+			AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID, Start: b.Start, End: b.End}})
+	})
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	changed := func(ctx context.Context, clinicID uuid.UUID) {

@@ -172,6 +172,25 @@ func (s *Store) Changed(clinicID uuid.UUID) {
 	}
 }
 
+// Applied is Changed for a change this process made and knows exactly (a
+// hold it claimed, a booking it confirmed): the clinic's views take its
+// event at once, as they take the events they hear, and take it again when
+// it comes back through Redis (a hold, a release or a booking applied
+// twice has the same effect as once). A view the event cannot be applied
+// to exactly is dropped. The views stay served through a rush of holds
+// instead of being rebuilt after each.
+func (s *Store) Applied(ev holds.Event) {
+	if s == nil {
+		return
+	}
+	ev.ClientID = "" // as on the wire: events name their owner by ClientHash
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.feeds[ev.ClinicID]; f != nil {
+		s.handle(f, events.Item{Event: &ev})
+	}
+}
+
 // follow applies a clinic's events to its views until its subscription
 // ends. A clinic keeps its subscription once it had a view: one per
 // clinic, whatever the number of views.
