@@ -97,9 +97,6 @@ ON CONFLICT (specialist_id, slot_start) WHERE state = 'open' DO NOTHING;
 -- name: WaitlistOpeningGetForUpdate :one
 SELECT * FROM waitlist_openings WHERE id = @id FOR NO KEY UPDATE;
 
--- name: WaitlistOpeningGet :one
-SELECT * FROM waitlist_openings WHERE id = @id;
-
 -- name: WaitlistOpeningClose :exec
 UPDATE waitlist_openings SET state = @state, closed_at = @closed_at WHERE id = @id AND state = 'open';
 
@@ -113,6 +110,10 @@ UPDATE waitlist_offers SET next_job_id = @next_job_id WHERE id = @id;
 -- name: WaitlistOfferOpen :one
 -- The opening's live offer, if any.
 SELECT * FROM waitlist_offers WHERE opening_id = @opening_id AND state = 'open';
+
+-- name: WaitlistOfferOpenOfEntry :one
+-- The entry's live offer, if any.
+SELECT id FROM waitlist_offers WHERE entry_id = @entry_id AND state = 'open';
 
 -- name: WaitlistOfferGetForUpdate :one
 SELECT sqlc.embed(o), sqlc.embed(op)

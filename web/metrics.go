@@ -48,8 +48,6 @@ func newHTTPMetrics(reg prometheus.Registerer, ob *outbox.Outbox) *httpMetrics {
 }
 
 func (s *Server) metricsHandler() http.Handler {
-	// The waitlist's metrics, read at each scrape (metrics_waitlist.go).
-	registerWaitlistMetrics(s.deps.Registry, s.deps.Waitlist)
 	return promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})
 }
 

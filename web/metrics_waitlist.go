@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/waitlist"
 )
 
@@ -15,17 +14,12 @@ import (
 // database leaves the size gauges out rather than the scrape hanging.
 const waitlistSizeTimeout = 2 * time.Second
 
-// waitlistSizer reads the size of the list now, every clinic's.
-type waitlistSizer interface {
-	Sizes(ctx context.Context) (db.WaitlistStatsRow, error)
-}
-
 // waitlistCollector exposes the waitlist: its size now (every instance's,
 // read on each scrape) and what this process did with it. Its labels name
 // states and outcomes only, never a patient or a clinic.
 type waitlistCollector struct {
 	stats    *waitlist.Stats
-	sizes    waitlistSizer // nil: the size gauges are left out
+	wl       *waitlist.Service // reads the list's size at each scrape
 	entries  *prometheus.Desc
 	openings *prometheus.Desc
 	joined   *prometheus.Desc
@@ -49,7 +43,7 @@ func registerWaitlistMetrics(reg *prometheus.Registry, wl *waitlist.Service) {
 
 func newWaitlistCollector(wl *waitlist.Service) *waitlistCollector {
 	wc := &waitlistCollector{
-		stats: wl.Stats(),
+		stats: wl.Stats(), wl: wl,
 		entries: prometheus.NewDesc("clinic_waitlist_entries",
 			"Patients on the waitlist now, by state (waiting; offered: a time is offered to them).", []string{"state"}, nil),
 		openings: prometheus.NewDesc("clinic_waitlist_openings_open",
@@ -64,9 +58,6 @@ func newWaitlistCollector(wl *waitlist.Service) *waitlistCollector {
 			"Time from a freed time to its booking through a waitlist offer, summed over clinic_waitlist_rebooked_total.", nil, nil),
 		rebooked: prometheus.NewDesc("clinic_waitlist_rebooked_total",
 			"Freed times booked through a waitlist offer taken in this process.", nil, nil),
-	}
-	if sz, ok := any(wl).(waitlistSizer); ok {
-		wc.sizes = sz
 	}
 	return wc
 }
@@ -90,12 +81,9 @@ func (wc *waitlistCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(wc.released, float64(st.Released.Load()))
 	counter(wc.rebook, float64(st.RebookedMillis.Load())/1000)
 	counter(wc.rebooked, float64(st.Accepted.Load()))
-	if wc.sizes == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitlistSizeTimeout)
 	defer cancel()
-	n, err := wc.sizes.Sizes(ctx)
+	n, err := wc.wl.Sizes(ctx)
 	if err != nil {
 		return
 	}

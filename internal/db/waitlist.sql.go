@@ -601,6 +601,18 @@ func (q *Queries) WaitlistOfferOpen(ctx context.Context, openingID uuid.UUID) (W
 	return i, err
 }
 
+const waitlistOfferOpenOfEntry = `-- name: WaitlistOfferOpenOfEntry :one
+SELECT id FROM waitlist_offers WHERE entry_id = $1 AND state = 'open'
+`
+
+// The entry's live offer, if any.
+func (q *Queries) WaitlistOfferOpenOfEntry(ctx context.Context, entryID uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, waitlistOfferOpenOfEntry, entryID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const waitlistOfferSetNextJob = `-- name: WaitlistOfferSetNextJob :exec
 UPDATE waitlist_offers SET next_job_id = $1 WHERE id = $2
 `
@@ -628,29 +640,6 @@ type WaitlistOpeningCloseParams struct {
 func (q *Queries) WaitlistOpeningClose(ctx context.Context, arg WaitlistOpeningCloseParams) error {
 	_, err := q.db.Exec(ctx, waitlistOpeningClose, arg.State, arg.ClosedAt, arg.ID)
 	return err
-}
-
-const waitlistOpeningGet = `-- name: WaitlistOpeningGet :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, cause, freed_at, hold_id, state, closed_at FROM waitlist_openings WHERE id = $1
-`
-
-func (q *Queries) WaitlistOpeningGet(ctx context.Context, id uuid.UUID) (WaitlistOpening, error) {
-	row := q.db.QueryRow(ctx, waitlistOpeningGet, id)
-	var i WaitlistOpening
-	err := row.Scan(
-		&i.ID,
-		&i.ClinicID,
-		&i.AppointmentTypeID,
-		&i.SpecialistID,
-		&i.SlotStart,
-		&i.SlotEnd,
-		&i.Cause,
-		&i.FreedAt,
-		&i.HoldID,
-		&i.State,
-		&i.ClosedAt,
-	)
-	return i, err
 }
 
 const waitlistOpeningGetForUpdate = `-- name: WaitlistOpeningGetForUpdate :one

@@ -239,8 +239,10 @@ func (o *Outbox) InsertJob(ctx context.Context, tx pgx.Tx, args river.JobArgs, o
 // workQueue is the queue of the jobs InsertJob adds.
 func (o *Outbox) workQueue() string { return o.cfg.Queue + "_work" }
 
-// RunJobNow makes a scheduled job of this queue run at once, in tx; a job
-// that ran already or is gone is left alone.
+// RunJobNow makes a job of this queue run at once, in tx: a scheduled job
+// is made available now, and one that ran already runs again (the
+// waitlist's steps, the only callers, are safe to repeat); a job that is
+// gone is left alone.
 func (o *Outbox) RunJobNow(ctx context.Context, tx pgx.Tx, id int64) error {
 	if _, err := o.river.JobRetryTx(ctx, tx, id); err != nil && !errors.Is(err, river.ErrNotFound) {
 		return fmt.Errorf("run job now: %w", err)

@@ -217,15 +217,10 @@ func (s *Service) Leave(ctx context.Context, clinicID uuid.UUID, token string) e
 }
 
 // Remove takes an entry off the list for staff (actor "staff:<id>"),
-// audited. Errors: NOT_FOUND (not of the clinic).
+// audited. Errors: NOT_FOUND (not in the clinic's list).
 func (s *Service) Remove(ctx context.Context, clinicID, entryID uuid.UUID, actor string) error {
-	var owner uuid.UUID
-	err := s.pool.QueryRow(ctx, `SELECT clinic_id FROM waitlist_entries WHERE id = $1`, entryID).Scan(&owner)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && owner != clinicID) {
-		return apperr.NotFoundf("entryId", "No such waitlist entry.")
-	}
-	if err != nil {
-		return fmt.Errorf("read entry: %w", err)
+	if _, err := s.Entry(ctx, clinicID, entryID); err != nil {
+		return err
 	}
 	return s.end(ctx, entryID, StateRemoved, actor)
 }
@@ -254,8 +249,7 @@ func (s *Service) end(ctx context.Context, entryID uuid.UUID, state, actor strin
 // withdraw ends the entry's live offer, if any, and runs the job that
 // passes its time on now.
 func (s *Service) withdraw(ctx context.Context, tx pgx.Tx, q *db.Queries, entryID uuid.UUID) error {
-	var offerID uuid.UUID
-	err := tx.QueryRow(ctx, `SELECT id FROM waitlist_offers WHERE entry_id = $1 AND state = 'open'`, entryID).Scan(&offerID)
+	offerID, err := q.WaitlistOfferOpenOfEntry(ctx, entryID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
