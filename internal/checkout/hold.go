@@ -64,62 +64,57 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		}
 		return holds.Hold{}, err
 	}
-	var heldFor time.Duration
 	typ := slots.TypeOf(t)
-	var coolFor time.Duration
-	for _, c := range cands {
-		h, err := s.holds.Claim(ctx, holds.ClaimRequest{
-			ClientID: req.ClientID, ClinicID: t.ClinicID, AppointmentTypeID: t.ID, SpecialistID: c.ID,
-			Start: start, End: start.Add(typ.Duration),
-			BufferBefore: typ.BufferBefore, BufferAfter: typ.BufferAfter,
-			Quota:   int(t.MaxHoldsPerClient),
-			Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
-			Cooldown: true,
-		})
-		var held *holds.HeldError
-		var reclaim *holds.ReclaimError
-		var cooling *holds.CooldownError
-		switch {
-		case err == nil:
-			return h, nil
-		case errors.As(err, &cooling):
-			return holds.Hold{}, apperr.Cooldown(t.Name, cooling.RetryAfter)
-		case errors.As(err, &held):
-			// Lost the race for this one: try the next without asking again.
-			heldFor = maxDuration(heldFor, held.RetryAfter)
-			continue
-		case errors.As(err, &reclaim):
-			// This network let its hold of this specialist's slot lapse a
-			// moment ago; another specialist may still be free.
-			coolFor = maxDuration(coolFor, reclaim.RetryAfter)
-			continue
-		case errors.Is(err, holds.ErrQuota):
-			return holds.Hold{}, &apperr.Error{
-				Kind: apperr.TooMany, Code: apperr.CodeHoldQuota, RetryAfter: s.holds.TTL(),
-				Message: fmt.Sprintf("You can hold %d slot(s) of %s at a time. Release or book the one you hold first.", t.MaxHoldsPerClient, t.Name),
-				Details: map[string]any{"maxHolds": t.MaxHoldsPerClient},
-			}
-		case errors.Is(err, holds.ErrAddressQuota):
-			n := s.limits.HoldsPerAddress
-			return holds.Hold{}, &apperr.Error{
-				Kind: apperr.TooMany, Code: apperr.CodeAddressHoldQuota, RetryAfter: s.holds.TTL(),
-				Message: fmt.Sprintf("At most %d slot(s) can be held at a time from one network address. Book or release one first, or try again when a hold lapses.", n),
-				Details: map[string]any{"maxHolds": n},
-			}
-		case errors.Is(err, holds.ErrInvalid):
-			// The store's own words may name the address: they go to the
-			// log through Err, never to the answer.
-			e := apperr.Invalidf("", "This request cannot hold a slot.")
-			e.Err = err
-			return holds.Hold{}, e
-		default:
-			return holds.Hold{}, unavailable(err)
+	ids := make([]uuid.UUID, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	// Every candidate in one step: the first, in their order, that no
+	// other client's hold stands in the way of gets the hold.
+	h, err := s.holds.ClaimAny(ctx, holds.ClaimRequest{
+		ClientID: req.ClientID, ClinicID: t.ClinicID, AppointmentTypeID: t.ID,
+		Start: start, End: start.Add(typ.Duration),
+		BufferBefore: typ.BufferBefore, BufferAfter: typ.BufferAfter,
+		Quota:   int(t.MaxHoldsPerClient),
+		Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
+		Cooldown: true,
+	}, ids)
+	var held *holds.HeldError
+	var reclaim *holds.ReclaimError
+	var cooling *holds.CooldownError
+	switch {
+	case err == nil:
+		return h, nil
+	case errors.As(err, &cooling):
+		return holds.Hold{}, apperr.Cooldown(t.Name, cooling.RetryAfter)
+	case errors.As(err, &held):
+		return holds.Hold{}, apperr.SlotHeld(held.RetryAfter)
+	case errors.As(err, &reclaim):
+		// This network let its hold of this slot lapse a moment ago, with
+		// every specialist free then.
+		return holds.Hold{}, apperr.ReclaimTooSoon(reclaim.RetryAfter)
+	case errors.Is(err, holds.ErrQuota):
+		return holds.Hold{}, &apperr.Error{
+			Kind: apperr.TooMany, Code: apperr.CodeHoldQuota, RetryAfter: s.holds.TTL(),
+			Message: fmt.Sprintf("You can hold %d slot(s) of %s at a time. Release or book the one you hold first.", t.MaxHoldsPerClient, t.Name),
+			Details: map[string]any{"maxHolds": t.MaxHoldsPerClient},
 		}
+	case errors.Is(err, holds.ErrAddressQuota):
+		n := s.limits.HoldsPerAddress
+		return holds.Hold{}, &apperr.Error{
+			Kind: apperr.TooMany, Code: apperr.CodeAddressHoldQuota, RetryAfter: s.holds.TTL(),
+			Message: fmt.Sprintf("At most %d slot(s) can be held at a time from one network address. Book or release one first, or try again when a hold lapses.", n),
+			Details: map[string]any{"maxHolds": n},
+		}
+	case errors.Is(err, holds.ErrInvalid):
+		// The store's own words may name the address: they go to the
+		// log through Err, never to the answer.
+		e := apperr.Invalidf("", "This request cannot hold a slot.")
+		e.Err = err
+		return holds.Hold{}, e
+	default:
+		return holds.Hold{}, unavailable(err)
 	}
-	if coolFor > 0 && heldFor == 0 {
-		return holds.Hold{}, apperr.ReclaimTooSoon(coolFor)
-	}
-	return holds.Hold{}, apperr.SlotHeld(heldFor)
 }
 
 // cooldown is COOLDOWN while the client's cooldown for the type runs, else

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/clientaddr"
 )
@@ -52,6 +51,19 @@ type ClaimRequest struct {
 // or a Redis error. Claiming a slot the client already holds returns that
 // hold unchanged and no error (a re-click), and publishes nothing.
 func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
+	return s.ClaimAny(ctx, req, []uuid.UUID{req.SpecialistID})
+}
+
+// ClaimAny is Claim with the first of specialists, in their order, that
+// can take the slot, all tried in one step (req.SpecialistID is ignored).
+// When none can, the error is a *HeldError if another client's hold stands
+// in the way of any of them (the one that lasts longest), else a
+// *ReclaimError.
+func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uuid.UUID) (Hold, error) {
+	if len(specialists) == 0 {
+		return Hold{}, fmt.Errorf("%w: no specialist to claim with", ErrInvalid)
+	}
+	req.SpecialistID = specialists[0]
 	if err := req.validate(); err != nil {
 		return Hold{}, err
 	}
@@ -67,7 +79,6 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		ClientID:          req.ClientID,
 		ClinicID:          req.ClinicID,
 		AppointmentTypeID: req.AppointmentTypeID,
-		SpecialistID:      req.SpecialistID,
 		Start:             req.Start.UTC(),
 		End:               req.End.UTC(),
 		ExpiresAt:         msTime(exp.UnixMilli()),
@@ -76,63 +87,87 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 		BufferAfter:       req.BufferAfter,
 		network:           network,
 	}
-	payload, err := json.Marshal(h)
-	if err != nil {
-		return Hold{}, fmt.Errorf("holds: encode payload: %w", err)
-	}
-
-	msg, channels, err := eventMessage(Event{Type: EventHold, Hold: h})
+	keys := []string{clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID),
+		cooldownKey(req.ClinicID, req.ClientID, req.AppointmentTypeID), addressKey(req.ClinicID, network)}
+	occupiedEnd := h.End.Add(h.BufferAfter).UnixMilli()
+	_, channels, err := eventMessage(Event{Type: EventHold, Hold: h})
 	if err != nil {
 		return Hold{}, err
 	}
-	keys := []string{h.key(), clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID),
-		specialistKey(req.ClinicID, req.SpecialistID), cooldownKey(req.ClinicID, req.ClientID, req.AppointmentTypeID)}
-	if network != "" {
-		keys = append(keys, addressKey(req.ClinicID, network), reclaimKey(h.key(), network))
-	}
-	occupiedEnd := h.End.Add(h.BufferAfter).UnixMilli()
-	args := []any{now.UnixMilli(), ttl.Milliseconds(), exp.UnixMilli(), string(payload),
-		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1), string(msg),
+	args := []any{now.UnixMilli(), ttl.Milliseconds(), exp.UnixMilli(),
+		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1),
 		h.Start.Add(-h.BufferBefore).UnixMilli(), occupiedEnd, occupiedEnd + maxOccupied.Milliseconds(),
 		max(req.AddressQuota, 0), (max(s.maxLife, req.Life) + maxPin).Milliseconds(),
-		s.ReclaimCoolOff().Milliseconds(), network, h.Start.Format(time.RFC3339Nano), flag(req.Cooldown)}
+		s.ReclaimCoolOff().Milliseconds(), network, h.Start.Format(time.RFC3339Nano), flag(req.Cooldown),
+		len(specialists), len(channels)}
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
-	// The clinic is registered for the sweeper with the claim, ahead of it
-	// in one pipeline: one Redis runs them in that order. (On a cluster the
-	// set may live on another node and the two run side by side; either
-	// way the registration is done long before the hold can expire, and a
-	// registration that failed takes the hold back below.)
-	pipe := s.rdb.Pipeline()
-	reg := pipe.SAdd(ctx, clinicsKey, req.ClinicID.String())
-	claim := claimScript.EvalSha(ctx, pipe, keys, args...)
-	_, _ = pipe.Exec(ctx) // each command's error is its own
-	if err := reg.Err(); err != nil {
-		if st, _ := claim.Slice(); status(st) == "ok" {
-			// Only if Redis refused the one write and took the other: take
-			// the hold back (announced) rather than leave one the sweeper
-			// never visits.
-			_, _ = s.Release(context.WithoutCancel(ctx), h.HoldID, req.ClientID)
+	for _, id := range specialists {
+		if id == uuid.Nil {
+			return Hold{}, fmt.Errorf("%w: clinic, appointment type and specialist are required", ErrInvalid)
 		}
-		return Hold{}, fmt.Errorf("holds: register clinic: %w", err)
+		c := h
+		c.SpecialistID = id
+		payload, err := json.Marshal(c)
+		if err != nil {
+			return Hold{}, fmt.Errorf("holds: encode payload: %w", err)
+		}
+		msg, _, err := eventMessage(Event{Type: EventHold, Hold: c})
+		if err != nil {
+			return Hold{}, err
+		}
+		keys = append(keys, c.key(), specialistKey(req.ClinicID, id), reclaimKey(c.key(), network))
+		args = append(args, string(payload), string(msg))
 	}
-	res, err := claim.Slice()
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// Redis restarted and forgot the script: Run loads it.
-		res, err = claimScript.Run(ctx, s.rdb, keys, args...).Slice()
-	}
+	res, err := claimScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return Hold{}, fmt.Errorf("holds: claim: %w", err)
 	}
-	return s.claimed(h, res)
+	if status(res) != "ok" {
+		return s.claimed(res)
+	}
+	c, _ := res[1].(int64)
+	if c < 1 || int(c) > len(specialists) {
+		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
+	}
+	h.SpecialistID = specialists[c-1]
+	if err := s.register(ctx, req.ClinicID, res[2] == int64(1)); err != nil {
+		// Redis took the hold but not the registration: take the hold back
+		// (announced) rather than leave one the sweeper never visits.
+		_, _ = s.Release(context.WithoutCancel(ctx), h.HoldID, req.ClientID)
+		return Hold{}, err
+	}
+	return h, nil // the script published the event
 }
 
-// claimed reads the claim script's reply: h when it took the slot.
-func (s *Store) claimed(h Hold, res []any) (Hold, error) {
+// register puts the clinic in the set the sweeper visits. The clinic is
+// never taken out of it, so this is done when the claim found the clinic
+// without other holds (a new clinic, or a Redis that lost its data) and,
+// in case the set alone was lost, at least once a minute per process and
+// clinic; the other claims save the command.
+func (s *Store) register(ctx context.Context, clinicID uuid.UUID, others bool) error {
+	now := s.now()
+	if others {
+		if last, ok := s.registered.Load(clinicID); ok && now.Sub(last.(time.Time)) < registerEvery {
+			return nil
+		}
+	}
+	if err := s.rdb.SAdd(ctx, clinicsKey, clinicID.String()).Err(); err != nil {
+		s.registered.Delete(clinicID)
+		return fmt.Errorf("holds: register clinic: %w", err)
+	}
+	s.registered.Store(clinicID, now)
+	return nil
+}
+
+// registerEvery is how often a process registers a clinic that has holds
+// again (see register).
+const registerEvery = time.Minute
+
+// claimed reads a claim script's reply other than 'ok'.
+func (s *Store) claimed(res []any) (Hold, error) {
 	switch status(res) {
-	case "ok":
-		return h, nil // the script published the event
 	case "own":
 		return s.payloads.decode(str(res, 1))
 	case "quota":
@@ -155,7 +190,6 @@ func (s *Store) claimed(h Hold, res []any) (Hold, error) {
 	default:
 		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
 	}
-
 }
 
 func (r ClaimRequest) validate() error {

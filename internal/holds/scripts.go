@@ -7,8 +7,9 @@ import "github.com/redis/go-redis/v9"
 // hold in between. Scripts run
 // atomically, so here the check and the write are one step.
 //
-// Every operation on one hold declares the same four keys (a claim up to
-// four more, see claimScript):
+// Every operation on one hold declares the same four keys (a claim, which
+// may try several specialists at once, has a layout of its own; see
+// claimScript):
 //
 //	KEYS[1] hold key   KEYS[2] client set   KEYS[3] holds:meta   KEYS[4] holds:expiry
 //
@@ -60,24 +61,35 @@ local function ownedHold(key, holdId, clientId)
 end
 `
 
-// claimScript takes a slot, enforcing the quotas and the specialist's
-// other holds, in one step.
+// claimScript takes a slot with the first of one or more specialists
+// that can have it, enforcing the quotas and each specialist's other
+// holds, in one step: a request for "any specialist" is one round trip
+// however many there are.
 //
-//	KEYS[5] the specialist index  KEYS[6] the client's booking cooldown for the type
-//	with an address: KEYS[7] the address set  KEYS[8] the slot's re-claim key for the address's network
-//	ARGV[1] now  ARGV[2] ttl  ARGV[3] expiry (now+ttl)  ARGV[4] payload
-//	ARGV[5] holdId  ARGV[6] clientId  ARGV[7] appointmentTypeId  ARGV[8] quota
-//	ARGV[9] the "hold" event  ARGV[10] occupied start  ARGV[11] occupied end
-//	ARGV[12] how far the specialist index is read  ARGV[13] address quota
-//	ARGV[14] the indexes' TTL (the longest a hold can live)
-//	ARGV[15] the re-claim cool-off  ARGV[16] the address's network, or ''
-//	ARGV[17] the slot start as payloads write it
-//	ARGV[18] '1' to refuse while the cooldown runs, else '0'
-//	ARGV[19...] the channels to publish the event on
+//	KEYS[1] the client set  KEYS[2] holds:meta  KEYS[3] holds:expiry
+//	KEYS[4] the client's booking cooldown for the type  KEYS[5] the address set
+//	per candidate c (1-based), from KEYS[6]: KEYS[3c+3] the hold key,
+//	KEYS[3c+4] the specialist index, KEYS[3c+5] the slot's re-claim key
+//	for the address's network
+//	ARGV[1] now  ARGV[2] ttl  ARGV[3] expiry (now+ttl)  ARGV[4] holdId
+//	ARGV[5] clientId  ARGV[6] appointmentTypeId  ARGV[7] quota
+//	ARGV[8] occupied start  ARGV[9] occupied end
+//	ARGV[10] how far the specialist index is read  ARGV[11] address quota
+//	ARGV[12] the indexes' TTL (the longest a hold can live)
+//	ARGV[13] the re-claim cool-off  ARGV[14] the address's network, or ''
+//	ARGV[15] the slot start as payloads write it
+//	ARGV[16] '1' to refuse while the cooldown runs, else '0'
+//	ARGV[17] the number of candidates n  ARGV[18] the number of channels m
+//	ARGV[19...18+m] the channels to publish the event on
+//	then per candidate c: its payload and its "hold" event
 //
-// Replies: {'ok'} | {'own', payload} | {'quota'} | {'addrquota'} |
-// {'held', payload, remaining ms} | {'reclaim', remaining ms} |
-// {'cooldown', remaining ms}.
+// Replies: {'ok', c, registered (0|1)} | {'own', payload} | {'quota'} |
+// {'addrquota'} | {'held', payload, remaining ms} | {'reclaim', remaining
+// ms} | {'cooldown', remaining ms}. 'ok' names the candidate taken and says
+// whether the clinic's expiry index had other holds before (if not, the
+// caller registers the clinic for the sweeper). 'held' is the refusal when
+// another client's hold stands in the way of at least one candidate (the
+// one that lasts longest is named), 'reclaim' when only cool-offs do.
 //
 // A client in its booking cooldown for the type is refused before
 // anything else, its own hold of the slot included.
@@ -87,20 +99,21 @@ end
 // dies right after the claim (channels are not keys, so this holds on
 // Redis Cluster too).
 //
-// The caller's own hold on this very slot is answered first, so a re-click
-// by a client at its quota gets its hold back rather than ErrQuota. The
-// quotas count the holds whose expiry is still ahead: the client's of this
-// type, and the address's of any type. Members that are dead (expired, or
-// without index entries) are pruned on the way, which keeps the sets small
-// without any other cleanup.
+// The caller's own hold on this very slot (with any of the candidates) is
+// answered first, so a re-click by a client at its quota gets its hold
+// back rather than ErrQuota. The quotas count the holds whose expiry is
+// still ahead: the client's of this type, and the address's of any type.
+// Members that are dead (expired, or without index entries) are pruned on
+// the way, which keeps the sets small without any other cleanup.
 //
-// Then another client's live hold blocks the claim when its occupied time
-// (the slot with its type's buffers) overlaps the new hold's: the same
-// slot through the hold key, any other start or type through the
-// specialist index, a sorted set of "holdId:occupiedStart:occupiedEnd"
-// scored by the occupied end. Reading it from the new occupied start
-// finds every hold that ends after it; those that start before the new
-// one ends overlap. Holds whose slots are long past are dropped from it.
+// Then, per candidate, another client's live hold blocks the claim when
+// its occupied time (the slot with its type's buffers) overlaps the new
+// hold's: the same slot through the hold key, any other start or type
+// through the specialist index, a sorted set of
+// "holdId:occupiedStart:occupiedEnd" scored by the occupied end. Reading
+// it from the new occupied start finds every hold that ends after it;
+// those that start before the new one ends overlap. Holds whose slots are
+// long past are dropped from it.
 //
 // Last, a claim that would succeed is refused while the slot's re-claim
 // key for the claimer's network says a hold of it lapsed within the
@@ -111,67 +124,72 @@ end
 // once) of this very slot and network starts the cool-off here.
 var claimScript = redis.NewScript(extendTTL + coolOff + `
 local now = tonumber(ARGV[1])
-if ARGV[18] == '1' then
-  local cd = redis.call('PTTL', KEYS[6])
+local n = tonumber(ARGV[17])
+local channels = tonumber(ARGV[18])
+local network = ARGV[14]
+local addrQuota = tonumber(ARGV[11])
+if ARGV[16] == '1' then
+  local cd = redis.call('PTTL', KEYS[4])
   if cd > 0 then
     return {'cooldown', cd}
   end
 end
-local existing = redis.call('GET', KEYS[1])
-if existing and cjson.decode(existing).clientId == ARGV[6] then
-  return {'own', existing}
+
+local existing = {}
+for c = 1, n do
+  local raw = redis.call('GET', KEYS[3 * c + 3])
+  if raw and cjson.decode(raw).clientId == ARGV[5] then
+    return {'own', raw}
+  end
+  existing[c] = raw
 end
 
 -- The payload of a live hold, or nil.
 local function live(id)
-  local score = redis.call('ZSCORE', KEYS[4], id)
+  local score = redis.call('ZSCORE', KEYS[3], id)
   if not score or tonumber(score) <= now then
     return nil
   end
-  return redis.call('HGET', KEYS[3], id) or nil
+  return redis.call('HGET', KEYS[2], id) or nil
 end
 
-local n = 0
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+local count = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local raw = live(id)
   if not raw then
-    redis.call('SREM', KEYS[2], id)
-  elseif cjson.decode(raw).appointmentTypeId == ARGV[7] then
-    n = n + 1
+    redis.call('SREM', KEYS[1], id)
+  elseif cjson.decode(raw).appointmentTypeId == ARGV[6] then
+    count = count + 1
   end
 end
-if n >= tonumber(ARGV[8]) then
+if count >= tonumber(ARGV[7]) then
   return {'quota'}
 end
 
-if KEYS[7] and tonumber(ARGV[13]) > 0 then
-  n = 0
-  for _, id in ipairs(redis.call('SMEMBERS', KEYS[7])) do
+if network ~= '' and addrQuota > 0 then
+  count = 0
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[5])) do
     if live(id) then
-      n = n + 1
+      count = count + 1
     else
-      redis.call('SREM', KEYS[7], id)
+      redis.call('SREM', KEYS[5], id)
     end
   end
-  if n >= tonumber(ARGV[13]) then
+  if count >= addrQuota then
     return {'addrquota'}
   end
-end
-
-if existing then
-  return {'held', existing, redis.call('PTTL', KEYS[1])}
 end
 
 -- When a hold of this slot, claimed from this network, not yet swept,
 -- lapsed at the end of its longest life; or nil.
 local function lapsedHere(id)
-  local raw = redis.call('HGET', KEYS[3], id)
-  local score = redis.call('ZSCORE', KEYS[4], id)
+  local raw = redis.call('HGET', KEYS[2], id)
+  local score = redis.call('ZSCORE', KEYS[3], id)
   if not raw or not score then
     return nil
   end
   local p = cjson.decode(raw)
-  if p.addrNet ~= ARGV[16] or p.appointmentTypeId ~= ARGV[7] or p.slotStartDate ~= ARGV[17] then
+  if p.addrNet ~= network or p.appointmentTypeId ~= ARGV[6] or p.slotStartDate ~= ARGV[15] then
     return nil
   end
   -- Only a hold kept to the end of its longest life (its expiry is its
@@ -182,51 +200,79 @@ local function lapsedHere(id)
   return tonumber(score)
 end
 
-local lapsedAt = nil
-local indexTTL = tonumber(ARGV[14])
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. (now - indexTTL))
-local occEnd = tonumber(ARGV[11])
-for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[10], ARGV[12])) do
-  local id, from = string.match(m, '^([^:]+):(%d+):')
-  local raw = live(id)
-  if not raw then
-    if KEYS[8] then
-      local at = lapsedHere(id)
-      if at and (not lapsedAt or at > lapsedAt) then
-        lapsedAt = at
+local indexTTL = tonumber(ARGV[12])
+local occEnd = tonumber(ARGV[9])
+
+-- What stands in the way of candidate c: nil, or 'held' with the other
+-- hold's payload and remaining ms, or 'reclaim' with the remaining ms.
+local function blocked(c, holdKey, index, reclaim)
+  if existing[c] then
+    return 'held', existing[c], redis.call('PTTL', holdKey)
+  end
+  local lapsedAt = nil
+  redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. (now - indexTTL))
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', index, '(' .. ARGV[8], ARGV[10])) do
+    local id, from = string.match(m, '^([^:]+):(%d+):')
+    local raw = live(id)
+    if not raw then
+      if network ~= '' then
+        local at = lapsedHere(id)
+        if at and (not lapsedAt or at > lapsedAt) then
+          lapsedAt = at
+        end
       end
+      redis.call('ZREM', index, m)
+    elseif tonumber(from) < occEnd and cjson.decode(raw).clientId ~= ARGV[5] then
+      return 'held', raw, tonumber(redis.call('ZSCORE', KEYS[3], id)) - now
     end
-    redis.call('ZREM', KEYS[5], m)
-  elseif tonumber(from) < occEnd and cjson.decode(raw).clientId ~= ARGV[6] then
-    return {'held', raw, tonumber(redis.call('ZSCORE', KEYS[4], id)) - now}
   end
+  if network ~= '' then
+    if lapsedAt then
+      coolOff(reclaim, lapsedAt + tonumber(ARGV[13]), now)
+    end
+    local untilMs = tonumber(redis.call('GET', reclaim) or 0) or 0
+    if untilMs > now then
+      return 'reclaim', nil, untilMs - now
+    end
+  end
+  return nil
 end
 
-if KEYS[8] then
-  if lapsedAt then
-    coolOff(KEYS[8], lapsedAt + tonumber(ARGV[15]), now)
+local held, heldMs, reclaimMs = nil, -1, -1
+for c = 1, n do
+  local holdKey, index, reclaim = KEYS[3 * c + 3], KEYS[3 * c + 4], KEYS[3 * c + 5]
+  local why, other, ms = blocked(c, holdKey, index, reclaim)
+  if why == 'held' then
+    if ms > heldMs then
+      held, heldMs = other, ms
+    end
+  elseif why == 'reclaim' then
+    reclaimMs = math.max(reclaimMs, ms)
+  else
+    local payload = ARGV[18 + channels + 2 * c - 1]
+    local event = ARGV[18 + channels + 2 * c]
+    local registered = redis.call('ZCARD', KEYS[3]) > 0 and 1 or 0
+    redis.call('SET', holdKey, payload, 'PX', ARGV[2])
+    redis.call('HSET', KEYS[2], ARGV[4], payload)
+    redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+    redis.call('SADD', KEYS[1], ARGV[4])
+    extendTTL(KEYS[1], tonumber(ARGV[2]))
+    redis.call('ZADD', index, ARGV[9], ARGV[4] .. ':' .. ARGV[8] .. ':' .. ARGV[9])
+    extendTTL(index, indexTTL)
+    if network ~= '' and addrQuota > 0 then
+      redis.call('SADD', KEYS[5], ARGV[4])
+      extendTTL(KEYS[5], indexTTL)
+    end
+    for i = 19, 18 + channels do
+      redis.call('PUBLISH', ARGV[i], event)
+    end
+    return {'ok', c, registered}
   end
-  local untilMs = tonumber(redis.call('GET', KEYS[8]) or 0) or 0
-  if untilMs > now then
-    return {'reclaim', untilMs - now}
-  end
 end
-
-redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[5], ARGV[4])
-redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
-redis.call('SADD', KEYS[2], ARGV[5])
-extendTTL(KEYS[2], tonumber(ARGV[2]))
-redis.call('ZADD', KEYS[5], ARGV[11], ARGV[5] .. ':' .. ARGV[10] .. ':' .. ARGV[11])
-extendTTL(KEYS[5], indexTTL)
-if KEYS[7] and tonumber(ARGV[13]) > 0 then
-  redis.call('SADD', KEYS[7], ARGV[5])
-  extendTTL(KEYS[7], indexTTL)
+if held then
+  return {'held', held, math.max(heldMs, 0)}
 end
-for i = 19, #ARGV do
-  redis.call('PUBLISH', ARGV[i], ARGV[9])
-end
-return {'ok'}
+return {'reclaim', math.max(reclaimMs, 0)}
 `)
 
 // extendScript serves Heartbeat (d = ttl) and Pin (d = the pin): the hold

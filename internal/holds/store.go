@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,10 @@ type Store struct {
 	sweeps, swept, sweepErrors, lastSweep atomic.Int64
 
 	payloads payloadCache
+
+	// registered is when this process last put each clinic in the
+	// sweeper's set (see register).
+	registered sync.Map
 }
 
 // NewStore returns a store whose holds live ttl (DefaultTTL if <= 0)
