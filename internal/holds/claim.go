@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -103,22 +104,27 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
+	// The candidates' payloads and events differ in the specialist only:
+	// each is the first one's with the id swapped, which saves encoding
+	// them all under a rush.
+	first := h
+	first.SpecialistID = specialists[0]
+	payload, err := json.Marshal(first)
+	if err != nil {
+		return Hold{}, fmt.Errorf("holds: encode payload: %w", err)
+	}
+	msg, _, err := eventMessage(Event{Type: EventHold, Hold: first})
+	if err != nil {
+		return Hold{}, err
+	}
 	for _, id := range specialists {
 		if id == uuid.Nil {
 			return Hold{}, fmt.Errorf("%w: clinic, appointment type and specialist are required", ErrInvalid)
 		}
-		c := h
+		c := first
 		c.SpecialistID = id
-		payload, err := json.Marshal(c)
-		if err != nil {
-			return Hold{}, fmt.Errorf("holds: encode payload: %w", err)
-		}
-		msg, _, err := eventMessage(Event{Type: EventHold, Hold: c})
-		if err != nil {
-			return Hold{}, err
-		}
 		keys = append(keys, c.key(), specialistKey(req.ClinicID, id), reclaimKey(c.key(), network))
-		args = append(args, string(payload), string(msg))
+		args = append(args, withSpecialist(payload, first.SpecialistID, id), withSpecialist(msg, first.SpecialistID, id))
 	}
 	res, err := claimScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
@@ -139,6 +145,18 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 		return Hold{}, err
 	}
 	return h, nil // the script published the event
+}
+
+// withSpecialist is the encoded payload or event of a hold with specialist
+// from, as it would be with specialist to. The field is matched with its
+// name: no string value (a client id of the caller's choosing) can hold
+// that text, as its quotes would be escaped.
+func withSpecialist(encoded []byte, from, to uuid.UUID) string {
+	if from == to {
+		return string(encoded)
+	}
+	const field = `"specialistId":"`
+	return strings.Replace(string(encoded), field+from.String()+`"`, field+to.String()+`"`, 1)
 }
 
 // register puts the clinic in the set the sweeper visits. The clinic is

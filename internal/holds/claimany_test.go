@@ -1,12 +1,14 @@
 package holds
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 )
 
 // anyOf claims f.start for client with the first of sps that can have it.
@@ -169,5 +171,50 @@ func TestClaimRegistersTheClinicWhenItHadNoHolds(t *testing.T) {
 	f.claim("client-e", f.slot(4))
 	if !registered() {
 		t.Fatal("a claim in a clinic without holds did not register it")
+	}
+}
+
+// Each candidate's payload and event is the hold's own encoding, even for
+// a client id chosen to look like a specialist's id or JSON.
+func TestWithSpecialistIsTheEncodingOfTheOtherSpecialistsHold(t *testing.T) {
+	a, b := uuid.New(), uuid.New()
+	for _, client := range []string{"client-a", a.String(), `"specialistId":"` + a.String() + `"`} {
+		h := Hold{HoldID: newHoldID(uuid.New()), ClientID: client, ClinicID: uuid.New(), AppointmentTypeID: uuid.New(),
+			SpecialistID: a, Start: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC), End: time.Date(2030, 1, 1, 9, 30, 0, 0, time.UTC)}
+		other := h
+		other.SpecialistID = b
+		for _, enc := range []func(Hold) []byte{
+			func(h Hold) []byte { p, _ := json.Marshal(h); return p },
+			func(h Hold) []byte { m, _, _ := eventMessage(Event{Type: EventHold, Hold: h}); return m },
+		} {
+			if got, want := withSpecialist(enc(h), a, b), string(enc(other)); got != want {
+				t.Errorf("client %q:\n got %s\nwant %s", client, got, want)
+			}
+		}
+	}
+}
+
+// Active reads a clinic with more live holds than Lua unpacks at once.
+func TestActiveListsThousandsOfHolds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	const n = 9000
+	exp := float64(time.Now().Add(time.Minute).UnixMilli())
+	pipe := f.rdb.Pipeline()
+	for i := range n {
+		h := Hold{HoldID: newHoldID(f.clinic), ClientID: fmt.Sprintf("c%d", i), ClinicID: f.clinic, AppointmentTypeID: f.atid,
+			SpecialistID: f.sp, Start: f.slot(i), End: f.slot(i).Add(30 * time.Minute)}
+		raw, _ := json.Marshal(h)
+		pipe.HSet(ctx, metaKey(f.clinic), h.HoldID, raw)
+		pipe.ZAdd(ctx, expiryKey(f.clinic), redis.Z{Score: exp, Member: h.HoldID})
+	}
+	pipe.ZAdd(ctx, expiryKey(f.clinic), redis.Z{Score: exp, Member: "h-without-payload"})
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.s.Active(ctx, f.clinic)
+	if err != nil || len(got) != n {
+		t.Fatalf("Active = %d holds, %v; want %d", len(got), err, n)
 	}
 }

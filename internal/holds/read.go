@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,29 +31,20 @@ func (s *Store) HeldBy(ctx context.Context, clinicID, atid, specialistID uuid.UU
 }
 
 // Active lists every live hold of a clinic (meta entries whose expiry is
-// ahead), ordered by start, specialist and id. One round trip: a MULTI of
-// HGETALL and ZRANGEBYSCORE, so both describe the same moment.
+// ahead), ordered by start, specialist and id. One command: a script
+// reads the live ids and their payloads at one moment.
 func (s *Store) Active(ctx context.Context, clinicID uuid.UUID) ([]Hold, error) {
-	var meta *redis.MapStringStringCmd
-	var live *redis.StringSliceCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		meta = p.HGetAll(ctx, metaKey(clinicID))
-		live = p.ZRangeByScore(ctx, expiryKey(clinicID), &redis.ZRangeBy{
-			Min: "(" + strconv.FormatInt(s.now().UnixMilli(), 10), Max: "+inf",
-		})
-		return nil
-	})
+	raws, err := activeScript.Run(ctx, s.rdb, []string{metaKey(clinicID), expiryKey(clinicID)}, s.now().UnixMilli()).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("holds: list: %w", err)
 	}
-	payloads := meta.Val()
-	out := make([]Hold, 0, len(live.Val()))
-	for _, id := range live.Val() {
-		raw, ok := payloads[id]
+	out := make([]Hold, 0, len(raws))
+	for _, raw := range raws {
+		text, ok := raw.(string)
 		if !ok {
-			continue
+			continue // in the index but not in meta: junk the sweeper drops
 		}
-		h, err := s.payloads.decode(raw)
+		h, err := s.payloads.decode(text)
 		if err != nil {
 			return nil, err
 		}

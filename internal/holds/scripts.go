@@ -441,3 +441,21 @@ end
 redis.call('DEL', KEYS[2])
 return 1
 `)
+
+// activeScript returns the payloads of the holds whose expiry is after
+// ARGV[1] (now): false (nil to Go) for an id in the expiry index without a
+// payload.
+//
+//	KEYS[1] holds:meta  KEYS[2] holds:expiry
+var activeScript = redis.NewScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[1], '+inf')
+local out = {}
+-- HMGET in chunks: Lua unpacks a few thousand values at most.
+for i = 1, #ids, 1000 do
+  local part = redis.call('HMGET', KEYS[1], unpack(ids, i, math.min(i + 999, #ids)))
+  for j = 1, #part do
+    out[#out + 1] = part[j]
+  end
+end
+return out
+`)

@@ -61,21 +61,24 @@ func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b b
 	t := TypeOf(row)
 	from := availability.DateOf(b.Start.Add(-t.BufferBefore), loc)
 	to := availability.DateOf(b.End.Add(t.BufferAfter-time.Nanosecond), loc)
-	incrs := map[string]*redis.IntCmd{}
+	var days []string
 	for d := from; !to.Before(d); d = d.AddDays(1) {
-		k := dayGenerationKey(b.ClinicID, d)
-		incrs[k] = pipe.Incr(ctx, k)
-		pipe.Expire(ctx, k, dayGenerationTTL)
+		days = append(days, dayGenerationKey(b.ClinicID, d))
 	}
+	bump := bumpScript.EvalSha(ctx, pipe, days, int64(dayGenerationTTL/time.Second))
 	s.Bitmap.exec(ctx, pipe, marks)
-	bumped := make(map[string]int64, len(incrs))
-	for k, c := range incrs {
-		if err := c.Err(); err != nil {
-			// The entries under the old generations live at most the cache's TTL.
-			s.logger.Warn("bump timeslot day generations", "err", err)
-			return nil, t
-		}
-		bumped[k] = c.Val()
+	if bump.Err() != nil && redis.HasErrorPrefix(bump.Err(), "NOSCRIPT") {
+		bump = bumpScript.Run(ctx, s.rdb, days, int64(dayGenerationTTL/time.Second))
+	}
+	vals, err := bump.Int64Slice()
+	if err != nil || len(vals) != len(days) {
+		// The entries under the old generations live at most the cache's TTL.
+		s.logger.Warn("bump timeslot day generations", "err", err)
+		return nil, t
+	}
+	bumped := make(map[string]int64, len(days))
+	for i, k := range days {
+		bumped[k] = vals[i]
 	}
 	return bumped, t
 }
@@ -93,9 +96,10 @@ func (s *Service) patchAfterBooking(ctx context.Context, b booking.Booking, bt a
 	busy := []availability.Busy{{SpecialistID: b.SpecialistID, Start: b.Start, End: b.End,
 		BufferBefore: bt.BufferBefore, BufferAfter: bt.BufferAfter}}
 	now := s.now()
-	// Every patched list is written in one pipeline: one round trip however
-	// many lists this instance holds for the clinic.
-	pipe := s.rdb.Pipeline()
+	// The patched lists are written with one script call per type (a
+	// type's lists share its hash tag): one command however many lists
+	// this instance holds for the clinic.
+	byType := map[uuid.UUID]*storeCall{}
 	for _, me := range s.memo.following(b.ClinicID, bumped, now) {
 		ref := *me.ref
 		ref.genVals = slices.Clone(ref.genVals)
@@ -108,26 +112,76 @@ func (s *Service) patchAfterBooking(ctx context.Context, b booking.Booking, bt a
 		e := *me.e
 		e.Slots = availability.ApplyHolds(e.Type, me.e.Slots, busy)
 		s.memo.put(&ref, &e, now, s.ttl)
-		queueStore(ctx, pipe, ref.key, &e, now)
+		call := byType[ref.req.AppointmentTypeID]
+		if call == nil {
+			call = &storeCall{}
+			byType[ref.req.AppointmentTypeID] = call
+		}
+		call.add(ref.key, &e, now)
 	}
-	if pipe.Len() == 0 {
+	if len(byType) == 0 {
 		return
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		s.logger.Warn("timeslot cache write", "err", err)
+	pipe := s.rdb.Pipeline()
+	var calls []*storeCall
+	var cmds []*redis.Cmd
+	for _, c := range byType {
+		if len(c.keys) > 0 {
+			calls = append(calls, c)
+			cmds = append(cmds, storeScript.EvalSha(ctx, pipe, c.keys, c.args...))
+		}
+	}
+	if len(cmds) == 0 {
+		return
+	}
+	_, _ = pipe.Exec(ctx) // each command's error is its own
+	for i, c := range cmds {
+		err := c.Err()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			// Redis forgot the script (a restart): load it with this call.
+			err = storeScript.Run(ctx, s.rdb, calls[i].keys, calls[i].args...).Err()
+		}
+		if err != nil {
+			s.logger.Warn("timeslot cache write", "err", err)
+		}
 	}
 }
 
-// queueStore is store's write, queued on a pipeline.
-func queueStore(ctx context.Context, pipe redis.Pipeliner, key string, e *entry, now time.Time) {
+// storeCall is one type's patched lists, as storeScript takes them.
+type storeCall struct {
+	keys []string
+	args []any // per key: the encoded list and its TTL in milliseconds
+}
+
+func (c *storeCall) add(key string, e *entry, now time.Time) {
 	ttl := e.Expires.Sub(now)
 	if ttl < time.Millisecond {
 		return
 	}
 	if raw, err := e.encode(); err == nil {
-		pipe.Set(ctx, key, raw, ttl)
+		c.keys = append(c.keys, key)
+		c.args = append(c.args, raw, ttl.Milliseconds())
 	}
 }
+
+// storeScript sets each KEYS[i] to ARGV[2i-1] for ARGV[2i-1] ms.
+var storeScript = redis.NewScript(`
+for i, key in ipairs(KEYS) do
+  redis.call('SET', key, ARGV[2 * i - 1], 'PX', ARGV[2 * i])
+end
+return #KEYS
+`)
+
+// bumpScript moves each day counter KEYS[i] on by one and lets it live
+// ARGV[1] seconds from now; it returns the new values in KEYS' order.
+var bumpScript = redis.NewScript(`
+local out = {}
+for i, key in ipairs(KEYS) do
+  out[i] = redis.call('INCR', key)
+  redis.call('EXPIRE', key, ARGV[1])
+end
+return out
+`)
 
 // dayGenerationTTL: a day's counter is dropped a while after its last
 // booking change. A list cached under the counter it had is at most the
