@@ -6,6 +6,7 @@ package grid
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -117,10 +118,29 @@ func (sn *Snapshot) booked(ev holds.Event) (*Snapshot, bool) {
 		return sn, false
 	}
 	busy := []availability.Busy{{SpecialistID: ev.SpecialistID, Start: ev.Start, End: ev.End, BufferBefore: before, BufferAfter: after}}
+	// Only the positions whose time with the type's buffers can meet the
+	// booking's with its own are looked at again (a minute wider either
+	// way; ApplyHolds decides exactly): a booking elsewhere in the week,
+	// or in another week, costs a scan of the positions and no copy.
+	lo := ev.Start.Add(-before - sn.typ.BufferAfter - time.Minute)
+	hi := ev.End.Add(after + sn.typ.BufferBefore + time.Minute)
+	var touched []availability.Slot
+	for _, p := range sn.positions {
+		if p.Start.Before(hi) && p.End.After(lo) {
+			if ids := sn.free[p.Start.Unix()]; len(ids) > 0 {
+				touched = append(touched, availability.Slot{Start: p.Start, End: p.End, SpecialistIDs: ids})
+			}
+		}
+	}
 	c := *sn
-	c.free = make(map[int64][]uuid.UUID, len(sn.free))
-	for _, sl := range availability.ApplyHolds(sn.typ, sn.FreeOfBookings(), busy) {
-		c.free[sl.Start.Unix()] = sl.SpecialistIDs
+	if len(touched) > 0 {
+		c.free = maps.Clone(sn.free)
+		for _, sl := range touched {
+			delete(c.free, sl.Start.Unix())
+		}
+		for _, sl := range availability.ApplyHolds(sn.typ, touched, busy) {
+			c.free[sl.Start.Unix()] = sl.SpecialistIDs
+		}
 	}
 	if ev.HoldID != "" {
 		c.holds = withoutHold(sn.holds, ev.HoldID, len(sn.holds))
