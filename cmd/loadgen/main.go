@@ -391,7 +391,10 @@ func (r *runner) attempt(ctx context.Context, rng *rand.Rand) error {
 	}
 	st, err = r.call(ctx, client, "book", http.MethodPost, "/v1/appointment-types/"+r.typeID.String()+"/book", map[string]any{
 		"holdId": hold.HoldID, "clientId": patient,
-		"patient": map[string]string{"name": "Load Patient", "email": "load@example.org", "phone": "+49 30 1234567"},
+		// Every booking is another person's: one e-mail and phone for all
+		// would queue them behind one patient's lock.
+		"patient": map[string]string{"name": "Load Patient", "email": "load-" + patient + "@example.org",
+			"phone": fmt.Sprintf("+49 30 %07d", rng.IntN(10_000_000))},
 	}, withHeader(from, "Idempotency-Key", uuid.NewString()), nil)
 	if err != nil {
 		return err
