@@ -64,7 +64,17 @@ func TestDeskBrowserBookByClicking(t *testing.T) {
 		t.Fatalf("Escape did not close the dialog\n%s", s.snapshot())
 	}
 	waitFor(t, stafferWait, "the desk hold to go", func() bool { return len(a.deskHolds(t, c.ID)) == 0 })
-	a.release(t, a.holdOf(t, c.Types[0].ID, sp.ID, start, patient), patient)
+	// The grid shows the patient's hold and then its release before the
+	// cell is clicked again: a live update landing during the click would
+	// replace the node under it.
+	h := a.holdOf(t, c.Types[0].ID, sp.ID, start, patient)
+	if !s.Until(stafferWait, `document.querySelector(".block.held") !== null`) {
+		t.Fatalf("the patient's hold never showed\n%s", s.snapshot())
+	}
+	a.release(t, h, patient)
+	if !s.Until(stafferWait, `document.querySelector(".block.held") === null && document.querySelector(`+fmt.Sprintf("%q", cell)+`) !== null`) {
+		t.Fatalf("the released hold stayed on the grid\n%s", s.snapshot())
+	}
 
 	s.Do(stafferWait, "book from the dialog",
 		chromedp.Click(chromedp.CSS(cell)),
