@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -8,7 +9,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 )
 
@@ -62,7 +65,7 @@ func (s *Server) createHold(c echo.Context) error {
 			return err
 		}
 	}
-	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
+	h, err := s.claim(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: body.ClientID,
 		Address: c.RealIP(),
 	})
@@ -70,9 +73,6 @@ func (s *Server) createHold(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// A read on this instance right after the answer must see the hold,
-	// even before its event comes back from Redis.
-	s.deps.Views.Applied(holdEvent(h, body.ClientID))
 	return c.JSON(http.StatusCreated, holdView(h))
 }
 
@@ -153,4 +153,63 @@ func (s *Server) releaseHold(c echo.Context) error {
 // the claim publishes it.
 func holdEvent(h holds.Hold, clientID string) holds.Event {
 	return holds.Event{Type: holds.EventHold, Hold: h, ClientHash: holds.ClientHash(clientID)}
+}
+
+// claim takes a hold for a patient, from the API or a page. A claim of a
+// time the live view of its week shows held by others is refused from the
+// view; a claim of a time another claim from this instance is under way
+// for waits for that one's answer first, and is then refused from the view
+// if that one took the time. Any other claim goes to Redis, and a hold it
+// gets is in this instance's views before the answer leaves.
+func (s *Server) claim(ctx context.Context, req checkout.HoldRequest) (holds.Hold, error) {
+	if err := checkout.ValidateClientID(req.ClientID); err != nil {
+		return holds.Hold{}, err
+	}
+	viewed, err := s.heldInView(ctx, req)
+	if err != nil {
+		return holds.Hold{}, err
+	}
+	if viewed {
+		leave, waited := s.claims.enter(ctx, claimKey{typeID: req.AppointmentTypeID, specialist: req.SpecialistID, start: req.Start.UnixMilli()})
+		defer leave() // after the hold is in the views
+		if waited {
+			if _, err := s.heldInView(ctx, req); err != nil {
+				return holds.Hold{}, err
+			}
+		}
+	}
+	h, err := s.deps.Checkout.Hold(ctx, req)
+	if err == nil {
+		s.deps.Views.Applied(holdEvent(h, req.ClientID))
+	}
+	return h, err
+}
+
+// claimLineWait is the longest a claim waits behind another of its time.
+const claimLineWait = 250 * time.Millisecond
+
+// heldInView refuses a claim (SLOT_HELD) from the live view of its week,
+// when this instance keeps one and it shows every specialist who could
+// take the time held by another client: the claim would be refused, and
+// is, without a round trip to Redis (in a rush most claims are of times
+// just taken). A nil error: the claim is to be asked of Redis; viewed
+// says whether there was a view to ask.
+func (s *Server) heldInView(ctx context.Context, req checkout.HoldRequest) (viewed bool, err error) {
+	clinicID, err := s.deps.Slots.ClinicOfType(ctx, req.AppointmentTypeID)
+	if err != nil {
+		return false, nil
+	}
+	loc, err := s.deps.Slots.Zone(ctx, clinicID)
+	if err != nil {
+		return false, nil
+	}
+	monday := availability.DateOf(req.Start, loc).WeekStart()
+	v := s.deps.Views.Get(grid.View{AppointmentTypeID: req.AppointmentTypeID, SpecialistID: req.SpecialistID, From: monday, To: monday.AddDays(6)})
+	if v == nil {
+		return false, nil
+	}
+	if retry, held := v.HeldByOthers(req.Start.UTC(), holds.ClientHash(req.ClientID), time.Now()); held {
+		return true, apperr.SlotHeld(retry)
+	}
+	return true, nil
 }

@@ -304,3 +304,37 @@ func TestLiveViewTakesThisInstancesOwnHoldsAndBookings(t *testing.T) {
 		t.Fatalf("the read after this instance's booking cost %d queries and commands", got)
 	}
 }
+
+// A claim of a time the watched week shows held by another patient is
+// refused from the view: no PostgreSQL query, and of Redis only the rate
+// limit's command. A re-click by the holder still gets its hold back, and
+// a time the view shows free is asked of Redis as before.
+func TestLiveViewRefusesAClaimOfAHeldTimeFromMemory(t *testing.T) {
+	t.Parallel()
+	a, n := countingApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 2})
+	typ, sp := c.Type0(), c.Specialists[0].ID
+	monday := c.Monday(11, 0)
+	a.do(t, "GET", c.BookURL(typ, monday, sp), nil).Want(http.StatusOK) // builds the view
+	h := a.holdOf(t, typ.ID, sp, monday, "patient-a")
+
+	pg, rd := n.pg.Load(), n.redis.Load()
+	r := a.postHold(t, typ.ID, sp, monday, "patient-b")
+	wantError(t, r, http.StatusLocked, "SLOT_HELD", "")
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("the refusal from the view has no Retry-After")
+	}
+	if dpg, drd := n.pg.Load()-pg, n.redis.Load()-rd; dpg != 0 || drd > 1 {
+		t.Fatalf("the refused claim cost %d queries and %d Redis commands, want 0 and the rate limit's 1", dpg, drd)
+	}
+
+	again := a.holdOf(t, typ.ID, sp, monday, "patient-a")
+	if again.HoldID != h.HoldID {
+		t.Fatalf("the holder's re-click got hold %s, want its own %s", again.HoldID, h.HoldID)
+	}
+	rd = n.redis.Load()
+	a.holdOf(t, typ.ID, sp, monday.Add(time.Hour), "patient-b")
+	if n.redis.Load()-rd < 2 {
+		t.Fatal("a claim of a free time was not asked of Redis")
+	}
+}

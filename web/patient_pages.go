@@ -330,13 +330,10 @@ func (s *Server) holdSlot(c echo.Context) error {
 		}
 		p.specialist = specialist // the answer shows the grid the patient was on
 	}
-	h, err := s.deps.Checkout.Hold(c.Request().Context(), checkout.HoldRequest{
+	h, err := s.claim(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.clientID(c),
 		Address: c.RealIP(),
 	})
-	if err == nil {
-		s.deps.Views.Applied(holdEvent(h, s.clientID(c)))
-	}
 	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		if status, panel, ok := problemPanel(p, err, startStr); ok {

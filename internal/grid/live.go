@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,6 +55,21 @@ func (sn *Snapshot) FreeOfBookings() []availability.Slot {
 		}
 	}
 	return out
+}
+
+// FreeAt is the position starting at start with its specialists free of
+// bookings (holds left out); false when start is no position of the view
+// or every specialist there is booked.
+func (sn *Snapshot) FreeAt(start time.Time) (availability.Slot, bool) {
+	i, found := slices.BinarySearchFunc(sn.positions, start, func(p availability.Slot, t time.Time) int { return p.Start.Compare(t) })
+	if !found {
+		return availability.Slot{}, false
+	}
+	ids := sn.free[start.Unix()]
+	if len(ids) == 0 {
+		return availability.Slot{}, false
+	}
+	return availability.Slot{Start: sn.positions[i].Start, End: sn.positions[i].End, SpecialistIDs: ids}, true
 }
 
 // Bookable is the free slots with the live holds taken out: what

@@ -2,10 +2,12 @@ package liveview
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 )
@@ -109,6 +111,47 @@ func (v *View) HeldBy(clientHash string) bool {
 		}
 	}
 	return false
+}
+
+// heldMargin is how long before its expiry a hold the view knows of no
+// longer counts for HeldByOthers: the hold may lapse before the answer
+// reaches the patient.
+const heldMargin = time.Second
+
+// HeldByOthers reports whether, as far as the view knows, start is a free
+// position of its grid whose every specialist free of bookings is held by
+// a live hold of a client other than clientHash's, and how long the
+// longest of those holds has left. Only then may a claim of start be
+// refused without asking Redis (a refusal a moment late in the other
+// direction, a release not yet heard, is what any patient a moment
+// earlier would have had); any doubt answers false: a time the view does
+// not have, a specialist free there, a hold of the caller's own in the
+// way, a hold about to lapse.
+func (v *View) HeldByOthers(start time.Time, clientHash string, now time.Time) (time.Duration, bool) {
+	st := v.st.Load()
+	slot, ok := st.sn.FreeAt(start)
+	if !ok {
+		return 0, false
+	}
+	typ := st.sn.Type()
+	lo, hi := slot.Start.Add(-typ.BufferBefore), slot.End.Add(typ.BufferAfter)
+	var busy []availability.Busy
+	var longest time.Duration
+	for _, h := range st.sn.Holds() {
+		if !slices.Contains(slot.SpecialistIDs, h.SpecialistID) ||
+			!h.Start.Add(-h.BufferBefore).Before(hi) || !h.End.Add(h.BufferAfter).After(lo) {
+			continue
+		}
+		if st.owners[h.HoldID] == clientHash || !h.ExpiresAt.After(now.Add(heldMargin)) {
+			return 0, false
+		}
+		busy = append(busy, availability.Busy{SpecialistID: h.SpecialistID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter})
+		longest = max(longest, h.ExpiresAt.Sub(now))
+	}
+	if len(busy) == 0 || len(availability.ApplyHolds(typ, []availability.Slot{slot}, busy)) > 0 {
+		return 0, false
+	}
+	return longest, true
 }
 
 // Answer is a rendered answer and its entity tag.
