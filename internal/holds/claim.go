@@ -89,7 +89,7 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 		network:           network,
 	}
 	keys := []string{clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID),
-		cooldownKey(req.ClinicID, req.ClientID, req.AppointmentTypeID), addressKey(req.ClinicID, network)}
+		cooldownKey(req.ClinicID, req.ClientID, req.AppointmentTypeID), addressKey(req.ClinicID, network), registeredKey(req.ClinicID)}
 	occupiedEnd := h.End.Add(h.BufferAfter).UnixMilli()
 	_, channels, err := eventMessage(Event{Type: EventHold, Hold: h})
 	if err != nil {
@@ -161,12 +161,13 @@ func withSpecialist(encoded []byte, from, to uuid.UUID) string {
 
 // register puts the clinic in the set the sweeper visits. The clinic is
 // never taken out of it, so this is done when the claim found the clinic
-// without other holds (a new clinic, or a Redis that lost its data) and,
-// in case the set alone was lost, at least once a minute per process and
-// clinic; the other claims save the command.
-func (s *Store) register(ctx context.Context, clinicID uuid.UUID, others bool) error {
+// without its mark of being registered (a new clinic, an hour since, or a
+// Redis that lost its data) and, in case the set alone was lost (on a
+// cluster it lives on another node), at least once a minute per process
+// and clinic; the other claims save the command.
+func (s *Store) register(ctx context.Context, clinicID uuid.UUID, marked bool) error {
 	now := s.now()
-	if others {
+	if marked {
 		if last, ok := s.registered.Load(clinicID); ok && now.Sub(last.(time.Time)) < registerEvery {
 			return nil
 		}

@@ -128,8 +128,8 @@ func TestClaimAnyUnderConcurrencyGivesEachSpecialistOnce(t *testing.T) {
 }
 
 // The clinic is registered for the sweeper by the claim that finds it
-// without other holds, and again by a process that has not registered it
-// for a minute; the claims in between save the command.
+// without its mark, and again by a process that has not registered it for
+// a minute; the claims in between save the command.
 func TestClaimRegistersTheClinicWhenItHadNoHolds(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 30*time.Second)
@@ -165,12 +165,16 @@ func TestClaimRegistersTheClinicWhenItHadNoHolds(t *testing.T) {
 		t.Fatal("a minute later the claim did not register the clinic again")
 	}
 
-	// Every hold gone: the next claim registers at once.
+	// The mark gone (a Redis that lost its data): the next claim
+	// registers at once.
 	f.hideFromGlobalSweepers()
-	f.rdb.Del(ctx, expiryKey(f.clinic))
+	f.rdb.Del(ctx, registeredKey(f.clinic))
 	f.claim("client-e", f.slot(4))
 	if !registered() {
-		t.Fatal("a claim in a clinic without holds did not register it")
+		t.Fatal("a claim in a clinic without its mark did not register it")
+	}
+	if ttl := f.rdb.TTL(ctx, registeredKey(f.clinic)).Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("the mark lives %s, want at most an hour", ttl)
 	}
 }
 

@@ -68,7 +68,10 @@
 //	                               claim that meets that hold before the sweep.
 //	holds:clinics                  set of clinic ids that ever had a hold (never
 //	                               shrinks); the sweeper iterates it. It has no tag:
-//	                               it is written with a plain SADD, outside scripts.
+//	                               it is written with a plain SADD, outside scripts,
+//	                               after a claim that found the clinic unmarked.
+//	holds:registered:{c}           the mark: the clinic was put in holds:clinics
+//	                               within the hour (set by the claim, EX 3600).
 //	client_limit:{c}:<clientId>:<atid>     booking cooldown; value = booking id.
 //	client_limit:booking:{c}:<bookingId>   reverse key -> the cooldown key, so a
 //	                                       cancellation clears the cooldown without SCAN.

@@ -32,6 +32,7 @@ func TestScriptKeysShareOneClusterSlot(t *testing.T) {
 		reclaimKey(hold, "203.0.113.7"),
 		metaKey(clinic),
 		expiryKey(clinic),
+		registeredKey(clinic),
 		clientKey(clinic, "some-client"),
 		addressKey(clinic, "2001:db8::/64"),
 		specialistKey(clinic, sp),

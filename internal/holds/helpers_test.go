@@ -45,7 +45,7 @@ func newFixture(t *testing.T, ttl time.Duration) *fixture {
 func (f *fixture) cleanup() {
 	ctx := context.Background()
 	meta, _ := f.rdb.HGetAll(ctx, metaKey(f.clinic)).Result()
-	keys := []string{metaKey(f.clinic), expiryKey(f.clinic), specialistKey(f.clinic, f.sp)}
+	keys := []string{metaKey(f.clinic), expiryKey(f.clinic), specialistKey(f.clinic, f.sp), registeredKey(f.clinic)}
 	for _, raw := range meta {
 		if h, err := decodeHold(raw); err == nil {
 			keys = append(keys, h.key(), clientKey(h.ClinicID, h.ClientID))

@@ -329,8 +329,11 @@ func holdKey(clinicID, atid, specialistID uuid.UUID, start time.Time) string {
 
 func (h Hold) key() string { return holdKey(h.ClinicID, h.AppointmentTypeID, h.SpecialistID, h.Start) }
 
-func metaKey(clinicID uuid.UUID) string   { return "holds:meta:" + tag(clinicID) }
-func expiryKey(clinicID uuid.UUID) string { return "holds:expiry:" + tag(clinicID) }
+func metaKey(clinicID uuid.UUID) string { return "holds:meta:" + tag(clinicID) }
+
+// registeredKey marks a clinic recently put in holds:clinics (see register).
+func registeredKey(clinicID uuid.UUID) string { return "holds:registered:" + tag(clinicID) }
+func expiryKey(clinicID uuid.UUID) string     { return "holds:expiry:" + tag(clinicID) }
 
 func clientKey(clinicID uuid.UUID, clientID string) string {
 	return "client:" + tag(clinicID) + ":" + clientID + ":holds"

@@ -68,8 +68,9 @@ end
 //
 //	KEYS[1] the client set  KEYS[2] holds:meta  KEYS[3] holds:expiry
 //	KEYS[4] the client's booking cooldown for the type  KEYS[5] the address set
-//	per candidate c (1-based), from KEYS[6]: KEYS[3c+3] the hold key,
-//	KEYS[3c+4] the specialist index, KEYS[3c+5] the slot's re-claim key
+//	KEYS[6] the clinic's mark of being registered for the sweeper
+//	per candidate c (1-based), from KEYS[7]: KEYS[3c+4] the hold key,
+//	KEYS[3c+5] the specialist index, KEYS[3c+6] the slot's re-claim key
 //	for the address's network
 //	ARGV[1] now  ARGV[2] ttl  ARGV[3] expiry (now+ttl)  ARGV[4] holdId
 //	ARGV[5] clientId  ARGV[6] appointmentTypeId  ARGV[7] quota
@@ -86,8 +87,9 @@ end
 // Replies: {'ok', c, registered (0|1)} | {'own', payload} | {'quota'} |
 // {'addrquota'} | {'held', payload, remaining ms} | {'reclaim', remaining
 // ms} | {'cooldown', remaining ms}. 'ok' names the candidate taken and says
-// whether the clinic's expiry index had other holds before (if not, the
-// caller registers the clinic for the sweeper). 'held' is the refusal when
+// whether the clinic's mark was there; if not (a new clinic, an hour
+// since the last mark, a Redis that lost its data), the script sets it and
+// the caller registers the clinic for the sweeper. 'held' is the refusal when
 // another client's hold stands in the way of at least one candidate (the
 // one that lasts longest is named), 'reclaim' when only cool-offs do.
 //
@@ -137,7 +139,7 @@ end
 
 local existing = {}
 for c = 1, n do
-  local raw = redis.call('GET', KEYS[3 * c + 3])
+  local raw = redis.call('GET', KEYS[3 * c + 4])
   if raw and cjson.decode(raw).clientId == ARGV[5] then
     return {'own', raw}
   end
@@ -240,7 +242,7 @@ end
 
 local held, heldMs, reclaimMs = nil, -1, -1
 for c = 1, n do
-  local holdKey, index, reclaim = KEYS[3 * c + 3], KEYS[3 * c + 4], KEYS[3 * c + 5]
+  local holdKey, index, reclaim = KEYS[3 * c + 4], KEYS[3 * c + 5], KEYS[3 * c + 6]
   local why, other, ms = blocked(c, holdKey, index, reclaim)
   if why == 'held' then
     if ms > heldMs then
@@ -251,7 +253,10 @@ for c = 1, n do
   else
     local payload = ARGV[18 + channels + 2 * c - 1]
     local event = ARGV[18 + channels + 2 * c]
-    local registered = redis.call('ZCARD', KEYS[3]) > 0 and 1 or 0
+    local registered = redis.call('EXISTS', KEYS[6])
+    if registered == 0 then
+      redis.call('SET', KEYS[6], '1', 'EX', 3600)
+    end
     redis.call('SET', holdKey, payload, 'PX', ARGV[2])
     redis.call('HSET', KEYS[2], ARGV[4], payload)
     redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
