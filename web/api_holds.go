@@ -160,7 +160,10 @@ func holdEvent(h holds.Hold, clientID string) holds.Event {
 // view; a claim of a time another claim from this instance is under way
 // for waits for that one's answer first, and is then refused from the view
 // if that one took the time. Any other claim goes to Redis, and a hold it
-// gets is in this instance's views before the answer leaves.
+// gets is in this instance's views before the answer leaves. A claim
+// refused from the view is told SLOT_HELD even when the client is also in
+// its booking cooldown or at its quota of holds: the time is held either
+// way, and a claim of a free time still meets both in Redis.
 func (s *Server) claim(ctx context.Context, req checkout.HoldRequest) (holds.Hold, error) {
 	if err := checkout.ValidateClientID(req.ClientID); err != nil {
 		return holds.Hold{}, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/clientaddr"
 )
@@ -126,7 +127,26 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 		keys = append(keys, c.key(), specialistKey(req.ClinicID, id), reclaimKey(c.key(), network))
 		args = append(args, withSpecialist(payload, first.SpecialistID, id), withSpecialist(msg, first.SpecialistID, id))
 	}
-	res, err := claimScript.Run(ctx, s.rdb, keys, args...).Slice()
+	// A clinic this process has not registered for the sweeper within the
+	// minute is registered ahead of the claim, in its round trip (one
+	// Redis runs the two in that order), so no hold exists that the
+	// sweeper does not visit, even if this process dies right after.
+	ahead := !s.registeredRecently(req.ClinicID, now)
+	var reg *redis.IntCmd
+	var res []any
+	if ahead {
+		pipe := s.rdb.Pipeline()
+		reg = pipe.SAdd(ctx, clinicsKey, req.ClinicID.String())
+		claim := claimScript.EvalSha(ctx, pipe, keys, args...)
+		_, _ = pipe.Exec(ctx) // each command's error is its own
+		res, err = claim.Slice()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			// Redis restarted and forgot the script: Run loads it.
+			res, err = claimScript.Run(ctx, s.rdb, keys, args...).Slice()
+		}
+	} else {
+		res, err = claimScript.Run(ctx, s.rdb, keys, args...).Slice()
+	}
 	if err != nil {
 		return Hold{}, fmt.Errorf("holds: claim: %w", err)
 	}
@@ -138,11 +158,23 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
 	}
 	h.SpecialistID = specialists[c-1]
-	if err := s.register(ctx, req.ClinicID, res[2] == int64(1)); err != nil {
+	switch {
+	case ahead:
+		err = reg.Err()
+	case res[2] != int64(1):
+		// The clinic's mark was gone (a Redis that lost its data): the
+		// set may be gone with it.
+		err = s.rdb.SAdd(context.WithoutCancel(ctx), clinicsKey, req.ClinicID.String()).Err()
+	}
+	if err != nil {
 		// Redis took the hold but not the registration: take the hold back
 		// (announced) rather than leave one the sweeper never visits.
+		s.registered.Delete(req.ClinicID)
 		_, _ = s.Release(context.WithoutCancel(ctx), h.HoldID, req.ClientID)
-		return Hold{}, err
+		return Hold{}, fmt.Errorf("holds: register clinic: %w", err)
+	}
+	if ahead || res[2] != int64(1) {
+		s.registered.Store(req.ClinicID, now)
 	}
 	return h, nil // the script published the event
 }
@@ -159,29 +191,19 @@ func withSpecialist(encoded []byte, from, to uuid.UUID) string {
 	return strings.Replace(string(encoded), field+from.String()+`"`, field+to.String()+`"`, 1)
 }
 
-// register puts the clinic in the set the sweeper visits. The clinic is
-// never taken out of it, so this is done when the claim found the clinic
-// without its mark of being registered (a new clinic, an hour since, or a
-// Redis that lost its data) and, in case the set alone was lost (on a
-// cluster it lives on another node), at least once a minute per process
-// and clinic; the other claims save the command.
-func (s *Store) register(ctx context.Context, clinicID uuid.UUID, marked bool) error {
-	now := s.now()
-	if marked {
-		if last, ok := s.registered.Load(clinicID); ok && now.Sub(last.(time.Time)) < registerEvery {
-			return nil
-		}
-	}
-	if err := s.rdb.SAdd(ctx, clinicsKey, clinicID.String()).Err(); err != nil {
-		s.registered.Delete(clinicID)
-		return fmt.Errorf("holds: register clinic: %w", err)
-	}
-	s.registered.Store(clinicID, now)
-	return nil
+// registeredRecently reports whether this process put the clinic in the
+// set the sweeper visits within registerEvery. The clinic is never taken
+// out of the set, so a claim registers it only when this process has not
+// (ahead of the claim, in its round trip) and when the claim finds the
+// clinic's mark gone (a Redis that lost its data; after the claim); the
+// other claims save the command.
+func (s *Store) registeredRecently(clinicID uuid.UUID, now time.Time) bool {
+	last, ok := s.registered.Load(clinicID)
+	return ok && now.Sub(last.(time.Time)) < registerEvery
 }
 
-// registerEvery is how often a process registers a clinic that has holds
-// again (see register).
+// registerEvery is how often a process registers a clinic again (see
+// registeredRecently).
 const registerEvery = time.Minute
 
 // claimed reads a claim script's reply other than 'ok'.

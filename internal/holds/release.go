@@ -14,24 +14,30 @@ import (
 // unknown, expired or already released hold is (false, nil): release is
 // idempotent, and an expired hold is announced by the sweeper. Another
 // client's live hold: ErrNotOwner, and the hold stays. Publishes "release"
-// (reason "released") only when something was released.
+// (reason "released"), in the step that deletes it, only when something
+// was released.
 func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, error) {
 	h, ok, err := s.lookup(ctx, holdID)
 	if err != nil || !ok {
 		return false, err
 	}
-	res, err := releaseScript.Run(ctx, s.rdb, h.scriptKeys(), holdID, clientID).Slice()
+	// The event is the hold as its payload in holds:meta reads; the script
+	// releases only the hold of this id, so it is this one.
+	msg, channels, err := eventMessage(Event{Type: EventRelease, Hold: h, Reason: ReasonReleased})
+	if err != nil {
+		return false, err
+	}
+	args := []any{holdID, clientID, string(msg)}
+	for _, ch := range channels {
+		args = append(args, ch)
+	}
+	res, err := releaseScript.Run(ctx, s.rdb, h.scriptKeys(), args...).Slice()
 	if err != nil {
 		return false, fmt.Errorf("holds: release: %w", err)
 	}
 	switch status(res) {
 	case "ok":
-		released, err := s.payloads.decode(str(res, 1))
-		if err != nil {
-			return true, err
-		}
-		s.publishOrLog(ctx, Event{Type: EventRelease, Hold: released, Reason: ReasonReleased})
-		return true, nil
+		return true, nil // the script published the event
 	case "gone":
 		return false, nil
 	case "notowner":

@@ -332,14 +332,20 @@ end
 return {'ok', payload, 1}
 `)
 
-// releaseScript deletes the caller's live hold and its index entries.
+// releaseScript deletes the caller's live hold and its index entries, and
+// announces it.
 //
-//	ARGV[1] holdId  ARGV[2] clientId
+//	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] the "release" event
+//	ARGV[4...] the channels to publish it on
 //
 // Replies: {'ok', payload} | {'gone'} | {'notowner'}.
 //
 // A hold whose key has already expired is 'gone' and left alone: its index
-// entries are the sweeper's, which announces it as expired.
+// entries are the sweeper's, which announces it as expired. The release
+// is published in the same step as the deletion, as a claim publishes its
+// hold: no page (and no live view, which refuses claims of times it shows
+// held) keeps a released hold because the process died, or its request
+// ended, right after the script.
 var releaseScript = redis.NewScript(ownedHold + `
 local cur, _, refused = ownedHold(KEYS[1], ARGV[1], ARGV[2])
 if refused then
@@ -349,6 +355,9 @@ redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('SREM', KEYS[2], ARGV[1])
+for i = 4, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[3])
+end
 return {'ok', cur}
 `)
 
