@@ -45,8 +45,14 @@ func (f *fixture) beatToTheEnd(h Hold, now *time.Time) {
 	f.t.Helper()
 	*now = h.KeepUntil.Add(-100 * time.Millisecond)
 	// Redis keeps the key's real TTL: a heartbeat extends only a hold with
-	// less than the 100 ms it would give left, so let the claim's age.
-	time.Sleep(120 * time.Millisecond)
+	// less than the 100 ms it would give left, so let the claim's age
+	// until then, and no longer (a loaded machine must not let it lapse).
+	for deadline := time.Now().Add(time.Second); f.rdb.PTTL(f.t.Context(), h.key()).Val() >= 95*time.Millisecond; {
+		if time.Now().After(deadline) {
+			f.t.Fatal("the hold's key does not age")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	beaten, err := f.s.Heartbeat(f.t.Context(), h.HoldID, h.ClientID)
 	if err != nil {
 		f.t.Fatalf("heartbeat before the end: %v", err)
