@@ -42,11 +42,6 @@ type createHoldBody struct {
 
 // createHold answers POST /v1/holds.
 func (s *Server) createHold(c echo.Context) error {
-	if l := s.deps.APIHoldLimiter; l != nil {
-		if err := overLimit(c, l, "holds"); err != nil {
-			return err
-		}
-	}
 	var body createHoldBody
 	if err := bindJSON(c, &body); err != nil {
 		return err
@@ -65,10 +60,19 @@ func (s *Server) createHold(c echo.Context) error {
 			return err
 		}
 	}
+	// The per-address limit counts the claims that reach Redis: a claim
+	// the live view refuses costs what a page view does, and is answered
+	// without counting (or a round trip to count it).
+	limit := func() error {
+		if l := s.deps.APIHoldLimiter; l != nil {
+			return overLimit(c, l, "holds")
+		}
+		return nil
+	}
 	h, err := s.claim(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: body.ClientID,
 		Address: c.RealIP(),
-	})
+	}, limit)
 	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		return err
@@ -163,8 +167,10 @@ func holdEvent(h holds.Hold, clientID string) holds.Event {
 // gets is in this instance's views before the answer leaves. A claim
 // refused from the view is told SLOT_HELD even when the client is also in
 // its booking cooldown or at its quota of holds: the time is held either
-// way, and a claim of a free time still meets both in Redis.
-func (s *Server) claim(ctx context.Context, req checkout.HoldRequest) (holds.Hold, error) {
+// way, and a claim of a free time still meets both in Redis. limit, when
+// not nil, is the caller's rate limit, asked once the view has not
+// refused the claim.
+func (s *Server) claim(ctx context.Context, req checkout.HoldRequest, limit func() error) (holds.Hold, error) {
 	if err := checkout.ValidateClientID(req.ClientID); err != nil {
 		return holds.Hold{}, err
 	}
@@ -172,14 +178,18 @@ func (s *Server) claim(ctx context.Context, req checkout.HoldRequest) (holds.Hol
 	if err != nil {
 		return holds.Hold{}, err
 	}
-	if viewed {
-		leave, waited := s.claims.enter(ctx, claimKey{typeID: req.AppointmentTypeID, specialist: req.SpecialistID, start: req.Start.UnixMilli()})
-		defer leave() // after the hold is in the views
-		if waited {
-			if _, err := s.heldInView(ctx, req); err != nil {
-				return holds.Hold{}, err
-			}
+	if limit != nil {
+		if err := limit(); err != nil {
+			return holds.Hold{}, err
 		}
+	}
+	if viewed {
+		leave, err := s.claims.enter(ctx, claimKey{typeID: req.AppointmentTypeID, specialist: req.SpecialistID, start: req.Start.UnixMilli()},
+			func() error { _, err := s.heldInView(ctx, req); return err })
+		if err != nil {
+			return holds.Hold{}, err
+		}
+		defer leave() // after the hold is in the views
 	}
 	h, err := s.deps.Checkout.Hold(ctx, req)
 	if err == nil {

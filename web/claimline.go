@@ -34,9 +34,11 @@ func newClaimLine(wait time.Duration) *claimLine {
 }
 
 // enter returns once no other claim of k from this instance is under way
-// (or after l.wait, or when ctx ends), and whether it waited; the caller
-// must call leave when its claim is answered and shown in the live view.
-func (l *claimLine) enter(ctx context.Context, k claimKey) (leave func(), waited bool) {
+// (or after l.wait, or when ctx ends), with leave to call when the claim
+// is answered and shown in the live view. Each time the claim before it
+// ends, refused is asked first: its error (the view now shows the time
+// taken) is returned at once, without taking the line.
+func (l *claimLine) enter(ctx context.Context, k claimKey, refused func() error) (leave func(), err error) {
 	var timeout <-chan time.Time
 	for {
 		l.mu.Lock()
@@ -50,7 +52,7 @@ func (l *claimLine) enter(ctx context.Context, k claimKey) (leave func(), waited
 				delete(l.busy, k)
 				l.mu.Unlock()
 				close(ch)
-			}, waited
+			}, nil
 		}
 		l.mu.Unlock()
 		if timeout == nil {
@@ -58,13 +60,15 @@ func (l *claimLine) enter(ctx context.Context, k claimKey) (leave func(), waited
 			defer t.Stop()
 			timeout = t.C
 		}
-		waited = true
 		select {
 		case <-ch:
 		case <-timeout:
-			return func() {}, true
+			return func() {}, nil
 		case <-ctx.Done():
-			return func() {}, true
+			return func() {}, nil
+		}
+		if err := refused(); err != nil {
+			return func() {}, err
 		}
 	}
 }

@@ -333,7 +333,7 @@ func (s *Server) holdSlot(c echo.Context) error {
 	h, err := s.claim(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.clientID(c),
 		Address: c.RealIP(),
-	})
+	}, nil)
 	s.metrics.outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		if status, panel, ok := problemPanel(p, err, startStr); ok {

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
@@ -306,4 +308,28 @@ func TestStaffChangesAreRateLimitedPerAccount(t *testing.T) {
 
 	other := a.signIn(t, a.newAccount(t, c.ID, "admin"))
 	other.Post("/staff/kiosks", url.Values{"name": {"Front desk"}}).Want(http.StatusCreated)
+}
+
+// Claims the live view refuses (the time is held by another patient) are
+// answered without counting against the address's limit: only the claims
+// that reach Redis count.
+func TestRateLimitCountsOnlyClaimsTheViewDoesNotRefuse(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, withOptions(web.Options{APIHoldsPerMinute: 2}))
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	typeID := c.Types[0].ID
+	monday := c.Monday(9, 0)
+	avoidWindowEdge(10 * time.Second)
+	a.do(t, "GET", c.BookURL(c.Type0(), monday, uuid.Nil), nil).Want(http.StatusOK) // builds the week's view
+	cl := a.newClient(t)
+	if r := cl.send("POST", "/v1/holds", holdBody(typeID, monday, clientID())); r.Status != http.StatusCreated {
+		t.Fatalf("the first hold: %d %s", r.Status, r.Body)
+	}
+	for range 5 {
+		wantError(t, cl.send("POST", "/v1/holds", holdBody(typeID, monday, clientID())), http.StatusLocked, "SLOT_HELD", "")
+	}
+	if r := cl.send("POST", "/v1/holds", holdBody(typeID, monday.Add(time.Hour), clientID())); r.Status != http.StatusCreated {
+		t.Fatalf("the second hold of a free time after five refused claims: %d %s", r.Status, r.Body)
+	}
+	wantLimitedJSON(t, cl.send("POST", "/v1/holds", holdBody(typeID, monday.Add(2*time.Hour), clientID())), "holds", 2)
 }
