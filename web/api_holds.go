@@ -208,8 +208,10 @@ const claimLineWait = 250 * time.Millisecond
 // just taken). A nil error: the claim is to be asked of Redis; viewed
 // says whether there was a view to ask.
 func (s *Server) heldInView(ctx context.Context, req checkout.HoldRequest) (viewed bool, err error) {
-	clinicID, err := s.deps.Slots.ClinicOfType(ctx, req.AppointmentTypeID)
-	if err != nil {
+	// From memory only: this runs before the rate limit, so an unknown
+	// type must not cost a query.
+	clinicID, known := s.deps.Slots.KnownClinicOfType(req.AppointmentTypeID)
+	if !known {
 		return false, nil
 	}
 	loc, err := s.deps.Slots.Zone(ctx, clinicID)

@@ -211,6 +211,16 @@ func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *
 	return e, nil
 }
 
+// KnownClinicOfType is ClinicOfType from memory only: false when this
+// process has not looked the type up yet (or it does not exist).
+func (s *Service) KnownClinicOfType(typeID uuid.UUID) (uuid.UUID, bool) {
+	id, ok := s.typeClinic.Load(typeID)
+	if !ok {
+		return uuid.Nil, false
+	}
+	return id.(uuid.UUID), true
+}
+
 // ClinicOfType maps a type to its clinic, which never changes, from memory.
 //
 // Errors: NOT_FOUND naming "id".
