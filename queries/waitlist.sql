@@ -164,11 +164,12 @@ SELECT EXISTS (SELECT 1 FROM messages WHERE offer_id = @offer_id AND status = 's
 -- Open openings that no job is moving on, as far as time can tell: an
 -- offer that ran out before @expired_before, or no offer at all when the
 -- time was freed, and any offer ended, before @quiet_since (a job that was
--- lost, or gave up).
+-- lost, or gave up). A null @clinic_id is every clinic.
 SELECT op.id
 FROM waitlist_openings op
 LEFT JOIN waitlist_offers o ON o.opening_id = op.id AND o.state = 'open'
 WHERE op.state = 'open'
+  AND (sqlc.narg(clinic_id)::uuid IS NULL OR op.clinic_id = sqlc.narg(clinic_id))
   AND CASE WHEN o.id IS NOT NULL THEN o.expires_at < @expired_before
       ELSE op.freed_at < @quiet_since
            AND NOT EXISTS (SELECT 1 FROM waitlist_offers x WHERE x.opening_id = op.id AND x.ended_at >= @quiet_since)
@@ -177,8 +178,10 @@ ORDER BY op.freed_at
 LIMIT 100;
 
 -- name: WaitlistLapsePast :execrows
--- Places whose last day is over in their clinic's zone leave the list.
+-- Places whose last day is over in their clinic's zone leave the list. A
+-- null @clinic_id is every clinic.
 UPDATE waitlist_entries e SET state = 'lapsed', ended_at = sqlc.arg(now)::timestamptz
 FROM clinics c
 WHERE c.id = e.clinic_id AND e.state = 'waiting'
+  AND (sqlc.narg(clinic_id)::uuid IS NULL OR e.clinic_id = sqlc.narg(clinic_id))
   AND e.to_date < (sqlc.arg(now)::timestamptz AT TIME ZONE c.timezone)::date;

@@ -352,12 +352,27 @@ func TestOfferNeverSentKeepsThePlace(t *testing.T) {
 
 // The sweep steps on an opening whose follow-up job was lost (its offer
 // ran out over a minute ago and nothing moved it), and lapses places
-// whose last day is over.
+// whose last day is over. The test sweeps its own clinic only, at a clock
+// 17 minutes ahead: the other tests of this package run in parallel on the
+// same database, and a sweep of every clinic would run out their offers.
+// A neighbouring clinic's open offer proves the scope: the test fails if
+// the sweep stops filtering openings by clinic.
 func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	ctx := context.Background()
 	start := r.at(4, 11, 0)
+
+	neighbour := newRig(t)
+	nb := neighbour.book(t, start, "booked@example.org")
+	nbWaiting := neighbour.join(t, "neighbour@example.org", start)
+	neighbour.cancel(t, nb.Booking)
+	nbOpening, _ := neighbour.opening(t, start.UTC())
+	if err := neighbour.waitlist.Step(ctx, nbOpening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	neighbour.delivered(t, "neighbour@example.org")
+
 	b := r.book(t, start, "booked@example.org")
 	first, second := r.join(t, "first@example.org", start), r.join(t, "second@example.org", start)
 	r.cancel(t, b.Booking)
@@ -370,8 +385,11 @@ func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 	if _, err := r.pool.Exec(ctx, `UPDATE waitlist_entries SET from_date = current_date - 2, to_date = current_date - 1 WHERE id = $1`, second.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.waitlist.Sweep(ctx); err != nil {
+	if err := waitlist.SweepClinic(ctx, r.waitlist, r.clinic.ID); err != nil {
 		t.Fatal(err)
+	}
+	if got := neighbour.offersOf(t, nbWaiting.ID); got != "open" {
+		t.Fatalf("another clinic's offer is %q after this clinic's sweep, want open", got)
 	}
 	if s := r.entryState(t, first.ID); s != waitlist.StateLapsed {
 		t.Fatalf("the first is %s after the sweep, want lapsed (their offer ran out)", s)
