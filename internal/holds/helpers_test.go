@@ -216,6 +216,16 @@ func (f *fixture) waitLapsed(start time.Time) {
 	}
 }
 
+// lapse makes h lapse now, as Redis would at the end of its TTL: its key
+// and its client set expire in a millisecond (tests keep TTLs of seconds,
+// so nothing else can lapse before the test means it to), and the test
+// waits until the key is gone.
+func (f *fixture) lapse(h Hold) {
+	f.t.Helper()
+	f.age(h, time.Millisecond)
+	f.waitLapsed(h.Start)
+}
+
 // age sets what Redis has left of h's key and its client set to left, as
 // its clock would show after the rest of the TTL: a heartbeat extends only
 // a key with less than a TTL left.
