@@ -28,6 +28,7 @@ type rig struct {
 	smtp     *testkit.SMTPServer
 	clock    *clock
 	loc      *time.Location
+	queue    string // the rig's own job queue
 }
 
 type rigOptions struct {
@@ -60,7 +61,8 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		t.Fatal(err)
 	}
 	r.loc = loc
-	cfg := outbox.Config{PublicURL: "http://clinic.test", Workers: 2, Clock: r.clock, Queue: "mail_" + strings.ReplaceAll(uuid.NewString(), "-", ""),
+	r.queue = "mail_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	cfg := outbox.Config{PublicURL: "http://clinic.test", Workers: 2, Clock: r.clock, Queue: r.queue,
 		Retry: outbox.Retry{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Attempts: 5}}
 	if o.workers > 0 {
 		cfg.Workers = o.workers
@@ -166,6 +168,13 @@ func (r *rig) waitStatus(t *testing.T, id uuid.UUID, status string) db.Message {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// drained waits until the rig's queue has no job left to run (see
+// testkit.Drained): after it, a count of e-mails is final.
+func (r *rig) drained(t *testing.T) {
+	t.Helper()
+	testkit.Drained(t, r.pool, r.queue)
 }
 
 // settle waits until nothing due is waiting to be sent.

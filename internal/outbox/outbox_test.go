@@ -57,7 +57,8 @@ func TestConfirmationOnceWithCalendarAndReminder(t *testing.T) {
 	if at := r.jobScheduledAt(t, ms[1].JobID.Int64); !at.Equal(start.Add(-24 * time.Hour)) {
 		t.Fatalf("reminder job scheduled at %s", at)
 	}
-	time.Sleep(300 * time.Millisecond) // a second send would have come by now
+	// A second send (the job run twice, or enqueued twice) fails this.
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
@@ -106,7 +107,9 @@ func TestLostRaceSendsNothing(t *testing.T) {
 	}
 	r.smtp.WaitFor(t, 1, 20*time.Second)
 	r.settle(t)
-	time.Sleep(300 * time.Millisecond)
+	// A lost race's e-mail left behind (enqueued outside the booking's
+	// transaction) fails this.
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
@@ -152,7 +155,9 @@ func TestMoveSendsChangeAndMovesReminder(t *testing.T) {
 	if kinds(newMs) != "change:sent reminder:queued" || !newMs[1].SendAt.Equal(newStart.Add(-24*time.Hour)) {
 		t.Fatalf("new booking's messages: %s, reminder at %s", kinds(newMs), newMs[len(newMs)-1].SendAt)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// A reminder or confirmation of the old booking sent after the move
+	// fails this.
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 2 {
 		t.Fatalf("%d e-mails, want 2", n)
 	}

@@ -1,0 +1,45 @@
+package testkit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// WaitFor polls cond every 20 ms until it holds, and fails the test with
+// what after within.
+func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+	}
+}
+
+// Drained waits (up to a minute) until the job queue named queue has no
+// job of the given kinds (of any kind if none are given) that is still to
+// run: available, running, waiting for a retry, or scheduled and due. A
+// test that says "exactly one" counts after this, not after a fixed sleep:
+// a duplicate that comes late is still in the queue, and is waited for.
+// A job that makes another makes it before it completes, so the queue is
+// never seen empty between the two.
+func Drained(t testing.TB, pool *pgxpool.Pool, queue string, kinds ...string) {
+	t.Helper()
+	if kinds == nil {
+		kinds = []string{}
+	}
+	var left int
+	WaitFor(t, time.Minute, "the queue "+queue+" to be drained", func() bool {
+		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
+			WHERE queue = $1 AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+			  AND (state IN ('available', 'running', 'retryable', 'pending')
+			       OR (state = 'scheduled' AND scheduled_at <= now()))`, queue, kinds).Scan(&left)
+		if err != nil {
+			t.Fatalf("jobs left in %s: %v", queue, err)
+		}
+		return left == 0
+	})
+}
