@@ -232,6 +232,16 @@ func (r *rig) count(t *testing.T, sql string, args ...any) int {
 	return n
 }
 
+// runDue makes a job waiting for its retry (or its time) due now, as if
+// the wait were over; a job already done is left as it is.
+func (r *rig) runDue(t *testing.T, id int64) {
+	t.Helper()
+	if _, err := r.pool.Exec(context.Background(), `UPDATE river_job SET state = 'available', scheduled_at = now()
+		WHERE id = $1 AND state IN ('retryable', 'scheduled')`, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (r *rig) jobState(t *testing.T, id int64) string {
 	t.Helper()
 	var s string
