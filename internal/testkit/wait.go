@@ -19,8 +19,8 @@ func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 	}
 }
 
-// Drained waits (up to a minute) until the job queue named queue has no
-// job of the given kinds (of any kind if none are given) that is still to
+// Drained waits (up to a minute) until the job queue named queue (every
+// queue if queue is "") has no job of the given kinds (of any kind if none are given) that is still to
 // run: available, running, waiting for a retry, or scheduled and due. A
 // test that says "exactly one" counts after this, not after a fixed sleep:
 // a duplicate that comes late is still in the queue, and is waited for.
@@ -32,9 +32,9 @@ func Drained(t testing.TB, pool *pgxpool.Pool, queue string, kinds ...string) {
 		kinds = []string{}
 	}
 	var left int
-	WaitFor(t, time.Minute, "the queue "+queue+" to be drained", func() bool {
+	WaitFor(t, time.Minute, "the job queue "+queue+" to be drained", func() bool {
 		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
-			WHERE queue = $1 AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+			WHERE ($1 = '' OR queue = $1) AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
 			  AND (state IN ('available', 'running', 'retryable', 'pending')
 			       OR (state = 'scheduled' AND scheduled_at <= now()))`, queue, kinds).Scan(&left)
 		if err != nil {

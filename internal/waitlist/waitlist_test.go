@@ -401,3 +401,46 @@ func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 		t.Fatal("the opening nobody else waits for is still open after the sweep")
 	}
 }
+
+// Two Accepts of one offer at once (a double click, two tabs), released
+// together at a barrier: exactly one books, the other is refused with a
+// user's error, and the time is booked once. Fails if Accept stops
+// locking the offer (or the gate its time) before it books: both would
+// book, or one would fail with an internal error.
+func TestTwoAcceptsOfOneOfferBookOnce(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(4, 13, 0)
+	b := r.book(t, start, "booked@example.org")
+	only := r.join(t, "only@example.org", start)
+	r.cancel(t, b.Booking)
+	opening, _ := r.opening(t, start.UTC())
+	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	token := r.offerToken(t, only.ID)
+	errs := make([]error, 2)
+	testkit.Together(2, func(i int) {
+		_, errs[i] = r.waitlist.Accept(ctx, r.clinic.ID, token)
+	})
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+			continue
+		}
+		if ae := apperr.As(err); ae == nil || (ae.Code != apperr.CodeOfferOver && ae.Code != apperr.CodeSlotTaken) {
+			t.Errorf("the losing Accept: %v, want OFFER_OVER or SLOT_TAKEN", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d Accepts of one offer booked, want 1 (errors %v)", won, errs)
+	}
+	if n := r.count(t, `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND slot_start = $2 AND status = 'confirmed'`, r.clinic.ID, start); n != 1 {
+		t.Fatalf("%d confirmed bookings of the offered time, want 1", n)
+	}
+	if s := r.entryState(t, only.ID); s != waitlist.StateBooked {
+		t.Fatalf("the entry is %s, want booked", s)
+	}
+}
