@@ -44,6 +44,7 @@ func TestKilledInstanceMailOnce(t *testing.T) {
 			WHERE m.kind = 'confirmation' AND m.attempts >= 1 AND j.state = 'retryable'`) == patients
 	})
 	victim.kill()
+	orphans := testkit.Running(t, pool) // the victim's, run by nobody now
 	if n := len(smtp.Messages()); n != 0 {
 		t.Fatalf("%d e-mails got through the outage", n)
 	}
@@ -54,7 +55,7 @@ func TestKilledInstanceMailOnce(t *testing.T) {
 	// Counted once no e-mail job is left to run: a double sent by the
 	// successor (a confirmation the victim's last attempt had delivered
 	// after all) fails this.
-	testkit.Drained(t, pool, "", "send_message")
+	testkit.DrainedBut(t, pool, "", orphans, "send_message")
 	got := smtp.Messages()
 	seen := map[string]int{}
 	for _, r := range got {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -28,18 +29,45 @@ func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 // never seen empty between the two.
 func Drained(t testing.TB, pool *pgxpool.Pool, queue string, kinds ...string) {
 	t.Helper()
+	DrainedBut(t, pool, queue, nil, kinds...)
+}
+
+// DrainedBut is Drained, but for the jobs orphans: jobs a killed process
+// left running, which no live one will run until the queue rescues them
+// (an hour later). A test that kills a process takes them with Running
+// right after the kill, before a successor starts.
+func DrainedBut(t testing.TB, pool *pgxpool.Pool, queue string, orphans []int64, kinds ...string) {
+	t.Helper()
 	if kinds == nil {
 		kinds = []string{}
+	}
+	if orphans == nil {
+		orphans = []int64{}
 	}
 	var left int
 	WaitFor(t, time.Minute, "the job queue "+queue+" to be drained", func() bool {
 		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
 			WHERE ($1 = '' OR queue = $1) AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+			  AND NOT id = ANY($3::bigint[])
 			  AND (state IN ('available', 'running', 'retryable', 'pending')
-			       OR (state = 'scheduled' AND scheduled_at <= now()))`, queue, kinds).Scan(&left)
+			       OR (state = 'scheduled' AND scheduled_at <= now()))`, queue, kinds, orphans).Scan(&left)
 		if err != nil {
 			t.Fatalf("jobs left in %s: %v", queue, err)
 		}
 		return left == 0
 	})
+}
+
+// Running is the ids of the jobs running now, in every queue.
+func Running(t testing.TB, pool *pgxpool.Pool) []int64 {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT id FROM river_job WHERE state = 'running'`)
+	if err != nil {
+		t.Fatalf("running jobs: %v", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatalf("running jobs: %v", err)
+	}
+	return ids
 }
