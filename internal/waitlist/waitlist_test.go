@@ -444,3 +444,32 @@ func TestTwoAcceptsOfOneOfferBookOnce(t *testing.T) {
 		t.Fatalf("the entry is %s, want booked", s)
 	}
 }
+
+// A waiting patient who has meanwhile booked the type (within its
+// cooldown) is passed over: the booking gate would refuse them the time,
+// which would be held for them for nothing. The next in the list gets it.
+// Fails if the waitlist's match stops checking the patient's bookings of
+// the type.
+func TestAPatientWhoBookedMeanwhileIsPassedOver(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(4, 14, 0)
+	b := r.book(t, start, "booked@example.org")
+	first, second := r.join(t, "first@example.org", start), r.join(t, "second@example.org", start)
+	r.book(t, r.at(5, 10, 0), "FIRST@example.org") // the same patient, booked elsewhere
+	r.cancel(t, b.Booking)
+	opening, _ := r.opening(t, start.UTC())
+	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.offersOf(t, first.ID); got != "" {
+		t.Fatalf("the patient who booked meanwhile was offered the time: %q", got)
+	}
+	if got := r.offersOf(t, second.ID); got != "open" {
+		t.Fatalf("the next patient's offers: %q, want open", got)
+	}
+	if _, err := r.waitlist.Accept(ctx, r.clinic.ID, r.offerToken(t, second.ID)); err != nil {
+		t.Fatalf("the next patient's accept: %v", err)
+	}
+}
