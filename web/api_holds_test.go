@@ -198,7 +198,7 @@ func TestHeartbeatAPI(t *testing.T) {
 		if err := a.RDB.PExpire(t.Context(), key, time.Millisecond).Err(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 5*time.Second, "the hold's key to expire", func() bool { return a.RDB.Exists(t.Context(), key).Val() == 0 })
+		testkit.WaitFor(t, 5*time.Second, "the hold's key to expire", func() bool { return a.RDB.Exists(t.Context(), key).Val() == 0 })
 		wantGone(t, a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": client}))
 	})
 

@@ -137,7 +137,7 @@ func TestLiveViewFollowsHoldsAndBookingsOfAnotherInstance(t *testing.T) {
 	// B holds 10:00: A shows it held as soon as it heard it, and never
 	// free again.
 	h := b.holdOf(t, typ.ID, sp, monday, "patient-b")
-	waitFor(t, evWait, "A to show B's hold", func() bool { return stateAt(monday) == "held" })
+	testkit.WaitFor(t, evWait, "A to show B's hold", func() bool { return stateAt(monday) == "held" })
 	for range 10 {
 		if st := stateAt(monday); st != "held" {
 			t.Fatalf("held cell later read as %q", st)
@@ -150,7 +150,7 @@ func TestLiveViewFollowsHoldsAndBookingsOfAnotherInstance(t *testing.T) {
 	// B books 10:30: taken on A, still from the view.
 	at := monday.Add(30 * time.Minute)
 	b.book(t, typ.ID, b.holdOf(t, typ.ID, sp, at, "patient-c"), "patient-c")
-	waitFor(t, evWait, "A to show B's booking", func() bool { return stateAt(at) == "taken" })
+	testkit.WaitFor(t, evWait, "A to show B's booking", func() bool { return stateAt(at) == "taken" })
 	before = n.both()
 	if st := stateAt(at); st != "taken" {
 		t.Fatalf("booked cell read again as %q", st)
@@ -161,7 +161,7 @@ func TestLiveViewFollowsHoldsAndBookingsOfAnotherInstance(t *testing.T) {
 
 	// B lets 10:00 go: free again on A.
 	b.release(t, h, "patient-b")
-	waitFor(t, evWait, "A to show the release", func() bool { return stateAt(monday) == "free" })
+	testkit.WaitFor(t, evWait, "A to show the release", func() bool { return stateAt(monday) == "free" })
 }
 
 // A change of hours made on another instance drops the view (the next
@@ -187,23 +187,23 @@ func TestLiveViewDropsOnCalendarChangeAndLostSubscription(t *testing.T) {
 	if err := newApp(t).Deps.Staff.AddOverride(context.Background(), c.Admin.User(c.ID), sp, staffOverride(day, spRow.Version)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, evWait, "the closed day to show", func() bool {
+	testkit.WaitFor(t, evWait, "the closed day to show", func() bool {
 		return cellState(a.do(t, "GET", page, nil).Doc(), cell) == ""
 	})
 	if a.metricSum(t, `clinic_liveview_drops_total\{reason="event"\}`) < 1 {
 		t.Fatal("the calendar change did not drop the view")
 	}
 
-	waitFor(t, evWait, "the view to be kept again", func() bool {
+	testkit.WaitFor(t, evWait, "the view to be kept again", func() bool {
 		a.do(t, "GET", page, nil).Want(http.StatusOK)
 		return a.Deps.Views.Len() == 1
 	})
 	testkit.CutSubscription(t, conn)
-	waitFor(t, evWait, "the views to go with the subscription", func() bool { return a.Deps.Views.Len() == 0 })
+	testkit.WaitFor(t, evWait, "the views to go with the subscription", func() bool { return a.Deps.Views.Len() == 0 })
 	if cellState(a.do(t, "GET", page, nil).Want(http.StatusOK).Doc(), cell) != "" {
 		t.Fatal("the page read from the source lost the closed day")
 	}
-	waitFor(t, evWait, "a view once the subscription is back", func() bool {
+	testkit.WaitFor(t, evWait, "a view once the subscription is back", func() bool {
 		a.do(t, "GET", page, nil).Want(http.StatusOK)
 		return a.Deps.Views.Len() == 1
 	})
@@ -236,7 +236,7 @@ func TestLiveViewValidators(t *testing.T) {
 	pageTag := a.do(t, "GET", page, nil).Header.Get("ETag")
 	slotsTag := a.do(t, "GET", slotsURL, nil).Header.Get("ETag")
 	a.hold(t, typ.ID, monday, "validators")
-	waitFor(t, evWait, "a new page after the hold", func() bool {
+	testkit.WaitFor(t, evWait, "a new page after the hold", func() bool {
 		r := a.do(t, "GET", page, nil, "If-None-Match", pageTag)
 		return r.Status == http.StatusOK && r.Header.Get("ETag") != pageTag
 	})
@@ -256,7 +256,7 @@ func TestLiveViewLeavesAHoldersPageTheirOwn(t *testing.T) {
 	cl := a.newClient(t)
 	f := openCellForm(t, cl, c, typ, sp, start) // the week is now watched
 	cl.Post(f.Action, f.Values).Want(http.StatusOK)
-	waitFor(t, evWait, "the holder's page to show their hold", func() bool {
+	testkit.WaitFor(t, evWait, "the holder's page to show their hold", func() bool {
 		return cellState(cl.Get(c.BookURL(typ, start, sp)).Want(http.StatusOK).Doc(), grid.CellID(sp, start)) == "mine"
 	})
 	if st := stateOn(t, a, c, typ, sp, start); st != "held" {

@@ -39,7 +39,7 @@ func TestKilledInstanceMailOnce(t *testing.T) {
 	}
 	// Every confirmation has been tried and refused at least once, and
 	// waits for its retry (none is mid-attempt): then the instance dies.
-	waitFor(t, 30*time.Second, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "every confirmation refused and waiting for its retry", func() bool {
 		return count(t, pool, `SELECT count(*) FROM messages m JOIN river_job j ON j.id = m.job_id
 			WHERE m.kind = 'confirmation' AND m.attempts >= 1 AND j.state = 'retryable'`) == patients
 	})
@@ -87,17 +87,6 @@ func bookOn(t *testing.T, client *http.Client, on *server, typeID string, start 
 	}
 	if err := json.Unmarshal(b, &a); err != nil || a.Appointment.ID == uuid.Nil {
 		t.Fatalf("booking answer without an id: %s", b)
-	}
-}
-
-func waitFor(t *testing.T, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not so within %v", within)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

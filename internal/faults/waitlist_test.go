@@ -36,14 +36,14 @@ func TestWaitlistKilledBeforeOfferMailSendsOnce(t *testing.T) {
 	f.cancel(t, client, victim, id, token)
 	cancelled := time.Now()
 	// The offer is made (its job done), and the time held for it.
-	waitFor(t, 30*time.Second, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the offer made", func() bool {
 		return count(t, f.pool, `SELECT count(*) FROM waitlist_offers`) == 1 &&
 			count(t, f.pool, `SELECT count(*) FROM river_job WHERE kind = 'waitlist_offer' AND state = 'completed'`) == 1
 	})
 	f.expectHeld(t, client, victim)
 	// Its e-mail has been tried, refused, and waits for its retry (no
 	// attempt is under way): then the instance dies.
-	waitFor(t, 30*time.Second, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the offer's e-mail refused and waiting for its retry", func() bool {
 		return count(t, f.pool, `SELECT count(*) FROM messages m JOIN river_job j ON j.id = m.job_id
 			WHERE m.kind = 'waitlist_offer' AND m.attempts >= 1 AND j.state = 'retryable'
 			AND j.scheduled_at > now() + interval '300 milliseconds'`) == 1

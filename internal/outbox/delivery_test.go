@@ -79,7 +79,7 @@ func TestReminderByClock(t *testing.T) {
 	witness := r.book(t, start.Add(-30*time.Minute), "cy@example.org")
 	r.smtp.WaitFor(t, 3, 20*time.Second)
 	due := start.Add(-24 * time.Hour)
-	r.clock.set(due.Add(-time.Second))
+	r.clock.Set(due.Add(-time.Second))
 	r.waitStatus(t, r.messages(t, witness.ID)[1].ID, "sent")
 	if m := r.messages(t, b.ID)[1]; m.Status != "queued" {
 		t.Fatalf("Ada's reminder is %s a second before its time, want queued", m.Status)
@@ -88,7 +88,7 @@ func TestReminderByClock(t *testing.T) {
 		t.Fatalf("%d e-mails a second before the reminder's time, want 4 (three confirmations, the witness's reminder)", n)
 	}
 
-	r.clock.set(due)
+	r.clock.Set(due)
 	got := testkit.ParseReceived(t, r.smtp.WaitFor(t, 5, 30*time.Second)[4])
 	if got.To != "ada@example.org" || !strings.Contains(got.Text, "10:00") {
 		t.Fatalf("reminder to %s:\n%s", got.To, got.Text)

@@ -3,7 +3,6 @@ package outbox_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +25,7 @@ type rig struct {
 	bookings *booking.Service
 	outbox   *outbox.Outbox
 	smtp     *testkit.SMTPServer
-	clock    *clock
+	clock    *testkit.Clock
 	loc      *time.Location
 	queue    string // the rig's own job queue
 }
@@ -54,7 +53,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		}
 		t.Cleanup(pool.Close)
 	}
-	r := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &clock{}}
+	r := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &testkit.Clock{}}
 	r.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{})
 	loc, err := time.LoadLocation(r.clinic.Timezone)
 	if err != nil {
@@ -192,35 +191,6 @@ func (r *rig) settle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// clock is the queue's time: the real one until a test sets it.
-type clock struct {
-	mu  sync.Mutex
-	now *time.Time
-}
-
-func (c *clock) Now() time.Time {
-	if t := c.NowOrNil(); t != nil {
-		return *t
-	}
-	return time.Now()
-}
-
-func (c *clock) NowOrNil() *time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.now == nil {
-		return nil
-	}
-	t := *c.now
-	return &t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.now = &t
-	c.mu.Unlock()
 }
 
 func (r *rig) count(t *testing.T, sql string, args ...any) int {

@@ -80,7 +80,7 @@ func TestReminderAfterTheStartIsDropped(t *testing.T) {
 	b := r.book(t, start, "ada@example.org")
 	r.smtp.WaitFor(t, 1, 20*time.Second)
 	reminder := r.messages(t, b.ID)[1]
-	r.clock.set(start.Add(time.Hour))
+	r.clock.Set(start.Add(time.Hour))
 	r.waitStatus(t, reminder.ID, "cancelled")
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d e-mails, want only the confirmation", n)

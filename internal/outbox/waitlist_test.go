@@ -38,7 +38,7 @@ type wlRig struct {
 func newWaitlistRig(t *testing.T, tz string) *wlRig {
 	t.Helper()
 	pool := testkit.DB(t)
-	base := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &clock{}, queue: "mail_" + strings.ReplaceAll(uuid.NewString(), "-", "")}
+	base := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &testkit.Clock{}, queue: "mail_" + strings.ReplaceAll(uuid.NewString(), "-", "")}
 	base.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{Timezone: tz})
 	loc, err := time.LoadLocation(base.clinic.Timezone)
 	if err != nil {
@@ -301,7 +301,7 @@ func TestWaitlistMailOfWhatIsOverIsNotSent(t *testing.T) {
 	if err := r.waitlist.Leave(ctx, r.clinic.ID, leftToken); err != nil {
 		t.Fatalf("leave: %v", err)
 	}
-	r.clock.set(time.Now().Add(waitlist.DefaultOfferFor + time.Minute))
+	r.clock.Set(time.Now().Add(waitlist.DefaultOfferFor + time.Minute))
 	r.start(t)
 
 	for _, e := range []waitlist.Entry{accepted, declined, expired} {

@@ -336,19 +336,28 @@ func ClusterSlot(key string) uint16 {
 }
 
 // Together runs fn(0..n-1) on n goroutines released at once by closing a
-// channel (a barrier), and waits for all of them: the shape of every
-// "exactly one wins" test.
+// channel (a barrier) once all of them are started, and waits for all of
+// them: the shape of every "exactly one wins" test.
 func Together(n int, fn func(i int)) {
 	start := make(chan struct{})
-	var wg sync.WaitGroup
+	var ready, done sync.WaitGroup
+	ready.Add(n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		done.Go(func() {
+			ready.Done()
 			<-start
 			fn(i)
-		}()
+		})
 	}
+	ready.Wait()
 	close(start)
-	wg.Wait()
+	done.Wait()
+}
+
+// Race is Together for attempts that fail: it returns their errors, in
+// the order of i.
+func Race(n int, attempt func(i int) error) []error {
+	errs := make([]error, n)
+	Together(n, func(i int) { errs[i] = attempt(i) })
+	return errs
 }

@@ -2,11 +2,15 @@ package testkit
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/db"
 )
 
 // WaitFor polls cond every 20 ms until it holds, and fails the test with
@@ -70,4 +74,27 @@ func Running(t testing.TB, pool *pgxpool.Pool) []int64 {
 		t.Fatalf("running jobs: %v", err)
 	}
 	return ids
+}
+
+// AuditCount is the number of the clinic's audit rows.
+func AuditCount(t testing.TB, pool *pgxpool.Pool, clinicID uuid.UUID) int64 {
+	t.Helper()
+	n, err := db.New(pool).AuditCountByClinic(context.Background(), clinicID)
+	if err != nil {
+		t.Fatalf("count audit rows: %v", err)
+	}
+	return n
+}
+
+// FreePort is a TCP port on 127.0.0.1 that was free a moment ago, for a
+// process a test starts (a Redis, a server) to listen on. In-process
+// servers listen on "127.0.0.1:0" themselves instead, which has no gap.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -46,7 +46,7 @@ func TestCancellationIsOfferedInOrder(t *testing.T) {
 	// The offer, which reached the first, runs out: the first leaves the
 	// list, the second is offered.
 	r.delivered(t, "a@example.org")
-	r.clock.advance(waitlist.DefaultOfferFor + time.Second)
+	r.clock.Advance(waitlist.DefaultOfferFor + time.Second)
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestCancellationIsOfferedInOrder(t *testing.T) {
 		t.Fatalf("the hold outlived the booking: held by %q", h)
 	}
 	// Whatever runs later for this opening offers nothing more.
-	r.clock.advance(waitlist.DefaultOfferFor + time.Second)
+	r.clock.Advance(waitlist.DefaultOfferFor + time.Second)
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestOfferNeverSentKeepsThePlace(t *testing.T) {
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
-	r.clock.advance(waitlist.DefaultOfferFor + time.Second)
+	r.clock.Advance(waitlist.DefaultOfferFor + time.Second)
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.delivered(t, "first@example.org")
-	r.clock.advance(waitlist.DefaultOfferFor + 2*time.Minute)
+	r.clock.Advance(waitlist.DefaultOfferFor + 2*time.Minute)
 	if _, err := r.pool.Exec(ctx, `UPDATE waitlist_entries SET from_date = current_date - 2, to_date = current_date - 1 WHERE id = $1`, second.ID); err != nil {
 		t.Fatal(err)
 	}
