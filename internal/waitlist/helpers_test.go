@@ -59,9 +59,15 @@ func newRig(t *testing.T) *rig {
 // newInstance is another serve process on the same databases.
 func (r *rig) newInstance(t *testing.T) *instance {
 	t.Helper()
+	return r.newInstanceOn(t, r.clock)
+}
+
+// newInstanceOn is another serve process whose time is clock's.
+func (r *rig) newInstanceOn(t *testing.T, clock *testkit.Clock) *instance {
+	t.Helper()
 	in := &instance{bookings: booking.NewService(r.pool), holds: holds.NewStore(r.rdb, 0, nil)}
 	in.waitlist = waitlist.New(r.pool, in.holds, in.bookings, waitlist.Config{})
-	ob, err := outbox.New(r.pool, outbox.Config{PublicURL: "http://clinic.test", Clock: r.clock, Queue: r.queue, Register: in.waitlist.Register})
+	ob, err := outbox.New(r.pool, outbox.Config{PublicURL: "http://clinic.test", Clock: clock, Queue: r.queue, Register: in.waitlist.Register})
 	if err != nil {
 		t.Fatal(err)
 	}

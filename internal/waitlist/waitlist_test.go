@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -471,5 +472,60 @@ func TestAPatientWhoBookedMeanwhileIsPassedOver(t *testing.T) {
 	}
 	if _, err := r.waitlist.Accept(ctx, r.clinic.ID, r.offerToken(t, second.ID)); err != nil {
 		t.Fatalf("the next patient's accept: %v", err)
+	}
+}
+
+// An Accept racing the step that runs the offer out (on an instance whose
+// clock has passed the offer's end, as the follow-up job's would), released
+// together at a barrier, five times: one of them wins, never both. Either
+// the patient booked (the offer accepted, nothing else offered) or the
+// offer ran out (no booking, the Accept refused as over). Fails if the
+// step stops locking the offer before it ends it, or the booking's
+// transaction stops checking the offer is still open.
+func TestAcceptRacingTheOffersEnd(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	late := &testkit.Clock{}
+	late.Advance(waitlist.DefaultOfferFor + time.Second)
+	expirer := r.newInstanceOn(t, late)
+	for round := range 5 {
+		start := r.at(4, 9+round, 30)
+		b := r.book(t, start, fmt.Sprintf("booked%d@example.org", round))
+		email := fmt.Sprintf("patient%d@example.org", round)
+		patient := r.join(t, email, start)
+		r.cancel(t, b.Booking)
+		opening, _ := r.opening(t, start.UTC())
+		if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+			t.Fatal(err)
+		}
+		r.delivered(t, email)
+		token := r.offerToken(t, patient.ID)
+		var acceptErr, stepErr error
+		testkit.Together(2, func(i int) {
+			if i == 0 {
+				_, acceptErr = r.waitlist.Accept(ctx, r.clinic.ID, token)
+			} else {
+				stepErr = expirer.waitlist.Step(ctx, opening, uuid.Nil)
+			}
+		})
+		if stepErr != nil {
+			t.Fatalf("round %d: the expiry step: %v", round, stepErr)
+		}
+		booked := r.count(t, `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND slot_start = $2 AND status = 'confirmed'`, r.clinic.ID, start)
+		offers := r.offersOf(t, patient.ID)
+		switch {
+		case acceptErr == nil:
+			if booked != 1 || offers != "accepted" || r.entryState(t, patient.ID) != waitlist.StateBooked {
+				t.Fatalf("round %d: the Accept won, but %d bookings, offers %q, entry %s", round, booked, offers, r.entryState(t, patient.ID))
+			}
+		default:
+			if ae := apperr.As(acceptErr); ae == nil || ae.Code != apperr.CodeOfferOver {
+				t.Fatalf("round %d: the Accept that lost: %v, want OFFER_OVER", round, acceptErr)
+			}
+			if booked != 0 || offers != "expired" {
+				t.Fatalf("round %d: the offer ran out, but %d bookings, offers %q", round, booked, offers)
+			}
+		}
 	}
 }
