@@ -40,9 +40,9 @@ type services struct {
 	bookings *booking.Service
 }
 
-// wire connects the services as web.Wire does for the patient flow: the
+// wire connects the services as app.Build does for the patient flow: the
 // slot cache and bitmap, then the checkout's events and cooldowns, follow
-// every committed booking change. (Not web.Wire itself, so these tests do
+// every committed booking change. (Not app.Build itself, so these tests do
 // not depend on the web package.) ttl 0 is the holds default. between
 // are observers that hear of each change after the slot cache and bitmap
 // and before the checkout: a test can stop a confirm after its booking is
