@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/clinic/booking/internal/availability"
@@ -151,16 +150,22 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	if o.HoldTTL <= 0 {
 		o.HoldTTL = 30 * time.Second
 	}
-	bookings := booking.NewService(pool)
 	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
 	holdStore.SetMaxLife(o.HoldMaxLife)
-	wl := waitlist.New(pool, holdStore, bookings, waitlist.Config{OfferFor: o.WaitlistOfferFor, Log: logger})
-	ob := wireOutbox(pool, logger, o, wl.Register, wl.Periodic())
-	wl.SetOutbox(ob)
-	bookings.SetOutbox(booking.Outboxes{ob, wl})
-	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
-	slotSvc.SetHoldSource(holdStore)
-	wl.SetBookable(func(ctx context.Context, b booking.Booking) (bool, error) { return bookable(ctx, slotSvc, b) })
+	slotSvc := slots.New(pool, rdb, slots.Options{Holds: holdStore, CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
+	ob := newOutbox(pool, logger, o)
+	openings := waitlist.NewOpenings(pool, holdStore, waitlist.Config{
+		Outbox: ob, OfferFor: o.WaitlistOfferFor, Log: logger,
+		Bookable: func(ctx context.Context, b booking.Booking) (bool, error) { return bookable(ctx, slotSvc, b) },
+	})
+	// Inside each booking change's transaction, in this order: its
+	// e-mails, then the waitlist's part (an opening for a freed time, the
+	// end of an offer taken up).
+	bookings := booking.New(pool, booking.Options{TxHooks: []booking.TxHook{
+		{Name: "e-mails", After: ob.Enqueue},
+		{Name: "waitlist", After: openings.Enqueue},
+	}})
+	wl := waitlist.New(openings, bookings)
 	co := checkout.New(pool, holdStore, slotSvc, bookings, logger, checkout.Limits{HoldsPerAddress: o.HoldsPerAddress})
 	bookings.Observe(slotSvc.OnBookingChange)
 	bookings.Observe(co.OnBookingChange)
@@ -232,16 +237,15 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	}
 }
 
-// wireOutbox builds the e-mail outbox of o, whose queue also runs the
-// jobs register adds (the waitlist's).
-func wireOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options, register func(*river.Workers) error, periodic []outbox.Periodic) *outbox.Outbox {
+// newOutbox builds the e-mail outbox of o. Its queue also works the
+// waitlist's jobs, which RunBackground gives it when it starts.
+func newOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options) *outbox.Outbox {
 	ob, err := outbox.New(pool, outbox.Config{
 		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
 		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
-		Register: register, Periodic: periodic,
 	})
 	if err != nil {
-		// Only a worker the queue refuses gets here: a programming error.
+		// Only a client the queue refuses gets here: a programming error.
 		panic(err)
 	}
 	return ob

@@ -49,9 +49,8 @@ type services struct {
 // committed and marked, before its hold is spent and announced.
 func wire(pool *pgxpool.Pool, rdb redis.UniversalClient, ttl time.Duration, between ...booking.Observer) services {
 	bookings := booking.NewService(pool)
-	slotSvc := slots.New(pool, rdb, slots.Options{Logger: quietLogger})
 	store := holds.NewStore(rdb, ttl, quietLogger)
-	slotSvc.SetHoldSource(store)
+	slotSvc := slots.New(pool, rdb, slots.Options{Holds: store, Logger: quietLogger})
 	co := checkout.New(pool, store, slotSvc, bookings, quietLogger, checkout.Limits{})
 	bookings.Observe(slotSvc.OnBookingChange)
 	for _, o := range between {
