@@ -62,7 +62,8 @@ func TestArchitectureNamesWhatExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := newPackageIndex(t)
+	files := repoFiles(t)
+	idx := newPackageIndex(t, files)
 	refs := references(string(src))
 	count := map[refKind]int{}
 	for _, ref := range refs {
@@ -73,7 +74,7 @@ func TestArchitectureNamesWhatExists(t *testing.T) {
 				t.Errorf("architecture.md:%d: path %q does not exist", ref.line, ref.text)
 			}
 		case refFile:
-			if !fileInFolders(ref.text, ref.folders) {
+			if !fileInFolders(ref.text, ref.folders, files) {
 				where := "anywhere in the repository"
 				if len(ref.folders) > 0 {
 					where = "in " + strings.Join(ref.folders, ", ")
@@ -272,31 +273,26 @@ func pathExists(p string) bool {
 
 // fileInFolders reports whether name (it may have a folder of its own,
 // `locales/*.toml`) is in one of folders or, when there are none,
-// anywhere in the repository.
-func fileInFolders(name string, folders []string) bool {
+// anywhere among the repository's files.
+func fileInFolders(name string, folders, files []string) bool {
 	if len(folders) == 0 {
-		found := false
 		want := strings.Split(name, "/")
-		_ = filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || found {
-				return filepath.SkipAll
-			}
-			if d.IsDir() && path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
-				return filepath.SkipDir
-			}
-			got := strings.Split(filepath.ToSlash(path), "/")
+		for _, f := range files {
+			got := strings.Split(f, "/")
 			if len(got) < len(want) {
-				return nil
+				continue
 			}
-			found = true
+			match := true
 			for i, w := range want {
 				if ok, _ := filepath.Match(w, got[len(got)-len(want)+i]); !ok {
-					found = false
+					match = false
 				}
 			}
-			return nil
-		})
-		return found
+			if match {
+				return true
+			}
+		}
+		return false
 	}
 	for _, f := range folders {
 		if pathExists(filepath.ToSlash(filepath.Join(f, name))) {
@@ -361,36 +357,52 @@ type decls struct {
 	members map[string]map[string]bool
 }
 
-func newPackageIndex(t *testing.T) *packageIndex {
+func newPackageIndex(t *testing.T, files []string) *packageIndex {
 	idx := &packageIndex{t: t, dirs: map[string][]string{}, parsed: map[string]*decls{}}
 	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	for _, f := range files {
+		dir := filepath.Join(repoRoot, filepath.Dir(f))
+		if !strings.HasSuffix(f, ".go") || strings.HasSuffix(f, "_test.go") || seen[dir] || strings.Contains(f, "testdata/") {
+			continue
+		}
+		// Every non-test file of a folder names the same package: the
+		// first one says which.
+		seen[dir] = true
+		file, err := parser.ParseFile(fset, filepath.Join(repoRoot, f), nil, parser.PackageClauseOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx.dirs[file.Name.Name] = append(idx.dirs[file.Name.Name], dir)
+	}
+	return idx
+}
+
+// repoFiles are the repository's files, as slash paths from its root,
+// without hidden folders and node_modules.
+func repoFiles(t *testing.T) []string {
+	var files []string
 	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+			if path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.PackageClauseOnly)
+		rel, err := filepath.Rel(repoRoot, path)
 		if err != nil {
 			return err
 		}
-		dir := filepath.Dir(path)
-		if name := f.Name.Name; !slices.Contains(idx.dirs[name], dir) {
-			idx.dirs[name] = append(idx.dirs[name], dir)
-		}
+		files = append(files, filepath.ToSlash(rel))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return idx
+	return files
 }
 
 // resolve says what is wrong with a symbol, or "" when it is declared in
