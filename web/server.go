@@ -51,6 +51,7 @@ type Deps struct {
 
 	Staff               *staff.Service
 	StaffBookings       *staff.Bookings
+	Desk                *staff.Desk
 	LoginIPLimiter      *ratelimit.Limiter
 	LoginAccountLimiter *ratelimit.Limiter // sign-ins per account from unknown devices
 	LoginDeviceLimiter  *ratelimit.Limiter // sign-ins per known device (see knownDevice)

@@ -200,13 +200,15 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
 	}
 	staffSvc := staff.New(pool, changed, logger, staffOpts...)
+	staffBookings := staff.NewBookings(staffSvc, bookings, holdStore)
 	d := web.Deps{
 		TrustedProxies:    o.TrustedProxies,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,
 		WriteTimeout:      o.WriteTimeout,
 		Staff:             staffSvc,
-		StaffBookings:     staff.NewBookings(staffSvc, bookings, holdStore),
+		StaffBookings:     staffBookings,
+		Desk:              staff.NewDesk(staffBookings, co, slotSvc),
 		Secret:            serverKey(pool, logger, o.SecretKey),
 		MetricsAddr:       o.MetricsAddr,
 		PublicURL:         o.PublicURL,
