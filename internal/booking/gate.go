@@ -124,8 +124,6 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 	return Confirmation{Booking: b, ManageToken: token}, nil
 }
 
-// insert runs the gate: zero rows, a unique violation and an exclusion
-// violation are all the same lost race to the user.
 // pending is the booking p will insert, as the hooks' Before step sees
 // it: without its id, its version and its time of making, which the
 // insert gives it.
@@ -138,6 +136,8 @@ func pending(p db.BookingInsertParams, rescheduledFrom uuid.UUID) Booking {
 	}
 }
 
+// insert runs the gate: zero rows, a unique violation and an exclusion
+// violation are all the same lost race to the user.
 func insert(ctx context.Context, q *db.Queries, p db.BookingInsertParams) (Booking, error) {
 	row, err := q.BookingInsert(ctx, p)
 	if err != nil {

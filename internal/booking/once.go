@@ -21,8 +21,9 @@ import (
 // six, for a request that names its clinic and its end, as one made from a
 // hold does. With transaction hooks, the statement runs in a transaction
 // with them (begin, the hooks' Before steps, the statement, their After
-// steps, commit); without any, alone, in one round trip. The booking, its audit row and the stored
-// answer are built here first, so the statement only has to write them.
+// steps, commit); without any, alone, in one round trip. The booking, its
+// audit row and the stored answer are built here first, so the statement
+// only has to write them.
 // done is false when nothing was written, for whatever reason (a field
 // that is wrong, the type or specialist not bookable, the slot taken, a
 // record under the idempotency key): the step-by-step gate then decides,
@@ -100,8 +101,8 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 type conn = db.DBTX
 
 // atomically runs f on the pool, in one round trip, when there are no
-// transaction hooks (tx is nil); with them, in a transaction they join. Either
-// is run again if PostgreSQL aborted it as a deadlock's victim.
+// transaction hooks (tx is nil); with them, in a transaction they join.
+// Either is run again if PostgreSQL aborted it as a deadlock's victim.
 func (s *Service) atomically(ctx context.Context, f func(q conn, tx pgx.Tx) error) error {
 	if len(s.hooks) == 0 {
 		return retried(ctx, func() error { return f(s.pool, nil) })
