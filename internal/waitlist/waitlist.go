@@ -83,9 +83,10 @@ type Config struct {
 }
 
 // Openings is the waitlist's part in a booking's transaction (Enqueue, a
-// booking.TxHook's After step) and everything of the waitlist that does
-// not book: it is made before the booking service that runs it, and New
-// makes the whole waitlist, which books through that service, around it.
+// booking.TxHook's After step), with the state the whole waitlist shares.
+// It is made before the booking service that runs it; New then makes the
+// whole waitlist around it, which books accepted offers through that
+// service.
 type Openings struct {
 	pool   *pgxpool.Pool
 	holds  *holds.Store
