@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 func TestCreateHoldAPI(t *testing.T) {
@@ -150,7 +150,7 @@ func TestHeartbeatAPI(t *testing.T) {
 	// late on a loaded machine before the hold lapses under it. A hold
 	// that must be gone is expired on purpose (PEXPIRE), not waited out.
 	const ttl = 3 * time.Second
-	a := newApp(t, withOptions(web.Options{HoldTTL: ttl}))
+	a := newApp(t, withOptions(program.Options{HoldTTL: ttl}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	typeID := c.Types[0].ID
 

@@ -224,6 +224,10 @@ func (f *fixture) lapse(h Hold) {
 	f.t.Helper()
 	f.age(h, time.Millisecond)
 	f.waitLapsed(h.Start)
+	// The client set was aged a moment after the key: wait for it too.
+	testkit.WaitFor(f.t, 5*time.Second, "the client set to expire", func() bool {
+		return f.rdb.Exists(f.t.Context(), clientKey(h.ClinicID, h.ClientID)).Val() == 0
+	})
 }
 
 // age sets what Redis has left of h's key and its client set to left, as
