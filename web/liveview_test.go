@@ -9,12 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
@@ -32,37 +30,16 @@ type inRequest struct{}
 // requestCounts counts what requests (not background work) ask of
 // PostgreSQL (queries and batches) and of Redis (commands, each command
 // of a pipeline).
-type requestCounts struct{ pg, redis atomic.Int64 }
+type requestCounts struct {
+	pg    testkit.Queries
+	redis testkit.Commands
+}
 
-func (n *requestCounts) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	if ctx.Value(inRequest{}) != nil {
-		n.pg.Add(1)
-	}
-	return ctx
-}
-func (n *requestCounts) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (n *requestCounts) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return n.TraceQueryStart(ctx, nil, pgx.TraceQueryStartData{})
-}
-func (n *requestCounts) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (n *requestCounts) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
-func (n *requestCounts) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (n *requestCounts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if ctx.Value(inRequest{}) != nil {
-			n.redis.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (n *requestCounts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if ctx.Value(inRequest{}) != nil {
-			n.redis.Add(int64(len(cmds)))
-		}
-		return next(ctx, cmds)
-	}
+func newRequestCounts() *requestCounts {
+	inReq := func(ctx context.Context) bool { return ctx.Value(inRequest{}) != nil }
+	n := &requestCounts{}
+	n.pg.Only, n.redis.Only = inReq, inReq
+	return n
 }
 
 // both is the two counts at once.
@@ -72,9 +49,9 @@ func (n *requestCounts) both() int64 { return n.pg.Load() + n.redis.Load() }
 // of its own that count what its requests ask of them.
 func countingApp(t *testing.T) (*app, *requestCounts) {
 	t.Helper()
-	n := &requestCounts{}
+	n := newRequestCounts()
 	cfg := testkit.DB(t).Config()
-	cfg.ConnConfig.Tracer = n
+	cfg.ConnConfig.Tracer = &n.pg
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +59,7 @@ func countingApp(t *testing.T) (*app, *requestCounts) {
 	t.Cleanup(pool.Close)
 	opt := *testkit.Redis(t).(*redis.Client).Options()
 	rdb := redis.NewClient(&opt)
-	rdb.AddHook(n)
+	rdb.AddHook(&n.redis)
 	t.Cleanup(func() { _ = rdb.Close() })
 	built := program.Build(pool, rdb, slog.New(slog.NewTextHandler(newTestLog(t), &slog.HandlerOptions{Level: slog.LevelWarn})),
 		program.Options{HoldsPerMinute: 100000, LoginsPerMinute: 100000, LimitScope: uuid.NewString() + ":", HashCost: bcrypt.MinCost})

@@ -36,22 +36,56 @@ const (
 	DefaultTestRedisURL    = "redis://127.0.0.1:63790/1"
 )
 
-// Queries counts the queries a pool runs (see CountedPool).
-type Queries struct{ atomic.Int64 }
+// Queries counts the queries a pool runs (see CountedPool): a pgx tracer.
+// With Only set, it counts only the queries whose context Only accepts
+// (those of requests, say, and not of background work).
+type Queries struct {
+	atomic.Int64
+	Only func(context.Context) bool
+}
 
 func (c *Queries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.Add(1)
+	if c.Only == nil || c.Only(ctx) {
+		c.Add(1)
+	}
 	return ctx
 }
 func (c *Queries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // A batch is one round trip, and counts as one query.
 func (c *Queries) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.Add(1)
-	return ctx
+	return c.TraceQueryStart(ctx, nil, pgx.TraceQueryStartData{})
 }
 func (c *Queries) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (c *Queries) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// Commands counts the commands a Redis client sends, each command of a
+// pipeline or transaction as one: a hook (client.AddHook). With Only set,
+// it counts only the commands whose context Only accepts.
+type Commands struct {
+	atomic.Int64
+	Only func(context.Context) bool
+}
+
+func (c *Commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *Commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if c.Only == nil || c.Only(ctx) {
+			c.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *Commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if c.Only == nil || c.Only(ctx) {
+			c.Add(int64(len(cmds)))
+		}
+		return next(ctx, cmds)
+	}
+}
 
 // CountedPool is a pool on pool's database whose queries are counted: a
 // claim of "one round trip" becomes a test.
