@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -164,19 +163,8 @@ func TestDeskDoubleSubmitBooksOnce(t *testing.T) {
 	f := withCSRF(admin, deskForm(t, admin, sp.ID, start, "Twice Clicked", "twice@example.org"))
 
 	const n = 2
-	var wg sync.WaitGroup
-	gate := make(chan struct{})
 	answers := make([]*response, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-gate
-			answers[i] = admin.HXPost("/staff/desk/book", f)
-		}()
-	}
-	close(gate)
-	wg.Wait()
+	testkit.Together(n, func(i int) { answers[i] = admin.HXPost("/staff/desk/book", f) })
 	var msgs []string
 	for _, r := range answers {
 		if r.Status != http.StatusCreated {

@@ -71,37 +71,28 @@ func TestLostRaceSendsNothing(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	start := r.at(4, 11, 0)
 	const racers = 8
-	var (
-		ready, wg sync.WaitGroup
-		gate      = make(chan struct{})
-		mu        sync.Mutex
-		won       []uuid.UUID
-		taken     int
-	)
+	reqs := make([]booking.BookRequest, racers)
 	for i := range racers {
-		ready.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := r.request(start, "racer"+string(rune('a'+i))+"@example.org")
-			ready.Done()
-			<-gate
-			c, err := r.bookings.Book(context.Background(), req)
-			mu.Lock()
-			defer mu.Unlock()
-			switch ae := apperr.As(err); {
-			case err == nil:
-				won = append(won, c.Booking.ID)
-			case ae != nil && ae.Code == apperr.CodeSlotTaken:
-				taken++
-			default:
-				t.Errorf("book: %v", err)
-			}
-		}()
+		reqs[i] = r.request(start, "racer"+string(rune('a'+i))+"@example.org")
 	}
-	ready.Wait()
-	close(gate)
-	wg.Wait()
+	var (
+		mu    sync.Mutex
+		won   []uuid.UUID
+		taken int
+	)
+	testkit.Together(racers, func(i int) {
+		c, err := r.bookings.Book(context.Background(), reqs[i])
+		mu.Lock()
+		defer mu.Unlock()
+		switch ae := apperr.As(err); {
+		case err == nil:
+			won = append(won, c.Booking.ID)
+		case ae != nil && ae.Code == apperr.CodeSlotTaken:
+			taken++
+		default:
+			t.Errorf("book: %v", err)
+		}
+	})
 	if len(won) != 1 || taken != racers-1 {
 		t.Fatalf("%d won, %d lost; want 1 and %d", len(won), taken, racers-1)
 	}
