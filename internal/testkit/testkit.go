@@ -1,7 +1,11 @@
 // Package testkit gives tests real PostgreSQL and Redis: a database per test
 // binary (or a fresh one on request), migrated, and row factories. Tests
 // isolate themselves by creating their own clinic, so they can run in
-// parallel against one database.
+// parallel against one database. It also holds the helpers every package's
+// tests share, once: a settable Clock, the Together/Race barrier, WaitFor
+// and Drained (a job queue with nothing left to run), counters of queries
+// (Queries) and Redis commands (Commands), AuditCount, FreePort, a mail
+// server (SMTP), and a way to cut a Redis subscription (CutSubscription).
 package testkit
 
 import (
