@@ -405,9 +405,10 @@ func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 
 // Two Accepts of one offer at once (a double click, two tabs), released
 // together at a barrier: exactly one books, the other is refused with a
-// user's error, and the time is booked once. Fails if Accept stops
-// locking the offer (or the gate its time) before it books: both would
-// book, or one would fail with an internal error.
+// user's error (the offer over, or the time taken, whichever check it
+// meets first), and the time is booked once. Fails if the loser's refusal
+// becomes an internal error (a lost race answered 500), or if both book
+// (the offer's lock and the time's one-booking rule both gone).
 func TestTwoAcceptsOfOneOfferBookOnce(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
@@ -479,9 +480,11 @@ func TestAPatientWhoBookedMeanwhileIsPassedOver(t *testing.T) {
 // clock has passed the offer's end, as the follow-up job's would), released
 // together at a barrier, five times: one of them wins, never both. Either
 // the patient booked (the offer accepted, nothing else offered) or the
-// offer ran out (no booking, the Accept refused as over). Fails if the
-// step stops locking the offer before it ends it, or the booking's
-// transaction stops checking the offer is still open.
+// offer ran out (no booking, the Accept refused as over). Can fail (when
+// the two interleave) if the step stops locking the offer before it ends
+// it, or the booking's transaction stops checking the offer is still
+// open: then a booking and an expired offer, or an Accept refused with
+// another code, are seen.
 func TestAcceptRacingTheOffersEnd(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
