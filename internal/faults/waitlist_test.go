@@ -60,7 +60,7 @@ func TestWaitlistKilledBeforeOfferMailSendsOnce(t *testing.T) {
 	f.waitOfferMail(t, smtp, 60*time.Second)
 	// Counted once no e-mail or offer job is left to run: a second offer
 	// e-mail (the step run again by the successor) fails this.
-	testkit.DrainedBut(t, f.pool, "", orphans, "send_message", "waitlist_offer")
+	testkit.Drained(t, f.pool, testkit.Jobs{Kinds: []string{"send_message", "waitlist_offer"}, Orphans: orphans})
 	f.checkOneOffer(t, smtp)
 	f.expectHeld(t, client, successor)
 	checkServerErrors(t, nil, successor)
@@ -122,7 +122,7 @@ func TestWaitlistKilledBeforeOfferJobOffersOnce(t *testing.T) {
 	f.waitOfferMail(t, smtp, 30*time.Second)
 	// As above: a double offer, made by the successor's job and again by
 	// the sweep, fails this.
-	testkit.DrainedBut(t, f.pool, "", orphans, "send_message", "waitlist_offer")
+	testkit.Drained(t, f.pool, testkit.Jobs{Kinds: []string{"send_message", "waitlist_offer"}, Orphans: orphans})
 	f.checkOneOffer(t, smtp)
 	// The offer kept the opening's hold, for the offer and a grace minute.
 	var expires time.Time

@@ -168,11 +168,12 @@ func (r *rig) waitStatus(t *testing.T, id uuid.UUID, status string) db.Message {
 	}
 }
 
-// drained waits until the rig's queue has no job left to run (see
+// drained waits until the rig's queues, the e-mails' and the other jobs'
+// (the waitlist's steps), have no job left to run by the rig's clock (see
 // testkit.Drained): after it, a count of e-mails is final.
 func (r *rig) drained(t *testing.T) {
 	t.Helper()
-	testkit.Drained(t, r.pool, r.queue)
+	testkit.Drained(t, r.pool, testkit.Jobs{Queues: []string{r.queue, outbox.WorkQueue(r.outbox)}, Clock: r.clock})
 }
 
 // settle waits until nothing due is waiting to be sent.

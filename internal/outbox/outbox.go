@@ -189,10 +189,17 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 }
 
 // Start begins working the queue, when this outbox has workers: the
-// e-mails, and the jobs of others.
+// e-mails, and the jobs of others. It starts once: a second call returns
+// an error and leaves the running workers as they are.
 func (o *Outbox) Start(ctx context.Context, others ...Jobs) error {
 	if o.cfg.Workers == 0 {
 		return nil
+	}
+	// Held to the end, so two calls at once cannot both start a client.
+	o.workerMu.Lock()
+	defer o.workerMu.Unlock()
+	if o.worker != nil {
+		return errors.New("outbox: already started")
 	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &sendWorker{o: o}); err != nil {
@@ -229,9 +236,7 @@ func (o *Outbox) Start(ctx context.Context, others ...Jobs) error {
 	if err := c.Start(ctx); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
-	o.workerMu.Lock()
 	o.worker = c
-	o.workerMu.Unlock()
 	return nil
 }
 

@@ -192,3 +192,20 @@ func TestCancelSendsNoticeAndDropsReminder(t *testing.T) {
 		}
 	}
 }
+
+// Start works the queue once: a second call is refused and the workers
+// already running go on sending (a second client beside them would leak
+// when Stop stops only one).
+func TestStartTwiceIsRefused(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{}) // started
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := r.outbox.Start(ctx); err == nil {
+		t.Fatal("a second Start succeeded, want an error")
+	}
+	r.book(t, r.at(3, 10, 0), "twice@example.org")
+	if got := testkit.ParseReceived(t, r.smtp.WaitFor(t, 1, 20*time.Second)[0]); got.To != "twice@example.org" {
+		t.Fatalf("sent to %q after the refused Start", got.To)
+	}
+}

@@ -339,3 +339,28 @@ func TestWaitlistJoinedMailInGerman(t *testing.T) {
 		t.Errorf("Content-Language %q, want de", got.Language)
 	}
 }
+
+// The rig's drained waits for the waitlist's steps as well as for the
+// e-mails (a step still to run may yet write an e-mail, so a count taken
+// while one waits in the other jobs' queue is not final), and judges a
+// scheduled job due by the rig's clock, as the queue does, not by the
+// database's.
+func TestWaitlistRigDrainedWaitsForSteps(t *testing.T) {
+	t.Parallel()
+	r := newWaitlistRig(t, "")
+	r.clock.Set(time.Now().Add(time.Hour))
+	r.start(t)
+	var id int64
+	// A step of an opening that does not exist, due now by the rig's
+	// clock (an hour ahead of the database's) so the queue's scheduler
+	// makes it available within seconds: it runs, and does nothing.
+	if err := r.pool.QueryRow(context.Background(), `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at)
+		VALUES (jsonb_build_object('opening_id', gen_random_uuid()), 'waitlist_offer', 5, $1, 'scheduled', $2) RETURNING id`,
+		outbox.WorkQueue(r.outbox), r.clock.Now()).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	r.drained(t)
+	if s := r.jobState(t, id); s != "completed" {
+		t.Fatalf("drained returned with the step %s, want it completed", s)
+	}
+}

@@ -3,7 +3,7 @@
 // isolate themselves by creating their own clinic, so they can run in
 // parallel against one database. It also holds the helpers every package's
 // tests share, once: a settable Clock, the Together/Race barrier, WaitFor
-// and Drained (a job queue with nothing left to run), counters of queries
+// and Drained (job queues with nothing left to run), counters of queries
 // (Queries) and Redis commands (Commands), AuditCount, FreePort, a mail
 // server (SMTP), and a way to cut a Redis subscription (CutSubscription).
 package testkit

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -24,24 +25,37 @@ func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 	}
 }
 
-// Drained waits (up to a minute) until the job queue named queue (every
-// queue if queue is "") has no job of the given kinds (of any kind if none are given) that is still to
+// Jobs names the jobs Drained waits for. The zero value is every job in
+// every queue, judged by the database's time.
+type Jobs struct {
+	// Queues are the queues looked at; none is every queue.
+	Queues []string
+	// Kinds are the kinds of job looked at; none is every kind.
+	Kinds []string
+	// Orphans are jobs a killed process left running, which no live one
+	// will run until the queue rescues them, once the outbox's
+	// RescueStuckJobsAfter (about five minutes) has passed. A test that kills a process takes them with Running
+	// right after the kill, before a successor starts.
+	Orphans []int64
+	// Clock is the time the queue's clients were given (their
+	// TestConfig.Time): a scheduled job is due when its time has come by
+	// this clock, as the queue's scheduler judges it, not by the
+	// database's. Nil is the database's now().
+	Clock interface{ Now() time.Time }
+}
+
+// Drained waits (up to a minute) until no job that jobs names is still to
 // run: available, running, waiting for a retry, or scheduled and due. A
 // test that says "exactly one" counts after this, not after a fixed sleep:
 // a duplicate that comes late is still in the queue, and is waited for.
-// A job that makes another makes it before it completes, so the queue is
-// never seen empty between the two.
-func Drained(t testing.TB, pool *pgxpool.Pool, queue string, kinds ...string) {
+// A job that makes another makes it before it completes, so the queues
+// are never seen empty between the two when both are looked at.
+func Drained(t testing.TB, pool *pgxpool.Pool, jobs Jobs) {
 	t.Helper()
-	DrainedBut(t, pool, queue, nil, kinds...)
-}
-
-// DrainedBut is Drained, but for the jobs orphans: jobs a killed process
-// left running, which no live one will run until the queue rescues them
-// (an hour later). A test that kills a process takes them with Running
-// right after the kill, before a successor starts.
-func DrainedBut(t testing.TB, pool *pgxpool.Pool, queue string, orphans []int64, kinds ...string) {
-	t.Helper()
+	queues, kinds, orphans := jobs.Queues, jobs.Kinds, jobs.Orphans
+	if queues == nil {
+		queues = []string{}
+	}
 	if kinds == nil {
 		kinds = []string{}
 	}
@@ -49,14 +63,21 @@ func DrainedBut(t testing.TB, pool *pgxpool.Pool, queue string, orphans []int64,
 		orphans = []int64{}
 	}
 	var left int
-	WaitFor(t, time.Minute, "the job queue "+queue+" to be drained", func() bool {
+	WaitFor(t, time.Minute, fmt.Sprintf("the job queues %q to be drained", queues), func() bool {
+		var now *time.Time // the database's now() when nil
+		if jobs.Clock != nil {
+			c := jobs.Clock.Now()
+			now = &c
+		}
 		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
-			WHERE ($1 = '' OR queue = $1) AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+			WHERE (cardinality($1::text[]) = 0 OR queue = ANY($1::text[]))
+			  AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
 			  AND NOT id = ANY($3::bigint[])
 			  AND (state IN ('available', 'running', 'retryable', 'pending')
-			       OR (state = 'scheduled' AND scheduled_at <= now()))`, queue, kinds, orphans).Scan(&left)
+			       OR (state = 'scheduled' AND scheduled_at <= coalesce($4::timestamptz, now())))`,
+			queues, kinds, orphans, now).Scan(&left)
 		if err != nil {
-			t.Fatalf("jobs left in %s: %v", queue, err)
+			t.Fatalf("jobs left in %q: %v", queues, err)
 		}
 		return left == 0
 	})
