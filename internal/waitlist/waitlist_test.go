@@ -356,8 +356,9 @@ func TestOfferNeverSentKeepsThePlace(t *testing.T) {
 // whose last day is over. The test sweeps its own clinic only, at a clock
 // 17 minutes ahead: the other tests of this package run in parallel on the
 // same database, and a sweep of every clinic would run out their offers.
-// A neighbouring clinic's open offer proves the scope: the test fails if
-// the sweep stops filtering openings by clinic.
+// A neighbouring clinic's open offer and place whose last day was
+// yesterday prove the scope: the test fails if the sweep stops filtering
+// openings, or the places it lapses, by clinic.
 func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
@@ -373,6 +374,10 @@ func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	neighbour.delivered(t, "neighbour@example.org")
+	nbPast := neighbour.join(t, "neighbour-past@example.org", start)
+	if _, err := r.pool.Exec(ctx, `UPDATE waitlist_entries SET from_date = current_date - 2, to_date = current_date - 1 WHERE id = $1`, nbPast.ID); err != nil {
+		t.Fatal(err)
+	}
 
 	b := r.book(t, start, "booked@example.org")
 	first, second := r.join(t, "first@example.org", start), r.join(t, "second@example.org", start)
@@ -391,6 +396,9 @@ func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 	}
 	if got := neighbour.offersOf(t, nbWaiting.ID); got != "open" {
 		t.Fatalf("another clinic's offer is %q after this clinic's sweep, want open", got)
+	}
+	if s := neighbour.entryState(t, nbPast.ID); s != waitlist.StateWaiting {
+		t.Fatalf("another clinic's place whose days are over is %s after this clinic's sweep, want waiting", s)
 	}
 	if s := r.entryState(t, first.ID); s != waitlist.StateLapsed {
 		t.Fatalf("the first is %s after the sweep, want lapsed (their offer ran out)", s)
