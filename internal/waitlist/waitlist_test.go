@@ -485,7 +485,8 @@ func TestAPatientWhoBookedMeanwhileIsPassedOver(t *testing.T) {
 }
 
 // An Accept racing the step that runs the offer out (on an instance whose
-// clock has passed the offer's end, as the follow-up job's would), released
+// clock is set, each round, just past that round's offer's end, as the
+// follow-up job's would be), released
 // together at a barrier, five times: one of them wins, never both. Either
 // the patient booked (the offer accepted, nothing else offered) or the
 // offer ran out (no booking, the Accept refused as over). Can fail (when
@@ -498,7 +499,6 @@ func TestAcceptRacingTheOffersEnd(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	late := &testkit.Clock{}
-	late.Advance(waitlist.DefaultOfferFor + time.Second)
 	expirer := r.newInstanceOn(t, late)
 	for round := range 5 {
 		start := r.at(4, 9+round, 30)
@@ -512,6 +512,14 @@ func TestAcceptRacingTheOffersEnd(t *testing.T) {
 		}
 		r.delivered(t, email)
 		token := r.offerToken(t, patient.ID)
+		var ends time.Time
+		if err := r.pool.QueryRow(ctx, `SELECT expires_at FROM waitlist_offers WHERE entry_id = $1 AND state = 'open'`, patient.ID).Scan(&ends); err != nil {
+			t.Fatalf("round %d: the offer's end: %v", round, err)
+		}
+		late.Set(ends.Add(time.Millisecond))
+		if now := expirer.outbox.Now(); !now.After(ends) {
+			t.Fatalf("round %d: the expirer's clock %s is not past the offer's end %s: it would not run the offer out", round, now, ends)
+		}
 		var acceptErr, stepErr error
 		testkit.Together(2, func(i int) {
 			if i == 0 {
