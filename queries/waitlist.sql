@@ -71,10 +71,16 @@ ORDER BY d;
 -- time's day and whose times of day (if any) hold its start, in the
 -- clinic's zone; who has not been offered this opening already; and who
 -- has not booked the type meanwhile within its cooldown (the booking gate
--- would refuse them the time, which would be held for nothing: the same
--- test as BookingPatientCooldownUntil's). Locked, skipping an entry another transaction is offering a time to (a
--- NO KEY lock: rows that only refer to the entry, a link or a message
--- being written, do not make it look taken).
+-- would refuse them the time, which would be held for nothing). The
+-- cooldown is BookingPatientCooldownUntil's condition (same type, same
+-- e-mail case aside or same phone digits, booked within cooldown_min),
+-- judged at the database's now(), when the offer is made; the gate judges
+-- it at the Accept, later, when a cooldown can only have run further. So
+-- nobody offered is refused for it (unless they book the type again
+-- meanwhile), while a patient whose cooldown would end during the offer
+-- is passed over. Locked, skipping an entry another transaction is
+-- offering a time to (a NO KEY lock: rows that only refer to the entry, a
+-- link or a message being written, do not make it look taken).
 SELECT e.*
 FROM waitlist_entries e
 JOIN clinics c ON c.id = e.clinic_id

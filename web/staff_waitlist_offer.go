@@ -52,7 +52,8 @@ func (s *Server) waitlistOfferPage(c echo.Context) error {
 // waitlistOffer answers POST /staff/waitlist/:id/offer (specialist,
 // start): the time is offered to the entry. A refusal shows the day's
 // times again with the reason, with its status (400 naming the field,
-// 409 for a time taken or held or an entry that left the list).
+// 409 for a time taken or held, an entry that left the list, or a
+// patient who booked the type within its cooldown).
 func (s *Server) waitlistOffer(c echo.Context) error {
 	u := staffUser(c)
 	if err := u.May(waitlistAction); err != nil {

@@ -161,3 +161,31 @@ func TestStaffWaitlistOfferRefusals(t *testing.T) {
 		t.Errorf("refused offers made %d openings and %d audit rows; the entry is %s", openings, a.auditCount(t, c.ID)-before, a.wlState(t, e.ID))
 	}
 }
+
+// Offering a time by hand to a patient who booked the type within its
+// cooldown is refused on the page of times with a 409 that says so (the
+// booking would refuse their Accept), and offers nothing.
+func TestStaffWaitlistOfferRefusedInCooldown(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.deskClinic(t)
+	if _, err := a.Pool.Exec(context.Background(), `UPDATE appointment_types SET cooldown_min = 1440 WHERE id = $1`, c.Types[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	sp := c.Specialists[0]
+	wed := c.Next(time.Wednesday, 9, 0)
+	e := a.wlJoin(t, c, c.Types[0], wed, wed, "Mia Cooling")
+	a.bookAs(t, c, c.Type0(), sp.ID, wed.AddDate(0, 0, 7), e.Patient) // the same patient, booked elsewhere
+	cl := a.signIn(t, c.Staff)
+	r := wlRefused(t, cl, e, sp.ID.String(), rfc(wed.Add(time.Hour)), http.StatusConflict, "")
+	if msg := r.Text(`[data-testid="wl-error"]`); !strings.Contains(msg, "cooldown") {
+		t.Errorf("the refusal says %q, want it to name the cooldown", msg)
+	}
+	var openings int
+	if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM waitlist_openings WHERE clinic_id = $1`, c.ID).Scan(&openings); err != nil {
+		t.Fatal(err)
+	}
+	if openings != 0 || a.wlState(t, e.ID) != waitlist.StateWaiting {
+		t.Errorf("the refused offer made %d openings; the entry is %s", openings, a.wlState(t, e.ID))
+	}
+}

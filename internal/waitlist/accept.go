@@ -95,7 +95,9 @@ func (s *Service) Decline(ctx context.Context, clinicID uuid.UUID, token string)
 // specialist not of the clinic), INVALID_ARGUMENT (a time not ahead, or
 // a specialist who does not perform the type), SLOT_TAKEN (booked),
 // SLOT_HELD (held, or offered from the list already),
-// WAITLIST_ENTRY_OVER (the entry left the list or has an offer).
+// WAITLIST_ENTRY_OVER (the entry left the list or has an offer), COOLDOWN
+// (a conflict: the patient booked the type within its cooldown, so the
+// booking would refuse their Accept).
 func (s *Service) OfferByHand(ctx context.Context, clinicID, entryID, specialistID uuid.UUID, start time.Time, actor string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -108,6 +110,14 @@ func (s *Service) OfferByHand(ctx context.Context, clinicID, entryID, specialist
 		}
 		if e.State != StateWaiting {
 			return apperr.New(apperr.Conflict, apperr.CodeEntryOver, "This patient is no longer waiting, or has an offer already.")
+		}
+		// The list passes such a patient over; so does an offer by hand,
+		// rather than hold a time for an Accept the booking would refuse.
+		if cooling, err := s.cooling(ctx, q, e); err != nil {
+			return err
+		} else if cooling {
+			return apperr.New(apperr.Conflict, apperr.CodeCooldown,
+				"This patient booked this type within its cooldown: they could not book this time. Offer it to someone else.")
 		}
 		target, err := q.BookingTargetGet(ctx, db.BookingTargetGetParams{AppointmentTypeID: e.AppointmentTypeID, SpecialistID: specialistID})
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {

@@ -167,6 +167,23 @@ func (s *Openings) next(ctx context.Context, q *db.Queries, b booking.Booking, o
 	return e, true, nil
 }
 
+// cooling says whether e's patient booked e's type within the type's
+// cooldown, by the booking gate's own test (BookingPatientCooldownUntil)
+// at the database's time now: an Accept would be refused, so the time is
+// not offered to them. The gate judges later, at the Accept, when a
+// cooldown can only have run further: who passes now passes then, unless
+// they book the type again meanwhile.
+func (s *Openings) cooling(ctx context.Context, q *db.Queries, e db.WaitlistEntry) (bool, error) {
+	until, err := q.BookingPatientCooldownUntil(ctx, db.BookingPatientCooldownUntilParams{
+		AppointmentTypeID: e.AppointmentTypeID, Email: e.PatientEmail, Phone: e.PatientPhone,
+	})
+	if err != nil {
+		return false, fmt.Errorf("check cooldown: %w", err)
+	}
+	// Only a cooldown still running is found: none is the epoch.
+	return until.After(time.Unix(0, 0)), nil
+}
+
 // taken closes the offer a booking takes up, with its entry and opening,
 // in the booking's transaction; an offer that is over refuses the booking.
 func (s *Openings) taken(ctx context.Context, tx pgx.Tx, offerID uuid.UUID, b booking.Booking) error {

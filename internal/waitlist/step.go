@@ -197,8 +197,9 @@ func (s *Service) endExpired(ctx context.Context, q *db.Queries, op db.WaitlistO
 	return db.WaitlistOffer{}, nil
 }
 
-// pick is who gets the time: the entry staff chose, if it still waits, or
-// the first in the list.
+// pick is who gets the time: the entry staff chose, if it still waits and
+// has not booked the type within its cooldown since, or the first in the
+// list.
 func (s *Service) pick(ctx context.Context, q *db.Queries, b booking.Booking, openingID, chosen uuid.UUID) (db.WaitlistEntry, bool, error) {
 	if chosen == uuid.Nil {
 		return s.next(ctx, q, b, openingID)
@@ -211,6 +212,9 @@ func (s *Service) pick(ctx context.Context, q *db.Queries, b booking.Booking, op
 	}
 	if err != nil {
 		return db.WaitlistEntry{}, false, fmt.Errorf("lock entry: %w", err)
+	}
+	if cooling, err := s.cooling(ctx, q, e); err != nil || cooling {
+		return db.WaitlistEntry{}, false, err
 	}
 	return e, true, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -481,6 +482,51 @@ func TestAPatientWhoBookedMeanwhileIsPassedOver(t *testing.T) {
 	}
 	if _, err := r.waitlist.Accept(ctx, r.clinic.ID, r.offerToken(t, second.ID)); err != nil {
 		t.Fatalf("the next patient's accept: %v", err)
+	}
+}
+
+// An offer by hand obeys the cooldown as the list's order does: staff
+// offering a time to a patient who booked the type within its cooldown
+// are refused with a conflict (COOLDOWN) that says why, and nothing is
+// offered or held; a chosen patient who books the type after the offer
+// was asked for and before its step runs is not offered the time either:
+// the time goes back to everyone. Fails if OfferByHand, or the step's
+// pick of a chosen entry, stops checking the cooldown.
+func TestAnOfferByHandObeysTheCooldown(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	sp := r.clinic.Specialists[0].ID
+
+	start := r.at(6, 10, 0)
+	booked := r.join(t, "booked@example.org", start)
+	r.book(t, r.at(7, 10, 0), "BOOKED@example.org") // the same patient, booked elsewhere
+	err := r.waitlist.OfferByHand(ctx, r.clinic.ID, booked.ID, sp, start, "staff:desk")
+	if ae := apperr.As(err); ae == nil || ae.Code != apperr.CodeCooldown || ae.Kind != apperr.Conflict || !strings.Contains(ae.Message, "cooldown") {
+		t.Fatalf("offering a time to a patient who booked the type: %v, want a COOLDOWN conflict naming the cooldown", err)
+	}
+	if n := r.count(t, `SELECT count(*) FROM waitlist_openings WHERE clinic_id = $1`, r.clinic.ID); n != 0 {
+		t.Fatalf("the refused offer made %d openings", n)
+	}
+	if s := r.entryState(t, booked.ID); s != waitlist.StateWaiting {
+		t.Fatalf("the refused patient is %s, want waiting", s)
+	}
+
+	later := r.at(6, 11, 0)
+	chosen := r.join(t, "chosen@example.org", later)
+	if err := r.waitlist.OfferByHand(ctx, r.clinic.ID, chosen.ID, sp, later, "staff:desk"); err != nil {
+		t.Fatal(err)
+	}
+	r.book(t, r.at(7, 11, 0), "chosen@example.org") // before the offer's step runs
+	opening, _ := r.opening(t, later.UTC())
+	if err := r.waitlist.Step(ctx, opening, chosen.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.offersOf(t, chosen.ID); got != "" {
+		t.Fatalf("the chosen patient, who booked the type meanwhile, was offered the time: %q", got)
+	}
+	if n := r.count(t, `SELECT count(*) FROM waitlist_openings WHERE id = $1 AND state = 'released'`, opening); n != 1 {
+		t.Fatal("the time offered by hand to a patient in their cooldown is still held")
 	}
 }
 
