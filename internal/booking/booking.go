@@ -94,6 +94,21 @@ type Service struct {
 // The patient's e-mails and the waitlist's openings are After hooks: they
 // need the booking as written. Before is there for work that must not
 // follow the insert, whose index entry then is the transaction's last lock.
+//
+// What a step may count on:
+//   - Locks held when Before runs: for a new booking, the patient's lock
+//     on the type (a patient's booking only) and the specialist's booking
+//     lock, on both of Book's paths; for a move, the old booking's row and
+//     the new time's specialist's lock; for a cancel, the booking's row.
+//   - A step may run more than once for one change: either step again
+//     when PostgreSQL aborts the transaction as a deadlock's victim (or
+//     for a serialization failure), and, for a new booking, Before again
+//     on the step-by-step path when the one-statement path wrote nothing
+//     (the slot taken, a field wrong, a record under the idempotency key;
+//     After runs only once the booking is written). Each run is in a new
+//     transaction; the earlier one was rolled back with everything the
+//     step wrote in it, but not with what it did outside the database (a
+//     hold taken in Redis is still there), which must be safe to do again.
 type TxHook struct {
 	Name   string // what the hook does, for its errors: "e-mails", "waitlist"
 	Before func(ctx context.Context, tx pgx.Tx, ch Change) error
@@ -136,6 +151,16 @@ type Change struct {
 	// Cooldown is, for confirm, the client's cooldown the booking starts
 	// (BookRequest.Cooldown): the observer that spends the hold starts it.
 	Cooldown time.Duration
+}
+
+// hasBefore says whether any hook has a Before step.
+func (s *Service) hasBefore() bool {
+	for _, h := range s.hooks {
+		if h.Before != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // before runs every hook's Before step in tx.

@@ -20,8 +20,9 @@ import (
 // bookAtOnce runs the gate as one statement (BookingCreate) instead of
 // six, for a request that names its clinic and its end, as one made from a
 // hold does. With transaction hooks, the statement runs in a transaction
-// with them (begin, the hooks' Before steps, the statement, their After
-// steps, commit); without any, alone, in one round trip. The booking, its
+// with them (begin, the locks and the hooks' Before steps when there are
+// any, the statement, their After steps, commit); without any, alone, in
+// one round trip. The booking, its
 // audit row and the stored answer are built here first, so the statement
 // only has to write them.
 // done is false when nothing was written, for whatever reason (a field
@@ -68,7 +69,21 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 	var n int64
 	ch := Change{Kind: "confirm", Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
 	err = s.atomically(ctx, func(q conn, tx pgx.Tx) error {
-		if tx != nil {
+		if tx != nil && s.hasBefore() {
+			// The Before steps run under the locks the step-by-step path
+			// holds for them, taken in its order: the patient's (a
+			// patient's booking), then the specialist's. The statement
+			// takes them again, which a transaction holding them does at
+			// once. Without a Before step, the statement takes them alone.
+			tq := db.New(tx)
+			if req.Actor == ActorPatient {
+				if err := lockPatient(ctx, tq, db.BookingInsertParams{AppointmentTypeID: p.AppointmentTypeID, PatientEmail: p.PatientEmail, PatientPhone: p.PatientPhone}); err != nil {
+					return err
+				}
+			}
+			if err := lockSpecialist(ctx, tq, p.SpecialistID); err != nil {
+				return err
+			}
 			if err := s.before(ctx, tx, ch); err != nil {
 				return err
 			}
@@ -80,13 +95,18 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		} else {
 			n, err = db.New(q).BookingCreate(ctx, p)
 		}
-		if err != nil || n != 1 {
+		if err != nil {
 			return err
+		}
+		if n != 1 {
+			// Nothing written: what the Before steps wrote goes too (the
+			// step-by-step path runs them again).
+			return errNotWritten
 		}
 		return s.after(ctx, tx, ch)
 	})
 	switch {
-	case isSQLState(err, "23505", "23P01"):
+	case errors.Is(err, errNotWritten), isSQLState(err, "23505", "23P01"):
 		return c, false, nil
 	case err != nil && n == 1:
 		return c, false, err
@@ -95,6 +115,10 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 	}
 	return c, n == 1, nil
 }
+
+// errNotWritten rolls back the one-statement path's transaction when its
+// statement wrote nothing.
+var errNotWritten = errors.New("booking: not written")
 
 // conn is what the one-statement gate runs on: the pool, or a transaction
 // when transaction hooks write with it.

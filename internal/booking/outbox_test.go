@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 )
 
@@ -124,6 +126,74 @@ func TestTxHooksRunAroundTheWrite(t *testing.T) {
 		}
 		if n := countConfirmed(t, b.pool, b.clinic.Specialists[0].ID, req.Start); n != 0 {
 			t.Fatalf("%d bookings committed although a Before step failed", n)
+		}
+	})
+}
+
+// Before runs under the patient's lock on the type and the specialist's
+// booking lock on both of Book's paths: another connection cannot take
+// either while it runs. Fails if the one-statement path runs Before ahead
+// of the locks again.
+func TestTxHookBeforeRunsUnderTheLocks(t *testing.T) {
+	gates(t, func(t *testing.T, b bundle) {
+		ctx := context.Background()
+		req := b.req(0, 0, b.monday(10, 0))
+		var free []string // the locks another connection could take during Before
+		svc := booking.New(b.pool, booking.Options{TxHooks: []booking.TxHook{{Name: "locks",
+			Before: func(ctx context.Context, _ pgx.Tx, ch booking.Change) error {
+				for name, key := range map[string]string{
+					"specialist": "booking-specialist:" + ch.Booking.SpecialistID.String(),
+					"patient":    "booking-patient:" + ch.Booking.AppointmentTypeID.String() + ":e:" + strings.ToLower(ch.Booking.Patient.Email),
+				} {
+					var took bool
+					if err := b.pool.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, key).Scan(&took); err != nil {
+						return err
+					}
+					if took {
+						free = append(free, name)
+					}
+				}
+				return nil
+			}}}})
+		if _, err := svc.Book(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if len(free) != 0 {
+			t.Fatalf("Before ran without the %v lock held", free)
+		}
+	})
+}
+
+// A booking refused (its slot taken) keeps nothing a Before step wrote,
+// on either path, although the one-statement path, which wrote nothing,
+// hands the booking on to the step-by-step one that refuses it. Fails if
+// the one-statement path commits its transaction when its statement
+// wrote nothing.
+func TestTxHookBeforeWritesGoWithARefusedBooking(t *testing.T) {
+	gates(t, func(t *testing.T, b bundle) {
+		ctx := context.Background()
+		start := b.monday(10, 0)
+		if _, err := b.svc.Book(ctx, b.req(0, 0, start)); err != nil {
+			t.Fatal(err)
+		}
+		runs := 0
+		svc := booking.New(b.pool, booking.Options{TxHooks: []booking.TxHook{{Name: "marks",
+			Before: func(ctx context.Context, tx pgx.Tx, ch booking.Change) error {
+				runs++
+				_, err := tx.Exec(ctx, `UPDATE clinics SET name = name || '!' WHERE id = $1`, ch.Booking.ClinicID)
+				return err
+			}}}})
+		req := b.req(0, 0, start)
+		req.Patient.Email = "other@example.org"
+		if _, err := svc.Book(ctx, req); apperr.CodeOf(err) != apperr.CodeSlotTaken {
+			t.Fatalf("booking a taken slot: %v, want SLOT_TAKEN", err)
+		}
+		var name string
+		if err := b.pool.QueryRow(ctx, `SELECT name FROM clinics WHERE id = $1`, b.clinic.ID).Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		if name != b.clinic.Name {
+			t.Fatalf("the clinic is named %q after %d runs of Before for a refused booking, want %q", name, runs, b.clinic.Name)
 		}
 	})
 }
