@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/clinic/booking/internal/apperr"
-	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/platform/postgres"
 )
 
@@ -25,7 +24,7 @@ type httpMetrics struct {
 	noDB     *prometheus.CounterVec
 }
 
-func newHTTPMetrics(reg prometheus.Registerer, ob *outbox.Outbox) *httpMetrics {
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	m := &httpMetrics{
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "clinic_http_request_duration_seconds", Help: "HTTP request latency by route and status class (streams excluded).",
@@ -40,10 +39,6 @@ func newHTTPMetrics(reg prometheus.Registerer, ob *outbox.Outbox) *httpMetrics {
 		}, []string{"what", "outcome"}),
 	}
 	reg.MustRegister(m.duration, m.outcomes, m.noDB)
-	if ob != nil {
-		// The e-mails, read at each scrape (metrics_outbox.go).
-		reg.MustRegister(newOutboxCollector(ob))
-	}
 	return m
 }
 

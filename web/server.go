@@ -146,7 +146,11 @@ func New(deps Deps, addr string) *Server {
 	s.live = newLiveGrids(s)
 	s.access = newAccessCache(accessCheckEvery*3/4, deps.Logger)
 	s.claims = newClaimLine(claimLineWait)
-	s.metrics = newHTTPMetrics(deps.Registry, deps.Outbox)
+	s.metrics = newHTTPMetrics(deps.Registry)
+	if deps.Outbox != nil {
+		// The e-mails, read at each scrape (metrics_outbox.go).
+		deps.Registry.MustRegister(newOutboxCollector(deps.Outbox))
+	}
 	e.HTTPErrorHandler = s.handleError
 	// Rate limits key on the client's address (see clientIP).
 	e.IPExtractor = deps.clientIP
