@@ -1,0 +1,30 @@
+package setup
+
+import (
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+)
+
+// fieldErrors turns an invalid-input error into a form's field map; any
+// other error comes back to be handled as such.
+func fieldErrors(err error) (map[string]string, error) {
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
+		return map[string]string{ae.Field(): ae.Message}, nil
+	}
+	return nil, err
+}
+
+func isStale(err error) bool {
+	ae := apperr.As(err)
+	return ae != nil && ae.Code == apperr.CodeConcurrencyConflict
+}
+
+func ParseIDParam(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, apperr.NotFoundf("id", "Not found.")
+	}
+	return id, nil
+}
