@@ -157,6 +157,7 @@ func (s *Handler) RescheduleAppointment(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"appointment": b})
 }
 
+// ParseETag reads the version out of an appointment's ETag (W/"v<n>" or "v<n>").
 func ParseETag(v string) (int32, bool) {
 	v = strings.TrimPrefix(strings.TrimSpace(v), "W/")
 	v = strings.Trim(v, `"`)

@@ -11,7 +11,6 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/web/httpx"
-	"github.com/clinic/booking/web/setup"
 )
 
 // The staff JSON API: the same actions as the staff pages, with the row's
@@ -23,7 +22,7 @@ func versionETag(v int32) string { return fmt.Sprintf(`"v%d"`, v) }
 
 // idIfMatch reads the id in the path and the version the change is made on.
 func idIfMatch(c echo.Context) (uuid.UUID, int32, error) {
-	id, err := setup.ParseIDParam(c)
+	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return uuid.Nil, 0, err
 	}
@@ -68,7 +67,7 @@ func (s *Handler) specialistJSON(c echo.Context, sp staff.Specialist) error {
 
 // apiSpecialist answers GET /v1/staff/specialists/:id
 func (s *Handler) Specialist(c echo.Context) error {
-	id, err := setup.ParseIDParam(c)
+	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
 	}

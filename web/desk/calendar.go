@@ -307,7 +307,7 @@ func (s *Handler) staffAccess(c echo.Context) func(context.Context) bool {
 		}
 		return err == nil, err
 	}
-	return func(ctx context.Context) bool { return s.live.Access.Allowed(ctx, key, check) }
+	return func(ctx context.Context) bool { return s.live.Allowed(ctx, key, check) }
 }
 
 // PhoneBooking answers POST /staff/bookings: a booking made for a patient.

@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 )
 
+// MaxBody is the largest JSON body the API reads.
 const MaxBody = 64 << 10
 
 // BindJSON decodes the request body into dst and names the field that was
@@ -72,6 +73,7 @@ func ParseTime(field, v string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// UUIDParam parses v, the field named field, as a UUID (INVALID if it is not one).
 func UUIDParam(v, field string) (uuid.UUID, error) {
 	if v == "" {
 		return uuid.Nil, apperr.Invalidf(field, "%s is required.", field)
@@ -79,6 +81,15 @@ func UUIDParam(v, field string) (uuid.UUID, error) {
 	id, err := uuid.Parse(v)
 	if err != nil {
 		return uuid.Nil, apperr.Invalidf(field, "%s must be a UUID.", field)
+	}
+	return id, nil
+}
+
+// ParseIDParam reads the :id of a staff page; a malformed one is not found.
+func ParseIDParam(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, apperr.NotFoundf("id", "Not found.")
 	}
 	return id, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/clinic/booking/views"
 )
 
+// StatusOf is the HTTP status of each kind of error.
 var StatusOf = map[apperr.Kind]int{
 	apperr.Internal:             http.StatusInternalServerError,
 	apperr.Invalid:              http.StatusBadRequest,
@@ -38,6 +39,7 @@ type errorBody struct {
 	Error ErrorDetail `json:"error"`
 }
 
+// ErrorDetail is the JSON shape of an error.
 type ErrorDetail struct {
 	Code    string         `json:"code"`
 	Message string         `json:"message"`
@@ -72,6 +74,7 @@ func (s *Kit) HandleError(err error, c echo.Context) {
 	}
 }
 
+// ToResponse is the status and JSON body that answer err.
 func ToResponse(err error) (int, errorBody) {
 	if storeUnavailable(err) {
 		return http.StatusServiceUnavailable, errorBody{ErrorDetail{
@@ -174,6 +177,7 @@ func (s *Kit) errorPage(c echo.Context, status int, e ErrorDetail) error {
 	return Render(c, status, views.Page(title, s.deps.Assets), views.ErrorPage(status, title, msg))
 }
 
+// PageTitle is the title of an error page of the given status.
 func PageTitle(l *i18n.Localizer, status int) string {
 	switch status {
 	case http.StatusNotFound:

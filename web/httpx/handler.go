@@ -25,7 +25,8 @@ type Deps struct {
 	StaffWriteLimiter *ratelimit.Limiter
 }
 
-// Kit holds the handlers.
+// Kit is the plumbing that needs the server's dependencies: the error
+// handler, the middleware, sessions and client ids, pages.
 type Kit struct {
 	deps    Deps
 	Signer  Signer

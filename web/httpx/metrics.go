@@ -20,6 +20,7 @@ type Metrics struct {
 	noDB     *prometheus.CounterVec
 }
 
+// NewMetrics registers the request metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{

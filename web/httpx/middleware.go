@@ -119,6 +119,8 @@ func OverLimitFor(c echo.Context, l *ratelimit.Limiter, key, what, who string) e
 	}
 }
 
+// HumanWindow is a limit's window in a message: "minute", or the duration
+// as Go writes it.
 func HumanWindow(d time.Duration) string {
 	if d == time.Minute {
 		return "minute"
@@ -185,6 +187,7 @@ func plainValues(vs url.Values) error {
 	return nil
 }
 
+// PlainText says whether s is text every handler accepts: valid UTF-8 without NUL.
 func PlainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // RequireStaff lets signed-in staff through and sends everyone else to the
@@ -242,6 +245,7 @@ func (s *Kit) CSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// ErrCSRF is the refusal of a form without its CSRF token.
 func ErrCSRF() error {
 	return apperr.New(apperr.Forbidden, apperr.CodeCSRF, "This form expired or came from another site. Reload the page and try again.")
 }

@@ -12,6 +12,7 @@ import (
 // value signed for one is worth nothing for another.
 type Signer struct{ Key []byte }
 
+// Sign is the HMAC of parts for purpose.
 func (g Signer) Sign(purpose string, parts ...string) []byte {
 	m := hmac.New(sha256.New, g.Key)
 	m.Write([]byte(purpose))
@@ -22,12 +23,14 @@ func (g Signer) Sign(purpose string, parts ...string) []byte {
 	return m.Sum(nil)
 }
 
+// RandomHex is n random bytes in hex.
 func RandomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
+// Cookie is an HTTP-only, same-site cookie, secure when sessions are.
 func (s *Kit) Cookie(name, value, path string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name: name, Value: value, Path: path, MaxAge: maxAge,

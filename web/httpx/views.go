@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
@@ -21,6 +22,7 @@ func MinutesOf(d time.Duration) string {
 	return strconv.Itoa(max(1, int((d+time.Minute-1)/time.Minute)))
 }
 
+// ClinicVM is a clinic as the pages show it.
 func ClinicVM(r clinics.Clinic) views.ClinicVM {
 	return views.ClinicVM{Slug: r.Slug, Name: r.Name, Address: r.Address, Timezone: r.Timezone,
 		ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail}
@@ -43,9 +45,19 @@ func Redirect(c echo.Context, to string) error {
 	return c.Redirect(http.StatusSeeOther, to)
 }
 
+// ItoaInt is strconv.Itoa, for templates and query strings.
 func ItoaInt(n int) string { return strconv.Itoa(n) }
 
+// Atoi32 reads a form's number; anything else is 0, which the services refuse.
 func Atoi32(s string) int32 {
 	n, _ := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
 	return int32(n)
+}
+
+// MinDate is the earlier of a and b.
+func MinDate(a, b availability.Date) availability.Date {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

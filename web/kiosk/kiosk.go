@@ -177,7 +177,7 @@ func (s *Handler) KioskStream(c echo.Context) error {
 	device := c.QueryParam("device")
 	key := stream.AccessKey("kiosk", clinic.ID.String(), device)
 	check := func(ctx context.Context) (bool, error) { return s.deps.Staff.KioskAllowed(ctx, clinic.ID, device) }
-	access := func(ctx context.Context) bool { return s.live.Access.Allowed(ctx, key, check) }
+	access := func(ctx context.Context) bool { return s.live.Allowed(ctx, key, check) }
 	return s.live.ServeHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String(), stream.Viewer{Access: access})
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/stream"
-	"github.com/clinic/booking/web/waitpage"
 )
 
 // waitlistURL is the waitlist form of a booking page's type, with the
@@ -32,12 +31,12 @@ func (p pageView) waitlistURL(cells []grid.Cell) string {
 		}
 	}
 	today := availability.DateOf(time.Now(), p.loc)
-	from, to := p.monday, waitpage.MinDate(p.monday.AddDays(6), p.last)
+	from, to := p.monday, httpx.MinDate(p.monday.AddDays(6), p.last)
 	if from.Before(today) {
 		from = today
 	}
 	if to.Before(from) {
-		to = waitpage.MinDate(from.AddDays(6), p.last)
+		to = httpx.MinDate(from.AddDays(6), p.last)
 	}
 	q := url.Values{"from": {from.String()}, "to": {to.String()}}
 	if p.specialist != uuid.Nil {

@@ -23,10 +23,11 @@ type Deps struct {
 	WaitlistIPLimiter    *ratelimit.Limiter
 }
 
-// Public holds the handlers.
+// Public holds what the API's and the pages' handlers share.
 type Public struct {
-	deps   Deps
-	kit    *httpx.Kit
+	deps Deps
+	kit  *httpx.Kit
+	// claims lines up this instance's claims of one time (see claimLine).
 	claims *claimLine
 }
 

@@ -1,9 +1,6 @@
 package setup
 
 import (
-	"github.com/google/uuid"
-	"github.com/labstack/echo/v4"
-
 	"github.com/clinic/booking/internal/apperr"
 )
 
@@ -19,12 +16,4 @@ func fieldErrors(err error) (map[string]string, error) {
 func isStale(err error) bool {
 	ae := apperr.As(err)
 	return ae != nil && ae.Code == apperr.CodeConcurrencyConflict
-}
-
-func ParseIDParam(c echo.Context) (uuid.UUID, error) {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		return uuid.Nil, apperr.NotFoundf("id", "Not found.")
-	}
-	return id, nil
 }

@@ -97,7 +97,7 @@ func (s *Handler) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEd
 }
 
 func (s *Handler) SpecialistPage(c echo.Context) error {
-	id, err := ParseIDParam(c)
+	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (s *Handler) specialistFail(c echo.Context, id uuid.UUID, err error) error 
 }
 
 func (s *Handler) SpecialistUpdate(c echo.Context) error {
-	id, err := ParseIDParam(c)
+	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func parseHours(c echo.Context) ([]staff.Range, error) {
 }
 
 func (s *Handler) HoursUpdate(c echo.Context) error {
-	id, err := ParseIDParam(c)
+	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (s *Handler) HoursUpdate(c echo.Context) error {
 }
 
 func (s *Handler) OverrideCreate(c echo.Context) error {
-	id, err := ParseIDParam(c)
+	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
 	}

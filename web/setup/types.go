@@ -69,7 +69,7 @@ func (s *Handler) TypeNew(c echo.Context) error {
 }
 
 func (s *Handler) TypePage(c echo.Context) error {
-	id, err := ParseIDParam(c)
+	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (s *Handler) TypeSave(c echo.Context) error {
 	var id uuid.UUID
 	if c.Param("id") != "" {
 		var err error
-		if id, err = ParseIDParam(c); err != nil {
+		if id, err = httpx.ParseIDParam(c); err != nil {
 			return err
 		}
 	}

@@ -23,19 +23,22 @@ type Deps struct {
 	StreamMetrics *events.Metrics
 }
 
-// Live holds the handlers.
+// Live serves the streams and keeps their shared state.
 type Live struct {
-	deps    Deps
-	live    *liveGrids
+	deps Deps
+	live *liveGrids
+	// streams counts the HTML streams served on hijacked connections,
+	// which http.Server.Shutdown does not wait for (see Wait).
 	streams sync.WaitGroup
-	Access  *accessCache
+	// access shares the streams' periodic access checks (see accessCache).
+	access *accessCache
 }
 
 // New makes the streams' handler.
 func New(deps Deps) *Live {
 	l := &Live{deps: deps}
 	l.live = newLiveGrids(l)
-	l.Access = newAccessCache(AccessCheckEvery*3/4, deps.Logger)
+	l.access = newAccessCache(AccessCheckEvery*3/4, deps.Logger)
 	return l
 }
 
@@ -50,4 +53,11 @@ func (l *Live) Wait(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// Allowed is check's answer for key from the streams' shared access
+// checks (see accessCache.Allowed): a stream that needs sign-in or a
+// kiosk token asks it every AccessCheckEvery.
+func (l *Live) Allowed(ctx context.Context, key string, check func(context.Context) (bool, error)) bool {
+	return l.access.Allowed(ctx, key, check)
 }

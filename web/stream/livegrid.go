@@ -337,6 +337,8 @@ func (m *CellMemo) Turn() {
 	}
 }
 
+// Render is vm's HTML: kept from this turn or the last, rendered only when
+// neither had it (nil m: always rendered).
 func (m *CellMemo) Render(ctx context.Context, vm views.SlotCellVM) string {
 	if m == nil {
 		return renderCell(ctx, vm)

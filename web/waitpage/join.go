@@ -110,7 +110,7 @@ type joinForm struct {
 // booking page passed on (?from=&to=&specialist=), else the coming week
 // with any specialist.
 func (j joinView) defaults(c echo.Context) joinForm {
-	f := joinForm{from: j.today.String(), to: MinDate(j.today.AddDays(6), j.last).String()}
+	f := joinForm{from: j.today.String(), to: httpx.MinDate(j.today.AddDays(6), j.last).String()}
 	if d, err := availability.ParseDate(c.QueryParam("from")); err == nil && !d.Before(j.today) && !j.last.Before(d) {
 		f.from = d.String()
 	}
@@ -121,13 +121,6 @@ func (j joinView) defaults(c echo.Context) joinForm {
 		f.specialist = id.String()
 	}
 	return f
-}
-
-func MinDate(a, b availability.Date) availability.Date {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // vm is the form's page model with f's values and errs (input name ->
