@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/web/httpx"
 )
 
+// BookingSearch answers GET /staff/bookings/search.
 func (s *Handler) BookingSearch(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)

@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/web/httpx"
 )
 
+// AuditPage answers GET /staff/audit.
 func (s *Handler) AuditPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)

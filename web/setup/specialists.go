@@ -16,6 +16,7 @@ import (
 	"github.com/clinic/booking/web/httpx"
 )
 
+// SpecialistList answers GET /staff/specialists.
 func (s *Handler) SpecialistList(c echo.Context) error {
 	return s.renderSpecialistList(c, http.StatusOK, nil)
 }
@@ -32,6 +33,7 @@ func (s *Handler) renderSpecialistList(c echo.Context, status int, errs map[stri
 	return s.kit.Page(c, status, "Specialists", views.SpecialistList(s.kit.Nav(c, "specialists"), rows, errs))
 }
 
+// SpecialistCreate answers POST /staff/specialists.
 func (s *Handler) SpecialistCreate(c echo.Context) error {
 	prio, _ := strconv.Atoi(c.FormValue("priority"))
 	sp, err := s.deps.Staff.CreateSpecialist(c.Request().Context(), httpx.StaffUser(c), staff.SpecialistInput{
@@ -96,6 +98,7 @@ func (s *Handler) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEd
 	return vm, nil
 }
 
+// SpecialistPage answers GET /staff/specialists/:id.
 func (s *Handler) SpecialistPage(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
@@ -138,6 +141,7 @@ func (s *Handler) specialistFail(c echo.Context, id uuid.UUID, err error) error 
 	return s.kit.Page(c, http.StatusUnprocessableEntity, vm.Name, views.SpecialistEdit(vm))
 }
 
+// SpecialistUpdate answers POST /staff/specialists/:id.
 func (s *Handler) SpecialistUpdate(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
@@ -185,6 +189,7 @@ func parseHours(c echo.Context) ([]staff.Range, error) {
 	return out, nil
 }
 
+// HoursUpdate answers POST /staff/specialists/:id/hours.
 func (s *Handler) HoursUpdate(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
@@ -201,6 +206,7 @@ func (s *Handler) HoursUpdate(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/staff/specialists/"+id.String())
 }
 
+// OverrideCreate answers POST /staff/specialists/:id/overrides.
 func (s *Handler) OverrideCreate(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
@@ -227,6 +233,7 @@ func (s *Handler) OverrideCreate(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/staff/specialists/"+id.String())
 }
 
+// OverrideDelete answers POST /staff/overrides/:id/delete.
 func (s *Handler) OverrideDelete(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {

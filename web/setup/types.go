@@ -15,6 +15,7 @@ import (
 	"github.com/clinic/booking/web/httpx"
 )
 
+// TypeList answers GET /staff/types.
 func (s *Handler) TypeList(c echo.Context) error {
 	types, err := s.deps.Staff.Types(c.Request().Context(), httpx.StaffUser(c))
 	if err != nil {
@@ -50,6 +51,7 @@ func (s *Handler) typeFormVM(c echo.Context, t staff.AppointmentType, chosen []u
 	return vm, nil
 }
 
+// TypeNew answers GET /staff/types/new.
 func (s *Handler) TypeNew(c echo.Context) error {
 	if err := httpx.StaffUser(c).May(staff.ActTypes); err != nil {
 		return err
@@ -68,6 +70,7 @@ func (s *Handler) TypeNew(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, "New appointment type", views.TypeForm(vm))
 }
 
+// TypePage answers GET /staff/types/:id.
 func (s *Handler) TypePage(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
@@ -84,6 +87,7 @@ func (s *Handler) TypePage(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, t.Name, views.TypeForm(vm))
 }
 
+// TypeSave answers POST /staff/types and POST /staff/types/:id.
 func (s *Handler) TypeSave(c echo.Context) error {
 	var id uuid.UUID
 	if c.Param("id") != "" {

@@ -1,11 +1,10 @@
-// Staff accounts and kiosk screens: admin-only pages (the service checks the role).
+// Staff accounts: an admin-only page (the service checks the role).
 
 package setup
 
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,6 +16,7 @@ import (
 	"github.com/clinic/booking/web/httpx"
 )
 
+// UsersPage answers GET /staff/users.
 func (s *Handler) UsersPage(c echo.Context) error {
 	return s.renderUsers(c, http.StatusOK, "", "")
 }
@@ -95,6 +95,7 @@ func (s *Handler) UserLink(c echo.Context) error {
 		acc.Email, int(staff.LinkLifetime.Hours()), link.URL(base)), "")
 }
 
+// UserCreate answers POST /staff/users.
 func (s *Handler) UserCreate(c echo.Context) error {
 	_, err := s.deps.Staff.CreateStaffUser(c.Request().Context(), httpx.StaffUser(c), c.FormValue("email"), c.FormValue("name"), c.FormValue("password"), c.FormValue("role"))
 	if err != nil {
@@ -105,59 +106,4 @@ func (s *Handler) UserCreate(c echo.Context) error {
 		return err
 	}
 	return s.renderUsers(c, http.StatusCreated, "Account created.", "")
-}
-
-func (s *Handler) KiosksPage(c echo.Context) error {
-	return s.renderKiosks(c, http.StatusOK, "", "")
-}
-
-func (s *Handler) renderKiosks(c echo.Context, status int, notice, problem string) error {
-	ctx := c.Request().Context()
-	u := httpx.StaffUser(c)
-	rows, err := s.deps.Staff.KioskTokens(ctx, u)
-	if err != nil {
-		return err
-	}
-	nav := s.kit.Nav(c, "kiosks")
-	vm := views.TableVM{Nav: nav, Title: "Kiosk screens", Head: []string{"Name", "Created", "State"}, Notice: notice, Error: problem}
-	var revocable []views.OptionVM
-	for _, r := range rows {
-		state := "active"
-		if r.RevokedAt != nil {
-			state = "revoked"
-		} else {
-			revocable = append(revocable, views.OptionVM{Value: r.ID.String(), Label: r.Name})
-		}
-		vm.Rows = append(vm.Rows, []string{r.Name, r.CreatedAt.Format("2006-01-02"), state})
-	}
-	return httpx.Render(c, status, views.Page("Kiosk screens", s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.KioskForm(nav, revocable)))
-}
-
-func (s *Handler) KioskCreate(c echo.Context) error {
-	ctx := c.Request().Context()
-	u := httpx.StaffUser(c)
-	token, err := s.deps.Staff.CreateKioskToken(ctx, u, c.FormValue("name"))
-	if err != nil {
-		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
-			return s.renderKiosks(c, http.StatusUnprocessableEntity, "", ae.Message)
-		}
-		return err
-	}
-	clinic, err := s.deps.Clinics.ByID(ctx, u.ClinicID)
-	if err != nil {
-		return err
-	}
-	link := "/kiosk/" + clinic.Slug + "?device=" + url.QueryEscape(token)
-	return s.renderKiosks(c, http.StatusCreated, "Open this address on the screen (shown once): "+link, "")
-}
-
-func (s *Handler) KioskRevoke(c echo.Context) error {
-	id, err := uuid.Parse(c.FormValue("id"))
-	if err != nil {
-		return apperr.NotFoundf("id", "No such kiosk token.")
-	}
-	if err := s.deps.Staff.RevokeKioskToken(c.Request().Context(), httpx.StaffUser(c), id); err != nil {
-		return err
-	}
-	return s.renderKiosks(c, http.StatusOK, "Revoked.", "")
 }
