@@ -28,9 +28,9 @@ type handlers struct {
 
 func newHandlers(d Deps) handlers {
 	kit := httpx.New(httpx.Deps{
-		Assets: d.Assets, Clinics: d.Clinics, Logger: d.Logger, PublicURL: d.publicURL,
+		Assets: d.Assets, Clinics: d.Clinics, Logger: d.Logger, PublicURL: d.PublicURL,
 		Sessions: d.Sessions, Staff: d.Staff, StaffWriteLimiter: d.StaffWriteLimiter,
-	}, httpx.Signer{Key: d.secret}, httpx.NewMetrics(d.Registry))
+	}, httpx.Signer{Key: d.Secret}, httpx.NewMetrics(d.Registry))
 	live := stream.New(stream.Deps{Holds: d.Holds, Hub: d.Hub, Logger: d.Logger, Slots: d.Slots, StreamMetrics: d.StreamMetrics})
 	pub := public.New(public.Deps{
 		Checkout: d.Checkout, Slots: d.Slots, Views: d.Views,
@@ -53,7 +53,7 @@ func newHandlers(d Deps) handlers {
 		}, kit, pub),
 		kiosk: kiosk.New(kiosk.Deps{Assets: d.Assets, Clinics: d.Clinics, Slots: d.Slots, Staff: d.Staff}, kit, live),
 		desk: desk.New(desk.Deps{
-			Assets: d.Assets, Bookings: d.Bookings, Checkout: d.Checkout, Clinics: d.Clinics, Holds: d.Holds,
+			Assets: d.Assets, Bookings: d.Bookings, Clinics: d.Clinics, Desk: d.Desk, Holds: d.Holds,
 			Logger: d.Logger, Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
 			StaffBookings: d.StaffBookings, Waitlist: d.Waitlist,
 		}, kit, live),

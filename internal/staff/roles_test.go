@@ -103,7 +103,7 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	services := map[string]any{"Service": svc, "Bookings": staff.NewBookings(svc, booking.NewService(pool), nil)}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}
 	for _, role := range staff.Roles {

@@ -21,10 +21,8 @@ import (
 // holds the time while it is open) and move a booking by choosing a free
 // time. Both render into the page's #desk-dialog container.
 
-// desk is the staff desk service over the server's dependencies.
-func (s *Handler) desk() *staff.Desk {
-	return staff.NewDesk(s.deps.StaffBookings, s.deps.Checkout, s.deps.Slots)
-}
+// desk is the staff desk service.
+func (s *Handler) desk() *staff.Desk { return s.deps.Desk }
 
 // DeskNew answers POST /staff/desk/new?specialist=&start= (a POST: it takes a hold, so it needs the CSRF token and counts as a staff write): the booking
 // dialog for that time, which it holds for the dialog.

@@ -10,7 +10,6 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
@@ -25,8 +24,8 @@ import (
 type Deps struct {
 	Assets        *httpx.Assets
 	Bookings      *booking.Service
-	Checkout      *checkout.Service
 	Clinics       *clinics.Service
+	Desk          *staff.Desk
 	Holds         *holds.Store
 	Logger        *slog.Logger
 	Outbox        *outbox.Outbox

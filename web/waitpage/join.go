@@ -24,13 +24,6 @@ import (
 	"github.com/clinic/booking/web/httpx"
 )
 
-// Limits of the waitlist's anonymous actions.
-const (
-	WaitlistJoinsPerAddress = 10 // per hour
-	WaitlistJoinsPerEmail   = 3  // per hour, per clinic
-	OfferAnswersPerMinute   = 30
-)
-
 // The parts of the day a patient may ask for, in the form's order, and
 // their words.
 var (
