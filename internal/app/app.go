@@ -41,6 +41,7 @@ import (
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web"
+	"github.com/clinic/booking/web/httpx"
 )
 
 // Options are the tunables of Build.
@@ -212,9 +213,9 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Secret:            serverKey(pool, logger, o.SecretKey),
 		MetricsAddr:       o.MetricsAddr,
 		PublicURL:         o.PublicURL,
-		Sessions:          web.NewSessions(pool, o.SecureCookies),
+		Sessions:          httpx.NewSessions(pool, o.SecureCookies),
 		Grid:              grid.New(slotSvc, holdStore),
-		Assets:            web.NewAssets(),
+		Assets:            httpx.NewAssets(),
 		Hub:               hub,
 		Views:             liveViews,
 		StreamMetrics:     metrics,
