@@ -34,8 +34,9 @@ type Jobs struct {
 	Kinds []string
 	// Orphans are jobs a killed process left running, which no live one
 	// will run until the queue rescues them, once the outbox's
-	// RescueStuckJobsAfter (about five minutes) has passed. A test that kills a process takes them with Running
-	// right after the kill, before a successor starts.
+	// RescueStuckJobsAfter (about five minutes) has passed. A test that
+	// kills a process takes them with Running right after the kill,
+	// before a successor starts.
 	Orphans []int64
 	// Clock is the time the queue's clients were given (their
 	// TestConfig.Time): a scheduled job is due when its time has come by
