@@ -132,11 +132,11 @@ func Compute(q Query) []Slot {
 	}
 	cands := make([]candidate, 0, estimate(staff, rules.step, DaysBetween(from, to)+1))
 	var (
-		clock dayClock
+		clock WallClock
 		hours []Range
 	)
 	for d := from; !to.Before(d); d = d.AddDays(1) {
-		clock.reset(loc, d)
+		clock.Reset(loc, d)
 		dayStart := len(cands)
 		for rank := range staff {
 			hours = staff[rank].hours(hours[:0], d)
@@ -165,7 +165,7 @@ type slotRules struct {
 
 // appendRange appends a candidate for every free start of one working
 // range of the specialist with the given rank and busy intervals.
-func (ru slotRules) appendRange(cands []candidate, c *dayClock, r Range, busy []interval, rank int) []candidate {
+func (ru slotRules) appendRange(cands []candidate, c *WallClock, r Range, busy []interval, rank int) []candidate {
 	lo, hi := int64(r.Start)*int64(time.Minute), int64(r.End)*int64(time.Minute)
 	rangeStart, rangeEnd := c.first(lo), c.last(hi)
 	var buf [4]int64
