@@ -228,29 +228,13 @@ func (s *Server) offerGroups(ctx context.Context, clinicID uuid.UUID, e waitlist
 			}
 			local := sl.Start.In(loc)
 			g.Times = append(g.Times, views.WaitlistTimeVM{
-				Label: local.Format("15:04"), Start: sl.Start.UTC().Format(time.RFC3339), Outside: !inParts(local, e.Times),
+				Label: local.Format("15:04"), Start: sl.Start.UTC().Format(time.RFC3339), Outside: !waitlist.InParts(local, e.Times),
 				AriaLabel: "Offer " + local.Format("15:04") + " on " + local.Format("Monday 2 January") + " with " + sp.Name,
 			})
 		}
 		out = append(out, g)
 	}
 	return out, nil
-}
-
-// inParts says whether a local time falls in one of the parts of the day
-// asked for (none asked: any time).
-func inParts(local time.Time, parts []string) bool {
-	if len(parts) == 0 {
-		return true
-	}
-	part := waitlist.Evening
-	switch h := local.Hour(); {
-	case h < 12:
-		part = waitlist.Morning
-	case h < 17:
-		part = waitlist.Afternoon
-	}
-	return slices.Contains(parts, part)
 }
 
 func boolOrder(b bool) int {

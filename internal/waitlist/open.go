@@ -157,6 +157,7 @@ func (s *Service) next(ctx context.Context, q *db.Queries, b booking.Booking, op
 	e, err := q.WaitlistMatching(ctx, db.WaitlistMatchingParams{
 		AppointmentTypeID: b.AppointmentTypeID, SpecialistID: uuid.NullUUID{UUID: b.SpecialistID, Valid: true},
 		SlotStart: b.Start, OpeningID: uuid.NullUUID{UUID: openingID, Valid: openingID != uuid.Nil},
+		AfternoonFromHour: afternoonFromHour, EveningFromHour: eveningFromHour,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.WaitlistEntry{}, false, nil

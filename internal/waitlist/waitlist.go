@@ -19,6 +19,7 @@ package waitlist
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,31 @@ const (
 	Afternoon = "afternoon" // 12:00 to 17:00
 	Evening   = "evening"   // from 17:00
 )
+
+// The parts' boundaries, as hours of the local day. PartOf is the one rule
+// that reads them; the database's match of a freed time to a waiting
+// patient is given them as parameters, so the two cannot disagree.
+const (
+	afternoonFromHour = 12
+	eveningFromHour   = 17
+)
+
+// PartOf is the part of the day a local time falls in.
+func PartOf(local time.Time) string {
+	switch h := local.Hour(); {
+	case h < afternoonFromHour:
+		return Morning
+	case h < eveningFromHour:
+		return Afternoon
+	}
+	return Evening
+}
+
+// InParts says whether a local time falls in one of the parts of the day
+// asked for (none asked: any time).
+func InParts(local time.Time, parts []string) bool {
+	return len(parts) == 0 || slices.Contains(parts, PartOf(local))
+}
 
 // States of an entry.
 const (
