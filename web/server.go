@@ -102,8 +102,8 @@ type Server struct {
 	streams sync.WaitGroup
 	// access shares the streams' periodic access checks (see accessCache).
 	access *accessCache
-	// claims lines up this instance's claims of one time (see claimLine).
-	claims *claimLine
+	// claims lines up this instance's claims of one time.
+	claims *checkout.ClaimLine
 }
 
 // clientIP finds the address rate limits count: the peer's, unless the
@@ -145,7 +145,7 @@ func New(deps Deps, addr string) *Server {
 	s := &Server{deps: deps, echo: e, signer: signer{key: deps.secret}, csrfSlot: "csrf-" + randomHex(16)}
 	s.live = newLiveGrids(s)
 	s.access = newAccessCache(accessCheckEvery*3/4, deps.Logger)
-	s.claims = newClaimLine(claimLineWait)
+	s.claims = checkout.NewClaimLine(claimLineWait)
 	s.metrics = newHTTPMetrics(deps.Registry, deps.Outbox)
 	e.HTTPErrorHandler = s.handleError
 	// Rate limits key on the client's address (see clientIP).

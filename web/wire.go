@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -166,13 +165,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	})
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
-	changed := func(ctx context.Context, clinicID uuid.UUID) {
-		slotSvc.Invalidate(ctx, clinicID)
-		liveViews.Changed(clinicID)
-		if err := holdStore.Publish(ctx, holds.Event{Type: "calendar", Hold: holds.Hold{ClinicID: clinicID}}); err != nil {
-			logger.Warn("publish calendar change", "err", err)
-		}
-	}
+	changed := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}.Changed
 	staffSvc := staff.New(pool, changed, logger)
 	d := Deps{
 		warnHeap:          uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
