@@ -49,7 +49,7 @@ func (s *Server) staffBookingPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := s.deps.Outbox.ForBooking(ctx, u.ClinicID, b.ID)
+	msgs, err := s.deps.Outbox.ForBooking(ctx, u, b.ID)
 	if err != nil {
 		return err
 	}

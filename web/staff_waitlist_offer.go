@@ -38,7 +38,7 @@ func (s *Server) waitlistOfferPage(c echo.Context) error {
 		return apperr.NotFoundf("id", "No such waitlist entry.")
 	}
 	ctx := c.Request().Context()
-	e, err := s.waitlistEntry(ctx, u.ClinicID, id)
+	e, err := s.waitlistEntry(ctx, u, id)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (s *Server) waitlistOffer(c echo.Context) error {
 	ctx := c.Request().Context()
 	// An entry not in the list (gone from it, or another clinic's) is
 	// refused before anything is checked or offered.
-	e, err := s.waitlistEntry(ctx, u.ClinicID, id)
+	e, err := s.waitlistEntry(ctx, u, id)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (s *Server) waitlistOffer(c echo.Context) error {
 		err = s.checkOfferTime(ctx, u, e, spID, start)
 	}
 	if err == nil {
-		err = s.deps.Waitlist.OfferByHand(ctx, u.ClinicID, id, spID, start, u.Actor())
+		err = s.deps.Waitlist.OfferByHand(ctx, u, id, spID, start)
 	}
 	if err != nil {
 		return s.offerRefusal(c, u, e, err)

@@ -30,6 +30,7 @@ import (
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // DefaultOfferFor is how long an offer stands when Config says nothing.
@@ -46,6 +47,14 @@ const (
 	Morning   = "morning"   // before 12:00
 	Afternoon = "afternoon" // 12:00 to 17:00
 	Evening   = "evening"   // from 17:00
+)
+
+// The role table's actions for the list's staff side: seeing the list
+// and offering a time from it is booking for a patient, taking someone
+// off it is cancelling. Every method that acts for staff checks one first.
+const (
+	ActOffer  = staff.ActBook
+	ActRemove = staff.ActCancel
 )
 
 // The parts' boundaries, as hours of the local day. PartOf is the one rule
