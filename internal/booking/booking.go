@@ -87,10 +87,17 @@ func NewService(pool *pgxpool.Pool) *Service {
 	return &Service{pool: pool}
 }
 
+// The kinds of Change.
+const (
+	ChangeConfirm    = "confirm"    // a new booking
+	ChangeCancel     = "cancel"     // a booking cancelled
+	ChangeReschedule = "reschedule" // a booking moved: Previous is the old one
+)
+
 // Change is a change of bookings: given to the outbox inside its
 // transaction, and told to observers once committed.
 type Change struct {
-	Kind     string   // "confirm", "cancel" or "reschedule"
+	Kind     string   // ChangeConfirm, ChangeCancel or ChangeReschedule
 	Booking  Booking  // the booking as it is now (for reschedule: the new one)
 	Previous *Booking // for reschedule: the old booking, now rescheduled
 	HoldID   string   // for confirm: the hold it came from, if any
@@ -237,7 +244,7 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 			return Confirmation{}, err
 		}
 	}
-	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown})
+	s.notify(ctx, Change{Kind: ChangeConfirm, Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown})
 	return c, nil
 }
 

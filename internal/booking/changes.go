@@ -59,10 +59,10 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason); err != nil {
 			return err
 		}
-		return s.enqueue(ctx, tx, Change{Kind: "cancel", Booking: b, Actor: req.Actor, Reason: req.Reason})
+		return s.enqueue(ctx, tx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
 	})
 	if err == nil && changed {
-		s.notify(ctx, Change{Kind: "cancel", Booking: b, Actor: req.Actor, Reason: req.Reason})
+		s.notify(ctx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
 	}
 	return b, changed, err
 }
@@ -146,12 +146,12 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		if err := writeAudit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason); err != nil {
 			return err
 		}
-		return s.enqueue(ctx, tx, Change{Kind: "reschedule", Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
+		return s.enqueue(ctx, tx, Change{Kind: ChangeReschedule, Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
 	})
 	if err != nil {
 		return Booking{}, err
 	}
-	s.notify(ctx, Change{Kind: "reschedule", Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
+	s.notify(ctx, Change{Kind: ChangeReschedule, Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
 	return nb, nil
 }
 

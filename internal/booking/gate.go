@@ -95,7 +95,7 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.create", b.ID, nil, &b, ""); err != nil {
 			return err
 		}
-		if err := s.enqueue(ctx, tx, Change{Kind: "confirm", Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}); err != nil {
+		if err := s.enqueue(ctx, tx, Change{Kind: ChangeConfirm, Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}); err != nil {
 			return err
 		}
 		if r := req.Remember; r != nil {

@@ -76,7 +76,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		if err != nil || n != 1 {
 			return err
 		}
-		return s.enqueue(ctx, tx, Change{Kind: "confirm", Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown})
+		return s.enqueue(ctx, tx, Change{Kind: ChangeConfirm, Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown})
 	})
 	switch {
 	case isSQLState(err, "23505", "23P01"):
