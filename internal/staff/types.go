@@ -188,7 +188,7 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 				ReminderMin: in.reminderMin(),
 			})
 			if errors.Is(err, pgx.ErrNoRows) {
-				return Stale(old)
+				return Stale(typeFromRow(old))
 			}
 			if err != nil {
 				return err

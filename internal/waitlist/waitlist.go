@@ -18,6 +18,7 @@ package waitlist
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -164,10 +165,21 @@ func (s *Service) SetBookable(f func(ctx context.Context, b booking.Booking) (bo
 // Stats is what the waitlist did since the process started.
 func (s *Service) Stats() *Stats { return &s.stats }
 
+// Sizes are the list's sizes at one moment, every clinic's.
+type Sizes struct {
+	Waiting  int64 // patients waiting without an offer
+	Offered  int64 // offers standing
+	Openings int64 // freed times being offered
+}
+
 // Sizes is the list now, every clinic's: patients waiting, offers
 // standing, and freed times being offered.
-func (s *Service) Sizes(ctx context.Context) (db.WaitlistStatsRow, error) {
-	return db.New(s.pool).WaitlistStats(ctx)
+func (s *Service) Sizes(ctx context.Context) (Sizes, error) {
+	r, err := db.New(s.pool).WaitlistStats(ctx)
+	if err != nil {
+		return Sizes{}, fmt.Errorf("waitlist sizes: %w", err)
+	}
+	return Sizes{Waiting: r.Waiting, Offered: r.Offered, Openings: r.Openings}, nil
 }
 
 func (s *Service) now() time.Time {
