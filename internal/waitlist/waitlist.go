@@ -112,6 +112,11 @@ type Config struct {
 	// times (hours, closures, notice), bookings aside; nil: only bookings
 	// are looked at. See SetBookable.
 	Bookable func(ctx context.Context, b booking.Booking) (bool, error)
+	// AfterHold, when set, runs in an offer's transaction once the time's
+	// hold is taken and before the offer is written; an error fails the
+	// transaction there, as a process dying at that point would. Fault
+	// tests set it; the program leaves it nil.
+	AfterHold func(ctx context.Context) error
 }
 
 // Service is the waitlist.
@@ -123,9 +128,6 @@ type Service struct {
 	cfg      Config
 	log      *slog.Logger
 	stats    Stats
-	// crash, in tests, fails an offer's transaction after its hold was
-	// taken and before it commits, as a process dying there would.
-	crash atomic.Bool
 }
 
 // Stats counts what the waitlist did since the process started.
