@@ -60,6 +60,11 @@ type Busy struct {
 
 // AppointmentType holds the slot rules of the type being booked. Its
 // buffers apply to the new slot only; existing bookings bring their own.
+//
+// It is not the clinic's appointment type (a named, versioned thing of a
+// clinic, kept in the database) but the engine's input: only the rules, as
+// durations, with no identity, so that the engine stays a pure function
+// of its query. slots.TypeOf makes one from a stored type.
 type AppointmentType struct {
 	Duration, Step            time.Duration // Step may be smaller than Duration
 	BufferBefore, BufferAfter time.Duration
