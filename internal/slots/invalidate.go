@@ -51,7 +51,7 @@ func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b b
 	if mark {
 		marks = s.Bitmap.queueMark(ctx, pipe, loc, b.SpecialistID, b.Start, b.End)
 	}
-	row, err := s.TypeRow(ctx, b.AppointmentTypeID)
+	row, err := s.StoredType(ctx, b.AppointmentTypeID)
 	if err != nil {
 		s.logger.Warn("booking's type for the cache; retiring the clinic's lists", "err", err)
 		s.Bitmap.exec(ctx, pipe, marks)
