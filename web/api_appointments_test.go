@@ -11,10 +11,10 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 func TestBookAPI(t *testing.T) {
@@ -61,7 +61,7 @@ func TestBookAPI(t *testing.T) {
 
 	t.Run("AnExpiredHoldIsExpired", func(t *testing.T) {
 		t.Parallel()
-		short := newApp(t, withOptions(web.Options{HoldTTL: 400 * time.Millisecond}))
+		short := newApp(t, withOptions(program.Options{HoldTTL: 400 * time.Millisecond}))
 		sc := short.clinic(t, testkit.ClinicOptions{Specialists: 1})
 		client := clientID()
 		h := short.hold(t, sc.Types[0].ID, sc.Monday(10, 0), client)

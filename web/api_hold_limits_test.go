@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // apiHold posts a hold of c's first type and specialist at start.
@@ -40,7 +40,7 @@ func TestAddressHoldQuota(t *testing.T) {
 
 	t.Run("FiftyClientIdsFromOneAddressGetExactlyTheQuota", func(t *testing.T) {
 		t.Parallel()
-		a := newApp(t, withOptions(web.Options{HoldsPerAddress: 4}))
+		a := newApp(t, withOptions(program.Options{HoldsPerAddress: 4}))
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 		const n = 50
 		starts := freeStarts(c, n)
@@ -68,7 +68,7 @@ func TestAddressHoldQuota(t *testing.T) {
 
 	t.Run("EachForwardedAddressBehindATrustedProxyHasItsOwn", func(t *testing.T) {
 		t.Parallel()
-		a := newApp(t, withOptions(web.Options{HoldsPerAddress: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}))
+		a := newApp(t, withOptions(program.Options{HoldsPerAddress: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}))
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 		starts := freeStarts(c, 3)
 		if r := apiHold(t, a, c, starts[0], "patient-1", "X-Forwarded-For", "198.51.100.1"); r.Status != http.StatusCreated {
@@ -150,7 +150,7 @@ func TestHeartbeatLimits(t *testing.T) {
 
 	t.Run("PerAddress", func(t *testing.T) {
 		t.Parallel()
-		a := newApp(t, withOptions(web.Options{HeartbeatsPerMinute: 3}))
+		a := newApp(t, withOptions(program.Options{HeartbeatsPerMinute: 3}))
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 		starts := freeStarts(c, 8)
 		limited := false
@@ -174,7 +174,7 @@ func TestHeartbeatLimits(t *testing.T) {
 // heartbeat answers 410 and the hold lapses.
 func TestHoldMaxLife(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{HoldTTL: time.Second, HoldMaxLife: 2 * time.Second}))
+	a := newApp(t, withOptions(program.Options{HoldTTL: time.Second, HoldMaxLife: 2 * time.Second}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	start := freeStarts(c, 1)[0]
 	began := time.Now()

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 func TestCreateHoldAPI(t *testing.T) {
@@ -146,7 +146,7 @@ func wantRefusalDetails(t *testing.T, r *response, e errorShape) {
 
 func TestHeartbeatAPI(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{HoldTTL: time.Second}))
+	a := newApp(t, withOptions(program.Options{HoldTTL: time.Second}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	typeID := c.Types[0].ID
 

@@ -21,15 +21,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 
+	// The assembly, as program: app is this harness's own type.
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/platform/postgres"
-	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
-
-// New password hashes in these tests are bcrypt's cheapest: the production
-// cost takes seconds a hash under -race.
-func init() { staff.HashCost = bcrypt.MinCost }
 
 // evWait is how long a test waits for something that must come: an event,
 // the hub's subscription, a server coming up.
@@ -54,7 +51,7 @@ type app struct {
 
 // appConfig is what the options of newApp set.
 type appConfig struct {
-	opts      web.Options
+	opts      program.Options
 	pool      *pgxpool.Pool
 	rdb       redis.UniversalClient
 	redisDown bool
@@ -66,9 +63,9 @@ type appConfig struct {
 // appOption shapes the app newApp boots.
 type appOption func(*appConfig)
 
-// withOptions gives Wire o. Unless o sets them, the page hold and sign-in
+// withOptions gives program.Build o. Unless o sets them, the page hold and sign-in
 // limits are lifted: the test servers all count from loopback addresses.
-func withOptions(o web.Options) appOption { return func(c *appConfig) { c.opts = o } }
+func withOptions(o program.Options) appOption { return func(c *appConfig) { c.opts = o } }
 
 // withPool runs the app on pool instead of the shared test database.
 func withPool(pool *pgxpool.Pool) appOption { return func(c *appConfig) { c.pool = pool } }
@@ -87,7 +84,7 @@ func withRedisDown() appOption { return func(c *appConfig) { c.redisDown = true 
 func withLog(w io.Writer) appOption { return func(c *appConfig) { c.log = w } }
 
 // listening serves the app with its own http.Server (ListenAndServe, the
-// timeouts of web.Options included) on a free loopback address, not on an
+// timeouts of program.Options included) on a free loopback address, not on an
 // httptest server.
 func listening() appOption { return func(c *appConfig) { c.listen = true } }
 
@@ -121,6 +118,9 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 	// Every test server comes from loopback addresses: none may spend
 	// another's allowance.
 	o.LimitScope = uuid.NewString() + ":"
+	// New password hashes in these tests are bcrypt's cheapest: the
+	// production cost takes seconds a hash under -race.
+	o.HashCost = bcrypt.MinCost
 	if cfg.pool == nil {
 		cfg.pool = testkit.DB(t)
 	}
@@ -135,10 +135,11 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 	if cfg.log == nil {
 		cfg.log = newTestLog(t)
 	}
-	deps := web.Wire(cfg.pool, cfg.rdb, slog.New(slog.NewTextHandler(cfg.log, &slog.HandlerOptions{Level: slog.LevelWarn})), o)
+	built := program.Build(cfg.pool, cfg.rdb, slog.New(slog.NewTextHandler(cfg.log, &slog.HandlerOptions{Level: slog.LevelWarn})), o)
+	deps := built.Deps
 	bg, stopBG := context.WithCancel(context.Background())
 	if !cfg.redisDown {
-		deps.RunBackground(bg)
+		built.RunBackground(bg)
 	}
 	a := &app{Deps: deps, Pool: cfg.pool, RDB: cfg.rdb, hc: http.DefaultClient}
 	var stop func()

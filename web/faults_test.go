@@ -19,10 +19,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // faultRedis is a redis-server of the test's own, so it can be stopped and
@@ -163,7 +163,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 	red := startFaultRedis(t, 0)
 	rdb := redis.NewClient(&redis.Options{Addr: red.addr(), MaxRetries: 1, DialTimeout: 300 * time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })
-	a := newApp(t, withRedis(rdb), withOptions(web.Options{HoldsPerMinute: 10000}))
+	a := newApp(t, withRedis(rdb), withOptions(program.Options{HoldsPerMinute: 10000}))
 	c := a.clinic(t, testkit.ClinicOptions{})
 	monday := c.Monday(9, 0)
 	typeID := c.Types[0].ID

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
@@ -70,7 +71,7 @@ func fuzzApp(f *testing.F) *app {
 	}
 	a, _ := startApp(f, withPool(fuzzPool(f)),
 		withRedis(redis.NewClient(opt)), // not testkit.Redis: it would close with the first target
-		withLog(logTo), withOptions(web.Options{
+		withLog(logTo), withOptions(program.Options{
 			HoldsPerMinute: 1 << 30, LoginsPerMinute: 1 << 30, MovesPerMinute: 1 << 30, MovesPerLinkPerHour: 1 << 30, StaffWritesPerMinute: 1 << 30,
 		}))
 	a.ready(f)

@@ -18,9 +18,9 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
-	"github.com/clinic/booking/web"
 )
 
 // kioskTomorrow is the times of the block id on its second day (tomorrow).
@@ -246,7 +246,7 @@ func TestKioskQRCodeLeadsToThePublicAddress(t *testing.T) {
 		r := a.newClient(t).Get("/kiosk/" + c.Slug).Want(http.StatusOK)
 		return r.Doc().Find(`[data-testid="kiosk-book"] img.kiosk-qr`).AttrOr("alt", "")
 	}
-	public := newApp(t, withOptions(web.Options{PublicURL: "https://booking.example.org"}))
+	public := newApp(t, withOptions(program.Options{PublicURL: "https://booking.example.org"}))
 	pc := public.patientClinic(t)
 	if got := alt(public, pc); !strings.Contains(got, "https://booking.example.org/c/"+pc.Slug) {
 		t.Errorf("with PUBLIC_URL the QR code says %q", got)

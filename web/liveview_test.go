@@ -17,7 +17,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
@@ -82,10 +84,11 @@ func countingApp(t *testing.T) (*app, *requestCounts) {
 	rdb := redis.NewClient(&opt)
 	rdb.AddHook(n)
 	t.Cleanup(func() { _ = rdb.Close() })
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(newTestLog(t), &slog.HandlerOptions{Level: slog.LevelWarn})),
-		web.Options{HoldsPerMinute: 100000, LoginsPerMinute: 100000, LimitScope: uuid.NewString() + ":"})
+	built := program.Build(pool, rdb, slog.New(slog.NewTextHandler(newTestLog(t), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		program.Options{HoldsPerMinute: 100000, LoginsPerMinute: 100000, LimitScope: uuid.NewString() + ":", HashCost: bcrypt.MinCost})
+	deps := built.Deps
 	bg, stop := context.WithCancel(context.Background())
-	deps.RunBackground(bg)
+	built.RunBackground(bg)
 	h := web.New(deps, "127.0.0.1:0").Handler()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), inRequest{}, true)))

@@ -55,11 +55,11 @@ func (s *Server) metricsHandler() http.Handler {
 // metrics name clinics and their load: not for the public address). It
 // returns the server to close at shutdown, or nil without METRICS_ADDR.
 func (s *Server) listenMetrics() (*http.Server, error) {
-	if s.deps.metricsAddr == "" {
+	if s.deps.MetricsAddr == "" {
 		s.deps.Logger.Warn("metrics are public at /metrics on the main address; set METRICS_ADDR to serve them on a private one")
 		return nil, nil
 	}
-	ln, err := net.Listen("tcp", s.deps.metricsAddr)
+	ln, err := net.Listen("tcp", s.deps.MetricsAddr)
 	if err != nil {
 		return nil, err
 	}

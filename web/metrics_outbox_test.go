@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // metricValue is the value of the series name{labels} in a /metrics text
@@ -78,7 +78,7 @@ func TestMetricsOutbox(t *testing.T) {
 
 	// Another instance on the same database, without workers and on a
 	// queue of its own: its message waits.
-	idle := newApp(t, withPool(a.Pool), withOptions(web.Options{Mail: web.MailOptions{Queue: ownQueue()}}))
+	idle := newApp(t, withPool(a.Pool), withOptions(program.Options{Mail: program.MailOptions{Queue: ownQueue()}}))
 	if err := idle.Deps.Outbox.RequestLookup(context.Background(), c.ID, email, "en"); err != nil {
 		t.Fatal(err)
 	}

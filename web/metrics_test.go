@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 func TestMetricsCountRequestsByRouteAndOutcomes(t *testing.T) {
@@ -42,7 +42,7 @@ func TestMetricsShowPoolsAndSweeper(t *testing.T) {
 	red := startFaultRedis(t, 0)
 	rdb := redis.NewClient(&redis.Options{Addr: red.addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	a := newApp(t, withRedis(rdb), withOptions(web.Options{HoldTTL: time.Second}))
+	a := newApp(t, withRedis(rdb), withOptions(program.Options{HoldTTL: time.Second}))
 	c := a.clinic(t, testkit.ClinicOptions{})
 	a.hold(t, c.Types[0].ID, c.Next(time.Tuesday, 9, 0), "metrics-client")
 
@@ -76,7 +76,7 @@ func TestMetricsShowPoolsAndSweeper(t *testing.T) {
 func TestMetricsOnAPrivateAddress(t *testing.T) {
 	t.Parallel()
 	private := freeLoopbackAddr(t)
-	a := newApp(t, listening(), withOptions(web.Options{MetricsAddr: private}))
+	a := newApp(t, listening(), withOptions(program.Options{MetricsAddr: private}))
 	get := func(u string) (int, string) {
 		t.Helper()
 		for deadline := time.Now().Add(evWait); ; time.Sleep(20 * time.Millisecond) {

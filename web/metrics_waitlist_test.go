@@ -14,11 +14,11 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/waitlist"
-	"github.com/clinic/booking/web"
 )
 
 // shiftClock is the queue's and the waitlist's time: the real one moved
@@ -112,7 +112,7 @@ func TestWaitlistMetricsFollowTheList(t *testing.T) {
 	t.Parallel()
 	clk := &shiftClock{}
 	// A database of its own: the sizes count every clinic's list.
-	a := newApp(t, withPool(freshPool(t)), withOptions(web.Options{Mail: web.MailOptions{
+	a := newApp(t, withPool(freshPool(t)), withOptions(program.Options{Mail: program.MailOptions{
 		Workers: 2, Retry: fastRetry, Queue: ownQueue(), Clock: clk,
 	}}))
 	c := a.deskClinic(t)

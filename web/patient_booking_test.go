@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/grid"
-	"github.com/clinic/booking/web"
 )
 
 func TestPageHoldWithoutJavaScriptAnswersTheWholePage(t *testing.T) {
@@ -327,7 +327,7 @@ func TestPageHeartbeatAndRelease(t *testing.T) {
 
 func TestPageExpiredHoldSaysSoAndOffersToHoldAgain(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{HoldTTL: time.Second}))
+	a := newApp(t, withOptions(program.Options{HoldTTL: time.Second}))
 	c := a.patientClinic(t)
 	typ, sp := c.Type0(), c.Specialists[0]
 	start := c.At(2, 15, 0)

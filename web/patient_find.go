@@ -23,14 +23,6 @@ import (
 	"github.com/clinic/booking/views"
 )
 
-// How many lists may be asked for in an hour: from one client address,
-// and for one e-mail address at one clinic (so nobody can fill a
-// stranger's mailbox).
-const (
-	findsPerAddress = 10
-	findsPerEmail   = 3
-)
-
 // findOutageWait is the Retry-After of a request refused because the
 // limits could not be counted.
 const findOutageWait = time.Minute

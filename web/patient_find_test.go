@@ -21,11 +21,11 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // mailWait is how long a test waits for the workers to send.
@@ -42,7 +42,7 @@ func ownQueue() string { return "mail_" + strings.ReplaceAll(uuid.NewString(), "
 // workers): they stay queued.
 func queueApp(t *testing.T) *app {
 	t.Helper()
-	return newApp(t, withOptions(web.Options{Mail: web.MailOptions{Queue: ownQueue()}}))
+	return newApp(t, withOptions(program.Options{Mail: program.MailOptions{Queue: ownQueue()}}))
 }
 
 // smtpApp is an app on a database of its own whose workers send to a real
@@ -58,7 +58,7 @@ func smtpApp(t *testing.T) (*app, *testkit.SMTPServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newApp(t, withPool(freshPool(t)), withOptions(web.Options{Mail: web.MailOptions{
+	a := newApp(t, withPool(freshPool(t)), withOptions(program.Options{Mail: program.MailOptions{
 		Sender: sender, Workers: 2, Retry: fastRetry, Queue: ownQueue(),
 	}}))
 	return a, srv
@@ -276,7 +276,7 @@ func TestFindLimits(t *testing.T) {
 // address; the form itself still opens.
 func TestFindFailsClosedWithoutRedis(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withRedisDown(), withOptions(web.Options{Mail: web.MailOptions{Queue: ownQueue()}}))
+	a := newApp(t, withRedisDown(), withOptions(program.Options{Mail: program.MailOptions{Queue: ownQueue()}}))
 	c := a.patientClinic(t)
 	a.newClient(t).Get(findPath(c)).Want(http.StatusOK)
 	email := uniqueEmail("outage")

@@ -25,13 +25,6 @@ import (
 	"github.com/clinic/booking/views"
 )
 
-// Limits of the waitlist's anonymous actions.
-const (
-	waitlistJoinsPerAddress = 10 // per hour
-	waitlistJoinsPerEmail   = 3  // per hour, per clinic
-	offerAnswersPerMinute   = 30
-)
-
 // waitlistRoutes are the patients' waitlist pages.
 func (s *Server) waitlistRoutes(pages *echo.Group) {
 	pages.GET("/c/:slug/book/:typeId/waitlist", s.joinWaitlistPage)

@@ -16,12 +16,12 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/internal/waitlist"
-	"github.com/clinic/booking/web"
 )
 
 // pwJoinPath is the waitlist form of type typ.
@@ -266,7 +266,7 @@ func pwWantTooMany(t *testing.T, r *response) {
 // the API: 503 with Retry-After.
 func TestWaitlistJoinFailsClosedWithoutRedis(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withRedisDown(), withOptions(web.Options{Mail: web.MailOptions{Queue: ownQueue()}}))
+	a := newApp(t, withRedisDown(), withOptions(program.Options{Mail: program.MailOptions{Queue: ownQueue()}}))
 	c := a.patientClinic(t)
 	day := c.At(4, 12, 0)
 	email := uniqueEmail("outage")

@@ -25,8 +25,8 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // wantLimitedJSON asserts a 429 RATE_LIMITED in the API's error shape
@@ -63,7 +63,7 @@ func wantLimitedPage(t *testing.T, r *response, what string, limit int) {
 
 func TestRateLimitCreateAPIHoldsPerIP(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{APIHoldsPerMinute: 3}))
+	a := newApp(t, withOptions(program.Options{APIHoldsPerMinute: 3}))
 	c := a.clinic(t, testkit.ClinicOptions{})
 	typeID := c.Types[0].ID
 	cl := a.newClient(t)
@@ -92,7 +92,7 @@ func TestRateLimitCreateAPIHoldsPerIP(t *testing.T) {
 
 func TestRateLimitCreateAPIMovesPerIP(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{MovesPerMinute: 2}))
+	a := newApp(t, withOptions(program.Options{MovesPerMinute: 2}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	typeID := c.Types[0].ID
 	mine := clientID()
@@ -126,7 +126,7 @@ func TestRateLimitCreateAPIMovesPerIP(t *testing.T) {
 
 func TestRateLimitCreatePageMovesPerIP(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{MovesPerMinute: 2}))
+	a := newApp(t, withOptions(program.Options{MovesPerMinute: 2}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	typeID := c.Types[0].ID
 	mine := clientID()
@@ -171,7 +171,7 @@ func TestRateLimitCreatePageMovesPerIP(t *testing.T) {
 func TestRateLimitBehindATrustedProxy(t *testing.T) {
 	t.Parallel()
 	proxyIP := randomLoopback()
-	a := newApp(t, withOptions(web.Options{APIHoldsPerMinute: 3,
+	a := newApp(t, withOptions(program.Options{APIHoldsPerMinute: 3,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix(proxyIP + "/32")}}))
 	proxy := a.clientAt(t, proxyIP)
 	c := a.clinic(t, testkit.ClinicOptions{})
@@ -223,7 +223,7 @@ func TestRateLimitBehindATrustedProxy(t *testing.T) {
 
 func TestPageHoldRateLimitPerIP(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{HoldsPerMinute: 3}))
+	a := newApp(t, withOptions(program.Options{HoldsPerMinute: 3}))
 	c := a.patientClinic(t)
 	ip := randomLoopback()
 	typ, sp := c.Type0(), c.Specialists[0]
@@ -268,7 +268,7 @@ func TestPageHoldRateLimitPerIP(t *testing.T) {
 // another IP (the app is not configured to trust a proxy).
 func TestPageHoldRateLimitIgnoresForwardedForFromClients(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{HoldsPerMinute: 3}))
+	a := newApp(t, withOptions(program.Options{HoldsPerMinute: 3}))
 	c := a.patientClinic(t)
 	ip := randomLoopback()
 	typ, sp := c.Type0(), c.Specialists[1]
@@ -291,7 +291,7 @@ func TestPageHoldRateLimitIgnoresForwardedForFromClients(t *testing.T) {
 // still works, and another account of the clinic is not affected.
 func TestStaffChangesAreRateLimitedPerAccount(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{StaffWritesPerMinute: 3}))
+	a := newApp(t, withOptions(program.Options{StaffWritesPerMinute: 3}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	admin := a.signIn(t, c.Admin)
 	for i := range 3 {
@@ -315,7 +315,7 @@ func TestStaffChangesAreRateLimitedPerAccount(t *testing.T) {
 // that reach Redis count.
 func TestRateLimitCountsOnlyClaimsTheViewDoesNotRefuse(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{APIHoldsPerMinute: 2}))
+	a := newApp(t, withOptions(program.Options{APIHoldsPerMinute: 2}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	typeID := c.Types[0].ID
 	monday := c.Monday(9, 0)

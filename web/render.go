@@ -42,8 +42,8 @@ func templChildren(parent, child templ.Component) templ.Component {
 // own page only, never in the shared live fragments, so one request's Host
 // cannot reach another screen.
 func (s *Server) publicBase(c echo.Context) string {
-	if s.deps.publicURL != "" {
-		return s.deps.publicURL
+	if s.deps.PublicURL != "" {
+		return s.deps.PublicURL
 	}
 	return c.Scheme() + "://" + c.Request().Host
 }

@@ -18,7 +18,7 @@ func (s *Server) routes() {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	if s.deps.metricsAddr == "" {
+	if s.deps.MetricsAddr == "" {
 		// Otherwise served on the private METRICS_ADDR only (see serveMetrics).
 		e.GET("/metrics", echo.WrapHandler(s.metricsHandler()))
 	}

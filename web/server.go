@@ -34,7 +34,7 @@ import (
 	"github.com/clinic/booking/internal/waitlist"
 )
 
-// Deps is everything the handlers use; main builds it.
+// Deps is everything the handlers use; internal/app builds it.
 type Deps struct {
 	Logger *slog.Logger
 	// PingDB says whether PostgreSQL answers (readiness).
@@ -51,6 +51,7 @@ type Deps struct {
 
 	Staff               *staff.Service
 	StaffBookings       *staff.Bookings
+	Desk                *staff.Desk
 	LoginIPLimiter      *ratelimit.Limiter
 	LoginAccountLimiter *ratelimit.Limiter // sign-ins per account from unknown devices
 	LoginDeviceLimiter  *ratelimit.Limiter // sign-ins per known device (see knownDevice)
@@ -76,14 +77,17 @@ type Deps struct {
 	// Heartbeats (PATCH /v1/holds and the pages'), per hold and per IP.
 	HeartbeatHoldLimiter, HeartbeatIPLimiter *ratelimit.Limiter
 
-	warnHeap    uint64
-	warnStreams int
-	secret      []byte
-	metricsAddr string // "": /metrics on the public router
-	publicURL   string // "": links from each request's scheme and host
+	// Secret signs the sign-in form's CSRF token, device cookies and
+	// client cookies.
+	Secret      []byte
+	MetricsAddr string // "": /metrics on the public router
+	PublicURL   string // "": links from each request's scheme and host
+	// TrustedProxies are the load balancers whose X-Forwarded-For names
+	// the client (see clientIP); none: the peer is the client.
+	TrustedProxies []netip.Prefix
 
-	clientIP                                     echo.IPExtractor
-	readHeaderTimeout, readTimeout, writeTimeout time.Duration
+	// The http.Server's timeouts; 0: 5 s, 15 s and 30 s.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout time.Duration
 }
 
 // Server is the Echo app and the http.Server around it.
@@ -142,27 +146,24 @@ func New(deps Deps, addr string) *Server {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	s := &Server{deps: deps, echo: e, signer: signer{key: deps.secret}, csrfSlot: "csrf-" + randomHex(16)}
+	s := &Server{deps: deps, echo: e, signer: signer{key: deps.Secret}, csrfSlot: "csrf-" + randomHex(16)}
 	s.live = newLiveGrids(s)
 	s.access = newAccessCache(accessCheckEvery*3/4, deps.Logger)
 	s.claims = checkout.NewClaimLine(claimLineWait)
 	s.metrics = newHTTPMetrics(deps.Registry, deps.Outbox)
 	e.HTTPErrorHandler = s.handleError
 	// Rate limits key on the client's address (see clientIP).
-	e.IPExtractor = deps.clientIP
-	if e.IPExtractor == nil {
-		e.IPExtractor = echo.ExtractIPDirect()
-	}
+	e.IPExtractor = clientIP(deps.TrustedProxies, deps.Logger)
 	s.routes()
 	s.http = &http.Server{
 		Addr:              addr,
 		Handler:           e,
-		ReadHeaderTimeout: cmp.Or(deps.readHeaderTimeout, 5*time.Second),
-		ReadTimeout:       cmp.Or(deps.readTimeout, 15*time.Second),
+		ReadHeaderTimeout: cmp.Or(deps.ReadHeaderTimeout, 5*time.Second),
+		ReadTimeout:       cmp.Or(deps.ReadTimeout, 15*time.Second),
 		// Streams set their own write deadlines (net/http lifts the read
 		// deadline once a request is read); everything else must answer in
 		// time.
-		WriteTimeout: cmp.Or(deps.writeTimeout, 30*time.Second),
+		WriteTimeout: cmp.Or(deps.WriteTimeout, 30*time.Second),
 		IdleTimeout:  120 * time.Second,
 		ErrorLog:     slog.NewLogLogger(deps.Logger.Handler(), slog.LevelWarn),
 	}

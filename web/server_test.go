@@ -1,7 +1,7 @@
 package web_test
 
 // The real http.Server that web.New configures, run by ListenAndServe on a
-// loopback address with its timeouts shortened through web.Options: a
+// loopback address with its timeouts shortened through program.Options: a
 // client that drips its request headers is cut by ReadHeaderTimeout, the
 // live streams outlive both ReadTimeout and WriteTimeout, and a shutdown
 // ends the streams and returns promptly.
@@ -20,9 +20,9 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // drip opens a connection and sends a request line and headers one
@@ -78,7 +78,7 @@ func drip(t *testing.T, addr string, gap, giveUp time.Duration) (open time.Durat
 func TestSlowlorisHeadersAreCutByReadHeaderTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = time.Second
-	a := newApp(t, listening(), withOptions(web.Options{ReadHeaderTimeout: timeout}))
+	a := newApp(t, listening(), withOptions(program.Options{ReadHeaderTimeout: timeout}))
 	addr := strings.TrimPrefix(a.URL, "http://")
 
 	// The same request, sent at once, is answered.
@@ -163,7 +163,7 @@ func maxOf[T any](xs []T, f func(T) time.Duration) time.Duration {
 func TestSlowlorisStreamsOutliveReadAndWriteTimeouts(t *testing.T) {
 	t.Parallel()
 	const timeout = 700 * time.Millisecond
-	a := newApp(t, listening(), withOptions(web.Options{ReadHeaderTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout}))
+	a := newApp(t, listening(), withOptions(program.Options{ReadHeaderTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1}) // a hold turns the pooled cell held
 	typ := c.Types[0].ID
 	monday := c.Monday(9, 0)

@@ -13,9 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// newSessions stores sessions in PostgreSQL (the sessions table of the
+// NewSessions stores sessions in PostgreSQL (the sessions table of the
 // first migration), so every instance sees every session.
-func newSessions(pool *pgxpool.Pool, secure bool) *scs.SessionManager {
+func NewSessions(pool *pgxpool.Pool, secure bool) *scs.SessionManager {
 	sm := scs.New()
 	sm.Store = pgxstore.NewWithCleanupInterval(pool, 30*time.Minute)
 	sm.Lifetime = 24 * time.Hour

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 const changedPassword = "copper kettle under snow"
@@ -140,7 +140,7 @@ func TestAccountChangePassword(t *testing.T) {
 // allowance even the right one is refused with 429 and Retry-After.
 func TestAccountWrongCurrentPasswordIsRateLimited(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{LoginsPerMinute: 3})) // per account
+	a := newApp(t, withOptions(program.Options{LoginsPerMinute: 3})) // per account
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	avoidWindowEdge(20 * time.Second)
 	cl := a.signIn(t, c.Staff) // the first of the account's three

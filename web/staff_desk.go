@@ -20,10 +20,8 @@ import (
 	"github.com/clinic/booking/views"
 )
 
-// desk is the staff desk service over the server's dependencies.
-func (s *Server) desk() *staff.Desk {
-	return staff.NewDesk(s.deps.StaffBookings, s.deps.Checkout, s.deps.Slots)
-}
+// desk is the staff desk service.
+func (s *Server) desk() *staff.Desk { return s.deps.Desk }
 
 // deskNew answers POST /staff/desk/new?specialist=&start= (a POST: it takes a hold, so it needs the CSRF token and counts as a staff write): the booking
 // dialog for that time, which it holds for the dialog.

@@ -18,19 +18,19 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/ics/icstest"
 	imail "github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // keepingApp is an app whose workers keep the messages for the outbox page.
 func keepingApp(t *testing.T) *app {
 	t.Helper()
-	return newApp(t, withOptions(web.Options{Mail: web.MailOptions{Workers: 2, Retry: fastRetry, Queue: ownQueue()}}))
+	return newApp(t, withOptions(program.Options{Mail: program.MailOptions{Workers: 2, Retry: fastRetry, Queue: ownQueue()}}))
 }
 
 // keptMessage waits until the outbox page lists a message to email and
@@ -189,7 +189,7 @@ func TestOutboxWithAMailServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newApp(t, withOptions(web.Options{Mail: web.MailOptions{Sender: sender, Queue: ownQueue()}}))
+	a := newApp(t, withOptions(program.Options{Mail: program.MailOptions{Sender: sender, Queue: ownQueue()}}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	conf := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, c.Next(time.Tuesday, 9, 0), booking.Patient{Name: "Sent Patient", Email: uniqueEmail("sent")})
 	admin := a.signIn(t, c.Admin)

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // inOneMinute runs attempt until a run falls within one rate-limit window,
@@ -63,7 +63,7 @@ func loginForm(email, pw string) url.Values { return url.Values{"email": {email}
 
 func TestStaffLoginRateLimits(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{LoginsPerMinute: 2})) // per account 2, per address 8
+	a := newApp(t, withOptions(program.Options{LoginsPerMinute: 2})) // per account 2, per address 8
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 
 	t.Run("PerAccount", func(t *testing.T) {
@@ -154,7 +154,7 @@ func signInPerAccount(t *testing.T, a *app, acc []account) []string {
 
 func TestStaffSignInFromAKnownDeviceIsNotLockedOutByStrangers(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{LoginsPerMinute: 5})) // per account 5, per address 20, per known device 10
+	a := newApp(t, withOptions(program.Options{LoginsPerMinute: 5})) // per account 5, per address 20, per known device 10
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	for _, p := range inOneMinute(15*time.Second, func() []string { return knownDeviceAgainstStrangers(t, a, c) }) {
 		t.Error(p)
@@ -224,7 +224,7 @@ func knownDeviceAgainstStrangers(t *testing.T, a *app, c clinic) []string {
 // A known device has its own limit: a stolen device cookie cannot guess fast.
 func TestStaffSignInKnownDeviceHasALimitOfItsOwn(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{LoginsPerMinute: 2})) // per known device 4
+	a := newApp(t, withOptions(program.Options{LoginsPerMinute: 2})) // per known device 4
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	for _, p := range inOneMinute(10*time.Second, func() []string {
 		acc := a.newAccount(t, c.ID, "staff")

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 func TestStaffSignIn(t *testing.T) {
@@ -50,7 +50,7 @@ func TestStaffSignIn(t *testing.T) {
 
 	t.Run("SecureCookiesWhenConfigured", func(t *testing.T) {
 		t.Parallel()
-		secure := newApp(t, withOptions(web.Options{SecureCookies: true}))
+		secure := newApp(t, withOptions(program.Options{SecureCookies: true}))
 		res, err := http.Get(secure.URL + "/staff/login")
 		if err != nil {
 			t.Fatal(err)
@@ -188,7 +188,7 @@ func TestStaffSignInCSRFNeedsNoSession(t *testing.T) {
 
 	t.Run("SecureCookiesWhenConfigured", func(t *testing.T) {
 		t.Parallel()
-		secure := newApp(t, withOptions(web.Options{SecureCookies: true}))
+		secure := newApp(t, withOptions(program.Options{SecureCookies: true}))
 		cl := secure.newClient(t)
 		if ck := cl.Get("/staff/login").Cookie("clinic_login"); ck == nil || !ck.Secure {
 			t.Fatalf("SecureCookies: the sign-in form's cookie %+v is not Secure", ck)

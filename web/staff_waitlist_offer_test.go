@@ -18,10 +18,10 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/internal/waitlist"
-	"github.com/clinic/booking/web"
 )
 
 // wlOfferPath is the page of times to offer the entry.
@@ -54,7 +54,7 @@ func wlRefused(t *testing.T, cl *client, e waitlist.Entry, sp, start string, sta
 // offered, and another cannot be offered until it is answered.
 func TestStaffWaitlistOfferByHand(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{Mail: web.MailOptions{Workers: 2, Retry: fastRetry, Queue: ownQueue()}}))
+	a := newApp(t, withOptions(program.Options{Mail: program.MailOptions{Workers: 2, Retry: fastRetry, Queue: ownQueue()}}))
 	c := a.deskClinic(t)
 	sp := c.Specialists[1]
 	wed := c.Next(time.Wednesday, 9, 0)

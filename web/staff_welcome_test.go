@@ -16,11 +16,11 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 const chosenPassword = "seven silver lanterns"
@@ -173,7 +173,7 @@ func TestWelcomeLinkUsedConcurrentlyOnce(t *testing.T) {
 // The form's posts count against the address's sign-in allowance.
 func TestWelcomeLinkPostsAreRateLimited(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{LoginsPerMinute: 1})) // per address: 4
+	a := newApp(t, withOptions(program.Options{LoginsPerMinute: 1})) // per address: 4
 	_, _, path := a.linkedAdmin(t)
 	avoidWindowEdge(20 * time.Second)
 	cl := a.newClient(t)

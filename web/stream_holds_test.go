@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 func TestHoldStreamOpensWithRetryInitSnapshotOfTheTypesHoldsThenConnected(t *testing.T) {
@@ -134,7 +134,7 @@ func TestHoldStreamForwardsEventsWithIsOwnHoldHeartbeatsOnlyToTheOwnerAndNoClien
 
 func TestHoldStreamAnnouncesAnExpiredHoldAsReleaseExpired(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(web.Options{HoldTTL: time.Second}))
+	a := newApp(t, withOptions(program.Options{HoldTTL: time.Second}))
 	c := a.clinic(t, testkit.ClinicOptions{})
 	typ := c.Types[0].ID
 	owner, other := liveClient("owner"), liveClient("other")

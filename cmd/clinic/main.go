@@ -18,6 +18,7 @@ import (
 	"time"
 	_ "time/tzdata" // clinics' zones must resolve even on a machine without /usr/share/zoneinfo
 
+	"github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/config"
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
@@ -109,7 +110,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if err != nil {
 		return err
 	}
-	deps := web.Wire(pool, rdb, logger, web.Options{
+	built := app.Build(pool, rdb, logger, app.Options{
 		Mail:             mailOpts,
 		WaitlistOfferFor: cfg.WaitlistOfferFor,
 		HoldTTL:          cfg.HoldTTL,
@@ -133,7 +134,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
 		TrustedProxies:       cfg.TrustedProxies,
 	})
-	deps.RunBackground(ctx)
+	built.RunBackground(ctx)
 	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {
 		// pprof on a separate, private address, only when asked for.
 		go func() {
@@ -143,12 +144,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 			}
 		}()
 	}
-	srv := web.New(deps, cfg.Addr)
+	srv := web.New(built.Deps, cfg.Addr)
 	err = srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
 	// The sends under way finish before the pool closes.
 	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if serr := deps.Outbox.Stop(stop); serr != nil {
+	if serr := built.Deps.Outbox.Stop(stop); serr != nil {
 		logger.Warn("outbox stop", "err", serr)
 	}
 	return err
@@ -249,8 +250,8 @@ func publicURLIfSet(cfg config.Config) string {
 
 // mailOptions sends over SMTP_URL when it is set; without it, e-mails are
 // kept for the staff's outbox page.
-func mailOptions(cfg config.Config) (web.MailOptions, error) {
-	o := web.MailOptions{
+func mailOptions(cfg config.Config) (app.MailOptions, error) {
+	o := app.MailOptions{
 		LinkBase: cfg.PublicURL, From: cfg.MailFrom, Workers: cfg.MailWorkers,
 		Retry: outbox.Retry{Base: cfg.MailRetry},
 	}

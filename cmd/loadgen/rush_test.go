@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
@@ -22,7 +23,7 @@ import (
 // limits the server has by default; it returns the base URL.
 func serveInProcess(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
-	deps := web.Wire(pool, testkit.Redis(t), slog.New(slog.NewTextHandler(io.Discard, nil)), web.Options{
+	built := app.Build(pool, testkit.Redis(t), slog.New(slog.NewTextHandler(io.Discard, nil)), app.Options{
 		LimitScope:        uuid.NewString() + ":",
 		TrustedProxies:    []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		HoldsPerMinute:    30,
@@ -30,14 +31,14 @@ func serveInProcess(t *testing.T, pool *pgxpool.Pool) string {
 		HoldsPerAddress:   4,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	deps.RunBackground(ctx)
+	built.RunBackground(ctx)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- web.New(deps, ln.Addr().String()).Serve(ctx, ln, 5*time.Second) }()
+	go func() { done <- web.New(built.Deps, ln.Addr().String()).Serve(ctx, ln, 5*time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -45,7 +46,7 @@ func serveInProcess(t *testing.T, pool *pgxpool.Pool) string {
 		}
 	})
 	select {
-	case <-deps.Hub.Ready():
+	case <-built.Deps.Hub.Ready():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the hub did not subscribe to Redis")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/config"
 	"github.com/clinic/booking/internal/platform/redisx"
@@ -44,7 +45,7 @@ func waitlistScenario(ctx context.Context, pool *pgxpool.Pool, base string, n in
 		return waitlistResult{}, err
 	}
 	defer rdb.Close()
-	deps := web.Wire(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), web.Options{})
+	deps := app.Build(pool, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Options{}).Deps
 	slug, typeID, week, err := setupStreamClinic(ctx, pool)
 	if err != nil {
 		return waitlistResult{}, err

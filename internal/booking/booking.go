@@ -80,12 +80,42 @@ func fromRow(r db.Booking) Booking {
 type Service struct {
 	pool      *pgxpool.Pool
 	observers []Observer
-	outbox    Outbox
+	hooks     []TxHook
 }
 
-func NewService(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool}
+// TxHook is another package's part of a booking change, done in the
+// change's own transaction: the change commits with what the hook wrote,
+// or neither does. Before runs before the change writes the booking (a
+// new booking's insert, a cancel's or a move's change of the old row),
+// After once it is written, before the commit; either may be nil. An
+// error of either rolls the change back and is returned by it, named by
+// the hook.
+//
+// The patient's e-mails and the waitlist's openings are After hooks: they
+// need the booking as written. Before is there for work that must not
+// follow the insert, whose index entry then is the transaction's last lock.
+type TxHook struct {
+	Name   string // what the hook does, for its errors: "e-mails", "waitlist"
+	Before func(ctx context.Context, tx pgx.Tx, ch Change) error
+	After  func(ctx context.Context, tx pgx.Tx, ch Change) error
 }
+
+// Options are how New builds the service.
+type Options struct {
+	// TxHooks run in order in every change's transaction, each step of
+	// each. Without any, a booking from a hold is one statement in one
+	// round trip, and a change sends nothing.
+	TxHooks []TxHook
+}
+
+// New makes the service with its transaction hooks.
+func New(pool *pgxpool.Pool, o Options) *Service {
+	return &Service{pool: pool, hooks: o.TxHooks}
+}
+
+// NewService makes the service without transaction hooks: its changes
+// write nothing besides the bookings and their audit rows.
+func NewService(pool *pgxpool.Pool) *Service { return New(pool, Options{}) }
 
 // The kinds of Change.
 const (
@@ -94,11 +124,15 @@ const (
 	ChangeReschedule = "reschedule" // a booking moved: Previous is the old one
 )
 
-// Change is a change of bookings: given to the outbox inside its
-// transaction, and told to observers once committed.
+// Change is a change of bookings: given to the transaction hooks inside
+// its transaction, and told to observers once committed.
 type Change struct {
-	Kind     string   // ChangeConfirm, ChangeCancel or ChangeReschedule
-	Booking  Booking  // the booking as it is now (for reschedule: the new one)
+	Kind string // ChangeConfirm, ChangeCancel or ChangeReschedule
+	// Booking is the booking as it is now (for reschedule: the new one).
+	// Before the write, the hooks' Before step is given it as it will be:
+	// a new booking may not have its id, a cancelled one is still
+	// confirmed.
+	Booking  Booking
 	Previous *Booking // for reschedule: the old booking, now rescheduled
 	HoldID   string   // for confirm: the hold it came from, if any
 	Actor    string   // who made it: ActorPatient or "staff:<id>"
@@ -111,37 +145,28 @@ type Change struct {
 	Cooldown time.Duration
 }
 
-// Outbox writes the messages a change sends to the patient, in the
-// change's own transaction: a change commits with its messages or not at
-// all.
-type Outbox interface {
-	Enqueue(ctx context.Context, tx pgx.Tx, ch Change) error
-}
-
-// SetOutbox makes every change enqueue its messages; call it while
-// wiring, before serving. Without one, changes send nothing.
-func (s *Service) SetOutbox(o Outbox) { s.outbox = o }
-
-// Outboxes is several Outbox in one: each writes in turn, and the first
-// error rolls the change back.
-type Outboxes []Outbox
-
-// Enqueue runs every outbox's Enqueue in tx.
-func (os Outboxes) Enqueue(ctx context.Context, tx pgx.Tx, ch Change) error {
-	for _, o := range os {
-		if err := o.Enqueue(ctx, tx, ch); err != nil {
-			return err
+// before runs every hook's Before step in tx.
+func (s *Service) before(ctx context.Context, tx pgx.Tx, ch Change) error {
+	for _, h := range s.hooks {
+		if h.Before == nil {
+			continue
+		}
+		if err := h.Before(ctx, tx, ch); err != nil {
+			return fmt.Errorf("%s, before the booking is written: %w", h.Name, err)
 		}
 	}
 	return nil
 }
 
-func (s *Service) enqueue(ctx context.Context, tx pgx.Tx, ch Change) error {
-	if s.outbox == nil {
-		return nil
-	}
-	if err := s.outbox.Enqueue(ctx, tx, ch); err != nil {
-		return fmt.Errorf("enqueue messages: %w", err)
+// after runs every hook's After step in tx.
+func (s *Service) after(ctx context.Context, tx pgx.Tx, ch Change) error {
+	for _, h := range s.hooks {
+		if h.After == nil {
+			continue
+		}
+		if err := h.After(ctx, tx, ch); err != nil {
+			return fmt.Errorf("%s: %w", h.Name, err)
+		}
 	}
 	return nil
 }
@@ -173,7 +198,7 @@ type BookRequest struct {
 	ClientID          string
 	HoldID            string // the hold it came from, if any: told to observers
 	// WaitlistOffer is the waitlist offer this booking takes up, if any:
-	// the outbox that keeps the waitlist closes it in the booking's
+	// the waitlist's transaction hook closes it in the booking's
 	// transaction, or refuses the booking when the offer is over.
 	WaitlistOffer uuid.UUID
 	// Cooldown, with HoldID, is how long the client may not hold this type

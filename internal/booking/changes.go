@@ -51,6 +51,9 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 			b = old
 			return nil
 		}
+		if err := s.before(ctx, tx, Change{Kind: ChangeCancel, Booking: old, Actor: req.Actor, Reason: req.Reason}); err != nil {
+			return err
+		}
 		b, err = setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true)
 		if err != nil {
 			return err
@@ -59,7 +62,7 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason); err != nil {
 			return err
 		}
-		return s.enqueue(ctx, tx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
+		return s.after(ctx, tx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
 	})
 	if err == nil && changed {
 		s.notify(ctx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
@@ -130,6 +133,10 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		if err := lockSpecialist(ctx, q, specialist); err != nil {
 			return err
 		}
+		next := pending(params, old.ID)
+		if err := s.before(ctx, tx, Change{Kind: ChangeReschedule, Booking: next, Previous: &old, Actor: req.Actor, Reason: req.Reason}); err != nil {
+			return err
+		}
 		if prev, err = setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false); err != nil {
 			return err
 		}
@@ -146,7 +153,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		if err := writeAudit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason); err != nil {
 			return err
 		}
-		return s.enqueue(ctx, tx, Change{Kind: ChangeReschedule, Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
+		return s.after(ctx, tx, Change{Kind: ChangeReschedule, Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
 	})
 	if err != nil {
 		return Booking{}, err

@@ -82,6 +82,10 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 		}
 		params.ManageTokenHash = hash
 		params.Language = language(req.Language)
+		ch := Change{Kind: ChangeConfirm, Booking: pending(params, uuid.Nil), HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
+		if err := s.before(ctx, tx, ch); err != nil {
+			return err
+		}
 		b, err = insert(ctx, q, params)
 		if err != nil {
 			return err
@@ -95,7 +99,8 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.create", b.ID, nil, &b, ""); err != nil {
 			return err
 		}
-		if err := s.enqueue(ctx, tx, Change{Kind: ChangeConfirm, Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}); err != nil {
+		ch.Booking = b
+		if err := s.after(ctx, tx, ch); err != nil {
 			return err
 		}
 		if r := req.Remember; r != nil {
@@ -117,6 +122,18 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 		return Confirmation{}, err
 	}
 	return Confirmation{Booking: b, ManageToken: token}, nil
+}
+
+// pending is the booking p will insert, as the hooks' Before step sees
+// it: without its id, its version and its time of making, which the
+// insert gives it.
+func pending(p db.BookingInsertParams, rescheduledFrom uuid.UUID) Booking {
+	return Booking{
+		ClinicID: p.ClinicID, AppointmentTypeID: p.AppointmentTypeID, SpecialistID: p.SpecialistID,
+		Start: p.SlotStart.UTC(), End: p.SlotEnd.UTC(), Status: StatusConfirmed,
+		Patient:  Patient{Name: p.PatientName, Email: p.PatientEmail, Phone: p.PatientPhone},
+		ClientID: p.ClientID, RescheduledFrom: rescheduledFrom, Language: p.Language,
+	}
 }
 
 // insert runs the gate: zero rows, a unique violation and an exclusion

@@ -19,10 +19,11 @@ import (
 
 // bookAtOnce runs the gate as one statement (BookingCreate) instead of
 // six, for a request that names its clinic and its end, as one made from a
-// hold does. With an outbox, the statement runs in a transaction with the
-// booking's messages (begin, the statement, the outbox's writes, commit);
-// without one, alone, in one round trip. The booking, its audit row and the stored
-// answer are built here first, so the statement only has to write them.
+// hold does. With transaction hooks, the statement runs in a transaction
+// with them (begin, the hooks' Before steps, the statement, their After
+// steps, commit); without any, alone, in one round trip. The booking, its
+// audit row and the stored answer are built here first, so the statement
+// only has to write them.
 // done is false when nothing was written, for whatever reason (a field
 // that is wrong, the type or specialist not bookable, the slot taken, a
 // record under the idempotency key): the step-by-step gate then decides,
@@ -65,7 +66,13 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 	}
 	p.Language = b.Language
 	var n int64
+	ch := Change{Kind: ChangeConfirm, Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
 	err = s.atomically(ctx, func(q conn, tx pgx.Tx) error {
+		if tx != nil {
+			if err := s.before(ctx, tx, ch); err != nil {
+				return err
+			}
+		}
 		var err error
 		if req.Actor == ActorPatient {
 			p.CheckCooldown = true
@@ -76,7 +83,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		if err != nil || n != 1 {
 			return err
 		}
-		return s.enqueue(ctx, tx, Change{Kind: ChangeConfirm, Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown})
+		return s.after(ctx, tx, ch)
 	})
 	switch {
 	case isSQLState(err, "23505", "23P01"):
@@ -90,14 +97,14 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 }
 
 // conn is what the one-statement gate runs on: the pool, or a transaction
-// when the booking's messages are written with it.
+// when transaction hooks write with it.
 type conn = db.DBTX
 
-// atomically runs f on the pool, in one round trip, when there is no outbox
-// (tx is nil); with one, in a transaction that f's messages join. Either
-// is run again if PostgreSQL aborted it as a deadlock's victim.
+// atomically runs f on the pool, in one round trip, when there are no
+// transaction hooks (tx is nil); with them, in a transaction they join.
+// Either is run again if PostgreSQL aborted it as a deadlock's victim.
 func (s *Service) atomically(ctx context.Context, f func(q conn, tx pgx.Tx) error) error {
-	if s.outbox == nil {
+	if len(s.hooks) == 0 {
 		return retried(ctx, func() error { return f(s.pool, nil) })
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error { return f(tx, tx) })

@@ -26,7 +26,7 @@ func (slowOutbox) Enqueue(context.Context, pgx.Tx, booking.Change) error {
 // overlapping times waiting for each other's uncommitted row).
 func TestBookRaceOfDifferentPatientsDoesNotDeadlock(t *testing.T) {
 	gates(t, func(t *testing.T, b bundle) {
-		b.svc.SetOutbox(slowOutbox{})
+		b.svc = hooked(b, slowOutbox{}.Enqueue)
 		// The deadlock needs two inserts to meet in the index at once:
 		// several rounds, each on a time of its own, make that likely.
 		const rounds, n = 8, 16
@@ -55,7 +55,7 @@ func TestBookRaceOfDifferentPatientsDoesNotDeadlock(t *testing.T) {
 func TestMoveRacesBookingsOfTheTimeItFrees(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.svc.SetOutbox(slowOutbox{})
+	b.svc = hooked(b, slowOutbox{}.Enqueue)
 	ctx := context.Background()
 	old := b.monday(9, 0)
 	mine, err := b.svc.Book(ctx, b.req(0, 0, old))

@@ -40,18 +40,17 @@ type services struct {
 	bookings *booking.Service
 }
 
-// wire connects the services as web.Wire does for the patient flow: the
+// wire connects the services as app.Build does for the patient flow: the
 // slot cache and bitmap, then the checkout's events and cooldowns, follow
-// every committed booking change. (Not web.Wire itself, so these tests do
+// every committed booking change. (Not app.Build itself, so these tests do
 // not depend on the web package.) ttl 0 is the holds default. between
 // are observers that hear of each change after the slot cache and bitmap
 // and before the checkout: a test can stop a confirm after its booking is
 // committed and marked, before its hold is spent and announced.
 func wire(pool *pgxpool.Pool, rdb redis.UniversalClient, ttl time.Duration, between ...booking.Observer) services {
 	bookings := booking.NewService(pool)
-	slotSvc := slots.New(pool, rdb, slots.Options{Logger: quietLogger})
 	store := holds.NewStore(rdb, ttl, quietLogger)
-	slotSvc.SetHoldSource(store)
+	slotSvc := slots.New(pool, rdb, slots.Options{Holds: store, Logger: quietLogger})
 	co := checkout.New(pool, store, slotSvc, bookings, quietLogger, checkout.Limits{})
 	bookings.Observe(slotSvc.OnBookingChange)
 	for _, o := range between {

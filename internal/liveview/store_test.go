@@ -34,8 +34,7 @@ func newRig(t *testing.T, maxViews int) *rig {
 	pool, rdb := testkit.DB(t), testkit.Redis(t)
 	log := slog.New(slog.DiscardHandler)
 	hs := holds.NewStore(rdb, 30*time.Second, log)
-	sl := slots.New(pool, rdb, slots.Options{Logger: log})
-	sl.SetHoldSource(hs)
+	sl := slots.New(pool, rdb, slots.Options{Holds: hs, Logger: log})
 	m := events.NewMetrics(prometheus.NewRegistry())
 	hub := events.NewHub(rdb, log, m)
 	r := &rig{grid: grid.New(sl, hs), holds: hs, now: time.Now()}

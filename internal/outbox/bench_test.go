@@ -27,7 +27,7 @@ func BenchmarkBook(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				svc.SetOutbox(o)
+				svc = booking.New(pool, booking.Options{TxHooks: []booking.TxHook{{Name: "e-mails", After: o.Enqueue}}})
 			}
 			loc, err := time.LoadLocation(c.Timezone)
 			if err != nil {

@@ -21,7 +21,8 @@ import (
 type message = db.MessageInsertParams
 
 // Enqueue writes the messages a booking change sends, in its transaction
-// tx: a new booking's confirmation and reminder; a move's change notice
+// tx, once the booking is written (a booking.TxHook's After step):
+// a new booking's confirmation and reminder; a move's change notice
 // and the new time's reminder, the old reminder cancelled; a
 // cancellation's notice, its reminder cancelled. A booking without an
 // e-mail address sends nothing.

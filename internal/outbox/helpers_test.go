@@ -89,8 +89,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		_ = r.outbox.Stop(stop)
 		cancel()
 	})
-	r.bookings = booking.NewService(pool)
-	r.bookings.SetOutbox(r.outbox)
+	r.bookings = booking.New(pool, booking.Options{TxHooks: []booking.TxHook{{Name: "e-mails", After: r.outbox.Enqueue}}})
 	return r
 }
 

@@ -84,8 +84,12 @@ type Config struct {
 	// Tests move it to make reminders due without waiting.
 	Clock rivertype.TimeGenerator
 	Log   *slog.Logger
-	// Register adds the workers of other jobs (the waitlist's) to the
-	// queue: they run in every process that sends, in the same queue.
+}
+
+// Jobs are another package's jobs (the waitlist's), worked by the
+// outbox's queue beside the e-mails, in every process that sends.
+type Jobs struct {
+	// Register adds the jobs' workers.
 	Register func(*river.Workers) error
 	// Periodic are jobs of those workers that the queue's leader (one
 	// process of all) inserts at their interval, in the work queue.
@@ -119,8 +123,12 @@ func (r Retry) withDefaults() Retry {
 
 // Outbox enqueues messages with the changes they tell of, and sends them.
 type Outbox struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// river inserts jobs, in the transactions of the changes that make
+	// them; worker works them, from Start on (nil before, and in a
+	// process that only enqueues).
 	river   *river.Client[pgx.Tx]
+	worker  *river.Client[pgx.Tx]
 	cfg     Config
 	clinics *clinics.Service
 	log     *slog.Logger
@@ -131,6 +139,7 @@ type Outbox struct {
 	leadsMu sync.Mutex
 	leads   map[uuid.UUID]lead // reminder lead time by appointment type
 
+	workerMu sync.Mutex
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -150,7 +159,8 @@ func (sendArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: defaultQueue}
 }
 
-// New makes the outbox; Start begins sending.
+// New makes the outbox, which enqueues from now on; Start begins
+// sending.
 func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 	cfg.Retry = cfg.Retry.withDefaults()
 	if cfg.From == "" {
@@ -164,35 +174,13 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 	}
 	o := &Outbox{pool: pool, cfg: cfg, clinics: clinics.NewService(pool), log: cfg.Log, stats: newStats(), recordFor: recordFor,
 		leads: map[uuid.UUID]lead{}}
-	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &sendWorker{o: o}); err != nil {
-		return nil, fmt.Errorf("outbox worker: %w", err)
-	}
-	if cfg.Register != nil {
-		if err := cfg.Register(workers); err != nil {
-			return nil, fmt.Errorf("outbox: other workers: %w", err)
-		}
-	}
-	rc := &river.Config{
-		Workers:     workers,
+	// A client without workers only inserts: the jobs' workers, the
+	// waitlist's among them, are known once Start is given them.
+	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		MaxAttempts: cfg.Retry.Attempts,
-		RetryPolicy: backoff{cfg.Retry},
-		JobTimeout:  sendTimeout,
-		// A job left running by a process that died is taken up again
-		// once no live send could still be working on it (one attempt,
-		// then the record of its acceptance).
-		RescueStuckJobsAfter: sendTimeout + recordFor + 2*time.Minute,
-		Logger:               cfg.Log.With("component", "queue"),
-		Test:                 river.TestConfig{Time: cfg.Clock},
-	}
-	if cfg.Workers > 0 {
-		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.Workers}, o.workQueue(): {MaxWorkers: 2}}
-		for _, p := range cfg.Periodic {
-			rc.PeriodicJobs = append(rc.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(p.Every),
-				func() (river.JobArgs, *river.InsertOpts) { return p.Args(), &river.InsertOpts{Queue: o.workQueue()} }, nil))
-		}
-	}
-	c, err := river.NewClient(riverpgxv5.New(pool), rc)
+		Logger:      cfg.Log.With("component", "queue"),
+		Test:        river.TestConfig{Time: cfg.Clock},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue client: %w", err)
 	}
@@ -200,24 +188,63 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 	return o, nil
 }
 
-// Start begins working the queue, when this outbox has workers.
-func (o *Outbox) Start(ctx context.Context) error {
+// Start begins working the queue, when this outbox has workers: the
+// e-mails, and the jobs of others.
+func (o *Outbox) Start(ctx context.Context, others ...Jobs) error {
 	if o.cfg.Workers == 0 {
 		return nil
 	}
-	if err := o.river.Start(ctx); err != nil {
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &sendWorker{o: o}); err != nil {
+		return fmt.Errorf("outbox worker: %w", err)
+	}
+	rc := &river.Config{
+		Workers:     workers,
+		MaxAttempts: o.cfg.Retry.Attempts,
+		RetryPolicy: backoff{o.cfg.Retry},
+		JobTimeout:  sendTimeout,
+		// A job left running by a process that died is taken up again
+		// once no live send could still be working on it (one attempt,
+		// then the record of its acceptance).
+		RescueStuckJobsAfter: sendTimeout + recordFor + 2*time.Minute,
+		Logger:               o.log.With("component", "queue"),
+		Test:                 river.TestConfig{Time: o.cfg.Clock},
+		Queues:               map[string]river.QueueConfig{o.cfg.Queue: {MaxWorkers: o.cfg.Workers}, o.workQueue(): {MaxWorkers: 2}},
+	}
+	for _, j := range others {
+		if j.Register != nil {
+			if err := j.Register(workers); err != nil {
+				return fmt.Errorf("outbox: other workers: %w", err)
+			}
+		}
+		for _, p := range j.Periodic {
+			rc.PeriodicJobs = append(rc.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(p.Every),
+				func() (river.JobArgs, *river.InsertOpts) { return p.Args(), &river.InsertOpts{Queue: o.workQueue()} }, nil))
+		}
+	}
+	c, err := river.NewClient(riverpgxv5.New(o.pool), rc)
+	if err != nil {
+		return fmt.Errorf("job queue client: %w", err)
+	}
+	if err := c.Start(ctx); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
+	o.workerMu.Lock()
+	o.worker = c
+	o.workerMu.Unlock()
 	return nil
 }
 
 // Stop waits for the sends under way to finish (until ctx ends). Every
 // caller waits for the one stop, so the process can close its pool after.
 func (o *Outbox) Stop(ctx context.Context) error {
-	if o.cfg.Workers == 0 {
+	o.workerMu.Lock()
+	c := o.worker
+	o.workerMu.Unlock()
+	if c == nil {
 		return nil
 	}
-	o.stopOnce.Do(func() { o.stopErr = o.river.Stop(ctx) })
+	o.stopOnce.Do(func() { o.stopErr = c.Stop(ctx) })
 	return o.stopErr
 }
 
@@ -227,7 +254,7 @@ func (o *Outbox) Write(ctx context.Context, tx pgx.Tx, msgs ...db.MessageInsertP
 	return o.write(ctx, tx, msgs)
 }
 
-// InsertJob adds a job of another kind (registered with Config.Register)
+// InsertJob adds a job of another kind (one of the Jobs given to Start)
 // in tx. Such jobs have a queue of their own, beside the e-mails': a
 // backlog of sends (a mail server that is slow, or down) never delays
 // them.

@@ -46,19 +46,20 @@ func newWaitlistRig(t *testing.T, tz string) *wlRig {
 	}
 	base.loc = loc
 	r := &wlRig{rig: base, holds: holds.NewStore(testkit.Redis(t), 0, nil)}
-	base.bookings = booking.NewService(pool)
-	r.waitlist = waitlist.New(pool, r.holds, base.bookings, waitlist.Config{})
 	base.outbox, err = outbox.New(pool, outbox.Config{
 		PublicURL: "http://clinic.test", Workers: 2, Clock: base.clock, Sender: base.sender(t),
-		Queue:    "mail_" + strings.ReplaceAll(uuid.NewString(), "-", ""),
-		Retry:    outbox.Retry{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Attempts: 5},
-		Register: r.waitlist.Register,
+		Queue: "mail_" + strings.ReplaceAll(uuid.NewString(), "-", ""),
+		Retry: outbox.Retry{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Attempts: 5},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.waitlist.SetOutbox(base.outbox)
-	base.bookings.SetOutbox(booking.Outboxes{base.outbox, r.waitlist})
+	openings := waitlist.NewOpenings(pool, r.holds, waitlist.Config{Outbox: base.outbox})
+	base.bookings = booking.New(pool, booking.Options{TxHooks: []booking.TxHook{
+		{Name: "e-mails", After: base.outbox.Enqueue},
+		{Name: "waitlist", After: openings.Enqueue},
+	}})
+	r.waitlist = waitlist.New(openings, base.bookings)
 	co := checkout.New(pool, r.holds, nil, base.bookings, slog.New(slog.DiscardHandler), checkout.Limits{})
 	base.bookings.Observe(co.OnBookingChange)
 	return r
@@ -69,7 +70,7 @@ func newWaitlistRig(t *testing.T, tz string) *wlRig {
 func (r *wlRig) start(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := r.outbox.Start(ctx); err != nil {
+	if err := r.outbox.Start(ctx, r.waitlist.Jobs()); err != nil {
 		t.Fatal(err)
 	}
 	r.started = true

@@ -56,6 +56,9 @@ type Service struct {
 
 // Options for New.
 type Options struct {
+	// Holds are the live holds overlaid on every read (see NoHolds);
+	// nil: none.
+	Holds    HoldSource
 	CacheTTL time.Duration // 0: 300 s
 	NoCache  bool          // compute every request from PostgreSQL
 	Logger   *slog.Logger
@@ -72,13 +75,10 @@ func New(pool *pgxpool.Pool, rdb redis.UniversalClient, o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Service{pool: pool, rdb: rdb, ttl: o.CacheTTL, noCache: o.NoCache, logger: o.Logger, now: o.Now}
+	s := &Service{pool: pool, rdb: rdb, holds: o.Holds, ttl: o.CacheTTL, noCache: o.NoCache, logger: o.Logger, now: o.Now}
 	s.Bitmap = &Bitmap{pool: pool, rdb: rdb, logger: o.Logger}
 	return s
 }
-
-// SetHoldSource wires the live holds in; call it while wiring, before serving.
-func (s *Service) SetHoldSource(h HoldSource) { s.holds = h }
 
 // Request asks for the free slots of one type.
 type Request struct {

@@ -27,7 +27,7 @@ func wrongCurrentPassword() *apperr.Error {
 }
 
 // ChangePassword sets u's own password to next once current is the one
-// stored. The new hash has today's cost (HashCost); the audit row names
+// stored. The new hash has today's cost (see WithHashCost); the audit row names
 // the change and nothing of either password. Ending the account's other
 // sessions is the caller's part: they live in the web layer's store.
 //
@@ -39,7 +39,7 @@ func (s *Service) ChangePassword(ctx context.Context, u User, current, next stri
 	}
 	row, err := db.New(s.pool).StaffUserGet(ctx, u.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(current))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(current))
 		return wrongCurrentPassword()
 	}
 	if err != nil {
@@ -47,7 +47,7 @@ func (s *Service) ChangePassword(ctx context.Context, u User, current, next stri
 	}
 	hash := []byte(row.PasswordHash)
 	if row.PasswordHash == noPassword {
-		hash = dummyHash()
+		hash = s.dummyHash()
 	}
 	// bcrypt reads 72 bytes only: a longer "current" that starts like the
 	// real one must not pass.
@@ -58,7 +58,7 @@ func (s *Service) ChangePassword(ctx context.Context, u User, current, next stri
 	if err := CheckPassword(row.Email, next); err != nil {
 		return err
 	}
-	newHash, err := hashPassword(next)
+	newHash, err := s.hashPassword(next)
 	if err != nil {
 		return err
 	}

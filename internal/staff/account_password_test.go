@@ -21,7 +21,7 @@ import (
 func TestChangePassword(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	ctx := context.Background()
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
 	for _, role := range staff.Roles {
@@ -49,8 +49,8 @@ func TestChangePassword(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cost, _ := bcrypt.Cost([]byte(row.PasswordHash)); cost != staff.HashCost {
-			t.Errorf("%s: the new hash has cost %d, want %d", role, cost, staff.HashCost)
+		if cost, _ := bcrypt.Cost([]byte(row.PasswordHash)); cost != testHashCost {
+			t.Errorf("%s: the new hash has cost %d, want %d", role, cost, testHashCost)
 		}
 		rows := auditRows(t, pool, "staff_user", u.ID.String())
 		if countAction(rows, "staff.change_password") != 1 || auditCount(t, pool, c.ID) != before+1 {
@@ -71,7 +71,7 @@ func TestChangePassword(t *testing.T) {
 func TestMakeSignInLink(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	ctx := context.Background()
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
 	admin := newUser(t, pool, c.ID, staff.RoleAdmin)

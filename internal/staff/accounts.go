@@ -66,7 +66,7 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 	case !validRole(role):
 		return Account{}, apperr.Invalidf("role", "The role is one of: %s.", strings.Join(Roles, ", "))
 	}
-	hash, err := hashPassword(password)
+	hash, err := s.hashPassword(password)
 	if err != nil {
 		return Account{}, err
 	}

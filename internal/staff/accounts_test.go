@@ -20,7 +20,7 @@ func TestStaffAuthenticate(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	u := newUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 
@@ -45,7 +45,7 @@ func TestStaffRoleIsRefusedAdminActions(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	s := newUser(t, pool, c.ID, staff.RoleStaff)
 	ctx := context.Background()
 	sp, typ := c.Specialists[0], c.Types[0]
@@ -96,7 +96,7 @@ func TestStaffAccountsAsAnAdminManagesThem(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	admin := newUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 

@@ -48,12 +48,12 @@ func newChanges(t *testing.T) *changes {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	f := &changes{ctx: context.Background(), pool: pool, clinicID: c.ID, notified: new(atomic.Int64)}
-	f.svc = staff.New(pool, func(_ context.Context, id uuid.UUID) {
+	f.svc = newService(pool, func(_ context.Context, id uuid.UUID) {
 		if id != c.ID {
 			t.Errorf("notified for clinic %s", id)
 		}
 		f.notified.Add(1)
-	}, quietLogger())
+	})
 	f.admin = newUser(t, pool, c.ID, staff.RoleAdmin)
 	day := testkit.NextWeekday(time.Now(), zoneOf(t, c.Timezone), time.Thursday, 0, 0)
 	f.dayUTC = time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)

@@ -26,10 +26,16 @@ import (
 	"github.com/clinic/booking/internal/testkit"
 )
 
-// New hashes in these tests cost one more than the fixtures' (bcrypt's
-// least), so a sign-in still has a weaker hash to rehash, without the
-// seconds each hash at the production cost takes under -race.
-func init() { staff.HashCost = bcrypt.MinCost + 1 }
+// testHashCost is the cost of new hashes in these tests: one more than the
+// fixtures' (bcrypt's least), so a sign-in still has a weaker hash to
+// rehash, without the seconds each hash at the production cost takes
+// under -race.
+const testHashCost = bcrypt.MinCost + 1
+
+// newService is the staff service of these tests (see testHashCost).
+func newService(pool *pgxpool.Pool, changed staff.Notifier) *staff.Service {
+	return staff.New(pool, changed, quietLogger(), staff.WithHashCost(testHashCost))
+}
 
 // testPassword is every test account's password (testkit.PasswordHash is
 // its hash, made once at bcrypt's lowest cost).

@@ -31,7 +31,7 @@ func TestStaffSetWeeklyHoursConcurrentEditsOneWins(t *testing.T) {
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	sp := c.Specialists[0]
 	var notified atomic.Int64
-	svc := staff.New(pool, func(context.Context, uuid.UUID) { notified.Add(1) }, quietLogger())
+	svc := newService(pool, func(context.Context, uuid.UUID) { notified.Add(1) })
 	editors := []staff.User{newUser(t, pool, c.ID, staff.RoleStaff), newUser(t, pool, c.ID, staff.RoleStaff)}
 	ctx := context.Background()
 
@@ -127,7 +127,7 @@ func TestStaffSetWeeklyHoursStaleCarriesTheCurrentHours(t *testing.T) {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	sp := c.Specialists[0]
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	u := newUser(t, pool, c.ID, staff.RoleStaff)
 	ctx := context.Background()
 
@@ -155,7 +155,7 @@ func TestStaffSetWeeklyHoursStaleAfterARaceCarriesTheWinnersHours(t *testing.T) 
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	sp := c.Specialists[0]
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	u := newUser(t, pool, c.ID, staff.RoleStaff)
 	ctx := context.Background()
 

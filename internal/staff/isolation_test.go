@@ -50,7 +50,7 @@ type isolation struct {
 func newIsolation(t *testing.T) *isolation {
 	t.Helper()
 	pool := testkit.DB(t)
-	f := &isolation{ctx: context.Background(), pool: pool, svc: staff.New(pool, nil, quietLogger())}
+	f := &isolation{ctx: context.Background(), pool: pool, svc: newService(pool, nil)}
 	f.bookings = staff.NewBookings(f.svc, booking.NewService(pool), nil)
 	f.mine = testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	f.other = testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})

@@ -19,7 +19,7 @@ func TestStaffKioskTokensAndTheBoardsCheck(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	admin := newUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 	allowed := func(device string, want bool, what string) {

@@ -239,7 +239,7 @@ func (s *Service) UseLink(ctx context.Context, token, password string, now time.
 	if err := CheckPassword(l.Email, password); err != nil {
 		return User{}, err
 	}
-	hash, err := hashPassword(password)
+	hash, err := s.hashPassword(password)
 	if err != nil {
 		return User{}, err
 	}

@@ -51,7 +51,7 @@ func newClinicWithAdmin(t testing.TB, pool *pgxpool.Pool) (clinics.Clinic, staff
 func TestFirstAdminHasNoPasswordUntilTheLinkIsUsed(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	ctx := context.Background()
 	c, acc, l := newClinicWithAdmin(t, pool)
 	if acc.Role != staff.RoleAdmin || acc.ClinicID != c.ID || acc.Email != strings.ToLower(acc.Email) || c.Language != "de" {
@@ -97,7 +97,7 @@ func mustErr(_ staff.User, err error) error { return err }
 func TestLinkWorksOnce(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	ctx := context.Background()
 	_, acc, l := newClinicWithAdmin(t, pool)
 	if _, err := svc.UseLink(ctx, l.Token, newPassword, time.Now()); err != nil {
@@ -115,7 +115,7 @@ func TestLinkWorksOnce(t *testing.T) {
 func TestLinkExpires(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	ctx := context.Background()
 	_, acc, l := newClinicWithAdmin(t, pool)
 	// The clock moved on 24 hours.
@@ -139,7 +139,7 @@ func TestLinkExpires(t *testing.T) {
 func TestTamperedLinkIsNotFound(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	ctx := context.Background()
 	_, _, l := newClinicWithAdmin(t, pool)
 	flip := "A"
@@ -166,7 +166,7 @@ func TestTamperedLinkIsNotFound(t *testing.T) {
 func TestResetLinkReplacesOlderLinks(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	ctx := context.Background()
 	c, acc, first := newClinicWithAdmin(t, pool)
 	got, second, err := svc.ResetLink(ctx, strings.ToUpper(acc.Email), c.Slug, time.Now())
@@ -193,7 +193,7 @@ func TestResetLinkReplacesOlderLinks(t *testing.T) {
 func TestLinkUsedConcurrentlyOnce(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	ctx := context.Background()
 	_, acc, l := newClinicWithAdmin(t, pool)
 	passwords := []string{"first of two passwords", "second of two passwords"}

@@ -26,11 +26,6 @@ const PasswordMinChars = 12
 // whose stored hash has a lower cost stores the password again at this one.
 const DefaultHashCost = 12
 
-// HashCost is the cost new hashes get: DefaultHashCost. Test binaries that
-// sign in many times lower it before any test starts, as the fixtures'
-// hashes are cheap; nothing changes it while a server runs.
-var HashCost = DefaultHashCost
-
 //go:embed common_passwords.txt
 var commonPasswordsText string
 
@@ -75,31 +70,41 @@ func CheckPassword(email, pw string) error {
 // hash, so no password matches it.
 const noPassword = "!no-password"
 
-func hashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), HashCost)
+// WithHashCost sets the bcrypt cost of the service's new password hashes
+// instead of DefaultHashCost. Test servers that sign in many times lower
+// it, as their fixtures' hashes are cheap.
+func WithHashCost(cost int) Option {
+	return func(s *Service) { s.hashCost = cost }
+}
+
+func (s *Service) hashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), s.hashCost)
 	return string(h), err
 }
 
-// dummyHash is compared against when there is no real hash to compare (an
-// unknown e-mail, an account without a password), so every failure takes
-// the time of a real comparison.
-var dummyHash = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), HashCost)
-	return h
-})
-
-// needsRehash reports whether a stored hash is weaker than new hashes.
-func needsRehash(hash string) bool {
-	cost, err := bcrypt.Cost([]byte(hash))
-	return err == nil && cost < HashCost
+// newDummyHash makes the hash compared against when there is no real hash
+// to compare (an unknown e-mail, an account without a password), so every
+// failure takes the time of a real comparison.
+func newDummyHash(cost int) func() []byte {
+	return sync.OnceValue(func() []byte {
+		h, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), cost)
+		return h
+	})
 }
 
-// rehash stores the password of row, which just signed in, at HashCost.
+// needsRehash reports whether a stored hash is weaker than new hashes.
+func (s *Service) needsRehash(hash string) bool {
+	cost, err := bcrypt.Cost([]byte(hash))
+	return err == nil && cost < s.hashCost
+}
+
+// rehash stores the password of row, which just signed in, at the
+// service's hash cost.
 // The sign-in succeeds whatever happens here: a failure is logged and the
 // next sign-in tries again, and a password changed meanwhile is left as
 // it is.
 func (s *Service) rehash(ctx context.Context, row db.StaffUser, pw string) {
-	h, err := hashPassword(pw)
+	h, err := s.hashPassword(pw)
 	if err == nil {
 		_, err = db.New(s.pool).StaffUserRehash(ctx, db.StaffUserRehashParams{ID: row.ID, OldHash: row.PasswordHash, NewHash: h})
 	}

@@ -74,7 +74,7 @@ func TestSignInRehashesAWeakHash(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	u := newUser(t, pool, c.ID, staff.RoleStaff) // hashed at bcrypt.MinCost
 	ctx := context.Background()
 	costOf := func() int {
@@ -100,8 +100,8 @@ func TestSignInRehashesAWeakHash(t *testing.T) {
 	if _, err := svc.Authenticate(ctx, u.Email, testPassword); err != nil {
 		t.Fatal(err)
 	}
-	if got := costOf(); got != staff.HashCost {
-		t.Fatalf("after sign-in the hash has cost %d, want %d", got, staff.HashCost)
+	if got := costOf(); got != testHashCost {
+		t.Fatalf("after sign-in the hash has cost %d, want %d", got, testHashCost)
 	}
 	if _, err := svc.Authenticate(ctx, u.Email, testPassword); err != nil {
 		t.Fatalf("sign-in after the rehash: %v", err)

@@ -124,7 +124,7 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	bookings := booking.NewService(pool)
 	rdb := testkit.Redis(t)
 	holdStore := holds.NewStore(rdb, 0, nil)
@@ -138,7 +138,7 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 		"Service":  svc,
 		"Bookings": staffBookings,
 		"Desk":     staff.NewDesk(staffBookings, co, slots.New(pool, rdb, slots.Options{Logger: quietLogger()})),
-		"Waitlist": waitlist.New(pool, holdStore, bookings, waitlist.Config{}),
+		"Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
 		"Outbox":   ob,
 	}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}

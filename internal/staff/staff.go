@@ -43,13 +43,24 @@ type Notifier func(ctx context.Context, clinicID uuid.UUID)
 
 // Service runs staff actions.
 type Service struct {
-	pool    *pgxpool.Pool
-	changed Notifier
-	logger  *slog.Logger
+	pool     *pgxpool.Pool
+	changed  Notifier
+	logger   *slog.Logger
+	hashCost int
+	// dummyHash is a hash at hashCost, made on first use.
+	dummyHash func() []byte
 }
 
-func New(pool *pgxpool.Pool, changed Notifier, logger *slog.Logger) *Service {
-	return &Service{pool: pool, changed: changed, logger: logger}
+// Option changes how New builds the service.
+type Option func(*Service)
+
+func New(pool *pgxpool.Pool, changed Notifier, logger *slog.Logger, opts ...Option) *Service {
+	s := &Service{pool: pool, changed: changed, logger: logger, hashCost: DefaultHashCost}
+	for _, o := range opts {
+		o(s)
+	}
+	s.dummyHash = newDummyHash(s.hashCost)
+	return s
 }
 
 // ErrBadCredentials is one message for a wrong e-mail and a wrong password.
@@ -62,7 +73,7 @@ func ErrBadCredentials() *apperr.Error {
 // Errors: BAD_CREDENTIALS (401), the same for both kinds of mistake, for
 // a disabled account and for one without a password yet (which says
 // nothing of whether it exists). A right password whose hash is weaker
-// than new hashes (see HashCost) is stored again at today's cost.
+// than new hashes (see WithHashCost) is stored again at today's cost.
 func (s *Service) Authenticate(ctx context.Context, email, password string) (User, error) {
 	if len(password) > textfield.PasswordMaxBytes {
 		// No account has one, and bcrypt compares the first 72 bytes only:
@@ -72,7 +83,7 @@ func (s *Service) Authenticate(ctx context.Context, email, password string) (Use
 	email = strings.ToLower(strings.TrimSpace(email))
 	row, err := db.New(s.pool).StaffUserGetByEmail(ctx, email)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.PasswordHash == noPassword) {
-		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
 		return User{}, ErrBadCredentials()
 	}
 	if err != nil {
@@ -81,7 +92,7 @@ func (s *Service) Authenticate(ctx context.Context, email, password string) (Use
 	if bcrypt.CompareHashAndPassword([]byte(row.PasswordHash), []byte(password)) != nil || row.DisabledAt != nil {
 		return User{}, ErrBadCredentials()
 	}
-	if needsRehash(row.PasswordHash) {
+	if s.needsRehash(row.PasswordHash) {
 		s.rehash(ctx, row, password)
 	}
 	return userOf(row), nil

@@ -20,7 +20,7 @@ func TestStaffTextFieldsRefuseWhatTheyCannotStore(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	admin := newUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 	sp, typ := c.Specialists[0], c.Types[0]
@@ -93,7 +93,7 @@ func TestStaffPasswordsOver72Bytes(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	admin := newUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 

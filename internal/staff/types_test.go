@@ -19,7 +19,7 @@ func TestSaveTypeReminder(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := staff.New(pool, nil, quietLogger())
+	svc := newService(pool, nil)
 	admin := newUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 	in := staff.TypeInput{Name: "Reminded", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1, ReminderHours: 48}

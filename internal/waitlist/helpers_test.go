@@ -60,15 +60,18 @@ func newRig(t *testing.T) *rig {
 // newInstance is another serve process on the same databases.
 func (r *rig) newInstance(t *testing.T) *instance {
 	t.Helper()
-	in := &instance{bookings: booking.NewService(r.pool), holds: holds.NewStore(r.rdb, 0, nil)}
-	in.waitlist = waitlist.New(r.pool, in.holds, in.bookings, waitlist.Config{})
-	ob, err := outbox.New(r.pool, outbox.Config{PublicURL: "http://clinic.test", Clock: r.clock, Queue: r.queue, Register: in.waitlist.Register})
+	in := &instance{holds: holds.NewStore(r.rdb, 0, nil)}
+	ob, err := outbox.New(r.pool, outbox.Config{PublicURL: "http://clinic.test", Clock: r.clock, Queue: r.queue})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.outbox = ob
-	in.waitlist.SetOutbox(ob)
-	in.bookings.SetOutbox(booking.Outboxes{ob, in.waitlist})
+	openings := waitlist.NewOpenings(r.pool, in.holds, waitlist.Config{Outbox: ob})
+	in.bookings = booking.New(r.pool, booking.Options{TxHooks: []booking.TxHook{
+		{Name: "e-mails", After: ob.Enqueue},
+		{Name: "waitlist", After: openings.Enqueue},
+	}})
+	in.waitlist = waitlist.New(openings, in.bookings)
 	co := checkout.New(r.pool, in.holds, nil, in.bookings, slog.New(slog.DiscardHandler), checkout.Limits{})
 	in.bookings.Observe(co.OnBookingChange)
 	return in

@@ -20,11 +20,11 @@ import (
 )
 
 // Enqueue is the waitlist's part of every booking change, in its
-// transaction (booking.Outbox): a cancelled booking's time, or the time a
+// transaction, once the booking is written (booking.TxHook.After): a cancelled booking's time, or the time a
 // moved booking left, becomes an opening if anyone waits for it; a booking
 // that takes up an offer closes the offer, its entry and its opening, or
 // is refused when the offer is over.
-func (s *Service) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) error {
+func (s *Openings) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) error {
 	switch ch.Kind {
 	case booking.ChangeCancel:
 		_, err := s.open(ctx, tx, freed{booking: ch.Booking, cause: "cancel"})
@@ -62,7 +62,7 @@ type freed struct {
 // run again finds the hold its first run took; if tx does not commit at
 // all, the hold lives out its life on a time still booked, where it
 // blocks nothing.
-func (s *Service) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, error) {
+func (s *Openings) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, error) {
 	b := f.booking
 	if s.outbox == nil || !b.Start.After(s.now()) {
 		return uuid.Nil, nil
@@ -153,7 +153,7 @@ func timeBooked(ctx context.Context, q *db.Queries, b booking.Booking) (before, 
 
 // next is the first entry, in order of joining, that waits for the freed
 // time and has not been offered this opening (openingID), locked for tx.
-func (s *Service) next(ctx context.Context, q *db.Queries, b booking.Booking, openingID uuid.UUID) (db.WaitlistEntry, bool, error) {
+func (s *Openings) next(ctx context.Context, q *db.Queries, b booking.Booking, openingID uuid.UUID) (db.WaitlistEntry, bool, error) {
 	e, err := q.WaitlistMatching(ctx, db.WaitlistMatchingParams{
 		AppointmentTypeID: b.AppointmentTypeID, SpecialistID: uuid.NullUUID{UUID: b.SpecialistID, Valid: true},
 		SlotStart: b.Start, OpeningID: uuid.NullUUID{UUID: openingID, Valid: openingID != uuid.Nil},
@@ -170,7 +170,7 @@ func (s *Service) next(ctx context.Context, q *db.Queries, b booking.Booking, op
 
 // taken closes the offer a booking takes up, with its entry and opening,
 // in the booking's transaction; an offer that is over refuses the booking.
-func (s *Service) taken(ctx context.Context, tx pgx.Tx, offerID uuid.UUID, b booking.Booking) error {
+func (s *Openings) taken(ctx context.Context, tx pgx.Tx, offerID uuid.UUID, b booking.Booking) error {
 	q := db.New(tx)
 	now := s.now()
 	r, err := q.WaitlistOfferGetForUpdate(ctx, offerID)

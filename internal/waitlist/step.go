@@ -43,9 +43,18 @@ type stepWorker struct {
 	s *Service
 }
 
-// Register adds the workers of the offer's job and of the sweep to the
-// outbox's queue (outbox.Config.Register).
-func (s *Service) Register(w *river.Workers) error {
+// Jobs are the waitlist's jobs, for the outbox's queue to work
+// (outbox.Outbox.Start): the offers' steps, and the sweep, which one
+// process of all inserts every SweepEvery.
+func (s *Service) Jobs() outbox.Jobs {
+	return outbox.Jobs{
+		Register: s.register,
+		Periodic: []outbox.Periodic{{Every: SweepEvery, Args: func() river.JobArgs { return sweepArgs{} }}},
+	}
+}
+
+// register adds the workers of the offer's job and of the sweep.
+func (s *Service) register(w *river.Workers) error {
 	if err := river.AddWorkerSafely(w, &stepWorker{s: s}); err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/clinic/booking/internal/db"
-	"github.com/clinic/booking/internal/outbox"
 )
 
 // SweepEvery is how often the sweep runs (in one process of all).
@@ -29,11 +28,6 @@ type sweepWorker struct {
 
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 	return w.s.Sweep(ctx)
-}
-
-// Periodic is the sweep, for the outbox's queue (outbox.Config.Periodic).
-func (s *Service) Periodic() []outbox.Periodic {
-	return []outbox.Periodic{{Every: SweepEvery, Args: func() river.JobArgs { return sweepArgs{} }}}
 }
 
 // Sweep lapses the places whose last day is over (in their clinic's

@@ -104,13 +104,17 @@ const (
 
 // Config is how the waitlist offers.
 type Config struct {
+	// Outbox is the queue that runs the waitlist's jobs (see
+	// Service.Jobs) and sends its e-mails; nil: no time is ever offered
+	// and no e-mail written (tests of the list alone).
+	Outbox *outbox.Outbox
 	// OfferFor is how long a patient has to take an offered time
 	// (WAITLIST_OFFER_MINUTES); 0 is DefaultOfferFor.
 	OfferFor time.Duration
 	Log      *slog.Logger
 	// Bookable says whether a time is still among its type's bookable
 	// times (hours, closures, notice), bookings aside; nil: only bookings
-	// are looked at. See SetBookable.
+	// are looked at.
 	Bookable func(ctx context.Context, b booking.Booking) (bool, error)
 	// AfterHold, when set, runs in an offer's transaction once the time's
 	// hold is taken and before the offer is written; an error fails the
@@ -119,15 +123,24 @@ type Config struct {
 	AfterHold func(ctx context.Context) error
 }
 
+// Openings is the waitlist's part in a booking's transaction (Enqueue, a
+// booking.TxHook's After step), with the state the whole waitlist shares.
+// It is made before the booking service that runs it; New then makes the
+// whole waitlist around it, which books accepted offers through that
+// service.
+type Openings struct {
+	pool   *pgxpool.Pool
+	holds  *holds.Store
+	outbox *outbox.Outbox
+	cfg    Config
+	log    *slog.Logger
+	stats  Stats
+}
+
 // Service is the waitlist.
 type Service struct {
-	pool     *pgxpool.Pool
-	holds    *holds.Store
-	outbox   *outbox.Outbox
+	*Openings
 	bookings *booking.Service
-	cfg      Config
-	log      *slog.Logger
-	stats    Stats
 }
 
 // Stats counts what the waitlist did since the process started.
@@ -138,31 +151,27 @@ type Stats struct {
 	RebookedMillis atomic.Int64
 }
 
-// New makes the waitlist. Wire it into the bookings with
-// booking.Outboxes{theOutbox, waitlist} and register its worker with the
-// outbox's Config.Register (Register).
-func New(pool *pgxpool.Pool, hs *holds.Store, bookings *booking.Service, cfg Config) *Service {
+// NewOpenings makes the waitlist's part in a booking's transaction, for
+// the booking service's hooks and then New.
+func NewOpenings(pool *pgxpool.Pool, hs *holds.Store, cfg Config) *Openings {
 	if cfg.OfferFor <= 0 {
 		cfg.OfferFor = DefaultOfferFor
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, holds: hs, bookings: bookings, cfg: cfg, log: cfg.Log}
+	return &Openings{pool: pool, holds: hs, outbox: cfg.Outbox, cfg: cfg, log: cfg.Log}
 }
 
-// SetOutbox gives the waitlist the outbox whose queue runs its jobs and
-// sends its e-mails; call it while wiring, before serving.
-func (s *Service) SetOutbox(o *outbox.Outbox) { s.outbox = o }
+// New makes the waitlist around its openings; an accepted offer is booked
+// through bookings, whose transaction hooks should include the openings'
+// Enqueue. Its jobs run in the outbox's queue (Jobs).
+func New(o *Openings, bookings *booking.Service) *Service {
+	return &Service{Openings: o, bookings: bookings}
+}
 
 // OfferFor is how long an offer stands.
 func (s *Service) OfferFor() time.Duration { return s.cfg.OfferFor }
-
-// SetBookable sets Config.Bookable, for a service wired before the slot
-// engine it asks.
-func (s *Service) SetBookable(f func(ctx context.Context, b booking.Booking) (bool, error)) {
-	s.cfg.Bookable = f
-}
 
 // Stats is what the waitlist did since the process started.
 func (s *Service) Stats() *Stats { return &s.stats }
@@ -184,7 +193,7 @@ func (s *Service) Sizes(ctx context.Context) (Sizes, error) {
 	return Sizes{Waiting: r.Waiting, Offered: r.Offered, Openings: r.Openings}, nil
 }
 
-func (s *Service) now() time.Time {
+func (s *Openings) now() time.Time {
 	if s.outbox != nil {
 		return s.outbox.Now()
 	}

@@ -1,4 +1,4 @@
-package web
+package app
 
 import (
 	"github.com/jackc/pgx/v5/pgxpool"

@@ -1,12 +1,19 @@
-package web
+// Package app builds the program from its configuration: the services
+// over the PostgreSQL and Redis pools, the job queue that sends e-mails
+// and runs the waitlist, the booking's transaction hooks and observers,
+// the rate limiters, the metrics registry and the background work every
+// instance runs. main and the end-to-end tests build it the same way; web
+// only serves what Build hands it.
+package app
 
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"net/netip"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -15,7 +22,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/clinic/booking/internal/availability"
@@ -29,14 +35,14 @@ import (
 	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
-	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
+	"github.com/clinic/booking/web"
 )
 
-// Options are the tunables of Wire.
+// Options are the tunables of Build.
 type Options struct {
 	HoldTTL          time.Duration // 0: 30 s
 	TimeslotCacheTTL time.Duration // 0: 300 s
@@ -97,6 +103,10 @@ type Options struct {
 	ReadHeaderTimeout time.Duration // 0: 5 s
 	ReadTimeout       time.Duration // 0: 15 s
 	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
+
+	// HashCost is the bcrypt cost of new staff password hashes; 0:
+	// staff.DefaultHashCost. Test servers lower it.
+	HashCost int
 }
 
 // MailOptions is how the outbox sends patients' e-mails.
@@ -122,27 +132,39 @@ type MailOptions struct {
 	Clock rivertype.TimeGenerator
 }
 
-// heartbeatsPerHold, per minute, is twice what a booking page sends (one
-// every 10 s).
-const heartbeatsPerHold = 12
+// App is the built program: what web serves, and what the background
+// work of RunBackground needs besides.
+type App struct {
+	// Deps is everything web.New serves with.
+	Deps web.Deps
+	// The thresholds of the load warnings (see watchLoad).
+	warnHeap    uint64
+	warnStreams int
+}
 
-// Wire builds every service and connects the observers: each committed
+// Build builds every service and connects the observers: each committed
 // booking change updates the slot cache and bitmap, and is published. main
 // and the end-to-end tests share it, so tests run what production runs.
-func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o Options) Deps {
+func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o Options) *App {
 	if o.HoldTTL <= 0 {
 		o.HoldTTL = 30 * time.Second
 	}
-	bookings := booking.NewService(pool)
 	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
 	holdStore.SetMaxLife(o.HoldMaxLife)
-	wl := waitlist.New(pool, holdStore, bookings, waitlist.Config{OfferFor: o.WaitlistOfferFor, Log: logger})
-	ob := wireOutbox(pool, logger, o, wl.Register, wl.Periodic())
-	wl.SetOutbox(ob)
-	bookings.SetOutbox(booking.Outboxes{ob, wl})
-	slotSvc := slots.New(pool, rdb, slots.Options{CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
-	slotSvc.SetHoldSource(holdStore)
-	wl.SetBookable(func(ctx context.Context, b booking.Booking) (bool, error) { return bookable(ctx, slotSvc, b) })
+	slotSvc := slots.New(pool, rdb, slots.Options{Holds: holdStore, CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
+	ob := newOutbox(pool, logger, o)
+	openings := waitlist.NewOpenings(pool, holdStore, waitlist.Config{
+		Outbox: ob, OfferFor: o.WaitlistOfferFor, Log: logger,
+		Bookable: func(ctx context.Context, b booking.Booking) (bool, error) { return bookable(ctx, slotSvc, b) },
+	})
+	// Inside each booking change's transaction, in this order: its
+	// e-mails, then the waitlist's part (an opening for a freed time, the
+	// end of an offer taken up).
+	bookings := booking.New(pool, booking.Options{TxHooks: []booking.TxHook{
+		{Name: "e-mails", After: ob.Enqueue},
+		{Name: "waitlist", After: openings.Enqueue},
+	}})
+	wl := waitlist.New(openings, bookings)
 	co := checkout.New(pool, holdStore, slotSvc, bookings, logger, checkout.Limits{HoldsPerAddress: o.HoldsPerAddress})
 	bookings.Observe(slotSvc.OnBookingChange)
 	bookings.Observe(co.OnBookingChange)
@@ -155,7 +177,7 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	liveViews := liveview.New(hub, reg, liveview.Options{})
 	metrics.RedisConnected = liveViews.WatchConnected(metrics.RedisConnected)
 	bookings.Observe(func(_ context.Context, ch booking.Change) {
-		if ch.Kind != "confirm" {
+		if ch.Kind != booking.ChangeConfirm {
 			liveViews.Changed(ch.Booking.ClinicID)
 			return
 		}
@@ -166,22 +188,26 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	changed := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}.Changed
-	staffSvc := staff.New(pool, changed, logger)
-	d := Deps{
-		warnHeap:          uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
-		warnStreams:       cmp.Or(o.WarnStreams, 20000),
-		clientIP:          clientIP(o.TrustedProxies, logger),
-		readHeaderTimeout: o.ReadHeaderTimeout,
-		readTimeout:       o.ReadTimeout,
-		writeTimeout:      o.WriteTimeout,
+	var staffOpts []staff.Option
+	if o.HashCost > 0 {
+		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
+	}
+	staffSvc := staff.New(pool, changed, logger, staffOpts...)
+	staffBookings := staff.NewBookings(staffSvc, bookings, holdStore)
+	d := web.Deps{
+		TrustedProxies:    o.TrustedProxies,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		WriteTimeout:      o.WriteTimeout,
 		Staff:             staffSvc,
-		StaffBookings:     staff.NewBookings(staffSvc, bookings, holdStore),
-		secret:            serverKey(pool, logger, o.SecretKey),
-		metricsAddr:       o.MetricsAddr,
-		publicURL:         o.PublicURL,
-		Sessions:          newSessions(pool, o.SecureCookies),
+		StaffBookings:     staffBookings,
+		Desk:              staff.NewDesk(staffBookings, co, slotSvc),
+		Secret:            serverKey(pool, logger, o.SecretKey),
+		MetricsAddr:       o.MetricsAddr,
+		PublicURL:         o.PublicURL,
+		Sessions:          web.NewSessions(pool, o.SecureCookies),
 		Grid:              grid.New(slotSvc, holdStore),
-		Assets:            NewAssets(),
+		Assets:            web.NewAssets(),
 		Hub:               hub,
 		Views:             liveViews,
 		StreamMetrics:     metrics,
@@ -198,20 +224,23 @@ func Wire(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o 
 		Outbox:            ob,
 		Waitlist:          wl,
 	}
-	d.wireLimiters(rdb, logger, o)
-	return d
+	setLimiters(&d, rdb, logger, o)
+	return &App{
+		Deps:        d,
+		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
+		warnStreams: cmp.Or(o.WarnStreams, 20000),
+	}
 }
 
-// wireOutbox builds the e-mail outbox of o, whose queue also runs the
-// jobs register adds (the waitlist's).
-func wireOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options, register func(*river.Workers) error, periodic []outbox.Periodic) *outbox.Outbox {
+// newOutbox builds the e-mail outbox of o. Its queue also works the
+// waitlist's jobs, which RunBackground gives it when it starts.
+func newOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options) *outbox.Outbox {
 	ob, err := outbox.New(pool, outbox.Config{
 		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
 		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
-		Register: register, Periodic: periodic,
 	})
 	if err != nil {
-		// Only a worker the queue refuses gets here: a programming error.
+		// Only a client the queue refuses gets here: a programming error.
 		panic(err)
 	}
 	return ob
@@ -233,103 +262,6 @@ func serverKey(pool *pgxpool.Pool, logger *slog.Logger, configured []byte) []byt
 		key = []byte(randomHex(32))
 	}
 	return key
-}
-
-// wireLimiters sets d's rate limits from o, with their defaults. Their
-// counters are named with o.LimitScope first.
-func (d *Deps) wireLimiters(rdb redis.UniversalClient, logger *slog.Logger, o Options) {
-	scope := o.LimitScope
-	limiter := func(name string, limit int, window time.Duration) *ratelimit.Limiter {
-		return ratelimit.New(rdb, scope+name, limit, window, logger)
-	}
-	logins := cmp.Or(max(o.LoginsPerMinute, 0), 5)
-	d.LoginIPLimiter = limiter("login-ip", 4*logins, time.Minute)
-	d.LoginAccountLimiter = limiter("login-account", logins, time.Minute)
-	d.LoginDeviceLimiter = limiter("login-device", 2*logins, time.Minute)
-	d.HoldLimiter = limiter("hold-ip", cmp.Or(max(o.HoldsPerMinute, 0), 30), time.Minute)
-	d.MoveLimiter = limiter("move-ip", cmp.Or(max(o.MovesPerMinute, 0), 60), time.Minute)
-	d.MoveLinkLimiter = limiter("move-link", cmp.Or(max(o.MovesPerLinkPerHour, 0), 6), time.Hour)
-	d.FindIPLimiter = limiter("find-ip", findsPerAddress, time.Hour)
-	d.FindEmailLimiter = limiter("find-email", findsPerEmail, time.Hour)
-	d.WaitlistIPLimiter = limiter("waitlist-ip", waitlistJoinsPerAddress, time.Hour)
-	d.WaitlistEmailLimiter = limiter("waitlist-email", waitlistJoinsPerEmail, time.Hour)
-	d.OfferLimiter = limiter("offer-ip", offerAnswersPerMinute, time.Minute)
-	d.StaffWriteLimiter = limiter("staff-writes", cmp.Or(max(o.StaffWritesPerMinute, 0), 120), time.Minute)
-	if o.APIHoldsPerMinute > 0 {
-		d.APIHoldLimiter = limiter("api-hold-ip", o.APIHoldsPerMinute, time.Minute)
-	}
-	d.HeartbeatHoldLimiter = limiter("heartbeat-hold", heartbeatsPerHold, time.Minute)
-	d.HeartbeatIPLimiter = limiter("heartbeat-ip", cmp.Or(max(o.HeartbeatsPerMinute, 0), 120), time.Minute)
-}
-
-// RunBackground runs the work every instance does besides answering
-// requests, until ctx ends: the hold expiry sweeper (each second) and the
-// removal of day-old idempotency records (each hour).
-func (d Deps) RunBackground(ctx context.Context) {
-	d.runOutbox(ctx)
-	go d.Hub.Run(ctx)
-	go d.watchLoad(ctx, 30*time.Second)
-	go d.Holds.RunSweeper(ctx, time.Second)
-	go func() {
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if n, err := d.Idempotency.DeleteExpired(ctx); err != nil && ctx.Err() == nil {
-				d.Logger.Warn("delete expired idempotency keys", "err", err)
-			} else if n > 0 {
-				d.Logger.Info("deleted expired idempotency keys", "count", n)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
-
-// watchLoad warns when the heap or the number of open streams passes its
-// threshold: the operator should add an instance before the process is in
-// trouble.
-func (d Deps) watchLoad(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		if ms.HeapAlloc > d.warnHeap {
-			d.Logger.Warn("heap above threshold", "heap_mb", ms.HeapAlloc>>20, "threshold_mb", d.warnHeap>>20)
-		}
-		open := 0
-		for _, n := range d.Hub.Counts() {
-			open += n
-		}
-		if open > d.warnStreams {
-			d.Logger.Warn("open streams above threshold", "streams", open, "threshold", d.warnStreams)
-		}
-	}
-}
-
-// runOutbox sends e-mails until ctx ends, then lets the sends under way
-// finish (for up to 10 s). A send cut short is retried by the queue.
-func (d Deps) runOutbox(ctx context.Context) {
-	if err := d.Outbox.Start(context.WithoutCancel(ctx)); err != nil {
-		d.Logger.Error("outbox not started; e-mails wait in the queue", "err", err)
-		return
-	}
-	go func() {
-		<-ctx.Done()
-		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := d.Outbox.Stop(stop); err != nil {
-			d.Logger.Warn("outbox stop", "err", err)
-		}
-	}()
 }
 
 // mailQueue is the job queue of o's e-mails (see MailOptions.Queue).
@@ -363,4 +295,11 @@ func bookable(ctx context.Context, slotSvc *slots.Service, b booking.Booking) (b
 		}
 	}
 	return false, nil
+}
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
 }

@@ -1,4 +1,4 @@
-package web
+package app
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ import (
 func TestWaitlistMetricsRegisterOnce(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	wl := waitlist.New(testkit.DB(t), nil, nil, waitlist.Config{})
+	wl := waitlist.New(waitlist.NewOpenings(testkit.DB(t), nil, waitlist.Config{}), nil)
 	for range 3 {
 		registerWaitlistMetrics(reg, wl)
 	}

@@ -15,14 +15,14 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
 )
 
 // instances boots n instances of the app.
-func instances(t *testing.T, n int, o web.Options) []*app {
+func instances(t *testing.T, n int, o program.Options) []*app {
 	t.Helper()
 	out := make([]*app, n)
 	for i := range out {
@@ -36,7 +36,7 @@ func instances(t *testing.T, n int, o web.Options) []*app {
 // page open on another.
 func TestThreeInstancesActAsOne(t *testing.T) {
 	t.Parallel()
-	servers := instances(t, 3, web.Options{HoldsPerMinute: 10000})
+	servers := instances(t, 3, program.Options{HoldsPerMinute: 10000})
 	c := servers[0].clinic(t, testkit.ClinicOptions{Specialists: 2})
 	monday := c.Monday(9, 0)
 	typeID := c.Types[0].ID
@@ -107,7 +107,7 @@ func raceToBook(t *testing.T, holdOn, bookOn *app, typeID uuid.UUID, start time.
 // Three instances sweep the same Redis: an expired hold is announced once.
 func TestThreeInstancesReleaseAnExpiredHoldOnce(t *testing.T) {
 	t.Parallel()
-	servers := instances(t, 3, web.Options{HoldTTL: time.Second})
+	servers := instances(t, 3, program.Options{HoldTTL: time.Second})
 	c := servers[0].clinic(t, testkit.ClinicOptions{})
 	start := c.Next(time.Tuesday, 11, 0)
 	sub := testkit.Redis(t).Subscribe(t.Context(), holds.Channel(c.Types[0].ID))
@@ -148,7 +148,7 @@ func TestThreeInstancesReleaseAnExpiredHoldOnce(t *testing.T) {
 // patients get 201 at hold time and the losers learn only at booking, 409.
 func TestThreeInstancesTellTheLosersOfAHoldRaceAtHoldTime(t *testing.T) {
 	t.Parallel()
-	servers := instances(t, 3, web.Options{HoldsPerAddress: 4, APIHoldsPerMinute: 120})
+	servers := instances(t, 3, program.Options{HoldsPerAddress: 4, APIHoldsPerMinute: 120})
 	c := servers[0].clinic(t, testkit.ClinicOptions{Specialists: 2})
 	for round, start := range []time.Time{c.Monday(9, 0), c.Monday(11, 30), c.Next(time.Wednesday, 14, 0), c.Next(time.Friday, 16, 30)} {
 		t.Run(fmt.Sprintf("round%d", round+1), func(t *testing.T) {

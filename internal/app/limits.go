@@ -1,0 +1,58 @@
+package app
+
+import (
+	"cmp"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/ratelimit"
+	"github.com/clinic/booking/web"
+)
+
+// heartbeatsPerHold, per minute, is twice what a booking page sends (one
+// every 10 s).
+const heartbeatsPerHold = 12
+
+// How many lists "find my booking" may be asked for in an hour: from one
+// client address, and for one e-mail address at one clinic (so nobody can
+// fill a stranger's mailbox).
+const (
+	findsPerAddress = 10
+	findsPerEmail   = 3
+)
+
+// Limits of the waitlist's anonymous actions.
+const (
+	waitlistJoinsPerAddress = 10 // per hour
+	waitlistJoinsPerEmail   = 3  // per hour, per clinic
+	offerAnswersPerMinute   = 30
+)
+
+// setLimiters sets d's rate limits from o, with their defaults. Their
+// counters are named with o.LimitScope first.
+func setLimiters(d *web.Deps, rdb redis.UniversalClient, logger *slog.Logger, o Options) {
+	scope := o.LimitScope
+	limiter := func(name string, limit int, window time.Duration) *ratelimit.Limiter {
+		return ratelimit.New(rdb, scope+name, limit, window, logger)
+	}
+	logins := cmp.Or(max(o.LoginsPerMinute, 0), 5)
+	d.LoginIPLimiter = limiter("login-ip", 4*logins, time.Minute)
+	d.LoginAccountLimiter = limiter("login-account", logins, time.Minute)
+	d.LoginDeviceLimiter = limiter("login-device", 2*logins, time.Minute)
+	d.HoldLimiter = limiter("hold-ip", cmp.Or(max(o.HoldsPerMinute, 0), 30), time.Minute)
+	d.MoveLimiter = limiter("move-ip", cmp.Or(max(o.MovesPerMinute, 0), 60), time.Minute)
+	d.MoveLinkLimiter = limiter("move-link", cmp.Or(max(o.MovesPerLinkPerHour, 0), 6), time.Hour)
+	d.FindIPLimiter = limiter("find-ip", findsPerAddress, time.Hour)
+	d.FindEmailLimiter = limiter("find-email", findsPerEmail, time.Hour)
+	d.WaitlistIPLimiter = limiter("waitlist-ip", waitlistJoinsPerAddress, time.Hour)
+	d.WaitlistEmailLimiter = limiter("waitlist-email", waitlistJoinsPerEmail, time.Hour)
+	d.OfferLimiter = limiter("offer-ip", offerAnswersPerMinute, time.Minute)
+	d.StaffWriteLimiter = limiter("staff-writes", cmp.Or(max(o.StaffWritesPerMinute, 0), 120), time.Minute)
+	if o.APIHoldsPerMinute > 0 {
+		d.APIHoldLimiter = limiter("api-hold-ip", o.APIHoldsPerMinute, time.Minute)
+	}
+	d.HeartbeatHoldLimiter = limiter("heartbeat-hold", heartbeatsPerHold, time.Minute)
+	d.HeartbeatIPLimiter = limiter("heartbeat-ip", cmp.Or(max(o.HeartbeatsPerMinute, 0), 120), time.Minute)
+}
