@@ -3,6 +3,8 @@ package waitlist
 import (
 	"context"
 	"errors"
+
+	"github.com/google/uuid"
 )
 
 // CrashAfterHold makes s's offer steps fail after taking the hold and
@@ -13,4 +15,9 @@ func CrashAfterHold(s *Service, on bool) {
 	if on {
 		s.cfg.AfterHold = func(context.Context) error { return errors.New("waitlist: crashed after taking the hold (test)") }
 	}
+}
+
+// SweepClinic is s's sweep over one clinic's places and openings only.
+func SweepClinic(ctx context.Context, s *Service, clinic uuid.UUID) error {
+	return s.sweep(ctx, uuid.NullUUID{UUID: clinic, Valid: true})
 }
