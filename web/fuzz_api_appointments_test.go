@@ -21,7 +21,7 @@ import (
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
+	"github.com/clinic/booking/web/api"
 )
 
 // jsonTargets is the app with a patient clinic (a booking to move, one to
@@ -84,7 +84,7 @@ const (
 
 // PATCH /v1/appointments/:id {slotStartDate} with If-Match: the booking
 // moves (and gets a new id, which the target follows) or the move is
-// refused as moveVerdict says. Its seeds fail when rescheduleAppointment
+// refused as moveVerdict says. Its seeds fail when RescheduleAppointment
 // (web/api_appointments.go) answers a move without If-Match 412 instead of
 // 428, and when Appointment (internal/checkout/manage.go) looks a booking
 // up without a token (404 instead of 401).
@@ -187,7 +187,7 @@ func (a *jsonTargets) moveVerdict(t *testing.T, req manageRequest, body []byte, 
 	if ifMatch == "" {
 		return must(http.StatusPreconditionRequired, "PRECONDITION_REQUIRED", "a move without If-Match")
 	}
-	version, ok := web.ParseETag(ifMatch)
+	version, ok := api.ParseETag(ifMatch)
 	switch {
 	case !ok:
 		return must(http.StatusPreconditionFailed, "CONCURRENCY_CONFLICT", "an If-Match that is not a version's ETag")
@@ -200,7 +200,7 @@ func (a *jsonTargets) moveVerdict(t *testing.T, req manageRequest, body []byte, 
 	if etag == "" {
 		etag = a.appointment(t, a.moveID, a.token).Header.Get("ETag")
 	}
-	if cur, _ := web.ParseETag(etag); version != cur {
+	if cur, _ := api.ParseETag(etag); version != cur {
 		return must(http.StatusPreconditionFailed, "CONCURRENCY_CONFLICT", "a stale If-Match").unlessBody()
 	}
 	return verdict{}

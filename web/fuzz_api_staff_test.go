@@ -22,7 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/db"
-	"github.com/clinic/booking/web"
+	"github.com/clinic/booking/web/api"
 )
 
 // The mode bits of the staff targets.
@@ -99,7 +99,7 @@ func (a *jsonTargets) staffVerdict(t *testing.T, method, u, suffix string, body 
 	if ifMatch == "" {
 		return must(http.StatusPreconditionRequired, "PRECONDITION_REQUIRED", "a change without If-Match")
 	}
-	version, ok := web.ParseETag(ifMatch)
+	version, ok := api.ParseETag(ifMatch)
 	if !ok {
 		return must(http.StatusPreconditionFailed, "CONCURRENCY_CONFLICT", "an If-Match that is not a version's ETag")
 	}
@@ -110,7 +110,7 @@ func (a *jsonTargets) staffVerdict(t *testing.T, method, u, suffix string, body 
 		}
 		return v
 	}
-	if cur, _ := web.ParseETag(a.specialistETag(t, id)); version != cur {
+	if cur, _ := api.ParseETag(a.specialistETag(t, id)); version != cur {
 		return must(http.StatusPreconditionFailed, "CONCURRENCY_CONFLICT", "a stale If-Match").unlessBody()
 	}
 	return verdict{}

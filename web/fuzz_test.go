@@ -28,7 +28,7 @@ import (
 
 	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
-	"github.com/clinic/booking/web"
+	"github.com/clinic/booking/web/httpx"
 )
 
 // fuzzPool is the shared test database, except in a fuzzing worker: each
@@ -290,7 +290,7 @@ var trickyBodies = []string{
 	strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
 	`{"a":` + strings.Repeat(`{"a":`, 12000) + `1` + strings.Repeat(`}`, 12001),
 	`{"n":1e400}`, `{"n":-99999999999999999999999}`,
-	`{"s":"` + strings.Repeat("x", 70<<10) + `"}`,  // over bindJSON's 64 KB
+	`{"s":"` + strings.Repeat("x", 70<<10) + `"}`,  // over BindJSON's 64 KB
 	`{"s":"` + strings.Repeat("y", 300<<10) + `"}`, // over the server's 256 KB
 	`{"s":"Zürich ☃ 日本語 \u202e \ud800 \uffff"}`,
 }
@@ -408,15 +408,15 @@ func serverView(t testing.TB, u string) served {
 // plain reports whether the request passes the server's text check: its
 // path and every query name and value valid UTF-8 without NUL.
 func (s served) plain() bool {
-	if !web.PlainText(s.path) {
+	if !httpx.PlainText(s.path) {
 		return false
 	}
 	for k, vs := range s.query {
-		if !web.PlainText(k) {
+		if !httpx.PlainText(k) {
 			return false
 		}
 		for _, v := range vs {
-			if !web.PlainText(v) {
+			if !httpx.PlainText(v) {
 				return false
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/platform/redisx"
+	"github.com/clinic/booking/web/httpx"
 )
 
 // healthz says the process is up; it checks nothing else, so a load
@@ -35,7 +36,7 @@ func (s *Server) readyz(c echo.Context) error {
 		return c.JSON(http.StatusServiceUnavailable, map[string]any{
 			"status": "unavailable",
 			"checks": checks,
-			"error": errorDetail{
+			"error": httpx.ErrorDetail{
 				Code:    apperr.CodeUnavailable,
 				Message: "Not ready: " + joinAnd(down) + " unreachable.",
 				Details: map[string]any{"down": down},

@@ -1,5 +1,12 @@
-// Package web is the HTTP face of the booking server: Echo routes,
-// middleware, handlers and the error handler.
+// Package web is the HTTP server: the Echo app and the http.Server around
+// it, with its start, graceful shutdown, health checks and the metrics
+// endpoint. It builds each audience's handlers from Deps (handlers.go) and
+// mounts every route of every package in one place (routes.go). The
+// handlers themselves live in the packages below: api (the JSON API),
+// patient and waitpage (the patients' pages and waitlist pages), kiosk,
+// desk and setup (the staff's pages), stream (server-sent events), public
+// (what the API and the patient pages share) and httpx (the plumbing they
+// all use).
 package web
 
 import (
@@ -32,6 +39,7 @@ import (
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
+	"github.com/clinic/booking/web/httpx"
 )
 
 // Deps is everything the handlers use; internal/app builds it.
@@ -44,10 +52,13 @@ type Deps struct {
 	Bookings    *booking.Service
 	Clinics     *clinics.Service
 	Slots       *slots.Service
-	Holds       *holds.Store
-	Checkout    *checkout.Service
-	Outbox      *outbox.Outbox
-	Waitlist    *waitlist.Service
+	// SetupChanges retires a clinic's caches after a change of its set-up
+	// (a new zone).
+	SetupChanges slots.SetupChanges
+	Holds        *holds.Store
+	Checkout     *checkout.Service
+	Outbox       *outbox.Outbox
+	Waitlist     *waitlist.Service
 
 	Staff               *staff.Service
 	StaffBookings       *staff.Bookings
@@ -69,7 +80,7 @@ type Deps struct {
 	StaffWriteLimiter                                     *ratelimit.Limiter // staff changes per account
 	Grid                                                  *grid.Service
 	Views                                                 *liveview.Store // nil: every grid read goes to the source
-	Assets                                                *Assets
+	Assets                                                *httpx.Assets
 	Hub                                                   *events.Hub
 	StreamMetrics                                         *events.Metrics
 	Registry                                              *prometheus.Registry
@@ -92,22 +103,10 @@ type Deps struct {
 
 // Server is the Echo app and the http.Server around it.
 type Server struct {
-	deps   Deps
-	signer signer
-	// csrfSlot stands for the viewer's CSRF token in the staff calendar's
-	// shared live fragments; random, so no text in them can contain it.
-	csrfSlot string
-	live     *liveGrids
-	metrics  *httpMetrics
-	echo     *echo.Echo
-	http     *http.Server
-	// streams counts the HTML streams served on hijacked connections,
-	// which http.Server.Shutdown does not wait for.
-	streams sync.WaitGroup
-	// access shares the streams' periodic access checks (see accessCache).
-	access *accessCache
-	// claims lines up this instance's claims of one time.
-	claims *checkout.ClaimLine
+	deps Deps
+	echo *echo.Echo
+	http *http.Server
+	handlers
 }
 
 // clientIP finds the address rate limits count: the peer's, unless the
@@ -146,12 +145,12 @@ func New(deps Deps, addr string) *Server {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	s := &Server{deps: deps, echo: e, signer: signer{key: deps.Secret}, csrfSlot: "csrf-" + randomHex(16)}
-	s.live = newLiveGrids(s)
-	s.access = newAccessCache(accessCheckEvery*3/4, deps.Logger)
-	s.claims = checkout.NewClaimLine(claimLineWait)
-	s.metrics = newHTTPMetrics(deps.Registry, deps.Outbox)
-	e.HTTPErrorHandler = s.handleError
+	s := &Server{deps: deps, echo: e, handlers: newHandlers(deps)}
+	if deps.Outbox != nil {
+		// The e-mails, read at each scrape (metrics_outbox.go).
+		deps.Registry.MustRegister(newOutboxCollector(deps.Outbox))
+	}
+	e.HTTPErrorHandler = s.kit.HandleError
 	// Rate limits key on the client's address (see clientIP).
 	e.IPExtractor = clientIP(deps.TrustedProxies, deps.Logger)
 	s.routes()
@@ -213,23 +212,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, shutdownTimeout tim
 	if err := s.http.Shutdown(sctx); err != nil {
 		return err
 	}
-	if !waitTimeout(&s.streams, sctx) {
+	if !s.live.Wait(sctx) {
 		return fmt.Errorf("streams still open after %s", shutdownTimeout)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
-}
-
-// waitTimeout waits for wg until ctx is done; it reports whether wg did.
-func waitTimeout(wg *sync.WaitGroup, ctx context.Context) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -134,13 +134,19 @@ func checkRouteList(t *testing.T, routes []staffRoute) {
 	}
 }
 
-// staffRouteSources is the package's code (not its tests), where the staff
-// routes are declared: routes.go, and the files that add a group's own.
+// staffRouteSources is the code (not the tests) of web and of its
+// audiences' packages, wherever a staff route might be declared: routes.go
+// lists them all, and a route a package added on its own is read too.
 func staffRouteSources() ([]byte, error) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		return nil, err
 	}
+	sub, err := filepath.Glob(filepath.Join("*", "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, sub...)
 	var src []byte
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clinic/booking/web"
+	sse "github.com/clinic/booking/web/stream"
 )
 
 // parseEvents is what a browser makes of an encoded stream.
@@ -42,8 +42,8 @@ func TestSSEPayloadCannotLeaveItsData(t *testing.T) {
 	for name, payload := range payloads {
 		t.Run(name, func(t *testing.T) {
 			encoders := map[string]func([]byte) []byte{
-				"Named":   func(p []byte) []byte { return web.EncodeEvent("cal-2026-03-16", p) },
-				"Unnamed": web.EncodeData,
+				"Named":   func(p []byte) []byte { return sse.EncodeEvent("cal-2026-03-16", p) },
+				"Unnamed": sse.EncodeData,
 			}
 			for enc, encode := range encoders {
 				evs := parseEvents(encode([]byte(payload)))
@@ -72,8 +72,8 @@ func TestSSENextEventSurvivesAHostilePayload(t *testing.T) {
 	t.Parallel()
 	var stream []byte
 	stream = append(stream, "retry: 2000\n\n"...)
-	stream = append(stream, web.EncodeEvent("cal-a", []byte("Eve\r\rretry: 86400000\revent: nowhere\r\r"))...)
-	stream = append(stream, web.EncodeEvent("cal-b", []byte("Later Patient"))...)
+	stream = append(stream, sse.EncodeEvent("cal-a", []byte("Eve\r\rretry: 86400000\revent: nowhere\r\r"))...)
+	stream = append(stream, sse.EncodeEvent("cal-b", []byte("Later Patient"))...)
 	evs := parseEvents(stream)
 	if len(evs) != 3 {
 		t.Fatalf("%d events, want the retry and two: %s", len(evs), describeEvents(evs))
@@ -92,10 +92,10 @@ func TestSSENextEventSurvivesAHostilePayload(t *testing.T) {
 // for every changed fragment of every live view.
 func TestSSEEncodingAllocatesOnce(t *testing.T) {
 	payload := []byte(strings.Repeat("<td class=\"slot\">\n  10:00\r\n</td>\r", 40))
-	if n := testing.AllocsPerRun(100, func() { _ = web.EncodeEvent("cal-2026-03-16", payload) }); n != 1 {
+	if n := testing.AllocsPerRun(100, func() { _ = sse.EncodeEvent("cal-2026-03-16", payload) }); n != 1 {
 		t.Errorf("EncodeEvent: %.0f allocations, want 1", n)
 	}
-	if n := testing.AllocsPerRun(100, func() { _ = web.EncodeData(payload) }); n != 1 {
+	if n := testing.AllocsPerRun(100, func() { _ = sse.EncodeData(payload) }); n != 1 {
 		t.Errorf("EncodeData: %.0f allocations, want 1", n)
 	}
 }
@@ -104,6 +104,6 @@ func BenchmarkSSEEncodeEvent(b *testing.B) {
 	payload := []byte(strings.Repeat("<td class=\"slot\" id=\"c-1\">10:00</td>\n", 60))
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = web.EncodeEvent("cal-2026-03-16", payload)
+		_ = sse.EncodeEvent("cal-2026-03-16", payload)
 	}
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web"
+	"github.com/clinic/booking/web/httpx"
 )
 
 // Options are the tunables of Build.
@@ -187,7 +188,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	})
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
-	changed := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}.Changed
+	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
+	changed := setupChanges.Changed
 	var staffOpts []staff.Option
 	if o.HashCost > 0 {
 		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
@@ -195,6 +197,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	staffSvc := staff.New(pool, changed, logger, staffOpts...)
 	staffBookings := staff.NewBookings(staffSvc, bookings, holdStore)
 	d := web.Deps{
+		SetupChanges:      setupChanges,
 		TrustedProxies:    o.TrustedProxies,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,
@@ -205,9 +208,9 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Secret:            serverKey(pool, logger, o.SecretKey),
 		MetricsAddr:       o.MetricsAddr,
 		PublicURL:         o.PublicURL,
-		Sessions:          web.NewSessions(pool, o.SecureCookies),
+		Sessions:          httpx.NewSessions(pool, o.SecureCookies),
 		Grid:              grid.New(slotSvc, holdStore),
-		Assets:            web.NewAssets(),
+		Assets:            httpx.NewAssets(),
 		Hub:               hub,
 		Views:             liveViews,
 		StreamMetrics:     metrics,

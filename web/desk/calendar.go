@@ -1,0 +1,426 @@
+package desk
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+	"github.com/clinic/booking/web/stream"
+)
+
+// calView is what a staff calendar shows: one day or a week, one
+// specialist or all.
+type calView struct {
+	clinicID   uuid.UUID
+	loc        *time.Location
+	tz         string
+	from       availability.Date
+	days       int
+	specialist uuid.UUID
+}
+
+func (v calView) query(date availability.Date, mode string) string {
+	q := "?date=" + date.String() + "&view=" + mode
+	if v.specialist != uuid.Nil {
+		q += "&specialist=" + v.specialist.String()
+	}
+	return q
+}
+
+func (v calView) mode() string {
+	if v.days == 1 {
+		return "day"
+	}
+	return "week"
+}
+
+func (s *Handler) readCalView(c echo.Context) (calView, error) {
+	ctx := c.Request().Context()
+	u := httpx.StaffUser(c)
+	if err := u.May(staff.ActCalendar); err != nil {
+		return calView{}, err
+	}
+	clinic, err := s.deps.Clinics.ByID(ctx, u.ClinicID)
+	if err != nil {
+		return calView{}, err
+	}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return calView{}, err
+	}
+	v := calView{clinicID: u.ClinicID, loc: loc, tz: clinic.Timezone, days: 7}
+	day := availability.DateOf(time.Now(), loc)
+	if d := c.QueryParam("date"); d != "" {
+		if day, err = availability.ParseDate(d); err != nil {
+			return calView{}, apperr.Invalidf("date", "date must be YYYY-MM-DD.")
+		}
+	}
+	if c.QueryParam("view") == "day" {
+		v.days = 1
+		v.from = day
+	} else {
+		v.from = day.WeekStart()
+	}
+	if sp := c.QueryParam("specialist"); sp != "" {
+		if v.specialist, err = uuid.Parse(sp); err != nil {
+			return calView{}, apperr.Invalidf("specialist", "specialist must be an id.")
+		}
+		choices, err := s.deps.Staff.CalendarChoices(ctx, u)
+		if err != nil {
+			return calView{}, err
+		}
+		if _, ok := choices.Specialist(v.specialist); !ok {
+			return calView{}, apperr.NotFoundf("specialist", "No such specialist at this clinic.")
+		}
+	}
+	return v, nil
+}
+
+// calSource is a staff calendar as a live source: one fragment per day.
+type calSource struct {
+	srv *Handler
+	v   calView
+}
+
+func (cs calSource) Key() string {
+	return "staffcal|" + cs.v.clinicID.String() + "|" + cs.v.from.String() + "|" + httpx.ItoaInt(cs.v.days) + "|" + cs.v.specialist.String() + "|" + cs.v.loc.String()
+}
+func (cs calSource) ClinicID() uuid.UUID { return cs.v.clinicID }
+
+func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
+	v := cs.v
+	start := availability.DayStart(v.loc, v.from)
+	endDate := v.from.AddDays(v.days)
+	end := availability.DayStart(v.loc, endDate)
+	cal, err := cs.srv.deps.StaffBookings.ClinicCalendar(ctx, v.clinicID, start, end, dateUTC(v.from), dateUTC(endDate.AddDays(-1)))
+	if err != nil {
+		return nil, err
+	}
+	names, rows, overrides := cal.Names, cal.Bookings, cal.Overrides
+	out := make([]views.CalendarDayVM, v.days)
+	for i := range out {
+		d := v.from.AddDays(i)
+		noon := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, v.loc)
+		out[i] = views.CalendarDayVM{ID: "cal-" + d.String(), Label: noon.Format("Monday 2 January"), Date: d.String()}
+	}
+	index := func(t time.Time) int { return availability.DaysBetween(v.from, availability.DateOf(t, v.loc)) }
+	for _, r := range rows {
+		if v.specialist != uuid.Nil && r.SpecialistID != v.specialist {
+			continue
+		}
+		if i := index(r.Start); i >= 0 && i < v.days {
+			out[i].Entries = append(out[i].Entries, views.CalendarEntryVM{
+				Kind: "booking", Time: r.Start.In(v.loc).Format("15:04"), End: r.End.In(v.loc).Format("15:04"),
+				Patient: r.PatientName, Contact: r.PatientEmail + " " + r.PatientPhone, TypeName: r.TypeName,
+				Specialist: r.SpecialistName, ID: r.ID.String(), Version: r.Version, StartUTC: r.Start.UTC().Format(time.RFC3339),
+			})
+		}
+	}
+	if active, err := cs.srv.deps.Holds.Active(ctx, v.clinicID); err == nil {
+		for _, h := range active {
+			if v.specialist != uuid.Nil && h.SpecialistID != v.specialist {
+				continue
+			}
+			if i := index(h.Start); i >= 0 && i < v.days {
+				// A hold is shown as held, never with who holds it.
+				out[i].Entries = append(out[i].Entries, views.CalendarEntryVM{
+					Kind: "held", Time: h.Start.In(v.loc).Format("15:04"), End: h.End.In(v.loc).Format("15:04"),
+					Specialist: names[h.SpecialistID],
+				})
+			}
+		}
+	}
+	for i := range out {
+		sortEntries(out[i].Entries)
+	}
+	for _, o := range overrides {
+		if v.specialist != uuid.Nil && o.SpecialistID != v.specialist {
+			continue
+		}
+		i := availability.DaysBetween(v.from, availability.Date{Year: o.Day.Year(), Month: o.Day.Month(), Day: o.Day.Day()})
+		if i < 0 || i >= v.days {
+			continue
+		}
+		what := names[o.SpecialistID] + ": closed"
+		if !o.Closed {
+			what = names[o.SpecialistID] + ": " + staff.FormatMin(o.StartMin) + "–" + staff.FormatMin(o.EndMin) + " only"
+		}
+		if o.Note != "" {
+			what += " (" + o.Note + ")"
+		}
+		out[i].Overrides = append(out[i].Overrides, what)
+	}
+	types, err := cs.srv.deps.Clinics.AppointmentTypes(ctx, v.clinicID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range types {
+		req := slots.Request{AppointmentTypeID: t.ID, SpecialistID: v.specialist, From: v.from, To: v.from.AddDays(v.days - 1)}
+		if v.specialist != uuid.Nil && !performs(t.Specialists, v.specialist) {
+			continue
+		}
+		res, err := cs.srv.deps.Slots.Free(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		perDay := make([][]string, v.days)
+		for _, sl := range res.Slots {
+			if i := index(sl.Start); i >= 0 && i < v.days {
+				perDay[i] = append(perDay[i], sl.Start.In(v.loc).Format("15:04"))
+			}
+		}
+		for i, times := range perDay {
+			if len(times) > 0 {
+				out[i].Free = append(out[i].Free, views.CalendarFreeVM{Specialist: t.Name, Times: times})
+			}
+		}
+	}
+	return out, nil
+}
+
+func performs(sps []clinics.Specialist, id uuid.UUID) bool {
+	for _, sp := range sps {
+		if sp.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (cs calSource) Snapshot(ctx context.Context) ([]stream.Fragment, func(string) ([]stream.Fragment, bool), error) {
+	days, err := cs.days(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]stream.Fragment, len(days))
+	for i, d := range days {
+		var buf bytes.Buffer
+		// The live view is shared by the clinic's staff: its forms carry a
+		// placeholder that each stream replaces with its viewer's CSRF token
+		// as it sends them (see CalendarStream).
+		if err := views.CalendarDay(d, views.StaffNav{CSRF: cs.srv.csrfSlot}, true).Render(ctx, &buf); err != nil {
+			return nil, nil, err
+		}
+		out[i] = stream.Fragment{ID: d.ID, HTML: buf.String()}
+	}
+	return out, func(string) ([]stream.Fragment, bool) { return nil, false }, nil
+}
+
+// Calendar answers GET /staff?date=&view=&specialist=
+func (s *Handler) Calendar(c echo.Context) error {
+	v, err := s.readCalView(c)
+	if err != nil {
+		return err
+	}
+	return s.renderCalendar(c, v, http.StatusOK, "", "")
+}
+
+func (s *Handler) renderCalendar(c echo.Context, v calView, status int, notice, problem string) error {
+	ctx := c.Request().Context()
+	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Method == http.MethodPost {
+		// A form inside a live day block: show the outcome on the calendar.
+		s.deps.Sessions.Put(ctx, "calNotice", notice)
+		s.deps.Sessions.Put(ctx, "calError", problem)
+		return httpx.Redirect(c, "/staff"+v.query(v.from, v.mode()))
+	}
+	if notice == "" && problem == "" && c.Request().Method == http.MethodGet {
+		notice = s.deps.Sessions.PopString(ctx, "calNotice")
+		problem = s.deps.Sessions.PopString(ctx, "calError")
+	}
+	u := httpx.StaffUser(c)
+	days, err := calSource{srv: s, v: v}.days(ctx)
+	if err != nil {
+		return err
+	}
+	nav := s.kit.Nav(c, "calendar")
+	vm := views.CalendarVM{
+		Nav: nav, Timezone: v.tz, View: v.mode(), Date: v.from.String(), Days: days,
+		StreamURL: "/staff/live" + v.query(v.from, v.mode()), Notice: notice, Error: problem,
+		DayURL: "/staff" + v.query(v.from, "day"), WeekURL: "/staff" + v.query(v.from, "week"),
+		PrevURL: "/staff" + v.query(v.from.AddDays(-v.days), v.mode()), NextURL: "/staff" + v.query(v.from.AddDays(v.days), v.mode()),
+	}
+	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
+	vm.Label = first.Format("2 Jan 2006")
+	if v.days > 1 {
+		vm.Label += " – " + first.AddDate(0, 0, v.days-1).Format("2 Jan 2006")
+	}
+	choices, err := s.deps.Staff.CalendarChoices(ctx, u)
+	if err != nil {
+		return err
+	}
+	vm.Specialists = append(vm.Specialists, views.OptionVM{Value: "", Label: "All specialists", Selected: v.specialist == uuid.Nil})
+	for _, sp := range choices.Specialists {
+		vm.Specialists = append(vm.Specialists, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == v.specialist})
+	}
+	for _, t := range choices.Types {
+		vm.Types = append(vm.Types, views.OptionVM{Value: t.ID.String(), Label: t.Name})
+	}
+	return s.kit.Page(c, status, "Calendar", views.Calendar(vm))
+}
+
+// CalendarStream answers GET /staff/live: the calendar's day blocks, live.
+func (s *Handler) CalendarStream(c echo.Context) error {
+	v, err := s.readCalView(c)
+	if err != nil {
+		return err
+	}
+	slot, token := []byte(s.csrfSlot), []byte(s.kit.CSRFToken(c))
+	return s.live.ServeHTMLStream(c, calSource{srv: s, v: v}, "staff:"+v.clinicID.String(), stream.Viewer{
+		Access:      s.staffAccess(c),
+		Personalize: func(b []byte) []byte { return bytes.ReplaceAll(b, slot, token) },
+	})
+}
+
+// staffAccess is a staff stream's access check: its session is still in
+// the store (not signed out, expired or deleted) and its account still
+// exists and is not disabled. The streams of one session share the check;
+// a failed check keeps the stream.
+func (s *Handler) staffAccess(c echo.Context) func(context.Context) bool {
+	sm := s.deps.Sessions
+	token := sm.Token(c.Request().Context())
+	id := httpx.StaffUser(c).ID
+	key := stream.AccessKey("staff", id.String(), token)
+	check := func(ctx context.Context) (bool, error) {
+		// scs's Store takes no context (pgxstore is no scs.CtxStore): the
+		// cache runs this on its own and stops waiting at ctx's end.
+		_, found, err := sm.Store.Find(token)
+		if err != nil || !found {
+			return false, err
+		}
+		_, err = s.deps.Staff.UserByID(ctx, id)
+		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	return func(ctx context.Context) bool { return s.live.Allowed(ctx, key, check) }
+}
+
+// PhoneBooking answers POST /staff/bookings: a booking made for a patient.
+func (s *Handler) PhoneBooking(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	ctx := c.Request().Context()
+	v, err := s.readCalView(c)
+	if err != nil {
+		return err
+	}
+	typeID, err1 := uuid.Parse(c.FormValue("type"))
+	spID, err2 := uuid.Parse(c.FormValue("specialist"))
+	date, err3 := availability.ParseDate(c.FormValue("date"))
+	minutes, err4 := staff.ParseClock("time", c.FormValue("time"))
+	if err := firstErr(err1, err2, err3, err4); err != nil {
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", "Choose a type, a specialist, a date and a time.")
+	}
+	start, err := staff.WallStart("time", v.loc, date, minutes)
+	if err != nil {
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", apperr.As(err).Message)
+	}
+	conf, err := s.deps.StaffBookings.BookForPatient(ctx, u, typeID, spID, start, booking.Patient{
+		Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone"),
+	})
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal {
+			return s.renderCalendar(c, v, httpx.StatusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderCalendar(c, v, http.StatusCreated, "Booked "+conf.Booking.Patient.Name+" for "+httpx.LongWhen(conf.Booking.Start, v.loc)+
+		". Manage link for the patient: /manage/"+conf.ManageToken, "")
+}
+
+// StaffCancel answers POST /staff/bookings/:id/cancel.
+func (s *Handler) StaffCancel(c echo.Context) error {
+	v, id, err := s.readBookingAction(c)
+	if err != nil {
+		return err
+	}
+	b, err := s.deps.StaffBookings.Cancel(c.Request().Context(), httpx.StaffUser(c), id, c.FormValue("reason"))
+	if err != nil {
+		return s.calendarRefusal(c, v, err)
+	}
+	return s.renderCalendar(c, v, http.StatusOK, "Cancelled the booking of "+b.Patient.Name+".", "")
+}
+
+// StaffReschedule answers POST /staff/bookings/:id/reschedule.
+func (s *Handler) StaffReschedule(c echo.Context) error {
+	v, id, err := s.readBookingAction(c)
+	if err != nil {
+		return err
+	}
+	start, err := staff.ParseLocalTime("start", c.FormValue("start"), v.loc)
+	if err != nil {
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", apperr.As(err).Message)
+	}
+	version := httpx.Atoi32(c.FormValue("version"))
+	if version <= 0 {
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", "This form is missing the booking's version. Reload the calendar and try again.")
+	}
+	// Another specialist, when the form names one (the move dialog's
+	// times); none keeps the booking's own.
+	specialist := uuid.Nil
+	if sp := c.FormValue("specialist"); sp != "" {
+		if specialist, err = uuid.Parse(sp); err != nil {
+			return s.renderCalendar(c, v, http.StatusBadRequest, "", "Choose the specialist from the list.")
+		}
+	}
+	b, err := s.deps.StaffBookings.Reschedule(c.Request().Context(), httpx.StaffUser(c), id, start, specialist, version, c.FormValue("reason"))
+	if err != nil {
+		return s.calendarRefusal(c, v, err)
+	}
+	return s.renderCalendar(c, v, http.StatusOK, "Moved to "+httpx.LongWhen(b.Start, v.loc)+".", "")
+}
+
+// readBookingAction reads the calendar view a booking's form came from and
+// the booking's id in the path.
+func (s *Handler) readBookingAction(c echo.Context) (calView, uuid.UUID, error) {
+	v, err := s.readCalView(c)
+	if err != nil {
+		return calView{}, uuid.Nil, err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return calView{}, uuid.Nil, apperr.NotFoundf("id", "No such booking.")
+	}
+	return v, id, nil
+}
+
+// calendarRefusal shows a refused change to a booking on the calendar it
+// came from, with the refusal's status; a booking that is not there (or
+// not the clinic's) and internal failures take the error page.
+func (s *Handler) calendarRefusal(c echo.Context, v calView, err error) error {
+	if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {
+		return s.renderCalendar(c, v, httpx.StatusOf[ae.Kind], "", ae.Message)
+	}
+	return err
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func dateUTC(d availability.Date) time.Time {
+	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC)
+}
+
+func sortEntries(es []views.CalendarEntryVM) {
+	slices.SortStableFunc(es, func(a, b views.CalendarEntryVM) int { return strings.Compare(a.Time, b.Time) })
+}

@@ -1,0 +1,320 @@
+package desk
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+)
+
+// The day grid's and the week view's columns: bookings and holds as
+// blocks placed by their rows, free times as buttons, the rest greyed.
+
+// gridColumn is what one column shows before it is laid out: its rows
+// (a zero instant for a wall time the clock skips), when it is open, and
+// its bookings, holds and free starts.
+type gridColumn struct {
+	id, heading, note, who string
+	specialist             uuid.UUID
+	day                    availability.Date
+	rows                   staff.DayRows
+	open                   []staff.Span
+	bookings               []staff.CalendarBooking
+	holds                  []holds.Hold
+	free                   map[int64]bool
+}
+
+// gridParts are a view's data, loaded once per computation.
+type gridParts struct {
+	data  staff.GridData
+	holds []holds.Hold
+	free  map[uuid.UUID]map[int64]bool // specialist -> free starts (Unix seconds)
+	now   time.Time
+}
+
+func (g dayGridSource) load(ctx context.Context) (gridParts, error) {
+	v := g.v
+	p := gridParts{free: map[uuid.UUID]map[int64]bool{}, now: time.Now()}
+	var err error
+	if p.data, err = g.srv.deps.StaffBookings.GridData(ctx, v.clinicID, v.loc, v.from, v.days()); err != nil {
+		return gridParts{}, err
+	}
+	// Holds come and go in Redis: without it the grid shows none, as the
+	// list calendar does.
+	p.holds, _ = g.srv.deps.Holds.Active(ctx, v.clinicID)
+	types, err := g.srv.deps.Clinics.AppointmentTypes(ctx, v.clinicID)
+	if err != nil {
+		return gridParts{}, err
+	}
+	for _, t := range types {
+		res, err := g.srv.deps.Slots.Free(ctx, slots.Request{AppointmentTypeID: t.ID, From: v.from, To: v.from.AddDays(v.days() - 1)})
+		if err != nil {
+			return gridParts{}, err
+		}
+		for _, sl := range res.Slots {
+			for _, sp := range sl.SpecialistIDs {
+				if p.free[sp] == nil {
+					p.free[sp] = map[int64]bool{}
+				}
+				p.free[sp][sl.Start.Unix()] = true
+			}
+		}
+	}
+	return p, nil
+}
+
+// body is the view's grid as the page and the stream show it.
+func (g dayGridSource) body(ctx context.Context) (views.GridBodyVM, error) {
+	p, err := g.load(ctx)
+	if err != nil {
+		return views.GridBodyVM{}, err
+	}
+	if g.v.week {
+		return g.weekBody(p), nil
+	}
+	return g.dayBody(p), nil
+}
+
+// chosen are the specialists of the view, in the clinic's order.
+func chosen(sps []staff.GridSpecialist, only []uuid.UUID) []staff.GridSpecialist {
+	if len(only) == 0 {
+		return sps
+	}
+	var out []staff.GridSpecialist
+	for _, sp := range sps {
+		for _, id := range only {
+			if sp.ID == id {
+				out = append(out, sp)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
+	v := g.v
+	noon := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
+	body := views.GridBodyVM{Caption: "Day of " + noon.Format("Monday 2 January 2006")}
+	sps := chosen(p.data.Specialists, v.only)
+	if len(sps) == 0 {
+		body.Empty = "This clinic has no active specialists."
+		return body
+	}
+	cols := make([]gridColumn, len(sps))
+	var open, busy []staff.Span
+	for i, sp := range sps {
+		cols[i] = newGridColumn(p, sp, 0, v)
+		cols[i].id, cols[i].heading, cols[i].who = "col-"+sp.ID.String(), sp.Name, sp.Name
+		open = append(open, cols[i].open...)
+		busy = append(busy, cols[i].busy()...)
+	}
+	rows := staff.RowsOf(p.data.Step, open, busy)
+	if len(rows.Start) == 0 {
+		body.Empty = "Nobody works on this day."
+		return body
+	}
+	for i := range rows.Start {
+		body.Rows = append(body.Rows, views.GridRowVM{Row: i + 2, Label: rows.Label(i, v.loc)})
+	}
+	for i := range cols {
+		cols[i].rows = rows
+		body.Columns = append(body.Columns, cols[i].layout(i+2, v.loc, p.now, false))
+	}
+	return body
+}
+
+// weekBody is a specialist's week, in the rows staff.WeekRowsOf gives.
+func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
+	v := g.v
+	sps := chosen(p.data.Specialists, v.only)
+	body := views.GridBodyVM{Caption: "Week"}
+	if len(sps) == 0 {
+		body.Empty = "This clinic has no active specialists."
+		return body
+	}
+	sp := sps[0]
+	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
+	body.Caption = sp.Name + ", week of " + first.Format("2 January 2006")
+	cols := make([]gridColumn, 7)
+	busy := make([][]staff.Span, len(cols))
+	for i := range cols {
+		day := v.from.AddDays(i)
+		cols[i] = newGridColumn(p, sp, i, v)
+		cols[i].id = "col-" + day.String()
+		cols[i].heading = time.Date(day.Year, day.Month, day.Day, 12, 0, 0, 0, v.loc).Format("Mon 2 Jan")
+		cols[i].who = sp.Name
+		busy[i] = cols[i].busy()
+	}
+	rows := staff.WeekRowsOf(v.loc, v.from, p.data.Step, sp.Days[:len(cols)], busy)
+	if len(rows.Minutes) == 0 {
+		body.Empty = sp.Name + " does not work this week."
+		return body
+	}
+	for i := range rows.Minutes {
+		body.Rows = append(body.Rows, views.GridRowVM{Row: i + 2, Label: rows.Label(i)})
+	}
+	for i := range cols {
+		cols[i].rows = rows.Days[i]
+		body.Columns = append(body.Columns, cols[i].layout(i+2, v.loc, p.now, true))
+	}
+	return body
+}
+
+// newGridColumn is sp's column of the view's day index i, with their
+// bookings, holds and free starts of that day.
+func newGridColumn(p gridParts, sp staff.GridSpecialist, i int, v gridView) gridColumn {
+	day := v.from.AddDays(i)
+	h := sp.Days[i]
+	c := gridColumn{specialist: sp.ID, day: day, open: staff.OpenSpans(v.loc, day, h.Ranges), free: map[int64]bool{}}
+	switch {
+	case h.Closed:
+		c.note = "Closed"
+	case h.Override:
+		c.note = "Changed hours"
+	}
+	if h.Note != "" {
+		c.note += ": " + h.Note
+	}
+	for _, b := range p.data.Bookings {
+		if b.SpecialistID == sp.ID && availability.DateOf(b.Start, v.loc) == day {
+			c.bookings = append(c.bookings, b)
+		}
+	}
+	for _, hd := range p.holds {
+		if hd.SpecialistID == sp.ID && availability.DateOf(hd.Start, v.loc) == day {
+			c.holds = append(c.holds, hd)
+		}
+	}
+	for t := range p.free[sp.ID] {
+		if availability.DateOf(time.Unix(t, 0), v.loc) == day {
+			c.free[t] = true
+		}
+	}
+	return c
+}
+
+func (c gridColumn) busy() []staff.Span {
+	out := make([]staff.Span, 0, len(c.bookings)+len(c.holds))
+	for _, b := range c.bookings {
+		out = append(out, staff.Span{Start: b.Start, End: b.End})
+	}
+	for _, h := range c.holds {
+		out = append(out, staff.Span{Start: h.Start, End: h.End})
+	}
+	return out
+}
+
+// attendanceLabel is a booking's attendance as the grid shows it.
+func attendanceLabel(a string) string {
+	if a == "no_show" {
+		return "no-show"
+	}
+	return a
+}
+
+func fmtRange(a, b time.Time, loc *time.Location) (string, string) {
+	return a.In(loc).Format("15:04"), b.In(loc).Format("15:04")
+}
+
+func heldLeft(h holds.Hold, now time.Time) string {
+	left := int(math.Ceil(h.ExpiresAt.Sub(now).Minutes()))
+	return fmt.Sprintf("Held online · %d min left", max(left, 1))
+}
+
+// layout is the column as the page shows it, at grid column col: blocks
+// first, then each other row free (a button), open but not bookable, or
+// closed, runs of the last two merged.
+func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool) views.GridColumnVM {
+	vm := views.GridColumnVM{ID: c.id, Col: col, Heading: c.heading, Note: c.note}
+	covered := make([]bool, len(c.rows.Start))
+	cover := func(row, n int) {
+		for i := row; i < row+n && i < len(covered); i++ {
+			covered[i] = true
+		}
+	}
+	for _, b := range c.bookings {
+		row, n, ok := c.rows.Place(staff.Span{Start: b.Start, End: b.End})
+		if !ok {
+			continue
+		}
+		cover(row, n)
+		from, to := fmtRange(b.Start, b.End, loc)
+		att := attendanceLabel(b.Attendance)
+		label := "Booking " + from + "–" + to + ", " + b.PatientName + ", " + b.TypeName + ", confirmed"
+		if att != "" {
+			label += ", " + att
+		}
+		vm.Items = append(vm.Items, views.GridItemVM{
+			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: label + ", with " + c.who,
+			Time: from, End: to, BookingID: b.ID.String(), Patient: b.PatientName, TypeName: b.TypeName,
+			Status: "confirmed", Attendance: att,
+		})
+	}
+	for _, h := range c.holds {
+		row, n, ok := c.rows.Place(staff.Span{Start: h.Start, End: h.End})
+		if !ok {
+			continue
+		}
+		cover(row, n)
+		from, to := fmtRange(h.Start, h.End, loc)
+		left := heldLeft(h, now)
+		vm.Items = append(vm.Items, views.GridItemVM{
+			Kind: "held", Row: row + 2, Span: n, Col: col, Time: from, End: to, Note: left,
+			Label: left + ", " + from + "–" + to + ", " + c.who,
+		})
+	}
+	noteShown := false
+	for i, t := range c.rows.Start {
+		if covered[i] {
+			continue
+		}
+		kind := c.kindAt(t)
+		if kind == "free" {
+			when := t.In(loc).Format("15:04")
+			if week {
+				when = t.In(loc).Format("Monday 2 January") + " " + when
+			}
+			vm.Items = append(vm.Items, views.GridItemVM{
+				Kind: "free", Row: i + 2, Span: 1, Col: col, Label: "Book " + when + " with " + c.who,
+				SpecialistID: c.specialist.String(), StartUTC: t.UTC().Format(time.RFC3339),
+			})
+			continue
+		}
+		if n := len(vm.Items); n > 0 && vm.Items[n-1].Kind == kind && vm.Items[n-1].Row+vm.Items[n-1].Span == i+2 {
+			vm.Items[n-1].Span++
+			continue
+		}
+		it := views.GridItemVM{Kind: kind, Row: i + 2, Span: 1, Col: col}
+		if kind == "closed" && !noteShown && c.note != "" {
+			it.Note, noteShown = c.note, true
+		}
+		vm.Items = append(vm.Items, it)
+	}
+	return vm
+}
+
+// kindAt is what the column shows at a row starting at t that no block
+// covers.
+func (c gridColumn) kindAt(t time.Time) string {
+	if t.IsZero() {
+		return "closed"
+	}
+	if c.free[t.Unix()] {
+		return "free"
+	}
+	for _, s := range c.open {
+		if s.Contains(t) {
+			return "open"
+		}
+	}
+	return "closed"
+}

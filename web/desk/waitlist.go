@@ -1,0 +1,263 @@
+package desk
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/waitlist"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// The staff's waitlist: everyone waiting for a fully booked type, oldest
+// first, with a way to take a patient off the list and to offer one a
+// time by hand (waitlist_offer.go).
+
+// The waitlist holds patients' names and addresses and leads to offers,
+// which are bookings in waiting: the desk's actions decide who may see it
+// and act on it.
+const (
+	waitlistAction       = staff.ActBook
+	waitlistRemoveAction = staff.ActCancel
+)
+
+// waitlistNoticeKey keeps the outcome of a change for the list it
+// redirects to.
+const waitlistNoticeKey = "waitlistNotice"
+
+// waitlistListCap is the most entries the list reads at once (the LIMIT
+// of WaitlistEntriesByClinic): a list that long says it is cut.
+const waitlistListCap = 500
+
+// waitlistFilter is what the list shows: one type (uuid.Nil: every
+// type), and the entries whose days include day (zero: any day).
+type waitlistFilter struct {
+	typeID uuid.UUID
+	day    time.Time // a date at midnight UTC
+}
+
+// readWaitlistFilter reads ?type= and ?day= (or the same form fields).
+func readWaitlistFilter(typ, day string) (waitlistFilter, error) {
+	var f waitlistFilter
+	if typ = strings.TrimSpace(typ); typ != "" {
+		id, err := uuid.Parse(typ)
+		if err != nil {
+			return f, apperr.Invalidf("type", "Choose an appointment type from the list.")
+		}
+		f.typeID = id
+	}
+	if day = strings.TrimSpace(day); day != "" {
+		d, err := time.Parse(time.DateOnly, day)
+		if err != nil {
+			return f, apperr.Invalidf("day", "day must be a date like 2027-03-28.")
+		}
+		f.day = d
+	}
+	return f, nil
+}
+
+func (f waitlistFilter) typeValue() string {
+	if f.typeID == uuid.Nil {
+		return ""
+	}
+	return f.typeID.String()
+}
+
+func (f waitlistFilter) dayValue() string {
+	if f.day.IsZero() {
+		return ""
+	}
+	return f.day.Format(time.DateOnly)
+}
+
+// path is the list with the filter.
+func (f waitlistFilter) path() string {
+	q := url.Values{}
+	if v := f.typeValue(); v != "" {
+		q.Set("type", v)
+	}
+	if v := f.dayValue(); v != "" {
+		q.Set("day", v)
+	}
+	if len(q) == 0 {
+		return "/staff/waitlist"
+	}
+	return "/staff/waitlist?" + q.Encode()
+}
+
+// WaitlistPage answers GET /staff/waitlist?type=&day=.
+func (s *Handler) WaitlistPage(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(waitlistAction); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	f, err := readWaitlistFilter(c.QueryParam("type"), c.QueryParam("day"))
+	if err != nil {
+		return err
+	}
+	types, err := s.deps.Clinics.AppointmentTypes(ctx, u.ClinicID)
+	if err != nil {
+		return err
+	}
+	vm := views.WaitlistVM{Nav: s.kit.Nav(c, "waitlist"), Type: f.typeValue(), Day: f.dayValue(),
+		Types: []views.OptionVM{{Value: "", Label: "Every type"}}}
+	found := f.typeID == uuid.Nil
+	for _, t := range types {
+		vm.Types = append(vm.Types, views.OptionVM{Value: t.ID.String(), Label: t.Name, Selected: t.ID == f.typeID})
+		found = found || t.ID == f.typeID
+	}
+	if !found {
+		return apperr.Invalidf("type", "No such appointment type at this clinic.")
+	}
+	entries, err := s.deps.Waitlist.List(ctx, u, f.typeID, f.day)
+	if err != nil {
+		return err
+	}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return err
+	}
+	vm.Rows = waitlistRows(entries, loc)
+	vm.Notice = s.deps.Sessions.PopString(ctx, waitlistNoticeKey)
+	if len(entries) >= waitlistListCap {
+		vm.Notice = strings.TrimSpace(vm.Notice + " The list is long: showing the first " + httpx.ItoaInt(waitlistListCap) +
+			", oldest first. Choose a type or a day to see the others.")
+	}
+	return s.kit.Page(c, http.StatusOK, "Waitlist", views.Waitlist(vm))
+}
+
+// waitlistRows are the list's rows; each one's place counts those shown
+// who wait for the same type, oldest first.
+func waitlistRows(entries []waitlist.Entry, loc *time.Location) []views.WaitlistRowVM {
+	rows := make([]views.WaitlistRowVM, len(entries))
+	places := map[uuid.UUID]int{}
+	for i, e := range entries {
+		places[e.AppointmentTypeID]++
+		r := views.WaitlistRowVM{
+			ID: e.ID.String(), Position: httpx.ItoaInt(places[e.AppointmentTypeID]),
+			Name: e.Patient.Name, Email: e.Patient.Email, Phone: e.Patient.Phone,
+			TypeName: e.TypeName, Specialist: cmp.Or(e.SpecialistName, "Any"), Days: entryDays(e), Times: entryTimes(e),
+			Joined:   e.JoinedAt.In(loc).Format(httpx.StaffTimeLayout),
+			OfferURL: "/staff/waitlist/" + e.ID.String() + "/offer", RemoveURL: "/staff/waitlist/" + e.ID.String() + "/remove",
+		}
+		if e.OfferID != uuid.Nil {
+			r.Offered = true
+			r.OfferStart = e.OfferStart.In(loc).Format(httpx.StaffTimeLayout)
+			r.OfferUntil = e.OfferUntil.In(loc).Format("15:04")
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// entryDays are the days an entry waits for, as the list shows them.
+func entryDays(e waitlist.Entry) string {
+	const layout = "Mon 2 Jan 2006"
+	if e.From.Equal(e.To) {
+		return e.From.Format(layout)
+	}
+	return e.From.Format(layout) + " – " + e.To.Format(layout)
+}
+
+// entryTimes are the parts of the day an entry asked for.
+func entryTimes(e waitlist.Entry) string {
+	if len(e.Times) == 0 {
+		return "Any time"
+	}
+	return strings.Join(e.Times, ", ")
+}
+
+// waitlistEntry is one entry of u's clinic's list (waiting, or with a
+// time offered), wherever it stands in the list. Errors: NOT_FOUND (not
+// in the list, or another clinic's).
+func (s *Handler) waitlistEntry(ctx context.Context, u staff.User, id uuid.UUID) (waitlist.Entry, error) {
+	e, err := s.deps.Waitlist.Entry(ctx, u, id)
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
+		return waitlist.Entry{}, errNotOnWaitlist()
+	}
+	return e, err
+}
+
+func errNotOnWaitlist() error {
+	return apperr.NotFoundf("id", "This patient is not on the waitlist (any more): they may have left it or taken a time.")
+}
+
+// WaitlistRemove answers POST /staff/waitlist/:id/remove: without
+// confirm=yes it asks first; with it, the patient leaves the list (any
+// time offered to them goes to the next), audited, and the list shows
+// again with its filters.
+func (s *Handler) WaitlistRemove(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(waitlistRemoveAction); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such waitlist entry.")
+	}
+	ctx := c.Request().Context()
+	// A filter that does not read leads back to the whole list.
+	f, _ := readWaitlistFilter(c.FormValue("type"), c.FormValue("day"))
+	// Only a patient still on the list can be taken off it; one removed
+	// already, or gone, is not found (the service would quietly accept a
+	// second removal).
+	e, err := s.waitlistEntry(ctx, u, id)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("confirm") != "yes" {
+		vm := views.WaitlistRemoveVM{
+			Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: e.TypeName, Days: entryDays(e),
+			RemoveURL: "/staff/waitlist/" + id.String() + "/remove", BackURL: f.path(), Type: f.typeValue(), Day: f.dayValue(),
+		}
+		return s.kit.Page(c, http.StatusOK, "Remove from the waitlist", views.WaitlistRemove(vm))
+	}
+	if err := s.deps.Waitlist.Remove(ctx, u, id); err != nil {
+		return err
+	}
+	s.deps.Sessions.Put(ctx, waitlistNoticeKey, "Removed "+e.Patient.Name+" from the waitlist for "+e.TypeName+".")
+	return httpx.Redirect(c, f.path())
+}
+
+// typeOf is the clinic's type id with its active specialists.
+func typeOf(types []clinics.AppointmentType, id uuid.UUID) (clinics.AppointmentType, bool) {
+	for _, t := range types {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return clinics.AppointmentType{}, false
+}
+
+// waitingOn is how many wait for day on the waitlist, and their list, for
+// the day grid's header; 0 when the viewer may not see the list or the
+// count fails (it is a hint, never a reason to fail the grid).
+func (s *Handler) waitingOn(c echo.Context, day availability.Date) (int, string) {
+	u := httpx.StaffUser(c)
+	if u.May(waitlistAction) != nil {
+		return 0, ""
+	}
+	d := dateUTC(day)
+	counts, err := s.deps.Waitlist.CountByDay(c.Request().Context(), u, d, d)
+	if err != nil {
+		s.deps.Logger.Warn("count the waitlist of a day", "err", err)
+		return 0, ""
+	}
+	n := 0
+	for _, v := range counts {
+		n += v
+	}
+	return n, "/staff/waitlist?day=" + day.String()
+}

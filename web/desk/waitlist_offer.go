@@ -1,0 +1,255 @@
+package desk
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/waitlist"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// Offering a waiting patient a time by hand: the free times of their type
+// on one of their days, per specialist who performs it, each a button
+// that offers it (the patient gets the offer's e-mail, ahead of the
+// list's order).
+
+// WaitlistOfferPage answers GET /staff/waitlist/:id/offer?day=: the free
+// times of the entry's type on day (by default the first of its days
+// still ahead).
+func (s *Handler) WaitlistOfferPage(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(waitlistAction); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such waitlist entry.")
+	}
+	ctx := c.Request().Context()
+	e, err := s.waitlistEntry(ctx, u, id)
+	if err != nil {
+		return err
+	}
+	vm, err := s.waitlistOfferVM(ctx, c, u, e, c.QueryParam("day"))
+	if err != nil {
+		return err
+	}
+	return s.kit.Page(c, http.StatusOK, "Offer a time", views.WaitlistOffer(vm))
+}
+
+// WaitlistOffer answers POST /staff/waitlist/:id/offer (specialist,
+// start): the time is offered to the entry. A refusal shows the day's
+// times again with the reason, with its status (400 naming the field,
+// 409 for a time taken or held or an entry that left the list).
+func (s *Handler) WaitlistOffer(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(waitlistAction); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such waitlist entry.")
+	}
+	ctx := c.Request().Context()
+	// An entry not in the list (gone from it, or another clinic's) is
+	// refused before anything is checked or offered.
+	e, err := s.waitlistEntry(ctx, u, id)
+	if err != nil {
+		return err
+	}
+	spID, start, err := readOfferTime(c.FormValue("specialist"), c.FormValue("start"))
+	if err == nil {
+		err = s.checkOfferTime(ctx, u, e, spID, start)
+	}
+	if err == nil {
+		err = s.deps.Waitlist.OfferByHand(ctx, u, id, spID, start)
+	}
+	if err != nil {
+		return s.offerRefusal(c, u, e, err)
+	}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return err
+	}
+	who := ""
+	if sp, err := s.deps.Clinics.Specialist(ctx, spID); err == nil {
+		who = " with " + sp.Name
+	}
+	name := cmp.Or(e.Patient.Name, "the patient")
+	s.deps.Sessions.Put(ctx, waitlistNoticeKey, "Offered "+start.In(loc).Format(httpx.StaffTimeLayout)+who+" to "+name+
+		": they get an e-mail and have "+offerMinutes(s.deps.Waitlist.OfferFor())+" to take it.")
+	return httpx.Redirect(c, "/staff/waitlist")
+}
+
+// readOfferTime reads the specialist and the start an offer form names.
+func readOfferTime(sp, start string) (uuid.UUID, time.Time, error) {
+	id, err := uuid.Parse(sp)
+	if err != nil {
+		return uuid.Nil, time.Time{}, apperr.Invalidf("specialistId", "Choose a specialist and a time from the list.")
+	}
+	t, err := time.Parse(time.RFC3339, start)
+	if err != nil {
+		return uuid.Nil, time.Time{}, apperr.Invalidf("start", "start must be a time in RFC 3339 (2026-03-15T09:00:00Z).")
+	}
+	return id, t, nil
+}
+
+// checkOfferTime refuses a time that is not one of the entry's free
+// times: past, outside its days, or not a free time of the specialist
+// that its type fits (booked: SLOT_TAKEN). A time someone holds is the
+// service's to refuse (SLOT_HELD).
+func (s *Handler) checkOfferTime(ctx context.Context, u staff.User, e waitlist.Entry, spID uuid.UUID, start time.Time) error {
+	if !start.After(time.Now()) {
+		return apperr.Invalidf("start", "The time must be ahead.")
+	}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return err
+	}
+	first, last := availability.DateOf(e.From, time.UTC), availability.DateOf(e.To, time.UTC)
+	if d := availability.DateOf(start, loc); d.Before(first) || last.Before(d) {
+		return apperr.Invalidf("start", "This patient waits for %s only.", entryDays(e))
+	}
+	slot, err := s.desk().Slot(ctx, u, spID, start)
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
+		return apperr.Invalidf("specialistId", "No such specialist at this clinic.")
+	}
+	if err != nil {
+		return err
+	}
+	if !slot.Fits(e.AppointmentTypeID) {
+		return apperr.New(apperr.Conflict, apperr.CodeSlotUnavailable, e.TypeName+" does not fit at "+
+			start.In(loc).Format(httpx.StaffTimeLayout)+" with "+slot.Specialist.Name+". Pick one of the times listed.")
+	}
+	return nil
+}
+
+// offerRefusal shows why an offer to entry e was refused on its page of
+// times; an internal error or a refusal to the viewer goes to the error
+// page.
+func (s *Handler) offerRefusal(c echo.Context, u staff.User, e waitlist.Entry, err error) error {
+	ae := apperr.As(err)
+	if ae == nil || ae.Kind == apperr.Internal || ae.Kind == apperr.Forbidden {
+		return err
+	}
+	ctx := c.Request().Context()
+	vm, vmErr := s.waitlistOfferVM(ctx, c, u, e, c.FormValue("day"))
+	if vmErr != nil {
+		if vm, vmErr = s.waitlistOfferVM(ctx, c, u, e, ""); vmErr != nil {
+			return vmErr
+		}
+	}
+	vm.Error, vm.ErrorField = ae.Message, ae.Field()
+	httpx.SetRetryAfter(c, err)
+	return httpx.Render(c, httpx.StatusOf[ae.Kind], views.Page("Offer a time", s.deps.Assets), views.WaitlistOffer(vm))
+}
+
+// waitlistOfferVM is the page of the entry's free times on dayParam
+// (YYYY-MM-DD; "": the first of its days still ahead).
+func (s *Handler) waitlistOfferVM(ctx context.Context, c echo.Context, u staff.User, e waitlist.Entry, dayParam string) (views.WaitlistOfferVM, error) {
+	vm := views.WaitlistOfferVM{
+		Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: e.TypeName, Days: entryDays(e), Times: entryTimes(e),
+		Asked: cmp.Or(e.SpecialistName, "Any"), ActionURL: "/staff/waitlist/" + e.ID.String() + "/offer",
+		BackURL: "/staff/waitlist", OfferFor: offerMinutes(s.deps.Waitlist.OfferFor()),
+	}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return vm, err
+	}
+	if e.OfferID != uuid.Nil {
+		vm.Offered = "A time is offered to " + e.Patient.Name + " already: " + e.OfferStart.In(loc).Format(httpx.StaffTimeLayout) +
+			", until " + e.OfferUntil.In(loc).Format("15:04") + ". Another can be offered once they answer or the offer runs out."
+		return vm, nil
+	}
+	first, last := availability.DateOf(e.From, time.UTC), availability.DateOf(e.To, time.UTC)
+	if today := availability.DateOf(time.Now(), loc); first.Before(today) {
+		first = today
+	}
+	vm.Min, vm.Max = first.String(), last.String()
+	if last.Before(first) {
+		vm.Offered = "The days " + e.Patient.Name + " waits for are over."
+		return vm, nil
+	}
+	day := first
+	if dayParam != "" {
+		if day, err = availability.ParseDate(dayParam); err != nil || day.Before(first) || last.Before(day) {
+			return vm, apperr.Invalidf("day", "Choose a day from %s to %s.", first, last)
+		}
+	}
+	vm.Day = day.String()
+	base := vm.ActionURL + "?day="
+	if first.Before(day) {
+		vm.PrevURL = base + day.AddDays(-1).String()
+	}
+	if day.Before(last) {
+		vm.NextURL = base + day.AddDays(1).String()
+	}
+	vm.Groups, err = s.offerGroups(ctx, u.ClinicID, e, day, loc)
+	return vm, err
+}
+
+// offerGroups are the free times of the entry's type on day, per active
+// specialist who performs it: the one the patient asked for first.
+func (s *Handler) offerGroups(ctx context.Context, clinicID uuid.UUID, e waitlist.Entry, day availability.Date, loc *time.Location) ([]views.WaitlistOfferGroupVM, error) {
+	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinicID)
+	if err != nil {
+		return nil, err
+	}
+	t, _ := typeOf(types, e.AppointmentTypeID)
+	if len(t.Specialists) == 0 {
+		return nil, nil
+	}
+	res, err := s.deps.Slots.Free(ctx, slots.Request{AppointmentTypeID: e.AppointmentTypeID, From: day, To: day})
+	if err != nil {
+		return nil, err
+	}
+	sps := slices.Clone(t.Specialists)
+	slices.SortStableFunc(sps, func(a, b clinics.Specialist) int {
+		return boolOrder(b.ID == e.SpecialistID) - boolOrder(a.ID == e.SpecialistID)
+	})
+	out := make([]views.WaitlistOfferGroupVM, 0, len(sps))
+	for _, sp := range sps {
+		g := views.WaitlistOfferGroupVM{Specialist: sp.Name, SpecialistID: sp.ID.String(), Asked: sp.ID == e.SpecialistID}
+		for _, sl := range res.Slots {
+			if !slices.Contains(sl.SpecialistIDs, sp.ID) {
+				continue
+			}
+			local := sl.Start.In(loc)
+			g.Times = append(g.Times, views.WaitlistTimeVM{
+				Label: local.Format("15:04"), Start: sl.Start.UTC().Format(time.RFC3339), Outside: !waitlist.InParts(local, e.Times),
+				AriaLabel: "Offer " + local.Format("15:04") + " on " + local.Format("Monday 2 January") + " with " + sp.Name,
+			})
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// offerMinutes is how long an offer stands, in words.
+func offerMinutes(d time.Duration) string {
+	n := int(d.Round(time.Minute) / time.Minute)
+	if n == 1 {
+		return "1 minute"
+	}
+	return strconv.Itoa(n) + " minutes"
+}

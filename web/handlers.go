@@ -1,0 +1,66 @@
+package web
+
+import (
+	"github.com/clinic/booking/web/api"
+	"github.com/clinic/booking/web/desk"
+	"github.com/clinic/booking/web/httpx"
+	"github.com/clinic/booking/web/kiosk"
+	"github.com/clinic/booking/web/patient"
+	"github.com/clinic/booking/web/public"
+	"github.com/clinic/booking/web/setup"
+	"github.com/clinic/booking/web/stream"
+	"github.com/clinic/booking/web/waitpage"
+)
+
+// handlers are the audiences' handlers, each given only the dependencies
+// it uses.
+type handlers struct {
+	kit      *httpx.Kit
+	live     *stream.Live
+	pub      *public.Public
+	api      *api.Handler
+	patient  *patient.Handler
+	waitpage *waitpage.Handler
+	kiosk    *kiosk.Handler
+	desk     *desk.Handler
+	setup    *setup.Handler
+}
+
+func newHandlers(d Deps) handlers {
+	kit := httpx.New(httpx.Deps{
+		Assets: d.Assets, Clinics: d.Clinics, Logger: d.Logger, PublicURL: d.PublicURL,
+		Sessions: d.Sessions, Staff: d.Staff, StaffWriteLimiter: d.StaffWriteLimiter,
+	}, httpx.Signer{Key: d.Secret}, httpx.NewMetrics(d.Registry))
+	live := stream.New(stream.Deps{Holds: d.Holds, Hub: d.Hub, Logger: d.Logger, Slots: d.Slots, StreamMetrics: d.StreamMetrics})
+	pub := public.New(public.Deps{
+		Checkout: d.Checkout, Slots: d.Slots, Views: d.Views,
+		HeartbeatHoldLimiter: d.HeartbeatHoldLimiter, HeartbeatIPLimiter: d.HeartbeatIPLimiter, MoveLinkLimiter: d.MoveLinkLimiter,
+		WaitlistEmailLimiter: d.WaitlistEmailLimiter, WaitlistIPLimiter: d.WaitlistIPLimiter,
+	}, kit)
+	return handlers{
+		kit: kit, live: live, pub: pub,
+		api: api.New(api.Deps{
+			APIHoldLimiter: d.APIHoldLimiter, Checkout: d.Checkout, Clinics: d.Clinics, Grid: d.Grid,
+			MoveLimiter: d.MoveLimiter, Slots: d.Slots, Staff: d.Staff, Views: d.Views, Waitlist: d.Waitlist,
+		}, kit, pub),
+		patient: patient.New(patient.Deps{
+			Assets: d.Assets, Bookings: d.Bookings, Checkout: d.Checkout, Clinics: d.Clinics,
+			FindEmailLimiter: d.FindEmailLimiter, FindIPLimiter: d.FindIPLimiter, Grid: d.Grid, HoldLimiter: d.HoldLimiter,
+			Holds: d.Holds, MoveLimiter: d.MoveLimiter, Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Views: d.Views,
+		}, kit, live, pub),
+		waitpage: waitpage.New(waitpage.Deps{
+			Clinics: d.Clinics, OfferLimiter: d.OfferLimiter, Sessions: d.Sessions, Slots: d.Slots, Waitlist: d.Waitlist,
+		}, kit, pub),
+		kiosk: kiosk.New(kiosk.Deps{Assets: d.Assets, Clinics: d.Clinics, Slots: d.Slots, Staff: d.Staff}, kit, live),
+		desk: desk.New(desk.Deps{
+			Assets: d.Assets, Bookings: d.Bookings, Clinics: d.Clinics, Desk: d.Desk, Holds: d.Holds,
+			Logger: d.Logger, Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
+			StaffBookings: d.StaffBookings, Waitlist: d.Waitlist,
+		}, kit, live),
+		setup: setup.New(setup.Deps{
+			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
+			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, LoginIPLimiter: d.LoginIPLimiter,
+			Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
+		}, kit),
+	}
+}

@@ -1,0 +1,146 @@
+package httpx
+
+import (
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
+)
+
+// Speak chooses the language of a patient page for a clinic speaking
+// clinicLang (cookie, then Accept-Language, then the clinic's) and puts it
+// in the request's context, with the switcher leading back to this page.
+func Speak(c echo.Context, clinicLang string) *i18n.Localizer {
+	req := c.Request()
+	if i18n.Has(req.Context()) {
+		return i18n.FromContext(req.Context())
+	}
+	l := i18n.Choose(req, clinicLang)
+	c.Response().Header().Add("Vary", "Accept-Language")
+	ctx := i18n.WithLocalizer(req.Context(), l)
+	if req.Method == http.MethodGet {
+		ctx = i18n.WithSwitch(ctx, (&url.URL{Path: localPath(req.URL.Path), RawQuery: req.URL.RawQuery}).RequestURI())
+	}
+	c.SetRequest(req.WithContext(ctx))
+	return l
+}
+
+// SpeakOnly puts the clinic's own language in the request's context: the
+// kiosk board is the clinic's, whoever looks at it.
+func SpeakOnly(c echo.Context, clinicLang string) *i18n.Localizer {
+	l := i18n.For(clinicLang)
+	c.SetRequest(c.Request().WithContext(i18n.WithLocalizer(c.Request().Context(), l)))
+	return l
+}
+
+// Tr is the language speak chose for this request (English before it).
+func Tr(c echo.Context) *i18n.Localizer { return i18n.FromContext(c.Request().Context()) }
+
+// languageCookieAge is how long the switcher's choice lasts: a year.
+const languageCookieAge = 365 * 24 * 60 * 60
+
+// switchLanguage turns the switcher's ?lang= into the lang cookie and
+// sends the browser back to the same page without it. Any other value is
+// a 400 naming the field.
+func switchLanguage(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		q := req.URL.Query()
+		if req.Method != http.MethodGet || !q.Has(i18n.SwitchParam) || strings.HasPrefix(req.URL.Path, "/staff") {
+			return next(c)
+		}
+		lang := q.Get(i18n.SwitchParam)
+		if !i18n.IsSupported(lang) {
+			return apperr.Invalidf(i18n.SwitchParam, "lang must be one of %s.", strings.Join(i18n.Supported, ", "))
+		}
+		c.SetCookie(&http.Cookie{
+			Name: i18n.CookieName, Value: lang, Path: "/", MaxAge: languageCookieAge,
+			SameSite: http.SameSiteLaxMode, Secure: req.TLS != nil,
+		})
+		q.Del(i18n.SwitchParam)
+		back := url.URL{Path: localPath(req.URL.Path), RawQuery: q.Encode()}
+		return c.Redirect(http.StatusSeeOther, back.RequestURI())
+	}
+}
+
+// localPath is p as a path of this site: one leading slash, cleaned. A
+// request for "/%2Fevil.example" has the path "//evil.example", which a
+// browser sent there would read as another site.
+func localPath(p string) string {
+	return path.Clean("/" + strings.TrimLeft(p, `/\`))
+}
+
+// errorKeys name the message of each public code on patient pages: the
+// JSON API keeps the errors' English messages, a page speaks its
+// language. A code without a key shows the error's own message.
+var errorKeys = map[string]string{
+	apperr.CodeSlotTaken:           "error.SLOT_TAKEN",
+	apperr.CodeSlotUnavailable:     "error.SLOT_UNAVAILABLE",
+	apperr.CodeSlotHeld:            "error.SLOT_HELD",
+	apperr.CodeHoldExpired:         "error.HOLD_EXPIRED",
+	apperr.CodeHoldGone:            "error.HOLD_EXPIRED",
+	apperr.CodeHoldQuota:           "error.HOLD_QUOTA",
+	apperr.CodeAddressHoldQuota:    "error.HOLD_QUOTA",
+	apperr.CodeHoldReclaimTooSoon:  "error.HOLD_RECLAIM_TOO_SOON",
+	apperr.CodeCooldown:            "error.COOLDOWN",
+	apperr.CodeRateLimited:         "error.RATE_LIMITED",
+	apperr.CodeNotYourHold:         "error.NOT_YOUR_HOLD",
+	apperr.CodeNotFound:            "error.NOT_FOUND",
+	apperr.CodeInvalidArgument:     "error.INVALID_ARGUMENT",
+	apperr.CodeUnavailable:         "error.UNAVAILABLE",
+	apperr.CodeBookingNotActive:    "error.BOOKING_NOT_ACTIVE",
+	apperr.CodeConcurrencyConflict: "error.CONCURRENCY_CONFLICT",
+	apperr.CodeKioskToken:          "error.KIOSK_TOKEN",
+	apperr.CodeTokenRequired:       "error.NOT_FOUND",
+	apperr.CodeTooLarge:            "error.TOO_LARGE",
+	apperr.CodeInternal:            "error.INTERNAL",
+	apperr.CodeMethodNotAllowed:    "error.ERROR",
+	apperr.CodeError:               "error.ERROR",
+}
+
+// fieldKeys name the message of a patient's form field that was refused.
+var fieldKeys = map[string]string{
+	"patient.name":  "error.field.patient.name",
+	"patient.email": "error.field.patient.email",
+	"patient.phone": "error.field.patient.phone",
+}
+
+// LocalMessage is what a patient page says for an error: in English the
+// error's own message, in another language the code's message, filled
+// with the field and the wait the error names.
+func LocalMessage(l *i18n.Localizer, code, english string, details map[string]any) string {
+	key, ok := errorKeys[code]
+	if l.Lang() == i18n.English || !ok {
+		return english
+	}
+	data := map[string]any{"Field": "", "Seconds": 0}
+	if f, ok := details["field"].(string); ok {
+		if fk, ok := fieldKeys[f]; ok && code == apperr.CodeInvalidArgument {
+			return l.T(fk, nil)
+		}
+		data["Field"] = f
+	}
+	if n, ok := details["retryAfterSeconds"].(int); ok {
+		data["Seconds"] = n
+	}
+	return l.T(key, data)
+}
+
+// ErrorLocalizer is the language of an HTML error page: the one the page's
+// handler chose, or for an error before it chose (no such clinic), the
+// visitor's own; staff pages speak English.
+func ErrorLocalizer(c echo.Context) *i18n.Localizer {
+	req := c.Request()
+	if i18n.Has(req.Context()) {
+		return i18n.FromContext(req.Context())
+	}
+	if strings.HasPrefix(req.URL.Path, "/staff") {
+		return i18n.For(i18n.English)
+	}
+	return i18n.Choose(req, i18n.English)
+}

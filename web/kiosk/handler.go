@@ -1,0 +1,30 @@
+// Package kiosk is the waiting-room board: its page and its live stream.
+package kiosk
+
+import (
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/web/httpx"
+	"github.com/clinic/booking/web/stream"
+)
+
+// Deps is what the Handler uses of the server's dependencies.
+type Deps struct {
+	Assets  *httpx.Assets
+	Clinics *clinics.Service
+	Slots   *slots.Service
+	Staff   *staff.Service
+}
+
+// Handler holds the handlers.
+type Handler struct {
+	deps Deps
+	kit  *httpx.Kit
+	live *stream.Live
+}
+
+// New makes the handlers.
+func New(deps Deps, kit *httpx.Kit, live *stream.Live) *Handler {
+	return &Handler{deps: deps, kit: kit, live: live}
+}

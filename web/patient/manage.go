@@ -1,0 +1,193 @@
+package patient
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
+	"github.com/clinic/booking/internal/ics"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+	"github.com/clinic/booking/web/stream"
+)
+
+// manageData is a booking opened by its manage token, with what its pages show.
+type manageData struct {
+	b      booking.Booking
+	clinic clinics.Clinic
+	typ    clinics.AppointmentType
+	sp     clinics.Specialist
+	loc    *time.Location
+	token  string
+	tr     *i18n.Localizer
+}
+
+func (s *Handler) loadManage(c echo.Context) (manageData, error) {
+	ctx := c.Request().Context()
+	token := c.Param("token")
+	b, err := s.deps.Bookings.ByManageToken(ctx, token)
+	if err != nil {
+		return manageData{}, err
+	}
+	clinic, err := s.deps.Clinics.ByID(ctx, b.ClinicID)
+	if err != nil {
+		return manageData{}, err
+	}
+	tr := httpx.Speak(c, clinic.Language)
+	typ, err := s.deps.Clinics.AppointmentType(ctx, b.AppointmentTypeID)
+	if err != nil {
+		return manageData{}, err
+	}
+	sp, err := s.deps.Clinics.Specialist(ctx, b.SpecialistID)
+	if err != nil {
+		return manageData{}, err
+	}
+	loc, err := s.deps.Slots.Zone(ctx, b.ClinicID)
+	if err != nil {
+		return manageData{}, err
+	}
+	return manageData{b: b, clinic: clinic, typ: typ, sp: sp, loc: loc, token: token, tr: tr}, nil
+}
+
+func (m manageData) vm() views.ManageVM {
+	base := "/manage/" + m.token
+	return views.ManageVM{
+		Clinic: httpx.ClinicVM(m.clinic), Token: m.token, Status: m.b.Status, TypeName: m.typ.Name,
+		When: httpx.LocalWhen(m.tr, m.b.Start, m.loc), Ends: m.tr.Time(m.b.End.In(m.loc)),
+		Specialist: m.sp.Name, Patient: m.b.Patient.Name,
+		ManageURL: base, ICSURL: base + "/calendar.ics", CancelURL: base + "/cancel",
+		RescheduleURL: base + "/reschedule", Version: m.b.Version,
+	}
+}
+
+// ManagePage answers GET /manage/:token: the booking, and the confirmation
+// right after booking.
+func (s *Handler) ManagePage(c echo.Context) error {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return err
+	}
+	vm := m.vm()
+	ctx := c.Request().Context()
+	if s.deps.Sessions.PopString(ctx, "justBooked") == m.b.ID.String() {
+		vm.JustBooked = true
+	}
+	vm.Notice = s.deps.Sessions.PopString(ctx, "notice")
+	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
+	return s.kit.Page(c, http.StatusOK, m.tr.T("manage.title", nil), views.ManagePage(vm))
+}
+
+// ManageCancel answers POST /manage/:token/cancel: first a confirmation,
+// then the cancel.
+func (s *Handler) ManageCancel(c echo.Context) error {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("confirm") != "yes" {
+		return s.kit.Page(c, http.StatusOK, m.tr.T("cancel.page_title", nil), views.CancelConfirm(m.vm()))
+	}
+	if _, err := s.deps.Checkout.CancelAppointment(c.Request().Context(), m.b.ID, m.token, c.FormValue("reason")); err != nil {
+		return err
+	}
+	s.deps.Sessions.Put(c.Request().Context(), "notice", m.tr.T("manage.cancelled_notice", nil))
+	return httpx.Redirect(c, "/manage/"+m.token)
+}
+
+// ManageReschedulePage answers GET /manage/:token/reschedule?week=: the live
+// grid of the booking's type; a click moves the booking there.
+func (s *Handler) ManageReschedulePage(c echo.Context) error {
+	m, p, err := s.manageView(c)
+	if err != nil {
+		return err
+	}
+	vm, err := s.bookingPageVM(c, p, views.HoldPanelVM{Message: m.tr.T("manage.current_time", map[string]any{"When": httpx.LocalWhen(m.tr, m.b.Start, m.loc)})})
+	if err != nil {
+		return err
+	}
+	vm.Specialists = nil // the booking keeps its type; any specialist free then will do
+	return s.kit.Page(c, http.StatusOK, m.tr.T("booking.heading.move", nil), views.BookingPage(vm))
+}
+
+func (s *Handler) manageView(c echo.Context) (manageData, pageView, error) {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return m, pageView{}, err
+	}
+	if m.b.Status != booking.StatusConfirmed {
+		return m, pageView{}, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be moved again.")
+	}
+	p := pageView{slug: m.clinic.Slug, clinicID: m.clinic.ID, typeID: m.typ.ID, loc: m.loc, token: m.token, tr: m.tr}
+	day := availability.DateOf(time.Now(), m.loc)
+	if w := c.QueryParam("week"); w != "" {
+		if day, err = availability.ParseDate(w); err != nil {
+			return m, pageView{}, apperr.Invalidf("week", "week must be a date, YYYY-MM-DD.")
+		}
+	}
+	p.monday = day.WeekStart()
+	if err := s.boundWeek(c.Request().Context(), &p); err != nil {
+		return m, pageView{}, err
+	}
+	return m, p, nil
+}
+
+// ManageRescheduleStream answers GET /manage/:token/reschedule/live.
+func (s *Handler) ManageRescheduleStream(c echo.Context) error {
+	_, p, err := s.manageView(c)
+	if err != nil {
+		return err
+	}
+	return s.live.ServeHTMLStream(c, p.source(s), p.typeID.String(), stream.Viewer{})
+}
+
+// ManageReschedule answers POST /manage/:token/reschedule (start).
+func (s *Handler) ManageReschedule(c echo.Context) error {
+	m, p, err := s.manageView(c)
+	if err != nil {
+		return err
+	}
+	if err := httpx.OverLimit(c, s.deps.MoveLimiter, "moves"); err != nil {
+		httpx.SetRetryAfter(c, err)
+		status, panel, _ := problemPanel(p, err, "")
+		return s.panel(c, p, status, panel)
+	}
+	if err := s.pub.LinkMovesSpent(c, m.token); err != nil {
+		httpx.SetRetryAfter(c, err)
+		status, panel, _ := problemPanel(p, err, "")
+		panel.Message = m.tr.T("manage.too_many_moves", map[string]any{"Minutes": httpx.MinutesOf(apperr.As(err).RetryAfter)})
+		return s.panel(c, p, status, panel)
+	}
+	start, err := httpx.ParseTime("start", c.FormValue("start"))
+	if err != nil {
+		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: m.tr.T("panel.pick_time", nil)})
+	}
+	nb, err := s.deps.Checkout.RescheduleAppointment(c.Request().Context(), m.b.ID, m.token, m.b.Version, start)
+	if err != nil {
+		if status, panel, ok := problemPanel(p, err, ""); ok {
+			panel.Retry = false
+			return s.panel(c, p, status, panel)
+		}
+		return err
+	}
+	s.pub.CountLinkMove(c, m.token)
+	s.deps.Sessions.Put(c.Request().Context(), "notice", m.tr.T("manage.moved_notice", map[string]any{"When": httpx.LocalWhen(m.tr, nb.Start, m.loc)}))
+	return httpx.Redirect(c, "/manage/"+m.token)
+}
+
+// ManageICS answers GET /manage/:token/calendar.ics: one VEVENT with its
+// instants in UTC, which every calendar reads right across DST.
+func (s *Handler) ManageICS(c echo.Context) error {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="appointment.ics"`)
+	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(ics.Calendar(m.b, m.typ.Name, m.sp.Name, m.clinic, time.Now())))
+}

@@ -1,0 +1,422 @@
+package patient
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/grid"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/i18n"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+	"github.com/clinic/booking/web/public"
+)
+
+// createClinicCommand is what the home page of a server without clinics
+// tells its operator to run.
+const createClinicCommand = "bin/clinic clinic create --slug my-clinic --name \"My Clinic\" --timezone Europe/Berlin --admin-email you@example.org --language en"
+
+// Home answers GET /: the clinics, or straight to the only one, or, with
+// none at all, how to create the first.
+func (s *Handler) Home(c echo.Context) error {
+	rows, err := s.deps.Clinics.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return s.kit.Page(c, http.StatusOK, "No clinic yet", views.NoClinic(createClinicCommand))
+	}
+	l := httpx.Speak(c, i18n.English)
+	if len(rows) == 1 {
+		return c.Redirect(http.StatusFound, "/c/"+rows[0].Slug)
+	}
+	vms := make([]views.ClinicVM, len(rows))
+	for i, r := range rows {
+		vms[i] = httpx.ClinicVM(r)
+	}
+	return s.kit.Page(c, http.StatusOK, l.T("clinics.title", nil), views.ClinicList(vms))
+}
+
+// ClinicPage answers GET /c/:slug.
+func (s *Handler) ClinicPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	httpx.Speak(c, clinic.Language)
+	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinic.ID)
+	if err != nil {
+		return err
+	}
+	vm := views.ClinicPageVM{Clinic: httpx.ClinicVM(clinic)}
+	for _, t := range types {
+		tv := views.TypeVM{ID: t.ID.String(), Name: t.Name, Description: t.Description, DurationMin: int(t.DurationMin),
+			BookURL: "/c/" + clinic.Slug + "/book/" + t.ID.String()}
+		for _, sp := range t.Specialists {
+			tv.Specialists = append(tv.Specialists, sp.Name)
+		}
+		vm.Types = append(vm.Types, tv)
+	}
+	return s.kit.Page(c, http.StatusOK, clinic.Name, views.ClinicPage(vm))
+}
+
+// bookingPageVM builds the week page around a panel.
+func (s *Handler) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanelVM) (views.BookingPageVM, error) {
+	ctx := c.Request().Context()
+	meta, sn, _, err := s.loadPage(ctx, p, false)
+	if err != nil {
+		return views.BookingPageVM{}, err
+	}
+	return p.bookingVM(ctx, meta, sn.Cells(s.kit.ExistingClientID(c)), panel), nil
+}
+
+// loadPage reads what a week page shows besides its panel: the clinic,
+// the type, its specialists and the grid. With live, the grid is read fit
+// to be kept as a live view (grid.LiveSnapshot); when it cannot be, it is
+// read as always and live comes back false.
+func (s *Handler) loadPage(ctx context.Context, p pageView, live bool) (*public.PageMeta, *grid.Snapshot, bool, error) {
+	clinic, err := s.deps.Clinics.BySlug(ctx, p.slug)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	t, err := s.deps.Clinics.AppointmentType(ctx, p.typeID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	specialists, err := s.deps.Clinics.ActiveSpecialists(ctx, p.typeID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	known := p.specialist == uuid.Nil
+	for _, sp := range specialists {
+		known = known || sp.ID == p.specialist
+	}
+	if !known {
+		return nil, nil, false, apperr.Invalidf("specialist", "That specialist does not perform %s.", t.Name)
+	}
+	var sn *grid.Snapshot
+	if live {
+		sn, err = s.deps.Grid.LiveSnapshot(ctx, p.grid())
+		live = err == nil
+	}
+	if sn == nil {
+		if sn, err = s.deps.Grid.Snapshot(ctx, p.grid()); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	meta := &public.PageMeta{Clinic: clinic, Typ: t, Specialists: specialists, Loc: p.loc, First: p.first, Last: p.last}
+	return meta, sn, live, nil
+}
+
+// bookingVM is the week page of p with cells and panel.
+func (p pageView) bookingVM(ctx context.Context, meta *public.PageMeta, cells []grid.Cell, panel views.HoldPanelVM) views.BookingPageVM {
+	opts := []views.OptionVM{{Value: "", Label: p.tr.T("booking.any", nil), Selected: p.specialist == uuid.Nil}}
+	for _, sp := range meta.Specialists {
+		opts = append(opts, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == p.specialist})
+	}
+	prev, next := p, p
+	prev.monday, next.monday = p.monday.AddDays(-7), p.monday.AddDays(7)
+	first := time.Date(p.monday.Year, p.monday.Month, p.monday.Day, 12, 0, 0, 0, p.loc)
+	last := first.AddDate(0, 0, 6)
+	vm := views.BookingPageVM{
+		Clinic: httpx.ClinicVM(meta.Clinic), TypeName: meta.Typ.Name, DurationMin: int(meta.Typ.DurationMin),
+		WeekLabel: p.tr.DayMonth(first) + " – " + p.tr.DayMonthYear(last),
+		FilterURL: p.pageURL(), Week: p.monday.String(), Specialists: opts,
+		Days:      p.weekDays(cells, true),
+		StreamURL: p.streamURLFor(ctx, cells), Panel: panel, Heading: p.heading(),
+		WaitlistURL: p.waitlistURL(cells),
+	}
+	if p.inWindow(prev.monday) {
+		vm.PrevURL = p.pageURL() + prev.query()
+	}
+	if p.inWindow(next.monday) {
+		vm.NextURL = p.pageURL() + next.query()
+	}
+	return vm
+}
+
+// BookingPage answers GET /c/:slug/book/:typeId?week=&specialist=: from
+// the week's live view when this instance keeps one and the viewer holds
+// nothing at the clinic, else from the source (keeping a view of it).
+func (s *Handler) BookingPage(c echo.Context) error {
+	if done, err := s.bookingPageFromView(c); done {
+		return err
+	}
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	// The browser gets its client id (a signed cookie, nothing stored)
+	// before its stream connects, so the stream can tell its own holds.
+	s.kit.ClientID(c)
+	ticket := s.deps.Views.Begin(p.clinicID)
+	meta, sn, live, err := s.loadPage(c.Request().Context(), p, ticket != nil)
+	if err != nil {
+		return err
+	}
+	if live {
+		s.keepPageView(ticket, p, meta, sn)
+	}
+	vm := p.bookingVM(c.Request().Context(), meta, sn.Cells(s.kit.ExistingClientID(c)), s.restorePanel(c, p))
+	return s.pageAnswer(c, vm)
+}
+
+// restorePanel shows the hold this browser still has on the page's type,
+// so a reload does not lose it.
+func (s *Handler) restorePanel(c echo.Context, p pageView) views.HoldPanelVM {
+	clientID := s.kit.ExistingClientID(c)
+	if clientID == "" || p.token != "" {
+		return views.HoldPanelVM{}
+	}
+	active, err := s.deps.Holds.Active(c.Request().Context(), p.clinicID)
+	if err != nil {
+		return views.HoldPanelVM{}
+	}
+	for _, h := range active {
+		if h.ClientID == clientID && h.AppointmentTypeID == p.typeID {
+			return s.heldPanel(c, p, h, draft{}, nil, "")
+		}
+	}
+	return views.HoldPanelVM{}
+}
+
+// draft is what a patient typed, kept across a lost slot.
+type draft struct{ Name, Email, Phone string }
+
+func (s *Handler) saveDraft(c echo.Context, d draft) {
+	ctx := c.Request().Context()
+	s.deps.Sessions.Put(ctx, "draft.name", d.Name)
+	s.deps.Sessions.Put(ctx, "draft.email", d.Email)
+	s.deps.Sessions.Put(ctx, "draft.phone", d.Phone)
+}
+
+func (s *Handler) loadDraft(c echo.Context) draft {
+	ctx := c.Request().Context()
+	return draft{
+		Name:  s.deps.Sessions.GetString(ctx, "draft.name"),
+		Email: s.deps.Sessions.GetString(ctx, "draft.email"),
+		Phone: s.deps.Sessions.GetString(ctx, "draft.phone"),
+	}
+}
+
+func (s *Handler) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, errs map[string]string, msg string) views.HoldPanelVM {
+	if d == (draft{}) {
+		d = s.loadDraft(c)
+	}
+	name := ""
+	if sp, err := s.deps.Clinics.Specialist(c.Request().Context(), h.SpecialistID); err == nil {
+		name = sp.Name
+	}
+	return views.HoldPanelVM{
+		State: "held", HoldID: h.HoldID, Message: msg,
+		When:       httpx.LocalWhen(p.tr, h.Start, p.loc),
+		Specialist: name,
+		ExpiresAt:  h.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		ConfirmURL: p.base() + "/confirm", ReleaseURL: p.base() + "/release", BeatURL: p.base() + "/heartbeat",
+		HoldURL: p.base() + "/hold", Start: h.Start.UTC().Format(time.RFC3339), Filter: p.filter(),
+		Name: d.Name, Email: d.Email, Phone: d.Phone, Errors: errs,
+	}
+}
+
+// panel answers a panel action: the panel alone for htmx, the whole page
+// around it otherwise (the flow works without JavaScript).
+func (s *Handler) panel(c echo.Context, p pageView, status int, panel views.HoldPanelVM) error {
+	if c.Request().Header.Get("HX-Request") == "true" {
+		return httpx.Render(c, status, nil, views.HoldPanel(panel))
+	}
+	vm, err := s.bookingPageVM(c, p, panel)
+	if err != nil {
+		return err
+	}
+	return s.kit.Page(c, status, vm.TypeName+" · "+vm.Clinic.Name, views.BookingPage(vm))
+}
+
+// problem turns a domain error into the panel's message, or returns it
+// when it is not one a patient can act on here.
+func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, bool) {
+	ae := apperr.As(err)
+	if ae == nil {
+		return 0, views.HoldPanelVM{}, false
+	}
+	panel := views.HoldPanelVM{State: "problem", HoldURL: p.base() + "/hold", Start: start, Filter: p.filter()}
+	status := http.StatusConflict
+	own := httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)
+	switch ae.Code {
+	case apperr.CodeSlotTaken:
+		panel.Message = p.tr.T("panel.taken", nil)
+	case apperr.CodeSlotUnavailable:
+		panel.Message = own
+	case apperr.CodeSlotHeld:
+		status = http.StatusLocked
+		panel.Message = p.tr.T("panel.held_by_other", nil)
+	case apperr.CodeHoldExpired, apperr.CodeHoldGone:
+		status = http.StatusGone
+		panel.Message = p.tr.T("panel.expired", nil)
+		panel.Retry = true
+	case apperr.CodeHoldQuota, apperr.CodeAddressHoldQuota, apperr.CodeHoldReclaimTooSoon, apperr.CodeCooldown, apperr.CodeRateLimited:
+		status = http.StatusTooManyRequests
+		panel.Message = own
+	case apperr.CodeNotYourHold:
+		status = http.StatusForbidden
+		panel.Message = p.tr.T("panel.not_yours", nil)
+	case apperr.CodeInvalidArgument:
+		status = http.StatusBadRequest
+		panel.Message = own
+	case apperr.CodeUnavailable:
+		status = http.StatusServiceUnavailable
+		panel.Message = own
+	default:
+		return 0, views.HoldPanelVM{}, false
+	}
+	return status, panel, true
+}
+
+// formSpecialist takes the specialist filter a panel form carries, so the
+// answer shows the grid the patient was on.
+func formSpecialist(c echo.Context, p pageView) pageView {
+	if id, err := uuid.Parse(c.FormValue("specialist")); err == nil {
+		p.specialist = id
+	}
+	return p
+}
+
+// HoldSlot answers POST /c/:slug/book/:typeId/hold (start, specialist).
+func (s *Handler) HoldSlot(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	if err := httpx.OverLimit(c, s.deps.HoldLimiter, "tries"); err != nil {
+		httpx.SetRetryAfter(c, err)
+		ae := apperr.As(err)
+		return s.panel(c, p, http.StatusTooManyRequests, views.HoldPanelVM{State: "problem", Message: httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)})
+	}
+	startStr := c.FormValue("start")
+	start, err := httpx.ParseTime("start", startStr)
+	if err != nil {
+		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: p.tr.T("panel.pick_time", nil)})
+	}
+	specialist := p.specialist
+	if v := c.FormValue("specialist"); v != "" {
+		if specialist, err = uuid.Parse(v); err != nil {
+			return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: p.tr.T("panel.pick_time", nil)})
+		}
+		p.specialist = specialist // the answer shows the grid the patient was on
+	}
+	h, err := s.pub.Claim(c.Request().Context(), checkout.HoldRequest{
+		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.kit.ClientID(c),
+		Address: c.RealIP(),
+	}, nil)
+	s.kit.Metrics.Outcome(c.Request().Context(), "hold", err)
+	if err != nil {
+		if status, panel, ok := problemPanel(p, err, startStr); ok {
+			httpx.SetRetryAfter(c, err)
+			return s.panel(c, p, status, panel)
+		}
+		return err
+	}
+	return s.panel(c, p, http.StatusOK, s.heldPanel(c, p, h, draft{}, nil, ""))
+}
+
+// Heartbeat answers POST /c/:slug/book/:typeId/heartbeat: 204 while the
+// hold lives; the "expired" panel when it is gone.
+func (s *Handler) Heartbeat(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	p = formSpecialist(c, p)
+	err = s.pub.OverHeartbeatLimit(c, "", "")
+	if err == nil {
+		err = s.pub.OverHeartbeatLimit(c, c.FormValue("holdId"), s.kit.ExistingClientID(c))
+	}
+	if err == nil {
+		_, err = s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.kit.ClientID(c))
+	}
+	if err != nil {
+		httpx.SetRetryAfter(c, err)
+		status, panel, ok := problemPanel(p, err, c.FormValue("start"))
+		if !ok {
+			return err
+		}
+		return s.panel(c, p, status, panel)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// Release answers POST /c/:slug/book/:typeId/release.
+func (s *Handler) Release(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	err = s.deps.Checkout.Release(c.Request().Context(), c.FormValue("holdId"), s.kit.ClientID(c))
+	s.deps.Views.Changed(p.clinicID)
+	if err != nil {
+		if status, panel, ok := problemPanel(p, err, ""); ok {
+			return s.panel(c, p, status, panel)
+		}
+		return err
+	}
+	return s.panel(c, p, http.StatusOK, views.HoldPanelVM{Message: p.tr.T("panel.released", nil)})
+}
+
+// Confirm answers POST /c/:slug/book/:typeId/confirm.
+func (s *Handler) Confirm(c echo.Context) error {
+	p, err := s.readPageView(c)
+	if err != nil {
+		return err
+	}
+	p = formSpecialist(c, p)
+	ctx := c.Request().Context()
+	d := draft{Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone")}
+	holdID := c.FormValue("holdId")
+	clientID := s.kit.ClientID(c)
+	res, err := s.deps.Checkout.Confirm(ctx, checkout.ConfirmRequest{
+		AppointmentTypeID: p.typeID, HoldID: holdID, ClientID: clientID,
+		Patient:  booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
+		Language: i18n.FromContext(ctx).Lang(), // the page's, for the e-mails
+	})
+	s.deps.Views.Changed(p.clinicID)
+	s.kit.Metrics.Outcome(c.Request().Context(), "booking", err)
+	if err != nil {
+		ae := apperr.As(err)
+		if ae != nil && ae.Kind == apperr.Invalid && strings.HasPrefix(ae.Field(), "patient.") {
+			// Field errors in place, with what was typed; the hold stays.
+			if h, ok := s.ownHold(c, p, holdID, clientID); ok {
+				return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)}, ""))
+			}
+		}
+		s.saveDraft(c, d) // a lost slot must not lose what was typed
+		if status, panel, ok := problemPanel(p, err, c.FormValue("start")); ok {
+			return s.panel(c, p, status, panel)
+		}
+		return err
+	}
+	s.saveDraft(c, draft{})
+	s.deps.Sessions.Put(ctx, "justBooked", res.Confirmation.Booking.ID.String())
+	return httpx.Redirect(c, "/manage/"+res.Confirmation.ManageToken)
+}
+
+// ownHold finds the client's hold by id.
+func (s *Handler) ownHold(c echo.Context, p pageView, holdID, clientID string) (holds.Hold, bool) {
+	active, err := s.deps.Holds.Active(c.Request().Context(), p.clinicID)
+	if err != nil {
+		return holds.Hold{}, false
+	}
+	for _, h := range active {
+		if h.HoldID == holdID && h.ClientID == clientID {
+			return h, true
+		}
+	}
+	return holds.Hold{}, false
+}

@@ -1,0 +1,71 @@
+package setup
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// AuditPage answers GET /staff/audit.
+func (s *Handler) AuditPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := httpx.StaffUser(c)
+	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)
+	f := staff.AuditFilter{Entity: c.QueryParam("entity"), Actor: c.QueryParam("actor"),
+		From: time.Unix(0, 0), To: time.Now().Add(24 * time.Hour)}
+	if v := c.QueryParam("from"); v != "" {
+		t, err := time.ParseInLocation(time.DateOnly, v, loc)
+		if err != nil {
+			return apperr.Invalidf("from", "from must be a date.")
+		}
+		f.From = t
+	}
+	if v := c.QueryParam("to"); v != "" {
+		t, err := time.ParseInLocation(time.DateOnly, v, loc)
+		if err != nil {
+			return apperr.Invalidf("to", "to must be a date.")
+		}
+		f.To = t.AddDate(0, 0, 1)
+	}
+	f.Page, _ = strconv.Atoi(c.QueryParam("page"))
+	if f.Page < 1 {
+		f.Page = 1
+	}
+	if last := math.MaxInt32 / staff.AuditPageSize; f.Page > last {
+		// The row offset must fit the query's int32.
+		return apperr.Invalidf("page", "page must be a number from 1 to %d.", last)
+	}
+	rows, err := s.deps.Staff.Audit(ctx, u, f)
+	if err != nil {
+		return err
+	}
+	vm := views.AuditVM{Nav: s.kit.Nav(c, "audit"), Entity: f.Entity, Actor: f.Actor, From: c.QueryParam("from"), To: c.QueryParam("to"), Page: f.Page}
+	more := len(rows) > staff.AuditPageSize
+	if more {
+		rows = rows[:staff.AuditPageSize]
+	}
+	for _, r := range rows {
+		vm.Rows = append(vm.Rows, views.AuditRowVM{At: r.At.In(loc).Format("2006-01-02 15:04:05"), Actor: r.Actor, Action: r.Action,
+			Entity: r.Entity, EntityID: r.EntityID, Before: string(r.Before), After: string(r.After), Reason: r.Reason})
+	}
+	q := c.Request().URL.Query()
+	pageURL := func(p int) string {
+		q.Set("page", strconv.Itoa(p))
+		return "/staff/audit?" + q.Encode()
+	}
+	if f.Page > 1 {
+		vm.PrevURL = pageURL(f.Page - 1)
+	}
+	if more {
+		vm.NextURL = pageURL(f.Page + 1)
+	}
+	return s.kit.Page(c, http.StatusOK, "Audit log", views.Audit(vm))
+}

@@ -1,0 +1,46 @@
+// Package setup is the staff's pages around the desk: sign-in, welcome
+// links and the account, users and kiosk tokens, specialists and their
+// hours, appointment types, the clinic's settings, the e-mails kept
+// without a mail server and the audit log.
+package setup
+
+import (
+	"log/slog"
+
+	"github.com/alexedwards/scs/v2"
+
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/ratelimit"
+	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// Deps is what the Handler uses of the server's dependencies.
+type Deps struct {
+	Assets              *httpx.Assets
+	Clinics             *clinics.Service
+	Holds               *holds.Store
+	Logger              *slog.Logger
+	LoginAccountLimiter *ratelimit.Limiter
+	LoginDeviceLimiter  *ratelimit.Limiter
+	LoginIPLimiter      *ratelimit.Limiter
+	Outbox              *outbox.Outbox
+	Sessions            *scs.SessionManager
+	Slots               *slots.Service
+	SetupChanges        slots.SetupChanges
+	Staff               *staff.Service
+}
+
+// Handler holds the handlers.
+type Handler struct {
+	deps Deps
+	kit  *httpx.Kit
+}
+
+// New makes the handlers.
+func New(deps Deps, kit *httpx.Kit) *Handler {
+	return &Handler{deps: deps, kit: kit}
+}

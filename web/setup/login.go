@@ -1,0 +1,74 @@
+package setup
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// LoginPage answers GET /staff/login. It writes no session: the form's
+// CSRF token is a signed double submit (see loginCSRF).
+func (s *Handler) LoginPage(c echo.Context) error {
+	return s.kit.Page(c, http.StatusOK, "Staff sign-in", views.StaffLogin("", "", s.loginCSRF(c)))
+}
+
+// Login answers POST /staff/login. Attempts are limited per address, and
+// then per device for a browser that signed in to the account before, or
+// per account for any other: strangers guessing an account's password use
+// up the account's allowance, never its owner's. A wrong e-mail and a
+// wrong password read the same.
+func (s *Handler) Login(c echo.Context) error {
+	if !s.loginCSRFValid(c) {
+		return httpx.ErrCSRF()
+	}
+	ctx := c.Request().Context()
+	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
+	if ok, wait := s.deps.LoginIPLimiter.Allow(ctx, httpx.ClientNetwork(c)); !ok {
+		return s.tooManyLogins(c, email, wait)
+	}
+	limiter, key := s.deps.LoginAccountLimiter, email
+	if device, known := s.knownDevice(c, email); known {
+		limiter, key = s.deps.LoginDeviceLimiter, device
+	}
+	if ok, wait := limiter.Allow(ctx, key); !ok {
+		return s.tooManyLogins(c, email, wait)
+	}
+	u, err := s.deps.Staff.Authenticate(ctx, email, c.FormValue("password"))
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
+			return s.kit.Page(c, http.StatusUnauthorized, "Staff sign-in", views.StaffLogin(email, ae.Message, s.loginCSRF(c)))
+		}
+		return err
+	}
+	s.rememberDevice(c, email)
+	// A new token at sign-in: a session id seen before it is worth nothing after.
+	if err := s.deps.Sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.deps.Sessions.Put(ctx, "staffId", u.ID.String())
+	s.deps.Sessions.Remove(ctx, "csrf")
+	return c.Redirect(http.StatusSeeOther, "/staff")
+}
+
+func (s *Handler) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
+	secs := max(apperr.Seconds(wait), 1)
+	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+	return s.kit.Page(c, http.StatusTooManyRequests, "Staff sign-in",
+		views.StaffLogin(email, fmt.Sprintf("Too many sign-in attempts. Try again in %d s.", secs), s.loginCSRF(c)))
+}
+
+// Logout answers POST /staff/logout: the session is deleted from the store.
+func (s *Handler) Logout(c echo.Context) error {
+	if err := s.deps.Sessions.Destroy(c.Request().Context()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/staff/login")
+}

@@ -1,0 +1,208 @@
+// The development outbox: without a mail server configured, the e-mails
+// patients would get are kept, and staff read them here (the list, one
+// message with its text and HTML parts, the raw message and its calendar
+// file). With a mail server the list stays empty and says so.
+
+package setup
+
+import (
+	"fmt"
+	"net/http"
+	netmail "net/mail"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/mail"
+	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// outboxAction is what reading the outbox asks of the role table: the
+// messages show what the booking search shows (patients' names, addresses
+// and appointments), and the desk is who answers "I got no e-mail".
+const outboxAction = staff.ActSearch
+
+// OutboxNav shows the Outbox link in the staff header while messages are
+// kept rather than sent, to those who may read them.
+func (s *Handler) OutboxNav(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.deps.Outbox.Stored() && httpx.StaffUser(c).May(outboxAction) == nil {
+			c.SetRequest(c.Request().WithContext(views.WithOutboxLink(c.Request().Context())))
+		}
+		return next(c)
+	}
+}
+
+// OutboxPage answers GET /staff/outbox: the clinic's kept messages, newest
+// first.
+func (s *Handler) OutboxPage(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(outboxAction); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	vm := views.OutboxVM{Nav: s.kit.Nav(c, "outbox"), Stored: s.deps.Outbox.Stored()}
+	if vm.Stored {
+		loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+		if err != nil {
+			return err
+		}
+		copies, err := s.deps.Outbox.Copies(ctx, u)
+		if err != nil {
+			return err
+		}
+		for _, cp := range copies {
+			vm.Rows = append(vm.Rows, views.OutboxRowVM{
+				When: cp.Created.In(loc).Format(httpx.StaffTimeLayout), Recipient: cp.Recipient, Subject: cp.Subject,
+				URL: outboxPath(cp.MessageID),
+			})
+		}
+	}
+	return s.kit.Page(c, http.StatusOK, "Outbox", views.Outbox(vm))
+}
+
+func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }
+
+// loadCopy is the kept message the path names, of the viewer's clinic,
+// taken apart.
+func (s *Handler) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
+	u := httpx.StaffUser(c)
+	if err := u.May(outboxAction); err != nil {
+		return outbox.Copy{}, mail.Parsed{}, err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return outbox.Copy{}, mail.Parsed{}, apperr.NotFoundf("id", "No such message.")
+	}
+	cp, err := s.deps.Outbox.CopyOf(c.Request().Context(), u, id)
+	if err != nil {
+		return outbox.Copy{}, mail.Parsed{}, err
+	}
+	pm, err := mail.Parse(cp.Raw)
+	if err != nil {
+		return outbox.Copy{}, mail.Parsed{}, fmt.Errorf("read kept message %s: %w", cp.MessageID, err)
+	}
+	return cp, pm, nil
+}
+
+// OutboxMessage answers GET /staff/outbox/:id: one message.
+func (s *Handler) OutboxMessage(c echo.Context) error {
+	cp, pm, err := s.loadCopy(c)
+	if err != nil {
+		return err
+	}
+	loc, err := s.deps.Slots.Zone(c.Request().Context(), httpx.StaffUser(c).ClinicID)
+	if err != nil {
+		return err
+	}
+	base := outboxPath(cp.MessageID)
+	vm := views.OutboxMessageVM{
+		Nav: s.kit.Nav(c, "outbox"), Subject: pm.Subject, From: readable(pm.From), To: readable(pm.To),
+		When: cp.Created.In(loc).Format(httpx.StaffTimeLayout), Text: linkify(pm.Text), EMLURL: base + "/message.eml",
+	}
+	if pm.HTML != "" {
+		vm.HTMLURL = base + "/message.html"
+	}
+	if _, ok := calendar(pm); ok {
+		vm.ICSURL = base + "/calendar.ics"
+	}
+	for _, a := range pm.Attachments {
+		vm.Attachments = append(vm.Attachments, a.Name+" ("+a.ContentType+")")
+	}
+	return s.kit.Page(c, http.StatusOK, "Outbox: "+pm.Subject, views.OutboxMessage(vm))
+}
+
+// htmlPartPolicy lets the HTML part show its inline styles and nothing
+// else: no scripts, no loads from anywhere, no forms, shown only inside
+// the outbox page (whose iframe sandboxes it as well).
+const htmlPartPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'; sandbox"
+
+// OutboxHTML answers GET /staff/outbox/:id/message.html: the HTML part
+// alone, for the message page's iframe. It is served on its own address
+// because an iframe's srcdoc would take the staff pages' policy, which
+// refuses the inline styles e-mails are written with.
+func (s *Handler) OutboxHTML(c echo.Context) error {
+	_, pm, err := s.loadCopy(c)
+	if err != nil {
+		return err
+	}
+	if pm.HTML == "" {
+		return apperr.NotFoundf("", "This message has no HTML part.")
+	}
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", htmlPartPolicy)
+	h.Set("X-Frame-Options", "SAMEORIGIN")
+	return c.HTMLBlob(http.StatusOK, []byte(pm.HTML))
+}
+
+// OutboxEML answers GET /staff/outbox/:id/message.eml: the message as a
+// mail program would receive it.
+func (s *Handler) OutboxEML(c echo.Context) error {
+	cp, _, err := s.loadCopy(c)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="message-`+cp.MessageID.String()+`.eml"`)
+	return c.Blob(http.StatusOK, "message/rfc822", cp.Raw)
+}
+
+// OutboxICS answers GET /staff/outbox/:id/calendar.ics: the message's
+// calendar file.
+func (s *Handler) OutboxICS(c echo.Context) error {
+	_, pm, err := s.loadCopy(c)
+	if err != nil {
+		return err
+	}
+	a, ok := calendar(pm)
+	if !ok {
+		return apperr.NotFoundf("", "This message has no calendar file.")
+	}
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="appointment.ics"`)
+	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", a.Data)
+}
+
+// webLink finds the addresses in a text part; a sentence's last full stop
+// or closing bracket is not part of one.
+var webLink = regexp.MustCompile(`https?://[^\s<>"]+[^\s<>".,;:!?)\]]`)
+
+// linkify cuts a text into its plain runs and its web addresses.
+func linkify(text string) []views.TextRun {
+	var out []views.TextRun
+	at := 0
+	for _, m := range webLink.FindAllStringIndex(text, -1) {
+		if m[0] > at {
+			out = append(out, views.TextRun{Text: text[at:m[0]]})
+		}
+		out = append(out, views.TextRun{Text: text[m[0]:m[1]], URL: text[m[0]:m[1]]})
+		at = m[1]
+	}
+	if at < len(text) {
+		out = append(out, views.TextRun{Text: text[at:]})
+	}
+	return out
+}
+
+// calendar is the message's calendar file.
+func calendar(p mail.Parsed) (mail.Attachment, bool) {
+	for _, a := range p.Attachments {
+		if strings.HasPrefix(a.ContentType, "text/calendar") || strings.HasSuffix(strings.ToLower(a.Name), ".ics") {
+			return a, true
+		}
+	}
+	return mail.Attachment{}, false
+}
+
+// readable is an address as a person writes it: "Name <address>", or the
+// address alone.
+func readable(a netmail.Address) string {
+	if a.Name == "" {
+		return a.Address
+	}
+	return a.Name + " <" + a.Address + ">"
+}

@@ -1,0 +1,125 @@
+package setup
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// The clinic settings page (admins): GET shows the form, POST saves it. A
+// stale save is 409 with the current values; a bad field is 400 with its
+// message in place; a new zone while bookings lie ahead first answers a
+// confirmation page and is saved only when it comes back confirmed.
+
+// zoneMoveLayout is how a confirmation shows a booking's local time.
+const zoneMoveLayout = "Mon 2 Jan 15:04"
+
+// settingsNav is the staff header of the settings pages; the role table
+// already allowed the viewer the settings.
+func (s *Handler) settingsNav(c echo.Context) views.StaffNav {
+	nav := s.kit.Nav(c, "settings")
+	ctx := c.Request().Context()
+	can := httpx.StaffCan(httpx.StaffUser(c))
+	can.Settings = true
+	c.SetRequest(c.Request().WithContext(views.WithStaffCan(ctx, can)))
+	return nav
+}
+
+func settingsVM(nav views.StaffNav, st clinics.Settings) views.SettingsVM {
+	return views.SettingsVM{
+		Nav: nav, Name: st.Name, Address: st.Address, ContactPhone: st.ContactPhone, ContactEmail: st.ContactEmail,
+		Language: st.Language, Timezone: st.Timezone, Languages: clinics.Languages,
+		SlotStepMin: st.Defaults.SlotStepMin, MinNoticeMin: st.Defaults.MinNoticeMin,
+		MaxAdvanceDays: st.Defaults.MaxAdvanceDays, CooldownMin: st.Defaults.CooldownMin,
+		Version: st.Version, Errors: map[string]string{},
+	}
+}
+
+// SettingsPage answers GET /staff/settings.
+func (s *Handler) SettingsPage(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(staff.ActSettings); err != nil {
+		return err
+	}
+	st, err := s.deps.Staff.ClinicSettings(c.Request().Context(), u)
+	if err != nil {
+		return err
+	}
+	vm := settingsVM(s.settingsNav(c), st)
+	vm.Saved = c.QueryParam("saved") != ""
+	return s.kit.Page(c, http.StatusOK, "Clinic settings", views.Settings(vm))
+}
+
+// settingsForm reads the posted settings. A number that is not one reads
+// as -1, which every range refuses naming its field.
+func settingsForm(c echo.Context) clinics.Settings {
+	num := func(name string) int32 {
+		n, err := strconv.ParseInt(strings.TrimSpace(c.FormValue(name)), 10, 32)
+		if err != nil {
+			return -1
+		}
+		return int32(n)
+	}
+	return clinics.Settings{
+		Name: c.FormValue("name"), Address: c.FormValue("address"),
+		ContactPhone: c.FormValue("contactPhone"), ContactEmail: c.FormValue("contactEmail"),
+		Language: c.FormValue("language"), Timezone: c.FormValue("timezone"),
+		Defaults: clinics.TypeDefaults{
+			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: num("defaultMinNoticeMin"),
+			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: num("defaultCooldownMin"),
+		},
+		Version: httpx.Atoi32(c.FormValue("version")),
+	}
+}
+
+// SettingsSave answers POST /staff/settings.
+func (s *Handler) SettingsSave(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(staff.ActSettings); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	in := settingsForm(c)
+	res, err := s.deps.Staff.SaveClinicSettings(ctx, u, in, c.FormValue("confirmZone") == "yes")
+	switch {
+	case err == nil && res.Pending != nil:
+		return s.kit.Page(c, http.StatusOK, "Change the time zone?", views.SettingsZoneConfirm(zoneConfirmVM(s.settingsNav(c), in, res.Pending)))
+	case err == nil:
+		if res.ZoneChanged {
+			s.deps.SetupChanges.ZoneChanged(context.WithoutCancel(ctx), u.ClinicID, res)
+		}
+		return c.Redirect(http.StatusSeeOther, "/staff/settings?saved=1")
+	case isStale(err):
+		cur, lerr := s.deps.Staff.ClinicSettings(ctx, u)
+		if lerr != nil {
+			return lerr
+		}
+		vm := settingsVM(s.settingsNav(c), cur)
+		vm.Stale = apperr.As(err).Message
+		return s.kit.Page(c, http.StatusConflict, "Clinic settings", views.Settings(vm))
+	}
+	errs, err := fieldErrors(err)
+	if err != nil {
+		return err
+	}
+	vm := settingsVM(s.settingsNav(c), in)
+	vm.Errors = errs
+	return s.kit.Page(c, http.StatusBadRequest, "Clinic settings", views.Settings(vm))
+}
+
+func zoneConfirmVM(nav views.StaffNav, in clinics.Settings, ch *clinics.ZoneChange) views.ZoneConfirmVM {
+	vm := views.ZoneConfirmVM{Form: settingsVM(nav, in), From: ch.From, To: ch.To, Count: ch.Count}
+	for _, ex := range ch.Examples {
+		vm.Examples = append(vm.Examples, views.ZoneMoveVM{Was: ex.Was.Format(zoneMoveLayout), Becomes: ex.Becomes.Format(zoneMoveLayout)})
+	}
+	return vm
+}

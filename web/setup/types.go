@@ -1,0 +1,162 @@
+package setup
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// TypeList answers GET /staff/types.
+func (s *Handler) TypeList(c echo.Context) error {
+	types, err := s.deps.Staff.Types(c.Request().Context(), httpx.StaffUser(c))
+	if err != nil {
+		return err
+	}
+	rows := make([]views.TypeVM, len(types))
+	for i, t := range types {
+		rows[i] = views.TypeVM{ID: t.ID.String(), Name: t.Name, DurationMin: int(t.DurationMin)}
+	}
+	return s.kit.Page(c, http.StatusOK, "Appointment types", views.TypeList(s.kit.Nav(c, "types"), rows))
+}
+
+func (s *Handler) typeFormVM(c echo.Context, t staff.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
+	sps, err := s.deps.Staff.Specialists(c.Request().Context(), httpx.StaffUser(c))
+	if err != nil {
+		return views.TypeFormVM{}, err
+	}
+	vm := views.TypeFormVM{Nav: s.kit.Nav(c, "types"), Name: t.Name, Description: t.Description,
+		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin, BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin,
+		MinNoticeMin: t.MinNoticeMin, MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin,
+		MaxHoldsPerClient: t.MaxHoldsPerClient, ReminderHours: strconv.Itoa(int(t.ReminderMin / 60)),
+		Version: t.Version, Errors: map[string]string{}}
+	if t.ID != uuid.Nil {
+		vm.ID = t.ID.String()
+	}
+	for _, sp := range sps {
+		checked := false
+		for _, id := range chosen {
+			checked = checked || id == sp.ID
+		}
+		vm.Specialists = append(vm.Specialists, views.CheckVM{Value: sp.ID.String(), Label: sp.Name, Checked: checked})
+	}
+	return vm, nil
+}
+
+// TypeNew answers GET /staff/types/new.
+func (s *Handler) TypeNew(c echo.Context) error {
+	if err := httpx.StaffUser(c).May(staff.ActTypes); err != nil {
+		return err
+	}
+	// A new type starts from the clinic's defaults (the settings page).
+	d, err := s.deps.Clinics.TypeDefaults(c.Request().Context(), httpx.StaffUser(c).ClinicID)
+	if err != nil {
+		return err
+	}
+	vm, err := s.typeFormVM(c, staff.AppointmentType{DurationMin: 30, SlotStepMin: d.SlotStepMin, MinNoticeMin: d.MinNoticeMin,
+		MaxAdvanceDays: d.MaxAdvanceDays, CooldownMin: d.CooldownMin, MaxHoldsPerClient: 1,
+		ReminderMin: staff.DefaultReminderHours * 60}, nil)
+	if err != nil {
+		return err
+	}
+	return s.kit.Page(c, http.StatusOK, "New appointment type", views.TypeForm(vm))
+}
+
+// TypePage answers GET /staff/types/:id.
+func (s *Handler) TypePage(c echo.Context) error {
+	id, err := httpx.ParseIDParam(c)
+	if err != nil {
+		return err
+	}
+	t, chosen, err := s.deps.Staff.Type(c.Request().Context(), httpx.StaffUser(c), id)
+	if err != nil {
+		return err
+	}
+	vm, err := s.typeFormVM(c, t, chosen)
+	if err != nil {
+		return err
+	}
+	return s.kit.Page(c, http.StatusOK, t.Name, views.TypeForm(vm))
+}
+
+// TypeSave answers POST /staff/types and POST /staff/types/:id.
+func (s *Handler) TypeSave(c echo.Context) error {
+	var id uuid.UUID
+	if c.Param("id") != "" {
+		var err error
+		if id, err = httpx.ParseIDParam(c); err != nil {
+			return err
+		}
+	}
+	num := func(name string) int { n, _ := strconv.Atoi(strings.TrimSpace(c.FormValue(name))); return n }
+	form, _ := c.FormParams()
+	var chosen []uuid.UUID
+	for _, v := range form["specialists"] {
+		if sid, err := uuid.Parse(v); err == nil {
+			chosen = append(chosen, sid)
+		}
+	}
+	in := staff.TypeInput{
+		Name: c.FormValue("name"), Description: c.FormValue("description"),
+		DurationMin: num("durationMin"), SlotStepMin: num("slotStepMin"), BufferBeforeMin: num("bufferBeforeMin"),
+		BufferAfterMin: num("bufferAfterMin"), MinNoticeMin: num("minNoticeMin"), MaxAdvanceDays: num("maxAdvanceDays"),
+		CooldownMin: num("cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"),
+		ReminderHours: reminderHours(form), SpecialistIDs: chosen, Version: httpx.Atoi32(c.FormValue("version")),
+	}
+	t, err := s.deps.Staff.SaveType(c.Request().Context(), httpx.StaffUser(c), id, in)
+	if err == nil {
+		return c.Redirect(http.StatusSeeOther, "/staff/types/"+t.ID.String())
+	}
+	if isStale(err) && id != uuid.Nil {
+		cur, curChosen, lerr := s.deps.Staff.Type(c.Request().Context(), httpx.StaffUser(c), id)
+		if lerr != nil {
+			return lerr
+		}
+		vm, verr := s.typeFormVM(c, cur, curChosen)
+		if verr != nil {
+			return verr
+		}
+		vm.Stale = apperr.As(err).Message
+		return s.kit.Page(c, http.StatusConflict, cur.Name, views.TypeForm(vm))
+	}
+	errs, err := fieldErrors(err)
+	if err != nil {
+		return err
+	}
+	vm, verr := s.typeFormVM(c, staff.AppointmentType{ID: id, Name: in.Name, Description: in.Description,
+		DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin), BufferBeforeMin: int32(in.BufferBeforeMin),
+		BufferAfterMin: int32(in.BufferAfterMin), MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
+		CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
+		ReminderMin: int32(in.ReminderHours * 60), Version: in.Version}, chosen)
+	if verr != nil {
+		return verr
+	}
+	if typed := form["reminderHours"]; len(typed) > 0 {
+		vm.ReminderHours = typed[0]
+	}
+	vm.Errors = errs
+	return s.kit.Page(c, http.StatusUnprocessableEntity, "Appointment type", views.TypeForm(vm))
+}
+
+// reminderHours is the form's reminder lead in hours: the default when the
+// form has no such field, and -1 (out of range, so refused naming the
+// field) when it holds anything but a whole number.
+func reminderHours(form url.Values) int {
+	v := form["reminderHours"]
+	if len(v) == 0 {
+		return staff.DefaultReminderHours
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v[0]))
+	if err != nil {
+		return -1
+	}
+	return n
+}

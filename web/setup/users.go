@@ -1,0 +1,109 @@
+// Staff accounts: an admin-only page (the service checks the role).
+
+package setup
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// UsersPage answers GET /staff/users.
+func (s *Handler) UsersPage(c echo.Context) error {
+	return s.renderUsers(c, http.StatusOK, "", "")
+}
+
+func (s *Handler) renderUsers(c echo.Context, status int, notice, problem string) error {
+	rows, err := s.deps.Staff.StaffUsers(c.Request().Context(), httpx.StaffUser(c))
+	if err != nil {
+		return err
+	}
+	nav := s.kit.Nav(c, "users")
+	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role", "State"}, Notice: notice, Error: problem}
+	var others []views.OptionVM
+	for _, r := range rows {
+		state := "active"
+		if r.DisabledAt != nil {
+			state = "disabled"
+		}
+		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state})
+		if r.ID != httpx.StaffUser(c).ID {
+			others = append(others, views.OptionVM{Value: r.ID.String(), Label: r.Email})
+		}
+	}
+	roles := make([]views.OptionVM, len(staff.Roles))
+	for i, r := range staff.Roles {
+		roles[i] = views.OptionVM{Value: r, Label: r, Selected: r == staff.RoleStaff}
+	}
+	return httpx.Render(c, status, views.Page("Staff accounts", s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.UserForm(nav, others, roles)))
+}
+
+// UserAccess answers POST /staff/users/access (id, action: disable or
+// enable). A disabled account cannot sign in, and its open pages stop
+// working at their next request, its streams within seconds.
+func (s *Handler) UserAccess(c echo.Context) error {
+	id, err := uuid.Parse(c.FormValue("id"))
+	if err != nil {
+		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
+	}
+	action := c.FormValue("action")
+	if action != "disable" && action != "enable" {
+		return s.renderUsers(c, http.StatusBadRequest, "", "Choose to disable or enable the account.")
+	}
+	row, err := s.deps.Staff.SetDisabled(c.Request().Context(), httpx.StaffUser(c), id, action == "disable")
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound) {
+			return s.renderUsers(c, httpx.StatusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderUsers(c, http.StatusOK, "Account "+row.Email+" "+action+"d.", "")
+}
+
+// UserLink answers POST /staff/users/link (id): a one-time sign-in link
+// for another account of the clinic, shown once. The account's sessions
+// end at once: a reset means its password may be known to someone else.
+func (s *Handler) UserLink(c echo.Context) error {
+	id, err := uuid.Parse(c.FormValue("id"))
+	if err != nil {
+		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
+	}
+	ctx := c.Request().Context()
+	acc, link, err := s.deps.Staff.MakeSignInLink(ctx, httpx.StaffUser(c), id, time.Now())
+	if err != nil {
+		if ae := apperr.As(err); ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound || ae.Kind == apperr.Conflict) {
+			return s.renderUsers(c, httpx.StatusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	if err := s.endSessionsOf(ctx, acc.ID); err != nil {
+		return err
+	}
+	// The page carries the link's token: keep it out of referrers.
+	c.Response().Header().Set("Referrer-Policy", "no-referrer")
+	base := s.kit.PublicBase(c)
+	return s.renderUsers(c, http.StatusCreated, fmt.Sprintf(
+		"Sign-in link for %s, shown this once (it works once, for %d hours; older links of the account no longer work, and its sessions were ended): %s",
+		acc.Email, int(staff.LinkLifetime.Hours()), link.URL(base)), "")
+}
+
+// UserCreate answers POST /staff/users.
+func (s *Handler) UserCreate(c echo.Context) error {
+	_, err := s.deps.Staff.CreateStaffUser(c.Request().Context(), httpx.StaffUser(c), c.FormValue("email"), c.FormValue("name"), c.FormValue("password"), c.FormValue("role"))
+	if err != nil {
+		ae := apperr.As(err)
+		if ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.Conflict) {
+			return s.renderUsers(c, httpx.StatusOf[ae.Kind], "", ae.Message)
+		}
+		return err
+	}
+	return s.renderUsers(c, http.StatusCreated, "Account created.", "")
+}
