@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/internal/waitlist"
 )
@@ -237,7 +238,8 @@ func TestStaffOfferByHandAndRemoveAreAudited(t *testing.T) {
 	start := r.at(8, 15, 0)
 	r.join(t, "older@example.org", start)
 	chosen := r.join(t, "chosen@example.org", start)
-	if err := r.waitlist.OfferByHand(ctx, r.clinic.ID, chosen.ID, r.clinic.Specialists[0].ID, start, "staff:desk"); err != nil {
+	desk := staff.User{ClinicID: r.clinic.ID, Email: "desk", Role: staff.RoleReception} // audited as staff:desk
+	if err := r.waitlist.OfferByHand(ctx, desk, chosen.ID, r.clinic.Specialists[0].ID, start); err != nil {
 		t.Fatal(err)
 	}
 	opening, _ := r.opening(t, start.UTC())
@@ -252,11 +254,11 @@ func TestStaffOfferByHandAndRemoveAreAudited(t *testing.T) {
 	if got := r.offersOf(t, chosen.ID); got != "open" {
 		t.Fatalf("the chosen entry's offers: %q", got)
 	}
-	err := r.waitlist.OfferByHand(ctx, r.clinic.ID, chosen.ID, r.clinic.Specialists[0].ID, start.Add(time.Hour), "staff:desk")
+	err := r.waitlist.OfferByHand(ctx, desk, chosen.ID, r.clinic.Specialists[0].ID, start.Add(time.Hour))
 	if apperr.CodeOf(err) != apperr.CodeEntryOver {
 		t.Fatalf("offering a second time to an entry with an offer: %v", err)
 	}
-	if err := r.waitlist.Remove(ctx, r.clinic.ID, chosen.ID, "staff:desk"); err != nil {
+	if err := r.waitlist.Remove(ctx, desk, chosen.ID); err != nil {
 		t.Fatal(err)
 	}
 	if s := r.entryState(t, chosen.ID); s != waitlist.StateRemoved {
@@ -497,11 +499,12 @@ func TestAnOfferByHandObeysTheCooldown(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	sp := r.clinic.Specialists[0].ID
+	desk := staff.User{ClinicID: r.clinic.ID, Email: "desk", Role: staff.RoleReception}
 
 	start := r.at(6, 10, 0)
 	booked := r.join(t, "booked@example.org", start)
 	r.book(t, r.at(7, 10, 0), "BOOKED@example.org") // the same patient, booked elsewhere
-	err := r.waitlist.OfferByHand(ctx, r.clinic.ID, booked.ID, sp, start, "staff:desk")
+	err := r.waitlist.OfferByHand(ctx, desk, booked.ID, sp, start)
 	if ae := apperr.As(err); ae == nil || ae.Code != apperr.CodeCooldown || ae.Kind != apperr.Conflict || !strings.Contains(ae.Message, "cooldown") {
 		t.Fatalf("offering a time to a patient who booked the type: %v, want a COOLDOWN conflict naming the cooldown", err)
 	}
@@ -514,7 +517,7 @@ func TestAnOfferByHandObeysTheCooldown(t *testing.T) {
 
 	later := r.at(6, 11, 0)
 	chosen := r.join(t, "chosen@example.org", later)
-	if err := r.waitlist.OfferByHand(ctx, r.clinic.ID, chosen.ID, sp, later, "staff:desk"); err != nil {
+	if err := r.waitlist.OfferByHand(ctx, desk, chosen.ID, sp, later); err != nil {
 		t.Fatal(err)
 	}
 	r.book(t, r.at(7, 11, 0), "chosen@example.org") // before the offer's step runs
