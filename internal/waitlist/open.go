@@ -190,6 +190,17 @@ func (s *Openings) cooling(ctx context.Context, q *db.Queries, e db.WaitlistEntr
 func (s *Openings) taken(ctx context.Context, tx pgx.Tx, offerID uuid.UUID, b booking.Booking) error {
 	q := db.New(tx)
 	now := s.now()
+	// The opening is locked before the offer, in the order a step locks
+	// them (Service.step): an Accept racing the step that runs the offer
+	// out then waits for it instead of deadlocking with it. An offer's
+	// opening never changes, so reading it unlocked first is safe.
+	cur, err := q.WaitlistOfferGet(ctx, offerID)
+	if err != nil {
+		return fmt.Errorf("read offer: %w", err)
+	}
+	if _, err := q.WaitlistOpeningGetForUpdate(ctx, cur.WaitlistOpening.ID); err != nil {
+		return fmt.Errorf("lock opening: %w", err)
+	}
 	r, err := q.WaitlistOfferGetForUpdate(ctx, offerID)
 	if err != nil {
 		return fmt.Errorf("lock offer: %w", err)
