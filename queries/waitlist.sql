@@ -69,8 +69,10 @@ ORDER BY d;
 -- Whether anyone waits for a time: the first waiting entry, oldest first,
 -- for its type, with its specialist or none named, whose days hold the
 -- time's day and whose times of day (if any) hold its start, in the
--- clinic's zone; and who has not been offered this opening already.
--- Locked, skipping an entry another transaction is offering a time to (a
+-- clinic's zone; who has not been offered this opening already; and who
+-- has not booked the type meanwhile within its cooldown (the booking gate
+-- would refuse them the time, which would be held for nothing: the same
+-- test as BookingPatientCooldownUntil's). Locked, skipping an entry another transaction is offering a time to (a
 -- NO KEY lock: rows that only refer to the entry, a link or a message
 -- being written, do not make it look taken).
 SELECT e.*
@@ -84,6 +86,14 @@ WHERE e.appointment_type_id = @appointment_type_id AND e.state = 'waiting'
             WHEN extract(hour FROM sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone) < 17 THEN 'afternoon'
             ELSE 'evening' END = ANY (e.times))
   AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.opening_id = sqlc.narg(opening_id))
+  AND NOT EXISTS (
+    SELECT 1 FROM bookings b
+    JOIN appointment_types t ON t.id = b.appointment_type_id
+    WHERE b.appointment_type_id = e.appointment_type_id AND b.status = 'confirmed' AND t.cooldown_min > 0
+      AND b.created_at > now() - make_interval(mins => t.cooldown_min)
+      AND (lower(b.patient_email) = lower(e.patient_email)
+           OR (regexp_replace(e.patient_phone, '\D', '', 'g') <> ''
+               AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(e.patient_phone, '\D', '', 'g'))))
 ORDER BY e.joined_at, e.id
 LIMIT 1
 FOR NO KEY UPDATE OF e SKIP LOCKED;
@@ -164,11 +174,12 @@ SELECT EXISTS (SELECT 1 FROM messages WHERE offer_id = @offer_id AND status = 's
 -- Open openings that no job is moving on, as far as time can tell: an
 -- offer that ran out before @expired_before, or no offer at all when the
 -- time was freed, and any offer ended, before @quiet_since (a job that was
--- lost, or gave up).
+-- lost, or gave up). A null @clinic_id is every clinic.
 SELECT op.id
 FROM waitlist_openings op
 LEFT JOIN waitlist_offers o ON o.opening_id = op.id AND o.state = 'open'
 WHERE op.state = 'open'
+  AND (sqlc.narg(clinic_id)::uuid IS NULL OR op.clinic_id = sqlc.narg(clinic_id))
   AND CASE WHEN o.id IS NOT NULL THEN o.expires_at < @expired_before
       ELSE op.freed_at < @quiet_since
            AND NOT EXISTS (SELECT 1 FROM waitlist_offers x WHERE x.opening_id = op.id AND x.ended_at >= @quiet_since)
@@ -177,8 +188,10 @@ ORDER BY op.freed_at
 LIMIT 100;
 
 -- name: WaitlistLapsePast :execrows
--- Places whose last day is over in their clinic's zone leave the list.
+-- Places whose last day is over in their clinic's zone leave the list. A
+-- null @clinic_id is every clinic.
 UPDATE waitlist_entries e SET state = 'lapsed', ended_at = sqlc.arg(now)::timestamptz
 FROM clinics c
 WHERE c.id = e.clinic_id AND e.state = 'waiting'
+  AND (sqlc.narg(clinic_id)::uuid IS NULL OR e.clinic_id = sqlc.narg(clinic_id))
   AND e.to_date < (sqlc.arg(now)::timestamptz AT TIME ZONE c.timezone)::date;

@@ -136,11 +136,19 @@ func TestHeartbeatLimits(t *testing.T) {
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 		id := hold(t, a, c, freeStarts(c, 1)[0], "owner")
 		// Hold ids are public (the hold stream carries them): a stranger
-		// beating someone's hold is refused, and spends his own allowance.
-		for range 15 {
+		// beating someone's hold is refused, and spends his own allowance:
+		// in one minute's window his first 12 beats are gone (410), the
+		// rest limited (429), and the owner still beats. Fails if refused
+		// beats stop being counted, or are counted against the hold alone.
+		avoidWindowEdge(20 * time.Second)
+		for i := range 15 {
 			r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": id, "clientId": "stranger"})
-			if r.Status != http.StatusGone && r.Status != http.StatusTooManyRequests {
-				t.Fatalf("a stranger's beat: %d %s", r.Status, r.Body)
+			want := http.StatusGone
+			if i >= 12 {
+				want = http.StatusTooManyRequests
+			}
+			if r.Status != want {
+				t.Fatalf("a stranger's beat %d: %d %s, want %d", i+1, r.Status, r.Body, want)
 			}
 		}
 		if r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": id, "clientId": "owner"}); r.Status != http.StatusOK {
@@ -152,20 +160,22 @@ func TestHeartbeatLimits(t *testing.T) {
 		t.Parallel()
 		a := newApp(t, withOptions(program.Options{HeartbeatsPerMinute: 3}))
 		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
-		starts := freeStarts(c, 8)
-		limited := false
-		for i := range 8 {
+		starts := freeStarts(c, 4)
+		// In one minute's window: three beats of three holds pass, the
+		// fourth (of a fourth hold) is refused. Fails if the address's
+		// count is lost, or counts per hold.
+		avoidWindowEdge(20 * time.Second)
+		for i := range 4 {
 			client := fmt.Sprintf("beater-%d", i)
 			r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": hold(t, a, c, starts[i], client), "clientId": client})
-			if r.Status == http.StatusTooManyRequests {
-				wantError(t, r, http.StatusTooManyRequests, "RATE_LIMITED", "")
-				retryAfter(t, r)
-				limited = true
-				break
+			if i < 3 {
+				if r.Status != http.StatusOK {
+					t.Fatalf("beat %d of 3 allowed: %d %s", i+1, r.Status, r.Body)
+				}
+				continue
 			}
-		}
-		if !limited {
-			t.Fatal("8 heartbeats of 8 holds from one address with a limit of 3, none refused")
+			wantError(t, r, http.StatusTooManyRequests, "RATE_LIMITED", "")
+			retryAfter(t, r)
 		}
 	})
 }
@@ -174,7 +184,10 @@ func TestHeartbeatLimits(t *testing.T) {
 // heartbeat answers 410 and the hold lapses.
 func TestHoldMaxLife(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, withOptions(program.Options{HoldTTL: time.Second, HoldMaxLife: 2 * time.Second}))
+	// A 2 s TTL with heartbeats every 500 ms (one may come 1.5 s late on a
+	// loaded machine), and a max life of 4 s. Fails if heartbeats stop
+	// being capped at the max life, or if the cap comes early.
+	a := newApp(t, withOptions(program.Options{HoldTTL: 2 * time.Second, HoldMaxLife: 4 * time.Second}))
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	start := freeStarts(c, 1)[0]
 	began := time.Now()
@@ -182,7 +195,7 @@ func TestHoldMaxLife(t *testing.T) {
 	var h holdView
 	r.Decode(&h)
 	for {
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond)
 		r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": "keeper"})
 		if r.Status == http.StatusGone {
 			break
@@ -190,11 +203,11 @@ func TestHoldMaxLife(t *testing.T) {
 		if r.Status != http.StatusOK {
 			t.Fatalf("heartbeat: %d %s", r.Status, r.Body)
 		}
-		if time.Since(began) > 5*time.Second {
+		if time.Since(began) > 10*time.Second {
 			t.Fatal("heartbeats keep the hold past its max life")
 		}
 	}
-	if d := time.Since(began); d < 1800*time.Millisecond {
+	if d := time.Since(began); d < 3800*time.Millisecond {
 		t.Fatalf("gone after %s, before its max life", d)
 	}
 
@@ -202,7 +215,7 @@ func TestHoldMaxLife(t *testing.T) {
 	// id, is no way around the max life: once the hold lapses, this
 	// network waits out a cool-off (the max life) for that slot.
 	var again *response
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(10 * time.Second); ; {
 		again = apiHold(t, a, c, start, "keeper-again")
 		if again.Status != http.StatusLocked || time.Now().After(deadline) {
 			break

@@ -151,7 +151,7 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 	a.ready = func(t testing.TB) {
 		t.Helper()
 		if cfg.listen {
-			waitFor(t, evWait, "the server to come up", func() bool {
+			testkit.WaitFor(t, evWait, "the server to come up", func() bool {
 				res, err := http.Get(a.URL + "/healthz")
 				if err != nil {
 					return false
@@ -278,16 +278,6 @@ func (l *testLog) Write(p []byte) (int, error) {
 		l.t.Log(strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
-}
-
-// waitFor polls cond until it holds, failing the test after d.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-	}
 }
 
 // avoidWindowEdge waits for the next rate-limit minute when less than need

@@ -242,11 +242,7 @@ func (a *app) specialist(t testing.TB, c clinic, id uuid.UUID) db.Specialist {
 // auditCount counts the clinic's audit rows.
 func (a *app) auditCount(t testing.TB, clinicID uuid.UUID) int64 {
 	t.Helper()
-	n, err := db.New(a.Pool).AuditCountByClinic(context.Background(), clinicID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return testkit.AuditCount(t, a.Pool, clinicID)
 }
 
 // lastAudit is the clinic's newest audit row.

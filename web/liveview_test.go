@@ -9,12 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
@@ -32,37 +30,16 @@ type inRequest struct{}
 // requestCounts counts what requests (not background work) ask of
 // PostgreSQL (queries and batches) and of Redis (commands, each command
 // of a pipeline).
-type requestCounts struct{ pg, redis atomic.Int64 }
+type requestCounts struct {
+	pg    testkit.Queries
+	redis testkit.Commands
+}
 
-func (n *requestCounts) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	if ctx.Value(inRequest{}) != nil {
-		n.pg.Add(1)
-	}
-	return ctx
-}
-func (n *requestCounts) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (n *requestCounts) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return n.TraceQueryStart(ctx, nil, pgx.TraceQueryStartData{})
-}
-func (n *requestCounts) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (n *requestCounts) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
-func (n *requestCounts) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (n *requestCounts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if ctx.Value(inRequest{}) != nil {
-			n.redis.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (n *requestCounts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if ctx.Value(inRequest{}) != nil {
-			n.redis.Add(int64(len(cmds)))
-		}
-		return next(ctx, cmds)
-	}
+func newRequestCounts() *requestCounts {
+	inReq := func(ctx context.Context) bool { return ctx.Value(inRequest{}) != nil }
+	n := &requestCounts{}
+	n.pg.Only, n.redis.Only = inReq, inReq
+	return n
 }
 
 // both is the two counts at once.
@@ -72,9 +49,9 @@ func (n *requestCounts) both() int64 { return n.pg.Load() + n.redis.Load() }
 // of its own that count what its requests ask of them.
 func countingApp(t *testing.T) (*app, *requestCounts) {
 	t.Helper()
-	n := &requestCounts{}
+	n := newRequestCounts()
 	cfg := testkit.DB(t).Config()
-	cfg.ConnConfig.Tracer = n
+	cfg.ConnConfig.Tracer = &n.pg
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +59,7 @@ func countingApp(t *testing.T) (*app, *requestCounts) {
 	t.Cleanup(pool.Close)
 	opt := *testkit.Redis(t).(*redis.Client).Options()
 	rdb := redis.NewClient(&opt)
-	rdb.AddHook(n)
+	rdb.AddHook(&n.redis)
 	t.Cleanup(func() { _ = rdb.Close() })
 	built := program.Build(pool, rdb, slog.New(slog.NewTextHandler(newTestLog(t), &slog.HandlerOptions{Level: slog.LevelWarn})),
 		program.Options{HoldsPerMinute: 100000, LoginsPerMinute: 100000, LimitScope: uuid.NewString() + ":", HashCost: bcrypt.MinCost})
@@ -140,7 +117,7 @@ func TestLiveViewFollowsHoldsAndBookingsOfAnotherInstance(t *testing.T) {
 	// B holds 10:00: A shows it held as soon as it heard it, and never
 	// free again.
 	h := b.holdOf(t, typ.ID, sp, monday, "patient-b")
-	waitFor(t, evWait, "A to show B's hold", func() bool { return stateAt(monday) == "held" })
+	testkit.WaitFor(t, evWait, "A to show B's hold", func() bool { return stateAt(monday) == "held" })
 	for range 10 {
 		if st := stateAt(monday); st != "held" {
 			t.Fatalf("held cell later read as %q", st)
@@ -153,7 +130,7 @@ func TestLiveViewFollowsHoldsAndBookingsOfAnotherInstance(t *testing.T) {
 	// B books 10:30: taken on A, still from the view.
 	at := monday.Add(30 * time.Minute)
 	b.book(t, typ.ID, b.holdOf(t, typ.ID, sp, at, "patient-c"), "patient-c")
-	waitFor(t, evWait, "A to show B's booking", func() bool { return stateAt(at) == "taken" })
+	testkit.WaitFor(t, evWait, "A to show B's booking", func() bool { return stateAt(at) == "taken" })
 	before = n.both()
 	if st := stateAt(at); st != "taken" {
 		t.Fatalf("booked cell read again as %q", st)
@@ -164,7 +141,7 @@ func TestLiveViewFollowsHoldsAndBookingsOfAnotherInstance(t *testing.T) {
 
 	// B lets 10:00 go: free again on A.
 	b.release(t, h, "patient-b")
-	waitFor(t, evWait, "A to show the release", func() bool { return stateAt(monday) == "free" })
+	testkit.WaitFor(t, evWait, "A to show the release", func() bool { return stateAt(monday) == "free" })
 }
 
 // A change of hours made on another instance drops the view (the next
@@ -190,23 +167,23 @@ func TestLiveViewDropsOnCalendarChangeAndLostSubscription(t *testing.T) {
 	if err := newApp(t).Deps.Staff.AddOverride(context.Background(), c.Admin.User(c.ID), sp, staffOverride(day, spRow.Version)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, evWait, "the closed day to show", func() bool {
+	testkit.WaitFor(t, evWait, "the closed day to show", func() bool {
 		return cellState(a.do(t, "GET", page, nil).Doc(), cell) == ""
 	})
 	if a.metricSum(t, `clinic_liveview_drops_total\{reason="event"\}`) < 1 {
 		t.Fatal("the calendar change did not drop the view")
 	}
 
-	waitFor(t, evWait, "the view to be kept again", func() bool {
+	testkit.WaitFor(t, evWait, "the view to be kept again", func() bool {
 		a.do(t, "GET", page, nil).Want(http.StatusOK)
 		return a.Deps.Views.Len() == 1
 	})
 	testkit.CutSubscription(t, conn)
-	waitFor(t, evWait, "the views to go with the subscription", func() bool { return a.Deps.Views.Len() == 0 })
+	testkit.WaitFor(t, evWait, "the views to go with the subscription", func() bool { return a.Deps.Views.Len() == 0 })
 	if cellState(a.do(t, "GET", page, nil).Want(http.StatusOK).Doc(), cell) != "" {
 		t.Fatal("the page read from the source lost the closed day")
 	}
-	waitFor(t, evWait, "a view once the subscription is back", func() bool {
+	testkit.WaitFor(t, evWait, "a view once the subscription is back", func() bool {
 		a.do(t, "GET", page, nil).Want(http.StatusOK)
 		return a.Deps.Views.Len() == 1
 	})
@@ -239,7 +216,7 @@ func TestLiveViewValidators(t *testing.T) {
 	pageTag := a.do(t, "GET", page, nil).Header.Get("ETag")
 	slotsTag := a.do(t, "GET", slotsURL, nil).Header.Get("ETag")
 	a.hold(t, typ.ID, monday, "validators")
-	waitFor(t, evWait, "a new page after the hold", func() bool {
+	testkit.WaitFor(t, evWait, "a new page after the hold", func() bool {
 		r := a.do(t, "GET", page, nil, "If-None-Match", pageTag)
 		return r.Status == http.StatusOK && r.Header.Get("ETag") != pageTag
 	})
@@ -259,7 +236,7 @@ func TestLiveViewLeavesAHoldersPageTheirOwn(t *testing.T) {
 	cl := a.newClient(t)
 	f := openCellForm(t, cl, c, typ, sp, start) // the week is now watched
 	cl.Post(f.Action, f.Values).Want(http.StatusOK)
-	waitFor(t, evWait, "the holder's page to show their hold", func() bool {
+	testkit.WaitFor(t, evWait, "the holder's page to show their hold", func() bool {
 		return cellState(cl.Get(c.BookURL(typ, start, sp)).Want(http.StatusOK).Doc(), grid.CellID(sp, start)) == "mine"
 	})
 	if st := stateOn(t, a, c, typ, sp, start); st != "held" {

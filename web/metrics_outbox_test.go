@@ -51,7 +51,7 @@ func TestMetricsOutbox(t *testing.T) {
 	waitBacklogEmpty(t, a)
 
 	var text string
-	waitFor(t, mailWait, "the sent confirmation counted", func() bool {
+	testkit.WaitFor(t, mailWait, "the sent confirmation counted", func() bool {
 		text = a.metricsText(t)
 		v, _ := metricValue(t, text, mailSeries(outbox.KindConfirmation, "sent"))
 		return v == 1

@@ -18,6 +18,7 @@ import (
 
 	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/grid"
+	"github.com/clinic/booking/internal/testkit"
 )
 
 func TestPageHoldWithoutJavaScriptAnswersTheWholePage(t *testing.T) {
@@ -334,7 +335,7 @@ func TestPageExpiredHoldSaysSoAndOffersToHoldAgain(t *testing.T) {
 
 	// waitExpired waits until the hold is gone from the store.
 	waitExpired := func(holdID string) {
-		waitFor(t, 10*time.Second, "the hold to expire", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "the hold to expire", func() bool {
 			hs, err := a.Deps.Holds.Active(context.Background(), c.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -388,7 +389,7 @@ func TestPageExpiredHoldSaysSoAndOffersToHoldAgain(t *testing.T) {
 	})
 
 	t.Run("HeartbeatWithHtmx", func(t *testing.T) {
-		waitFor(t, 10*time.Second, "the slot to be free", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "the slot to be free", func() bool {
 			hs, _ := a.Deps.Holds.Active(context.Background(), c.ID)
 			return len(hs) == 0
 		})

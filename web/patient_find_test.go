@@ -68,7 +68,7 @@ func smtpApp(t *testing.T) (*app, *testkit.SMTPServer) {
 // database must be its own: the backlog counts every message in it).
 func waitBacklogEmpty(t *testing.T, a *app) {
 	t.Helper()
-	waitFor(t, mailWait, "the queue to empty", func() bool {
+	testkit.WaitFor(t, mailWait, "the queue to empty", func() bool {
 		n, _, err := a.Deps.Outbox.Backlog(context.Background())
 		return err == nil && n == 0
 	})

@@ -131,7 +131,7 @@ func TestStaffBookingShowsSentAndUndelivered(t *testing.T) {
 	ok := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, c.Next(time.Wednesday, 10, 0), booking.Patient{Name: "Reached Patient", Email: uniqueEmail("reached")})
 	srv.WaitFor(t, 1, mailWait)
 	var r *response
-	waitFor(t, mailWait, "the confirmation shown sent", func() bool {
+	testkit.WaitFor(t, mailWait, "the confirmation shown sent", func() bool {
 		r = admin.Get(staffBookingPath(ok.Booking.ID)).Want(http.StatusOK)
 		return messageStates(r)["confirmation"] == "sent"
 	})
@@ -141,7 +141,7 @@ func TestStaffBookingShowsSentAndUndelivered(t *testing.T) {
 
 	srv.RefuseNext(1, 550, "5.1.1 Mailbox does not exist")
 	bad := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, c.Next(time.Thursday, 10, 0), booking.Patient{Name: "Unreached Patient", Email: uniqueEmail("unreached")})
-	waitFor(t, mailWait, "the refused confirmation shown failed", func() bool {
+	testkit.WaitFor(t, mailWait, "the refused confirmation shown failed", func() bool {
 		r = admin.Get(staffBookingPath(bad.Booking.ID)).Want(http.StatusOK)
 		return messageStates(r)["confirmation"] == "failed"
 	})

@@ -25,7 +25,7 @@ import (
 func waitForStream(t *testing.T, a *app, scope string, d time.Duration) {
 	t.Helper()
 	re := regexp.MustCompile(`clinic_streams_open\{[^}]*scope="` + regexp.QuoteMeta(scope) + `"[^}]*\} (\d+)`)
-	waitFor(t, d, "a live stream of "+scope, func() bool {
+	testkit.WaitFor(t, d, "a live stream of "+scope, func() bool {
 		m := re.FindStringSubmatch(a.do(t, "GET", "/metrics", nil).Body)
 		n := 0
 		if m != nil {

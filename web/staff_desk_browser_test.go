@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/clinic/booking/internal/testkit"
 	"github.com/google/uuid"
 )
 
@@ -63,7 +64,7 @@ func TestDeskBrowserBookByClicking(t *testing.T) {
 	if !s.Until(stafferWait, `document.getElementById("desk-dialog").innerHTML.trim() === ""`) {
 		t.Fatalf("Escape did not close the dialog\n%s", s.snapshot())
 	}
-	waitFor(t, stafferWait, "the desk hold to go", func() bool { return len(a.deskHolds(t, c.ID)) == 0 })
+	testkit.WaitFor(t, stafferWait, "the desk hold to go", func() bool { return len(a.deskHolds(t, c.ID)) == 0 })
 	// The grid shows the patient's hold and then its release before the
 	// cell is clicked again: a live update landing during the click would
 	// replace the node under it.

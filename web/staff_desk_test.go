@@ -11,12 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
@@ -163,19 +163,8 @@ func TestDeskDoubleSubmitBooksOnce(t *testing.T) {
 	f := withCSRF(admin, deskForm(t, admin, sp.ID, start, "Twice Clicked", "twice@example.org"))
 
 	const n = 2
-	var wg sync.WaitGroup
-	gate := make(chan struct{})
 	answers := make([]*response, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-gate
-			answers[i] = admin.HXPost("/staff/desk/book", f)
-		}()
-	}
-	close(gate)
-	wg.Wait()
+	testkit.Together(n, func(i int) { answers[i] = admin.HXPost("/staff/desk/book", f) })
 	var msgs []string
 	for _, r := range answers {
 		if r.Status != http.StatusCreated {
@@ -341,5 +330,61 @@ func TestDeskHeartbeatKeepsAndFollowsTheType(t *testing.T) {
 	}
 	if n := len(a.deskHolds(t, c.ID)); n != 1 {
 		t.Errorf("%d desk holds after another account's heartbeat", n)
+	}
+}
+
+// A desk dialog's hold that lapses (the dialog left open, its heartbeats
+// gone) frees the time: an online patient then holds it, and the desk's
+// late booking of it is refused, leaving the patient's hold. The hold is
+// expired on purpose (PEXPIRE), not waited out. Fails if a lapsed desk
+// hold still blocks online claims, or if the desk's booking does not check
+// its hold is still its own.
+func TestDeskHoldThatLapsesIsTakenOnline(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.deskClinic(t)
+	sp := c.Specialists[0]
+	st := a.signIn(t, c.Staff)
+	start := c.Next(time.Wednesday, 11, 0)
+	f := deskForm(t, st, sp.ID, start, "Desk Patient", "desk@example.org")
+	patient := clientID()
+	wantError(t, a.postHold(t, c.Types[0].ID, sp.ID, start, patient), http.StatusLocked, "SLOT_HELD", "")
+
+	dh := a.deskHolds(t, c.ID)
+	if len(dh) != 1 {
+		t.Fatalf("desk holds: %+v, want the dialog's", dh)
+	}
+	// The hold lapses as it would at the end of its TTL: its key expires,
+	// and its expiry (by which the sweeper announces the lapse, and the
+	// live view frees the time) is now.
+	key := holdKeyOf(dh[0].ClinicID, dh[0].AppointmentTypeID, dh[0].SpecialistID, dh[0].Start)
+	if err := a.RDB.ZAddXX(t.Context(), "holds:expiry:{"+c.ID.String()+"}", redis.Z{Score: float64(time.Now().UnixMilli()), Member: dh[0].HoldID}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RDB.PExpire(t.Context(), key, time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 5*time.Second, "the desk hold's key to expire", func() bool { return a.RDB.Exists(t.Context(), key).Val() == 0 })
+
+	var claim *response
+	testkit.WaitFor(t, 15*time.Second, "the lapsed desk hold's time to be free online", func() bool {
+		claim = a.postHold(t, c.Types[0].ID, sp.ID, start, patient)
+		return claim.Status == http.StatusCreated
+	})
+	var online holdView
+	claim.Decode(&online)
+	res := st.HXPost("/staff/desk/book", withCSRF(st, f))
+	if res.Status < 400 || res.Status >= 500 {
+		t.Fatalf("the desk's booking of a time held online since: %d, want refused\n%s", res.Status, clip(res.Body, 300))
+	}
+	var n int
+	if err := a.Pool.QueryRow(t.Context(), `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND slot_start = $2 AND status = 'confirmed'`, c.ID, start).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d bookings of the time held online", n)
+	}
+	if held, ok, err := a.Deps.Holds.HeldBy(t.Context(), c.ID, c.Types[0].ID, sp.ID, start); err != nil || !ok || held.HoldID != online.HoldID {
+		t.Fatalf("the time is held by %+v (%v, %v), want the online patient's hold %s", held, ok, err, online.HoldID)
 	}
 }

@@ -38,7 +38,7 @@ func keepingApp(t *testing.T) *app {
 func keptMessage(t *testing.T, cl *client, email string) string {
 	t.Helper()
 	var path string
-	waitFor(t, mailWait, "the message on the outbox page", func() bool {
+	testkit.WaitFor(t, mailWait, "the message on the outbox page", func() bool {
 		r := cl.Get("/staff/outbox").Want(http.StatusOK)
 		row := r.Doc().Find(`[data-testid="outbox-row"]`).FilterFunction(func(_ int, s *goquery.Selection) bool {
 			return strings.Contains(text(s), email)
@@ -238,7 +238,7 @@ func TestOutboxGermanMessageIsDecoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list string
-	waitFor(t, mailWait, "the list kept", func() bool {
+	testkit.WaitFor(t, mailWait, "the list kept", func() bool {
 		copies, err := a.Deps.Outbox.Copies(context.Background(), c.ID)
 		for _, cp := range copies {
 			if strings.HasPrefix(cp.Subject, "Ihre Termine") {

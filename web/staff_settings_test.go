@@ -218,7 +218,7 @@ func TestSettingsZoneChangeConfirmsAndRefreshesLivePages(t *testing.T) {
 	if cal := admin.Get(calURL).Want(http.StatusOK); !strings.Contains(cal.Body, "08:00") {
 		t.Errorf("the calendar after the zone change does not show the 09:00 Berlin booking at 08:00 London:\n%s", clip(cal.Body, 3000))
 	}
-	waitFor(t, 15*time.Second, "the other instance's calendar in the new zone", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the other instance's calendar in the new zone", func() bool {
 		cal := otherAdmin.Get(calURL)
 		return cal.Status == http.StatusOK && strings.Contains(cal.Body, "08:00") && !strings.Contains(cal.Body, "09:00–")
 	})

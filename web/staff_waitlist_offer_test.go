@@ -85,7 +85,7 @@ func TestStaffWaitlistOfferByHand(t *testing.T) {
 	}
 
 	var offerStart time.Time
-	waitFor(t, mailWait, "the offer to stand", func() bool {
+	testkit.WaitFor(t, mailWait, "the offer to stand", func() bool {
 		err := a.Pool.QueryRow(context.Background(), `SELECT op.slot_start FROM waitlist_offers o
 			JOIN waitlist_openings op ON op.id = o.opening_id WHERE o.entry_id = $1 AND o.state = 'open'`, e.ID).Scan(&offerStart)
 		return err == nil

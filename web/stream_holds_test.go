@@ -300,15 +300,15 @@ func TestHoldStreamCountsOpenAndEndedStreamsOnMetricsAndLeavesTheHubWhenTheClien
 		t.Fatalf("hub has %d type subscriptions, want 1", n)
 	}
 	s.c.cancel() // the browser goes away
-	waitFor(t, evWait, "the stream leaves the hub", func() bool { return a.Deps.Hub.Counts()["type"] == 0 })
-	waitFor(t, evWait, "the ended stream is counted as client-abort", func() bool {
+	testkit.WaitFor(t, evWait, "the stream leaves the hub", func() bool { return a.Deps.Hub.Counts()["type"] == 0 })
+	testkit.WaitFor(t, evWait, "the ended stream is counted as client-abort", func() bool {
 		m := a.metricsText(t)
 		return strings.Contains(m, open+"0\n") && strings.Contains(m, `clinic_streams_ended_total{reason="client-abort"} 1`+"\n")
 	})
 
 	short := a.openHoldStream(t, typ, liveClient("metrics"), "leaseMs=100")
 	short.ended("lease-expired")
-	waitFor(t, evWait, "the lease end is counted", func() bool {
+	testkit.WaitFor(t, evWait, "the lease end is counted", func() bool {
 		return strings.Contains(a.metricsText(t), `clinic_streams_ended_total{reason="lease-expired"} 1`+"\n")
 	})
 }

@@ -53,8 +53,8 @@ func TestHTMLStreamEndsAsSoonAsTheBrowserGoes(t *testing.T) {
 	s.until(evWait, cell, func(e sseEvent) bool { return e.Name == cell })
 
 	s.cancel() // the tab is closed
-	waitFor(t, evWait, "the live view leaves the hub", func() bool { return a.Deps.Hub.Counts()["clinic"] == 0 })
-	waitFor(t, evWait, "the stream is counted as ended by the client", func() bool {
+	testkit.WaitFor(t, evWait, "the live view leaves the hub", func() bool { return a.Deps.Hub.Counts()["clinic"] == 0 })
+	testkit.WaitFor(t, evWait, "the stream is counted as ended by the client", func() bool {
 		m := a.metricsText(t)
 		return strings.Contains(m, open+"0\n") && strings.Contains(m, `clinic_streams_ended_total{reason="client-abort"} 1`+"\n")
 	})
@@ -188,7 +188,7 @@ func TestHTMLStreamOverHTTP2(t *testing.T) {
 	s.until(evWait, cell, func(e sseEvent) bool { return e.Name == cell })
 
 	s.cancel()
-	waitFor(t, evWait, "the HTTP/2 stream is counted as ended by the client", func() bool {
+	testkit.WaitFor(t, evWait, "the HTTP/2 stream is counted as ended by the client", func() bool {
 		m := h2.metricsText(t)
 		return strings.Contains(m, open+"0\n") && strings.Contains(m, `clinic_streams_ended_total{reason="client-abort"} 1`+"\n")
 	})

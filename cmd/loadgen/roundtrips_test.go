@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"net"
 	"os/exec"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/testkit"
 )
 
 // privateRedis starts a redis-server of the test's own: the meter reads
@@ -19,12 +20,7 @@ func privateRedis(t *testing.T) *redis.Client {
 	if err != nil {
 		t.Skip("redis-server is not installed")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testkit.FreePort(t)
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -91,37 +90,6 @@ func countConfirmed(t *testing.T, pool *pgxpool.Pool, specialist uuid.UUID, star
 	return n
 }
 
-func auditCount(t *testing.T, pool *pgxpool.Pool, clinic uuid.UUID) int64 {
-	t.Helper()
-	n, err := db.New(pool).AuditCountByClinic(context.Background(), clinic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// race runs each attempt in its own goroutine, all released together at a
-// barrier, and returns their errors.
-func race(n int, attempt func(i int) error) []error {
-	errs := make([]error, n)
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	done.Add(n)
-	for i := range n {
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-start
-			errs[i] = attempt(i)
-		}()
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
-	return errs
-}
-
 func tally(t *testing.T, errs []error) (won, taken int) {
 	t.Helper()
 	for _, err := range errs {
@@ -141,7 +109,7 @@ func TestBookConcurrentSameSlotOneWinner(t *testing.T) {
 	gates(t, func(t *testing.T, b bundle) {
 		start := b.monday(10, 0)
 		const n = 50
-		errs := race(n, func(int) error {
+		errs := testkit.Race(n, func(int) error {
 			_, err := b.svc.Book(context.Background(), b.req(0, 0, start))
 			return err
 		})
@@ -153,7 +121,7 @@ func TestBookConcurrentSameSlotOneWinner(t *testing.T) {
 		if got := countConfirmed(t, b.pool, b.clinic.Specialists[0].ID, start); got != 1 {
 			t.Fatalf("want exactly one row, got %d", got)
 		}
-		if got := auditCount(t, b.pool, b.clinic.ID); got != 1 {
+		if got := testkit.AuditCount(t, b.pool, b.clinic.ID); got != 1 {
 			t.Fatalf("want exactly one audit row (the winner's), got %d", got)
 		}
 	})
@@ -165,7 +133,7 @@ func TestBookEmptyDayFirstSlotOneWinner(t *testing.T) {
 	gates(t, func(t *testing.T, b bundle) {
 		start := b.monday(9, 0) // the first slot of a day with nothing booked
 		const n = 20
-		errs := race(n, func(i int) error {
+		errs := testkit.Race(n, func(i int) error {
 			if i%2 == 0 {
 				_, err := b.svc.Book(context.Background(), b.req(1, 0, start)) // 09:00-10:00
 				return err
@@ -250,7 +218,7 @@ func TestCancel(t *testing.T) {
 	})
 	// book, cancel, rebook: three state changes, three audit rows; the
 	// harmless second cancel and the refused ones wrote none.
-	if got := auditCount(t, b.pool, b.clinic.ID); got != 3 {
+	if got := testkit.AuditCount(t, b.pool, b.clinic.ID); got != 3 {
 		t.Fatalf("want 3 audit rows, got %d", got)
 	}
 }
@@ -268,7 +236,7 @@ func TestReschedule(t *testing.T) {
 	}
 
 	t.Run("OntoTakenSlotChangesNothing", func(t *testing.T) {
-		before := auditCount(t, b.pool, b.clinic.ID)
+		before := testkit.AuditCount(t, b.pool, b.clinic.ID)
 		_, err := b.svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: mine.Booking.ID, Start: b.monday(10, 0), Actor: "patient"})
 		if apperr.CodeOf(err) != apperr.CodeSlotTaken {
 			t.Fatalf("want SLOT_TAKEN, got %v", err)
@@ -283,13 +251,13 @@ func TestReschedule(t *testing.T) {
 		if _, err := b.svc.ByManageToken(ctx, mine.ManageToken); err != nil {
 			t.Fatalf("manage link must still work: %v", err)
 		}
-		if after := auditCount(t, b.pool, b.clinic.ID); after != before {
+		if after := testkit.AuditCount(t, b.pool, b.clinic.ID); after != before {
 			t.Fatalf("a failed reschedule wrote %d audit rows", after-before)
 		}
 	})
 
 	t.Run("OntoOverlappingOwnTimeWorks", func(t *testing.T) {
-		before := auditCount(t, b.pool, b.clinic.ID)
+		before := testkit.AuditCount(t, b.pool, b.clinic.ID)
 		nb, err := b.svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: mine.Booking.ID, Start: b.monday(9, 15), Actor: "patient"})
 		if err != nil {
 			t.Fatal(err)
@@ -305,7 +273,7 @@ func TestReschedule(t *testing.T) {
 		if err != nil || viaLink.ID != nb.ID {
 			t.Fatalf("the manage link must follow the booking: %v %v", viaLink.ID, err)
 		}
-		if after := auditCount(t, b.pool, b.clinic.ID); after != before+1 {
+		if after := testkit.AuditCount(t, b.pool, b.clinic.ID); after != before+1 {
 			t.Fatalf("want one audit row for the reschedule, got %d", after-before)
 		}
 		_, err = b.svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: mine.Booking.ID, Start: b.monday(15, 0)})
@@ -360,7 +328,7 @@ func TestBookRejectsBadInput(t *testing.T) {
 				t.Fatalf("want specialistId error, got %v", err)
 			}
 		})
-		if got := auditCount(t, b.pool, b.clinic.ID); got != 0 {
+		if got := testkit.AuditCount(t, b.pool, b.clinic.ID); got != 0 {
 			t.Fatalf("refused bookings wrote %d audit rows", got)
 		}
 	})
@@ -384,7 +352,7 @@ func TestBookRememberFailureWritesNothing(t *testing.T) {
 		if n := countConfirmed(t, b.pool, b.clinic.Specialists[0].ID, r.Start); n != 0 {
 			t.Fatalf("want no booking, got %d", n)
 		}
-		if n := auditCount(t, b.pool, b.clinic.ID); n != 0 {
+		if n := testkit.AuditCount(t, b.pool, b.clinic.ID); n != 0 {
 			t.Fatalf("want no audit row, got %d", n)
 		}
 		if rec, err := idempotency.Find(context.Background(), b.pool, b.key("k", "h")); err != nil || rec != nil {
@@ -424,7 +392,7 @@ func TestBookRemembersTheAnswer(t *testing.T) {
 		if n := countConfirmed(t, b.pool, b.clinic.Specialists[1].ID, again.Start); n != 0 {
 			t.Fatalf("the repeats booked %d", n)
 		}
-		if n := auditCount(t, b.pool, b.clinic.ID); n != 1 {
+		if n := testkit.AuditCount(t, b.pool, b.clinic.ID); n != 1 {
 			t.Fatalf("want one audit row, got %d", n)
 		}
 	})

@@ -8,6 +8,8 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
+
+	"github.com/clinic/booking/internal/testkit"
 )
 
 // A cancel of a booking that was moved (a stale staff page, or a cancel
@@ -30,13 +32,13 @@ func TestCancelOfAMovedBookingIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := auditCount(t, b.pool, b.clinic.ID)
+	before := testkit.AuditCount(t, b.pool, b.clinic.ID)
 
 	got, changed, err := b.svc.Cancel(ctx, booking.CancelRequest{BookingID: conf.Booking.ID, Actor: "staff:test", Reason: "ill"})
 	if e := apperr.As(err); e == nil || e.Code != apperr.CodeBookingNotActive || e.Kind != apperr.Conflict || changed {
 		t.Fatalf("cancel of the moved booking: %+v changed=%v err=%v; want BOOKING_NOT_ACTIVE", got, changed, err)
 	}
-	if n := auditCount(t, b.pool, b.clinic.ID); n != before {
+	if n := testkit.AuditCount(t, b.pool, b.clinic.ID); n != before {
 		t.Fatalf("the refused cancel wrote %d audit rows", n-before)
 	}
 	for id, want := range map[uuid.UUID]string{conf.Booking.ID: booking.StatusRescheduled, moved.ID: booking.StatusConfirmed} {

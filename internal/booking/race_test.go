@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clinic/booking/internal/booking"
+
+	"github.com/clinic/booking/internal/testkit"
 )
 
 // slowOutbox keeps each change's transaction open a little after its
@@ -32,7 +34,7 @@ func TestBookRaceOfDifferentPatientsDoesNotDeadlock(t *testing.T) {
 		const rounds, n = 8, 16
 		for round := range rounds {
 			start := b.monday(8, 0).Add(time.Duration(round) * time.Hour)
-			errs := race(n, func(i int) error {
+			errs := testkit.Race(n, func(i int) error {
 				typ, at := 0, start
 				if i%2 == 1 {
 					typ, at = 1, start.Add(-30*time.Minute) // overlaps the 30 minutes from start
@@ -63,7 +65,7 @@ func TestMoveRacesBookingsOfTheTimeItFrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 9
-	errs := race(n, func(i int) error {
+	errs := testkit.Race(n, func(i int) error {
 		if i == 0 {
 			_, err := b.svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: mine.Booking.ID, Start: b.monday(14, 0), Actor: "staff:x"})
 			return err

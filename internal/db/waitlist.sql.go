@@ -336,12 +336,19 @@ const waitlistLapsePast = `-- name: WaitlistLapsePast :execrows
 UPDATE waitlist_entries e SET state = 'lapsed', ended_at = $1::timestamptz
 FROM clinics c
 WHERE c.id = e.clinic_id AND e.state = 'waiting'
+  AND ($2::uuid IS NULL OR e.clinic_id = $2)
   AND e.to_date < ($1::timestamptz AT TIME ZONE c.timezone)::date
 `
 
-// Places whose last day is over in their clinic's zone leave the list.
-func (q *Queries) WaitlistLapsePast(ctx context.Context, now time.Time) (int64, error) {
-	result, err := q.db.Exec(ctx, waitlistLapsePast, now)
+type WaitlistLapsePastParams struct {
+	Now      time.Time
+	ClinicID uuid.NullUUID
+}
+
+// Places whose last day is over in their clinic's zone leave the list. A
+// null @clinic_id is every clinic.
+func (q *Queries) WaitlistLapsePast(ctx context.Context, arg WaitlistLapsePastParams) (int64, error) {
+	result, err := q.db.Exec(ctx, waitlistLapsePast, arg.Now, arg.ClinicID)
 	if err != nil {
 		return 0, err
 	}
@@ -375,6 +382,14 @@ WHERE e.appointment_type_id = $1 AND e.state = 'waiting'
             WHEN extract(hour FROM $3::timestamptz AT TIME ZONE c.timezone) < 17 THEN 'afternoon'
             ELSE 'evening' END = ANY (e.times))
   AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.opening_id = $4)
+  AND NOT EXISTS (
+    SELECT 1 FROM bookings b
+    JOIN appointment_types t ON t.id = b.appointment_type_id
+    WHERE b.appointment_type_id = e.appointment_type_id AND b.status = 'confirmed' AND t.cooldown_min > 0
+      AND b.created_at > now() - make_interval(mins => t.cooldown_min)
+      AND (lower(b.patient_email) = lower(e.patient_email)
+           OR (regexp_replace(e.patient_phone, '\D', '', 'g') <> ''
+               AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(e.patient_phone, '\D', '', 'g'))))
 ORDER BY e.joined_at, e.id
 LIMIT 1
 FOR NO KEY UPDATE OF e SKIP LOCKED
@@ -390,8 +405,10 @@ type WaitlistMatchingParams struct {
 // Whether anyone waits for a time: the first waiting entry, oldest first,
 // for its type, with its specialist or none named, whose days hold the
 // time's day and whose times of day (if any) hold its start, in the
-// clinic's zone; and who has not been offered this opening already.
-// Locked, skipping an entry another transaction is offering a time to (a
+// clinic's zone; who has not been offered this opening already; and who
+// has not booked the type meanwhile within its cooldown (the booking gate
+// would refuse them the time, which would be held for nothing: the same
+// test as BookingPatientCooldownUntil's). Locked, skipping an entry another transaction is offering a time to (a
 // NO KEY lock: rows that only refer to the entry, a link or a message
 // being written, do not make it look taken).
 func (q *Queries) WaitlistMatching(ctx context.Context, arg WaitlistMatchingParams) (WaitlistEntry, error) {
@@ -721,15 +738,17 @@ SELECT op.id
 FROM waitlist_openings op
 LEFT JOIN waitlist_offers o ON o.opening_id = op.id AND o.state = 'open'
 WHERE op.state = 'open'
-  AND CASE WHEN o.id IS NOT NULL THEN o.expires_at < $1
-      ELSE op.freed_at < $2
-           AND NOT EXISTS (SELECT 1 FROM waitlist_offers x WHERE x.opening_id = op.id AND x.ended_at >= $2)
+  AND ($1::uuid IS NULL OR op.clinic_id = $1)
+  AND CASE WHEN o.id IS NOT NULL THEN o.expires_at < $2
+      ELSE op.freed_at < $3
+           AND NOT EXISTS (SELECT 1 FROM waitlist_offers x WHERE x.opening_id = op.id AND x.ended_at >= $3)
       END
 ORDER BY op.freed_at
 LIMIT 100
 `
 
 type WaitlistOpeningsAdriftParams struct {
+	ClinicID      uuid.NullUUID
 	ExpiredBefore time.Time
 	QuietSince    time.Time
 }
@@ -737,9 +756,9 @@ type WaitlistOpeningsAdriftParams struct {
 // Open openings that no job is moving on, as far as time can tell: an
 // offer that ran out before @expired_before, or no offer at all when the
 // time was freed, and any offer ended, before @quiet_since (a job that was
-// lost, or gave up).
+// lost, or gave up). A null @clinic_id is every clinic.
 func (q *Queries) WaitlistOpeningsAdrift(ctx context.Context, arg WaitlistOpeningsAdriftParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, waitlistOpeningsAdrift, arg.ExpiredBefore, arg.QuietSince)
+	rows, err := q.db.Query(ctx, waitlistOpeningsAdrift, arg.ClinicID, arg.ExpiredBefore, arg.QuietSince)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/clinic/booking/internal/platform/postgres"
+
+	"github.com/clinic/booking/internal/testkit"
 )
 
 // pgCluster is a PostgreSQL cluster of one test, so it can be stopped and
@@ -40,7 +42,7 @@ func startPGCluster(t *testing.T) *pgCluster {
 		t.Fatal(err)
 	}
 	c := &pgCluster{bin: bin, base: base, data: filepath.Join(base, "data"), log: filepath.Join(base, "pg.log"),
-		port: freePort(t), asPG: os.Geteuid() == 0}
+		port: testkit.FreePort(t), asPG: os.Geteuid() == 0}
 	t.Cleanup(func() {
 		// Immediate: nothing here needs a clean shutdown.
 		_ = c.run("pg_ctl", "-D", c.data, "-m", "immediate", "-w", "-t", "30", "stop")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -100,17 +99,6 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// freePort asks the kernel for a free TCP port on 127.0.0.1.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func testRedisURL() string {
@@ -213,7 +201,7 @@ type server struct {
 // until /readyz answers 200.
 func startServer(t *testing.T, name string, env map[string]string) *server {
 	t.Helper()
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	set := map[string]string{
 		"ADDR":                     fmt.Sprintf("127.0.0.1:%d", port),
 		"LOG_FORMAT":               "json",

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/testkit"
 )
 
 // anyOf claims f.start for client with the first of sps that can have it.
@@ -101,7 +103,7 @@ func TestClaimAnyUnderConcurrencyGivesEachSpecialistOnce(t *testing.T) {
 	f := newFixture(t, 30*time.Second)
 	sps := []uuid.UUID{f.sp, uuid.New(), uuid.New()}
 	wonBy := make([]uuid.UUID, 40)
-	errs := race(40, func(i int) error {
+	errs := testkit.Race(40, func(i int) error {
 		h, err := f.anyOf(fmt.Sprintf("client-%d", i), sps...)
 		wonBy[i] = h.SpecialistID
 		return err

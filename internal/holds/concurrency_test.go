@@ -3,34 +3,18 @@ package holds
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
-)
 
-// race runs n calls of fn at once: every goroutine waits at a barrier (a
-// channel closed when all are started) so the claims hit Redis together.
-func race(n int, fn func(i int) error) []error {
-	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			errs[i] = fn(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-	return errs
-}
+	"github.com/clinic/booking/internal/testkit"
+)
 
 func TestFiftyClientsClaimingOneSlotExactlyOneWins(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 30*time.Second)
 	ctx := t.Context()
 
-	errs := race(50, func(i int) error {
+	errs := testkit.Race(50, func(i int) error {
 		_, err := f.s.Claim(ctx, f.req(fmt.Sprintf("client-%d", i), f.start))
 		return err
 	})
@@ -64,7 +48,7 @@ func TestQuotaIsExactUnderConcurrency(t *testing.T) {
 			ctx := t.Context()
 
 			// One client, twenty different slots at once.
-			errs := race(20, func(i int) error {
+			errs := testkit.Race(20, func(i int) error {
 				r := f.req("client-a", f.slot(i))
 				r.Quota = quota
 				_, err := f.s.Claim(ctx, r)

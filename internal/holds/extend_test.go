@@ -55,19 +55,33 @@ func TestHeartbeatMovesTheExpiryForward(t *testing.T) {
 
 func TestHeartbeatOfAnotherClientOrAnExpiredHoldIsGone(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 200*time.Millisecond)
+	f := newFixture(t, 30*time.Second)
 	ctx := t.Context()
 	h := f.claim("client-a", f.start)
 
+	// Another client's heartbeat is refused and leaves the hold as it was:
+	// aged to 10 s, a heartbeat that extended before checking the owner
+	// would give it a full TTL again (the test fails if the owner check
+	// moves after the extension, or is dropped).
+	f.age(h, 10*time.Second)
 	if _, err := f.s.Heartbeat(ctx, h.HoldID, "client-b"); !errors.Is(err, ErrGone) {
 		t.Fatalf("non-owner heartbeat: err = %v, want ErrGone", err)
+	}
+	if pttl := f.rdb.PTTL(ctx, h.key()).Val(); pttl > 10*time.Second {
+		t.Fatalf("hold key PTTL %s after another client's heartbeat, want at most the 10 s it had", pttl)
+	}
+	if score := f.rdb.ZScore(ctx, expiryKey(f.clinic), h.HoldID).Val(); int64(score) != h.ExpiresAt.UnixMilli() {
+		t.Fatalf("expiry score %v after another client's heartbeat, want the claim's %d", score, h.ExpiresAt.UnixMilli())
+	}
+	if got, _ := f.heldBy(f.start); got != h {
+		t.Fatalf("slot held by %+v after another client's heartbeat, want %+v", got, h)
 	}
 	for _, id := range []string{"", "nonsense", newHoldID(f.clinic)} {
 		if _, err := f.s.Heartbeat(ctx, id, "client-a"); !errors.Is(err, ErrGone) {
 			t.Fatalf("heartbeat of %q: err = %v, want ErrGone", id, err)
 		}
 	}
-	f.waitLapsed(f.start)
+	f.lapse(h)
 	if _, err := f.s.Heartbeat(ctx, h.HoldID, "client-a"); !errors.Is(err, ErrGone) {
 		t.Fatalf("heartbeat after expiry: err = %v, want ErrGone", err)
 	}
@@ -78,10 +92,10 @@ func TestHeartbeatOfAnotherClientOrAnExpiredHoldIsGone(t *testing.T) {
 
 func TestHeartbeatDoesNotTouchAHoldThatReplacedAnExpiredOne(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 200*time.Millisecond)
+	f := newFixture(t, 30*time.Second)
 	ctx := t.Context()
 	old := f.claim("client-a", f.start)
-	f.waitLapsed(f.start)
+	f.lapse(old)
 	f.s = NewStore(f.rdb, 30*time.Second, nil)
 	fresh := f.claim("client-a", f.start) // same client, same slot, new hold; old's meta is still unswept
 
@@ -134,7 +148,7 @@ func TestPinExtendsToAtLeastThePin(t *testing.T) {
 
 func TestPinChecksOwnerAndLiveness(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 200*time.Millisecond)
+	f := newFixture(t, 30*time.Second)
 	ctx := t.Context()
 	h := f.claim("client-a", f.start)
 
@@ -147,7 +161,7 @@ func TestPinChecksOwnerAndLiveness(t *testing.T) {
 	if _, err := f.s.Pin(ctx, newHoldID(f.clinic), "client-a", time.Minute); !errors.Is(err, ErrExpired) {
 		t.Fatalf("pin of unknown hold: err = %v, want ErrExpired", err)
 	}
-	f.waitLapsed(f.start)
+	f.lapse(h)
 	if _, err := f.s.Pin(ctx, h.HoldID, "client-a", time.Minute); !errors.Is(err, ErrExpired) {
 		t.Fatalf("pin after expiry: err = %v, want ErrExpired", err)
 	}

@@ -216,6 +216,20 @@ func (f *fixture) waitLapsed(start time.Time) {
 	}
 }
 
+// lapse makes h lapse now, as Redis would at the end of its TTL: its key
+// and its client set expire in a millisecond (tests keep TTLs of seconds,
+// so nothing else can lapse before the test means it to), and the test
+// waits until the key is gone.
+func (f *fixture) lapse(h Hold) {
+	f.t.Helper()
+	f.age(h, time.Millisecond)
+	f.waitLapsed(h.Start)
+	// The client set was aged a moment after the key: wait for it too.
+	testkit.WaitFor(f.t, 5*time.Second, "the client set to expire", func() bool {
+		return f.rdb.Exists(f.t.Context(), clientKey(h.ClinicID, h.ClientID)).Val() == 0
+	})
+}
+
 // age sets what Redis has left of h's key and its client set to left, as
 // its clock would show after the rest of the TTL: a heartbeat extends only
 // a key with less than a TTL left.

@@ -9,13 +9,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// reclaimFixture is a fixture whose holds live 200 ms without a heartbeat
-// and at most 1 s, with a one-minute re-claim cool-off, on a clock the
-// test moves (Redis still expires keys in real time).
+// reclaimFixture is a fixture whose holds live 5 s without a heartbeat
+// and at most 10 s, with a one-minute re-claim cool-off, on a clock the
+// test moves. Redis still expires keys in real time: tests make a hold
+// lapse with f.lapse, never by waiting out its TTL.
 func reclaimFixture(t *testing.T) (*fixture, *time.Time) {
 	t.Helper()
-	f := newFixture(t, 200*time.Millisecond)
-	f.s.SetMaxLife(time.Second)
+	f := newFixture(t, 5*time.Second)
+	f.s.SetMaxLife(10 * time.Second)
 	f.s.SetReclaimCoolOff(time.Minute)
 	now := time.Now()
 	f.s.now = func() time.Time { return now }
@@ -43,16 +44,11 @@ func (f *fixture) claimAlone(r ClaimRequest) (Hold, error) {
 // leaves it.
 func (f *fixture) beatToTheEnd(h Hold, now *time.Time) {
 	f.t.Helper()
-	*now = h.KeepUntil.Add(-100 * time.Millisecond)
+	*now = h.KeepUntil.Add(-3 * time.Second)
 	// Redis keeps the key's real TTL: a heartbeat extends only a hold with
-	// less than the 100 ms it would give left, so let the claim's age
-	// until then, and no longer (a loaded machine must not let it lapse).
-	for deadline := time.Now().Add(time.Second); f.rdb.PTTL(f.t.Context(), h.key()).Val() >= 95*time.Millisecond; {
-		if time.Now().After(deadline) {
-			f.t.Fatal("the hold's key does not age")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	// less than the 3 s it would give left, so the claim's key is aged to
+	// 2 s (seconds before it could lapse on a loaded machine).
+	f.age(h, 2*time.Second)
 	beaten, err := f.s.Heartbeat(f.t.Context(), h.HoldID, h.ClientID)
 	if err != nil {
 		f.t.Fatalf("heartbeat before the end: %v", err)
@@ -100,7 +96,7 @@ func TestReclaimCoolOff(t *testing.T) {
 		}
 		// No heartbeats: the page was closed, or the laptop slept. Its
 		// "hold it again" must work, before the sweep and after it.
-		f.waitLapsed(r.Start)
+		f.lapse(h)
 		*now = h.ExpiresAt.Add(time.Millisecond)
 		again, err := f.claimAlone(r)
 		if err != nil {
@@ -150,7 +146,7 @@ func TestReclaimCoolOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.waitLapsed(r.Start)
+		f.lapse(h)
 		*now = h.ExpiresAt.Add(time.Millisecond)
 		if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 1 {
 			t.Fatalf("sweep: %d, %v; want the hold", n, err)
@@ -170,7 +166,7 @@ func testAClaimBeforeTheSweepStartsTheCoolOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.beatToTheEnd(h, now)
-	f.waitLapsed(r.Start)
+	f.lapse(h)
 	*now = h.KeepUntil.Add(time.Millisecond)
 	_, err = f.claimAlone(r)
 	wantReclaimError(t, err, time.Minute-time.Millisecond)
@@ -203,7 +199,7 @@ func testABookedHoldLeavesNoCoolOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The booking commits just as the pin runs out.
-	f.waitLapsed(r.Start)
+	f.lapse(pinned)
 	*now = pinned.ExpiresAt.Add(time.Millisecond)
 	if err := f.s.ConsumeBooked(t.Context(), pinned); err != nil {
 		t.Fatal(err)
@@ -240,7 +236,7 @@ func testSweptAtKeepUntilBarsTheNetwork(t *testing.T) {
 	if _, err := f.s.Heartbeat(t.Context(), h.HoldID, "client-a"); !errors.Is(err, ErrGone) {
 		t.Fatalf("heartbeat at KeepUntil: err = %v, want ErrGone", err)
 	}
-	f.waitLapsed(r.Start)
+	f.lapse(h)
 	if n, err := f.s.SweepClinic(t.Context(), f.clinic); err != nil || n != 1 {
 		t.Fatalf("sweep: %d, %v; want the hold", n, err)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/testkit"
 )
 
 // The tests that call the global Sweep or RunSweeper are not parallel: they
@@ -66,7 +68,7 @@ func TestSweepReleasesAnExpiredHoldExactlyOnceAcrossConcurrentSweepers(t *testin
 
 	// Global sweeps, and sweeps of candidates read before the heartbeat.
 	var failed atomic.Int32
-	race(6, func(i int) error {
+	testkit.Race(6, func(i int) error {
 		var err error
 		if i%2 == 0 {
 			_, err = f.s.Sweep(ctx)
@@ -129,7 +131,7 @@ func TestConcurrentClinicSweepsReturnEachExpiredHoldOnce(t *testing.T) {
 	*now = t0.Add(time.Second)
 
 	var total atomic.Int64
-	race(5, func(int) error {
+	testkit.Race(5, func(int) error {
 		n, err := f.s.SweepClinic(ctx, f.clinic)
 		if err != nil {
 			t.Errorf("sweep: %v", err)

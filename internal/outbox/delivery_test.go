@@ -23,7 +23,8 @@ func TestTemporaryRefusalsDeliverOnce(t *testing.T) {
 	if m.Attempts != 3 || r.smtp.Attempts() != 3 {
 		t.Fatalf("%d attempts recorded, %d seen by the server; want 3", m.Attempts, r.smtp.Attempts())
 	}
-	time.Sleep(500 * time.Millisecond) // ten retry periods
+	// A retry after the accepted send (the job not completed) fails this.
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
@@ -39,7 +40,8 @@ func TestPermanentRefusalStops(t *testing.T) {
 	if !strings.Contains(m.LastError, "550") {
 		t.Fatalf("failed with %q, want the server's 550", m.LastError)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// A 550 retried like a 451 fails this.
+	r.drained(t)
 	if n := r.smtp.Attempts(); n != 1 {
 		t.Fatalf("%d attempts after a 550, want 1", n)
 	}
@@ -65,13 +67,29 @@ func TestReminderByClock(t *testing.T) {
 		t.Fatalf("a booking two hours ahead has: %s", kinds(ms))
 	}
 	r.smtp.WaitFor(t, 2, 20*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 2 {
 		t.Fatalf("%d e-mails before the reminder's time, want 2", n)
 	}
 
-	r.clock.set(start.Add(-24*time.Hour + time.Minute))
-	got := testkit.ParseReceived(t, r.smtp.WaitFor(t, 3, 30*time.Second)[2])
+	// A second before the reminder's time, a witness's reminder due half an
+	// hour earlier goes out (so the queue has looked at this clock) and
+	// Ada's does not; at its time it does. Fails if a reminder goes out
+	// ahead of its send_at (scheduled early, or run before its time).
+	witness := r.book(t, start.Add(-30*time.Minute), "cy@example.org")
+	r.smtp.WaitFor(t, 3, 20*time.Second)
+	due := start.Add(-24 * time.Hour)
+	r.clock.Set(due.Add(-time.Second))
+	r.waitStatus(t, r.messages(t, witness.ID)[1].ID, "sent")
+	if m := r.messages(t, b.ID)[1]; m.Status != "queued" {
+		t.Fatalf("Ada's reminder is %s a second before its time, want queued", m.Status)
+	}
+	if n := len(r.smtp.Messages()); n != 4 {
+		t.Fatalf("%d e-mails a second before the reminder's time, want 4 (three confirmations, the witness's reminder)", n)
+	}
+
+	r.clock.Set(due)
+	got := testkit.ParseReceived(t, r.smtp.WaitFor(t, 5, 30*time.Second)[4])
 	if got.To != "ada@example.org" || !strings.Contains(got.Text, "10:00") {
 		t.Fatalf("reminder to %s:\n%s", got.To, got.Text)
 	}
@@ -121,7 +139,7 @@ func TestLookup(t *testing.T) {
 		t.Fatalf("list with %d links:\n%s", len(links), got.Text)
 	}
 	r.settle(t)
-	time.Sleep(300 * time.Millisecond)
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 3 {
 		t.Fatalf("%d e-mails, want 3 (nothing to the stranger)", n)
 	}

@@ -3,7 +3,6 @@ package outbox_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,8 +25,9 @@ type rig struct {
 	bookings *booking.Service
 	outbox   *outbox.Outbox
 	smtp     *testkit.SMTPServer
-	clock    *clock
+	clock    *testkit.Clock
 	loc      *time.Location
+	queue    string // the rig's own job queue
 }
 
 type rigOptions struct {
@@ -53,14 +53,15 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		}
 		t.Cleanup(pool.Close)
 	}
-	r := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &clock{}}
+	r := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &testkit.Clock{}}
 	r.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{})
 	loc, err := time.LoadLocation(r.clinic.Timezone)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.loc = loc
-	cfg := outbox.Config{PublicURL: "http://clinic.test", Workers: 2, Clock: r.clock, Queue: "mail_" + strings.ReplaceAll(uuid.NewString(), "-", ""),
+	r.queue = "mail_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	cfg := outbox.Config{PublicURL: "http://clinic.test", Workers: 2, Clock: r.clock, Queue: r.queue,
 		Retry: outbox.Retry{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Attempts: 5}}
 	if o.workers > 0 {
 		cfg.Workers = o.workers
@@ -167,6 +168,13 @@ func (r *rig) waitStatus(t *testing.T, id uuid.UUID, status string) db.Message {
 	}
 }
 
+// drained waits until the rig's queue has no job left to run (see
+// testkit.Drained): after it, a count of e-mails is final.
+func (r *rig) drained(t *testing.T) {
+	t.Helper()
+	testkit.Drained(t, r.pool, r.queue)
+}
+
 // settle waits until nothing due is waiting to be sent.
 func (r *rig) settle(t *testing.T) {
 	t.Helper()
@@ -184,35 +192,6 @@ func (r *rig) settle(t *testing.T) {
 	}
 }
 
-// clock is the queue's time: the real one until a test sets it.
-type clock struct {
-	mu  sync.Mutex
-	now *time.Time
-}
-
-func (c *clock) Now() time.Time {
-	if t := c.NowOrNil(); t != nil {
-		return *t
-	}
-	return time.Now()
-}
-
-func (c *clock) NowOrNil() *time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.now == nil {
-		return nil
-	}
-	t := *c.now
-	return &t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.now = &t
-	c.mu.Unlock()
-}
-
 func (r *rig) count(t *testing.T, sql string, args ...any) int {
 	t.Helper()
 	var n int
@@ -220,6 +199,16 @@ func (r *rig) count(t *testing.T, sql string, args ...any) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// runDue makes a job waiting for its retry (or its time) due now, as if
+// the wait were over; a job already done is left as it is.
+func (r *rig) runDue(t *testing.T, id int64) {
+	t.Helper()
+	if _, err := r.pool.Exec(context.Background(), `UPDATE river_job SET state = 'available', scheduled_at = now()
+		WHERE id = $1 AND state IN ('retryable', 'scheduled')`, id); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (r *rig) jobState(t *testing.T, id int64) string {

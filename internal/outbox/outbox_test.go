@@ -57,7 +57,8 @@ func TestConfirmationOnceWithCalendarAndReminder(t *testing.T) {
 	if at := r.jobScheduledAt(t, ms[1].JobID.Int64); !at.Equal(start.Add(-24 * time.Hour)) {
 		t.Fatalf("reminder job scheduled at %s", at)
 	}
-	time.Sleep(300 * time.Millisecond) // a second send would have come by now
+	// A second send (the job run twice, or enqueued twice) fails this.
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
@@ -70,43 +71,36 @@ func TestLostRaceSendsNothing(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	start := r.at(4, 11, 0)
 	const racers = 8
-	var (
-		ready, wg sync.WaitGroup
-		gate      = make(chan struct{})
-		mu        sync.Mutex
-		won       []uuid.UUID
-		taken     int
-	)
+	reqs := make([]booking.BookRequest, racers)
 	for i := range racers {
-		ready.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := r.request(start, "racer"+string(rune('a'+i))+"@example.org")
-			ready.Done()
-			<-gate
-			c, err := r.bookings.Book(context.Background(), req)
-			mu.Lock()
-			defer mu.Unlock()
-			switch ae := apperr.As(err); {
-			case err == nil:
-				won = append(won, c.Booking.ID)
-			case ae != nil && ae.Code == apperr.CodeSlotTaken:
-				taken++
-			default:
-				t.Errorf("book: %v", err)
-			}
-		}()
+		reqs[i] = r.request(start, "racer"+string(rune('a'+i))+"@example.org")
 	}
-	ready.Wait()
-	close(gate)
-	wg.Wait()
+	var (
+		mu    sync.Mutex
+		won   []uuid.UUID
+		taken int
+	)
+	testkit.Together(racers, func(i int) {
+		c, err := r.bookings.Book(context.Background(), reqs[i])
+		mu.Lock()
+		defer mu.Unlock()
+		switch ae := apperr.As(err); {
+		case err == nil:
+			won = append(won, c.Booking.ID)
+		case ae != nil && ae.Code == apperr.CodeSlotTaken:
+			taken++
+		default:
+			t.Errorf("book: %v", err)
+		}
+	})
 	if len(won) != 1 || taken != racers-1 {
 		t.Fatalf("%d won, %d lost; want 1 and %d", len(won), taken, racers-1)
 	}
 	r.smtp.WaitFor(t, 1, 20*time.Second)
 	r.settle(t)
-	time.Sleep(300 * time.Millisecond)
+	// A lost race's e-mail left behind (enqueued outside the booking's
+	// transaction) fails this.
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
@@ -152,7 +146,9 @@ func TestMoveSendsChangeAndMovesReminder(t *testing.T) {
 	if kinds(newMs) != "change:sent reminder:queued" || !newMs[1].SendAt.Equal(newStart.Add(-24*time.Hour)) {
 		t.Fatalf("new booking's messages: %s, reminder at %s", kinds(newMs), newMs[len(newMs)-1].SendAt)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// A reminder or confirmation of the old booking sent after the move
+	// fails this.
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 2 {
 		t.Fatalf("%d e-mails, want 2", n)
 	}

@@ -15,7 +15,11 @@ import (
 // booking moved again: the patient's last e-mail names their time.
 func TestDeferredChangeNoticeOfAMovedBookingIsDropped(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, rigOptions{retry: outbox.Retry{Base: time.Second, Max: time.Second, Attempts: 5}})
+	// Retries a minute apart: the deferred notice cannot come back before
+	// the second move, however slow the machine; the test then brings its
+	// retry forward (runDue). Fails if a deferred notice's retry does not
+	// drop a notice its booking has outlived.
+	r := newRig(t, rigOptions{retry: outbox.Retry{Base: time.Minute, Max: time.Minute, Attempts: 5}})
 	a := r.book(t, r.at(3, 10, 0), "ada@example.org")
 	r.smtp.WaitFor(t, 1, 20*time.Second)
 	ctx := context.Background()
@@ -24,7 +28,7 @@ func TestDeferredChangeNoticeOfAMovedBookingIsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.waitStatus(t, r.messages(t, b.ID)[0].ID, "retrying")
+	deferred := r.waitStatus(t, r.messages(t, b.ID)[0].ID, "retrying")
 	if _, err := r.bookings.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, Start: r.at(5, 15, 0), Actor: booking.ActorPatient}); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +37,8 @@ func TestDeferredChangeNoticeOfAMovedBookingIsDropped(t *testing.T) {
 		t.Fatalf("the notice of the last move does not name 15:00:\n%s", got.Text)
 	}
 	r.settle(t)
-	time.Sleep(1500 * time.Millisecond) // past the deferred notice's retry
+	r.runDue(t, deferred.JobID.Int64)
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 2 {
 		t.Fatalf("%d e-mails, want 2 (the confirmation and the last move's notice)", n)
 	}
@@ -46,16 +51,18 @@ func TestDeferredChangeNoticeOfAMovedBookingIsDropped(t *testing.T) {
 // booking was cancelled: the cancellation is the last word.
 func TestDeferredConfirmationOfACancelledBookingIsDropped(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, rigOptions{retry: outbox.Retry{Base: time.Second, Max: time.Second, Attempts: 5}})
+	// As above: retries a minute apart, the retry brought forward by hand.
+	r := newRig(t, rigOptions{retry: outbox.Retry{Base: time.Minute, Max: time.Minute, Attempts: 5}})
 	r.smtp.RefuseNext(1, 451, "4.3.0 try again later")
 	a := r.book(t, r.at(3, 10, 0), "ada@example.org")
-	r.waitStatus(t, r.messages(t, a.ID)[0].ID, "retrying")
+	deferred := r.waitStatus(t, r.messages(t, a.ID)[0].ID, "retrying")
 	if _, _, err := r.bookings.Cancel(context.Background(), booking.CancelRequest{BookingID: a.ID, Actor: booking.ActorPatient}); err != nil {
 		t.Fatal(err)
 	}
 	got := testkit.ParseReceived(t, r.smtp.WaitFor(t, 1, 20*time.Second)[0])
 	r.settle(t)
-	time.Sleep(1500 * time.Millisecond)
+	r.runDue(t, deferred.JobID.Int64)
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d e-mails after a cancel, want only the cancellation", n)
 	}
@@ -73,7 +80,7 @@ func TestReminderAfterTheStartIsDropped(t *testing.T) {
 	b := r.book(t, start, "ada@example.org")
 	r.smtp.WaitFor(t, 1, 20*time.Second)
 	reminder := r.messages(t, b.ID)[1]
-	r.clock.set(start.Add(time.Hour))
+	r.clock.Set(start.Add(time.Hour))
 	r.waitStatus(t, reminder.ID, "cancelled")
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d e-mails, want only the confirmation", n)
@@ -108,7 +115,7 @@ CREATE TRIGGER refuse_sent BEFORE UPDATE ON messages FOR EACH ROW EXECUTE FUNCTI
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(500 * time.Millisecond) // ten retry periods
+	r.drained(t)
 	if n := len(r.smtp.Messages()); n != 1 {
 		t.Fatalf("%d copies sent, want 1", n)
 	}

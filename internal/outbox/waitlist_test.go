@@ -38,7 +38,7 @@ type wlRig struct {
 func newWaitlistRig(t *testing.T, tz string) *wlRig {
 	t.Helper()
 	pool := testkit.DB(t)
-	base := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &clock{}}
+	base := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &testkit.Clock{}, queue: "mail_" + strings.ReplaceAll(uuid.NewString(), "-", "")}
 	base.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{Timezone: tz})
 	loc, err := time.LoadLocation(base.clinic.Timezone)
 	if err != nil {
@@ -48,7 +48,7 @@ func newWaitlistRig(t *testing.T, tz string) *wlRig {
 	r := &wlRig{rig: base, holds: holds.NewStore(testkit.Redis(t), 0, nil)}
 	base.outbox, err = outbox.New(pool, outbox.Config{
 		PublicURL: "http://clinic.test", Workers: 2, Clock: base.clock, Sender: base.sender(t),
-		Queue: "mail_" + strings.ReplaceAll(uuid.NewString(), "-", ""),
+		Queue: base.queue,
 		Retry: outbox.Retry{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Attempts: 5},
 	})
 	if err != nil {
@@ -220,7 +220,8 @@ func TestWaitlistJoinedMailOpensThePlace(t *testing.T) {
 	}
 	r.waitStatus(t, r.mailOf(t, e.ID, outbox.KindWaitlistJoined).ID, "sent")
 	r.settle(t)
-	time.Sleep(300 * time.Millisecond) // a second send would have come by now
+	// A second send of the place's e-mail fails this.
+	r.drained(t)
 	if n := len(r.received(t, to)); n != 1 {
 		t.Fatalf("%d e-mails to the entry, want 1", n)
 	}
@@ -271,7 +272,8 @@ func TestWaitlistOfferMailOpensTheOffer(t *testing.T) {
 		t.Errorf("the message names offer %s, the link opens %s", m.OfferID.UUID, offer.ID)
 	}
 	r.settle(t)
-	time.Sleep(300 * time.Millisecond)
+	// A second offer e-mail (the step run twice) fails this.
+	r.drained(t)
 	if n := len(r.received(t, to)); n != 2 {
 		t.Fatalf("%d e-mails to the entry, want the place's and the offer's", n)
 	}
@@ -300,7 +302,7 @@ func TestWaitlistMailOfWhatIsOverIsNotSent(t *testing.T) {
 	if err := r.waitlist.Leave(ctx, r.clinic.ID, leftToken); err != nil {
 		t.Fatalf("leave: %v", err)
 	}
-	r.clock.set(time.Now().Add(waitlist.DefaultOfferFor + time.Minute))
+	r.clock.Set(time.Now().Add(waitlist.DefaultOfferFor + time.Minute))
 	r.start(t)
 
 	for _, e := range []waitlist.Entry{accepted, declined, expired} {
@@ -308,7 +310,9 @@ func TestWaitlistMailOfWhatIsOverIsNotSent(t *testing.T) {
 	}
 	r.waitStatus(t, r.mailOf(t, left.ID, outbox.KindWaitlistJoined).ID, "cancelled")
 	r.settle(t)
-	time.Sleep(300 * time.Millisecond)
+	// An offer e-mail of an ended offer, or a place's of one who left,
+	// sent late (its cancel not reaching the queued job) fails this.
+	r.drained(t)
 	for _, m := range r.smtp.Messages() {
 		if p := testkit.ParseReceived(t, m); strings.Contains(p.Text, "/offer/") || p.To == "left@example.org" {
 			t.Errorf("sent %q to %s", p.Subject, p.To)

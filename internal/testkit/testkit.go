@@ -1,7 +1,11 @@
 // Package testkit gives tests real PostgreSQL and Redis: a database per test
 // binary (or a fresh one on request), migrated, and row factories. Tests
 // isolate themselves by creating their own clinic, so they can run in
-// parallel against one database.
+// parallel against one database. It also holds the helpers every package's
+// tests share, once: a settable Clock, the Together/Race barrier, WaitFor
+// and Drained (a job queue with nothing left to run), counters of queries
+// (Queries) and Redis commands (Commands), AuditCount, FreePort, a mail
+// server (SMTP), and a way to cut a Redis subscription (CutSubscription).
 package testkit
 
 import (
@@ -36,22 +40,56 @@ const (
 	DefaultTestRedisURL    = "redis://127.0.0.1:63790/1"
 )
 
-// Queries counts the queries a pool runs (see CountedPool).
-type Queries struct{ atomic.Int64 }
+// Queries counts the queries a pool runs (see CountedPool): a pgx tracer.
+// With Only set, it counts only the queries whose context Only accepts
+// (those of requests, say, and not of background work).
+type Queries struct {
+	atomic.Int64
+	Only func(context.Context) bool
+}
 
 func (c *Queries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.Add(1)
+	if c.Only == nil || c.Only(ctx) {
+		c.Add(1)
+	}
 	return ctx
 }
 func (c *Queries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // A batch is one round trip, and counts as one query.
 func (c *Queries) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.Add(1)
-	return ctx
+	return c.TraceQueryStart(ctx, nil, pgx.TraceQueryStartData{})
 }
 func (c *Queries) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (c *Queries) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// Commands counts the commands a Redis client sends, each command of a
+// pipeline or transaction as one: a hook (client.AddHook). With Only set,
+// it counts only the commands whose context Only accepts.
+type Commands struct {
+	atomic.Int64
+	Only func(context.Context) bool
+}
+
+func (c *Commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *Commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if c.Only == nil || c.Only(ctx) {
+			c.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *Commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if c.Only == nil || c.Only(ctx) {
+			c.Add(int64(len(cmds)))
+		}
+		return next(ctx, cmds)
+	}
+}
 
 // CountedPool is a pool on pool's database whose queries are counted: a
 // claim of "one round trip" becomes a test.
@@ -336,19 +374,28 @@ func ClusterSlot(key string) uint16 {
 }
 
 // Together runs fn(0..n-1) on n goroutines released at once by closing a
-// channel (a barrier), and waits for all of them: the shape of every
-// "exactly one wins" test.
+// channel (a barrier) once all of them are started, and waits for all of
+// them: the shape of every "exactly one wins" test.
 func Together(n int, fn func(i int)) {
 	start := make(chan struct{})
-	var wg sync.WaitGroup
+	var ready, done sync.WaitGroup
+	ready.Add(n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		done.Go(func() {
+			ready.Done()
 			<-start
 			fn(i)
-		}()
+		})
 	}
+	ready.Wait()
 	close(start)
-	wg.Wait()
+	done.Wait()
+}
+
+// Race is Together for attempts that fail: it returns their errors, in
+// the order of i.
+func Race(n int, attempt func(i int) error) []error {
+	errs := make([]error, n)
+	Together(n, func(i int) { errs[i] = attempt(i) })
+	return errs
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ type rig struct {
 	rdb    redis.UniversalClient
 	clinic testkit.Clinic
 	loc    *time.Location
-	clock  *clock
+	clock  *testkit.Clock
 	queue  string
 	*instance
 }
@@ -46,7 +45,7 @@ type instance struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	pool := testkit.DB(t)
-	r := &rig{pool: pool, rdb: testkit.Redis(t), clock: &clock{}, queue: "wl_" + strings.ReplaceAll(uuid.NewString(), "-", "")}
+	r := &rig{pool: pool, rdb: testkit.Redis(t), clock: &testkit.Clock{}, queue: "wl_" + strings.ReplaceAll(uuid.NewString(), "-", "")}
 	r.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{})
 	loc, err := time.LoadLocation(r.clinic.Timezone)
 	if err != nil {
@@ -60,8 +59,14 @@ func newRig(t *testing.T) *rig {
 // newInstance is another serve process on the same databases.
 func (r *rig) newInstance(t *testing.T) *instance {
 	t.Helper()
+	return r.newInstanceOn(t, r.clock)
+}
+
+// newInstanceOn is another serve process whose time is clock's.
+func (r *rig) newInstanceOn(t *testing.T, clock *testkit.Clock) *instance {
+	t.Helper()
 	in := &instance{holds: holds.NewStore(r.rdb, 0, nil)}
-	ob, err := outbox.New(r.pool, outbox.Config{PublicURL: "http://clinic.test", Clock: r.clock, Queue: r.queue})
+	ob, err := outbox.New(r.pool, outbox.Config{PublicURL: "http://clinic.test", Clock: clock, Queue: r.queue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,40 +208,6 @@ func (r *rig) heldBy(t *testing.T, start time.Time) string {
 		return ""
 	}
 	return h.ClientID
-}
-
-// clock is the outbox's and the waitlist's time: the real one until set.
-type clock struct {
-	mu  sync.Mutex
-	now *time.Time
-}
-
-func (c *clock) Now() time.Time {
-	if t := c.NowOrNil(); t != nil {
-		return *t
-	}
-	return time.Now()
-}
-
-func (c *clock) NowOrNil() *time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.now == nil {
-		return nil
-	}
-	t := *c.now
-	return &t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := time.Now()
-	if c.now != nil {
-		t = *c.now
-	}
-	t = t.Add(d)
-	c.now = &t
 }
 
 func owner(opening uuid.UUID) string { return fmt.Sprintf("waitlist:%s", opening) }

@@ -35,13 +35,21 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 // follow-up job was lost or gave up, or a freed time whose first job did.
 // Each step locks its opening, so a sweep racing a job makes one offer.
 func (s *Service) Sweep(ctx context.Context) error {
+	return s.sweep(ctx, uuid.NullUUID{})
+}
+
+// sweep is Sweep over one clinic, or over every clinic when clinic is
+// null (as the periodic job runs it). Tests sweep their own clinic only:
+// they run in parallel on one database, each on a clock of its own, and a
+// sweep at one test's time would move on the others' offers.
+func (s *Service) sweep(ctx context.Context, clinic uuid.NullUUID) error {
 	now := s.now()
 	q := db.New(s.pool)
-	if _, err := q.WaitlistLapsePast(ctx, now); err != nil {
+	if _, err := q.WaitlistLapsePast(ctx, db.WaitlistLapsePastParams{Now: now, ClinicID: clinic}); err != nil {
 		return fmt.Errorf("lapse places whose days are over: %w", err)
 	}
 	ids, err := q.WaitlistOpeningsAdrift(ctx, db.WaitlistOpeningsAdriftParams{
-		ExpiredBefore: now.Add(-time.Minute), QuietSince: now.Add(-2 * time.Minute),
+		ExpiredBefore: now.Add(-time.Minute), QuietSince: now.Add(-2 * time.Minute), ClinicID: clinic,
 	})
 	if err != nil {
 		return fmt.Errorf("find openings adrift: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func TestCancellationIsOfferedInOrder(t *testing.T) {
 	// The offer, which reached the first, runs out: the first leaves the
 	// list, the second is offered.
 	r.delivered(t, "a@example.org")
-	r.clock.advance(waitlist.DefaultOfferFor + time.Second)
+	r.clock.Advance(waitlist.DefaultOfferFor + time.Second)
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestCancellationIsOfferedInOrder(t *testing.T) {
 		t.Fatalf("the hold outlived the booking: held by %q", h)
 	}
 	// Whatever runs later for this opening offers nothing more.
-	r.clock.advance(waitlist.DefaultOfferFor + time.Second)
+	r.clock.Advance(waitlist.DefaultOfferFor + time.Second)
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestOfferNeverSentKeepsThePlace(t *testing.T) {
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
-	r.clock.advance(waitlist.DefaultOfferFor + time.Second)
+	r.clock.Advance(waitlist.DefaultOfferFor + time.Second)
 	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
@@ -352,12 +353,27 @@ func TestOfferNeverSentKeepsThePlace(t *testing.T) {
 
 // The sweep steps on an opening whose follow-up job was lost (its offer
 // ran out over a minute ago and nothing moved it), and lapses places
-// whose last day is over.
+// whose last day is over. The test sweeps its own clinic only, at a clock
+// 17 minutes ahead: the other tests of this package run in parallel on the
+// same database, and a sweep of every clinic would run out their offers.
+// A neighbouring clinic's open offer proves the scope: the test fails if
+// the sweep stops filtering openings by clinic.
 func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	ctx := context.Background()
 	start := r.at(4, 11, 0)
+
+	neighbour := newRig(t)
+	nb := neighbour.book(t, start, "booked@example.org")
+	nbWaiting := neighbour.join(t, "neighbour@example.org", start)
+	neighbour.cancel(t, nb.Booking)
+	nbOpening, _ := neighbour.opening(t, start.UTC())
+	if err := neighbour.waitlist.Step(ctx, nbOpening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	neighbour.delivered(t, "neighbour@example.org")
+
 	b := r.book(t, start, "booked@example.org")
 	first, second := r.join(t, "first@example.org", start), r.join(t, "second@example.org", start)
 	r.cancel(t, b.Booking)
@@ -366,12 +382,15 @@ func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.delivered(t, "first@example.org")
-	r.clock.advance(waitlist.DefaultOfferFor + 2*time.Minute)
+	r.clock.Advance(waitlist.DefaultOfferFor + 2*time.Minute)
 	if _, err := r.pool.Exec(ctx, `UPDATE waitlist_entries SET from_date = current_date - 2, to_date = current_date - 1 WHERE id = $1`, second.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.waitlist.Sweep(ctx); err != nil {
+	if err := waitlist.SweepClinic(ctx, r.waitlist, r.clinic.ID); err != nil {
 		t.Fatal(err)
+	}
+	if got := neighbour.offersOf(t, nbWaiting.ID); got != "open" {
+		t.Fatalf("another clinic's offer is %q after this clinic's sweep, want open", got)
 	}
 	if s := r.entryState(t, first.ID); s != waitlist.StateLapsed {
 		t.Fatalf("the first is %s after the sweep, want lapsed (their offer ran out)", s)
@@ -381,5 +400,135 @@ func TestSweepMovesOnWhatNoJobDoes(t *testing.T) {
 	}
 	if n := r.count(t, `SELECT count(*) FROM waitlist_openings WHERE id = $1 AND state = 'released'`, opening); n != 1 {
 		t.Fatal("the opening nobody else waits for is still open after the sweep")
+	}
+}
+
+// Two Accepts of one offer at once (a double click, two tabs), released
+// together at a barrier: exactly one books, the other is refused with a
+// user's error (the offer over, or the time taken, whichever check it
+// meets first), and the time is booked once. Fails if the loser's refusal
+// becomes an internal error (a lost race answered 500), or if both book
+// (the offer's lock and the time's one-booking rule both gone).
+func TestTwoAcceptsOfOneOfferBookOnce(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(4, 13, 0)
+	b := r.book(t, start, "booked@example.org")
+	only := r.join(t, "only@example.org", start)
+	r.cancel(t, b.Booking)
+	opening, _ := r.opening(t, start.UTC())
+	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	token := r.offerToken(t, only.ID)
+	errs := make([]error, 2)
+	testkit.Together(2, func(i int) {
+		_, errs[i] = r.waitlist.Accept(ctx, r.clinic.ID, token)
+	})
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+			continue
+		}
+		if ae := apperr.As(err); ae == nil || (ae.Code != apperr.CodeOfferOver && ae.Code != apperr.CodeSlotTaken) {
+			t.Errorf("the losing Accept: %v, want OFFER_OVER or SLOT_TAKEN", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d Accepts of one offer booked, want 1 (errors %v)", won, errs)
+	}
+	if n := r.count(t, `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND slot_start = $2 AND status = 'confirmed'`, r.clinic.ID, start); n != 1 {
+		t.Fatalf("%d confirmed bookings of the offered time, want 1", n)
+	}
+	if s := r.entryState(t, only.ID); s != waitlist.StateBooked {
+		t.Fatalf("the entry is %s, want booked", s)
+	}
+}
+
+// A waiting patient who has meanwhile booked the type (within its
+// cooldown) is passed over: the booking gate would refuse them the time,
+// which would be held for them for nothing. The next in the list gets it.
+// Fails if the waitlist's match stops checking the patient's bookings of
+// the type.
+func TestAPatientWhoBookedMeanwhileIsPassedOver(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(4, 14, 0)
+	b := r.book(t, start, "booked@example.org")
+	first, second := r.join(t, "first@example.org", start), r.join(t, "second@example.org", start)
+	r.book(t, r.at(5, 10, 0), "FIRST@example.org") // the same patient, booked elsewhere
+	r.cancel(t, b.Booking)
+	opening, _ := r.opening(t, start.UTC())
+	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.offersOf(t, first.ID); got != "" {
+		t.Fatalf("the patient who booked meanwhile was offered the time: %q", got)
+	}
+	if got := r.offersOf(t, second.ID); got != "open" {
+		t.Fatalf("the next patient's offers: %q, want open", got)
+	}
+	if _, err := r.waitlist.Accept(ctx, r.clinic.ID, r.offerToken(t, second.ID)); err != nil {
+		t.Fatalf("the next patient's accept: %v", err)
+	}
+}
+
+// An Accept racing the step that runs the offer out (on an instance whose
+// clock has passed the offer's end, as the follow-up job's would), released
+// together at a barrier, five times: one of them wins, never both. Either
+// the patient booked (the offer accepted, nothing else offered) or the
+// offer ran out (no booking, the Accept refused as over). Can fail (when
+// the two interleave) if the step stops locking the offer before it ends
+// it, or the booking's transaction stops checking the offer is still
+// open: then a booking and an expired offer, or an Accept refused with
+// another code, are seen.
+func TestAcceptRacingTheOffersEnd(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	late := &testkit.Clock{}
+	late.Advance(waitlist.DefaultOfferFor + time.Second)
+	expirer := r.newInstanceOn(t, late)
+	for round := range 5 {
+		start := r.at(4, 9+round, 30)
+		b := r.book(t, start, fmt.Sprintf("booked%d@example.org", round))
+		email := fmt.Sprintf("patient%d@example.org", round)
+		patient := r.join(t, email, start)
+		r.cancel(t, b.Booking)
+		opening, _ := r.opening(t, start.UTC())
+		if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+			t.Fatal(err)
+		}
+		r.delivered(t, email)
+		token := r.offerToken(t, patient.ID)
+		var acceptErr, stepErr error
+		testkit.Together(2, func(i int) {
+			if i == 0 {
+				_, acceptErr = r.waitlist.Accept(ctx, r.clinic.ID, token)
+			} else {
+				stepErr = expirer.waitlist.Step(ctx, opening, uuid.Nil)
+			}
+		})
+		if stepErr != nil {
+			t.Fatalf("round %d: the expiry step: %v", round, stepErr)
+		}
+		booked := r.count(t, `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND slot_start = $2 AND status = 'confirmed'`, r.clinic.ID, start)
+		offers := r.offersOf(t, patient.ID)
+		switch {
+		case acceptErr == nil:
+			if booked != 1 || offers != "accepted" || r.entryState(t, patient.ID) != waitlist.StateBooked {
+				t.Fatalf("round %d: the Accept won, but %d bookings, offers %q, entry %s", round, booked, offers, r.entryState(t, patient.ID))
+			}
+		default:
+			if ae := apperr.As(acceptErr); ae == nil || ae.Code != apperr.CodeOfferOver {
+				t.Fatalf("round %d: the Accept that lost: %v, want OFFER_OVER", round, acceptErr)
+			}
+			if booked != 0 || offers != "expired" {
+				t.Fatalf("round %d: the offer ran out, but %d bookings, offers %q", round, booked, offers)
+			}
+		}
 	}
 }

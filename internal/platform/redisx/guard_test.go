@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,15 +16,27 @@ import (
 )
 
 // A node that hangs costs the read timeout once; then its commands fail at
-// once, but for a probe now and then, until it answers again. Run against
+// once, but for a probe every probeEvery, which finds it back. Run against
 // the test Redis (a cluster node will do: PING has no key) through a proxy
-// that can stop passing bytes on, as a stopped process would.
+// that can stop passing bytes on, as a stopped process would. Once the node
+// hangs, the guard reads a clock the test moves, so which command is a probe
+// is decided by the test, not by how fast a loaded machine runs the loop.
+// Fails if the guard sends commands to a silent node (no ErrNodeSilent), or
+// probes more often than probeEvery, or never probes again.
 func TestSilentGuardFailsFastWhileANodeHangsAndFindsItBack(t *testing.T) {
 	target := testRedisAddr(t)
 	p := newPauseProxy(t, target)
 	const timeout = 300 * time.Millisecond
 	c := redis.NewClient(&redis.Options{Addr: p.addr, ReadTimeout: timeout, WriteTimeout: timeout, MaxRetries: -1})
-	c.AddHook(newSilentGuard(p.addr, timeout))
+	g := newSilentGuard(p.addr, timeout)
+	var frozen atomic.Int64 // the guard's clock in Unix nanoseconds; 0 is the real one
+	g.now = func() time.Time {
+		if n := frozen.Load(); n != 0 {
+			return time.Unix(0, n)
+		}
+		return time.Now()
+	}
+	c.AddHook(g)
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := t.Context()
 	if err := c.Ping(ctx).Err(); err != nil {
@@ -39,33 +52,53 @@ func TestSilentGuardFailsFastWhileANodeHangsAndFindsItBack(t *testing.T) {
 	if d := time.Since(start); d < timeout {
 		t.Fatalf("first ping failed after %s, before the read timeout", d)
 	}
-	fast, probes := 0, 0
-	for deadline := time.Now().Add(4 * timeout); time.Now().Before(deadline); {
-		start := time.Now()
-		err := c.Ping(ctx).Err()
-		switch {
-		case errors.Is(err, ErrNodeSilent) && time.Since(start) < 50*time.Millisecond:
-			fast++
-		case err != nil && !errors.Is(err, ErrNodeSilent):
-			probes++
-		default:
-			t.Fatalf("ping to the hung node: %v after %s", err, time.Since(start))
+	now := time.Now()
+	frozen.Store(now.UnixNano())
+	fast := func(what string) {
+		t.Helper()
+		for range 10 {
+			if err := c.Ping(ctx).Err(); !errors.Is(err, ErrNodeSilent) {
+				t.Fatalf("ping to the hung node %s: %v, want ErrNodeSilent at once", what, err)
+			}
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	if fast < 10 || probes == 0 || probes > 5 {
-		t.Fatalf("while the node hung: %d pings failed at once, %d probes waited; want most at once and a few probes", fast, probes)
+	probe := func(what string) error {
+		t.Helper()
+		err := c.Ping(ctx).Err()
+		if errors.Is(err, ErrNodeSilent) {
+			t.Fatalf("ping to the hung node %s: %v, want a probe", what, err)
+		}
+		return err
+	}
+	fast("before probeEvery")
+	now = now.Add(g.probeEvery)
+	frozen.Store(now.UnixNano())
+	if err := probe("after probeEvery"); err == nil {
+		t.Fatal("the probe of the hung node got an answer")
+	}
+	fast("right after a probe")
+	// The next probe comes probeEvery after the time the last one was
+	// given (the read timeout), not before.
+	now = time.Unix(0, frozen.Load()).Add(timeout + g.probeEvery - time.Millisecond)
+	frozen.Store(now.UnixNano())
+	fast("a millisecond before the next probe")
+	now = now.Add(time.Millisecond)
+	frozen.Store(now.UnixNano())
+	if err := probe("at the next probe"); err == nil {
+		t.Fatal("the second probe of the hung node got an answer")
 	}
 
 	p.resume()
 	var err error
-	for deadline := time.Now().Add(5 * timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if err = c.Ping(ctx).Err(); err == nil {
+	for range 10 {
+		now = now.Add(timeout + g.probeEvery)
+		frozen.Store(now.UnixNano())
+		if err = probe("after it came back"); err == nil {
 			break
 		}
 	}
 	if err != nil {
-		t.Fatalf("the node answers again, but pings still fail: %v", err)
+		t.Fatalf("the node answers again, but probes still fail: %v", err)
 	}
 	for range 20 {
 		if err := c.Ping(ctx).Err(); err != nil {
