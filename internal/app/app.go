@@ -29,6 +29,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
@@ -36,6 +37,7 @@ import (
 	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -201,15 +203,16 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
 	}
 	staffSvc := staff.New(pool, changed, logger, staffOpts...)
-	staffBookings := staff.NewBookings(staffSvc, bookings, holdStore)
+	staffBookings := desk.NewBookings(pool, changed, bookings, holdStore)
 	d := web.Deps{
 		TrustedProxies:    o.TrustedProxies,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,
 		WriteTimeout:      o.WriteTimeout,
 		Staff:             staffSvc,
+		Practice:          practice.New(pool, changed),
 		StaffBookings:     staffBookings,
-		Desk:              staff.NewDesk(staffBookings, co, slotSvc),
+		Desk:              desk.NewDesk(staffBookings, co, slotSvc),
 		Secret:            serverKey(pool, logger, o.SecretKey),
 		MetricsAddr:       o.MetricsAddr,
 		PublicURL:         o.PublicURL,

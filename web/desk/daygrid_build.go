@@ -9,9 +9,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/slots"
-	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 )
 
@@ -27,15 +28,15 @@ type gridColumn struct {
 	day                    availability.Date
 	starts                 []time.Time
 	step                   time.Duration
-	open                   []staff.Span
-	bookings               []staff.CalendarBooking
+	open                   []desk.Span
+	bookings               []desk.CalendarBooking
 	holds                  []holds.Hold
 	free                   map[int64]bool
 }
 
 // gridParts are a view's data, loaded once per computation.
 type gridParts struct {
-	data  staff.GridData
+	data  desk.GridData
 	holds []holds.Hold
 	free  map[uuid.UUID]map[int64]bool // specialist -> free starts (Unix seconds)
 	now   time.Time
@@ -85,11 +86,11 @@ func (g dayGridSource) body(ctx context.Context) (views.GridBodyVM, error) {
 }
 
 // chosen are the specialists of the view, in the clinic's order.
-func chosen(sps []staff.GridSpecialist, only []uuid.UUID) []staff.GridSpecialist {
+func chosen(sps []desk.GridSpecialist, only []uuid.UUID) []desk.GridSpecialist {
 	if len(only) == 0 {
 		return sps
 	}
-	var out []staff.GridSpecialist
+	var out []desk.GridSpecialist
 	for _, sp := range sps {
 		for _, id := range only {
 			if sp.ID == id {
@@ -111,14 +112,14 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 		return body
 	}
 	cols := make([]gridColumn, len(sps))
-	var open, busy []staff.Span
+	var open, busy []desk.Span
 	for i, sp := range sps {
 		cols[i] = newGridColumn(p, sp, 0, v)
 		cols[i].id, cols[i].heading, cols[i].who = "col-"+sp.ID.String(), sp.Name, sp.Name
 		open = append(open, cols[i].open...)
 		busy = append(busy, cols[i].busy()...)
 	}
-	rows := staff.RowsOf(p.data.Step, open, busy)
+	rows := desk.RowsOf(p.data.Step, open, busy)
 	if len(rows.Start) == 0 {
 		body.Empty = "Nobody works on this day."
 		return body
@@ -169,12 +170,12 @@ func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 	step := int(p.data.Step / time.Minute)
 	lo -= lo % step
 	for m := lo; m < hi; m += step {
-		body.Rows = append(body.Rows, views.GridRowVM{Row: len(body.Rows) + 2, Label: staff.FormatMin(m % 1440)})
+		body.Rows = append(body.Rows, views.GridRowVM{Row: len(body.Rows) + 2, Label: practice.FormatMin(m % 1440)})
 	}
 	for i := range cols {
 		cols[i].step = p.data.Step
 		for m := lo; m < hi; m += step {
-			t, _ := staff.WallInstant(v.loc, cols[i].day, m)
+			t, _ := desk.WallInstant(v.loc, cols[i].day, m)
 			cols[i].starts = append(cols[i].starts, t)
 		}
 		body.Columns = append(body.Columns, cols[i].layout(i+2, v.loc, p.now, true))
@@ -191,10 +192,10 @@ func wallMinute(t time.Time, loc *time.Location, day availability.Date) int {
 
 // newGridColumn is sp's column of the view's day index i, with their
 // bookings, holds and free starts of that day.
-func newGridColumn(p gridParts, sp staff.GridSpecialist, i int, v gridView) gridColumn {
+func newGridColumn(p gridParts, sp desk.GridSpecialist, i int, v gridView) gridColumn {
 	day := v.from.AddDays(i)
 	h := sp.Days[i]
-	c := gridColumn{specialist: sp.ID, day: day, open: staff.OpenSpans(v.loc, day, h.Ranges), free: map[int64]bool{}}
+	c := gridColumn{specialist: sp.ID, day: day, open: desk.OpenSpans(v.loc, day, h.Ranges), free: map[int64]bool{}}
 	switch {
 	case h.Closed:
 		c.note = "Closed"
@@ -222,20 +223,20 @@ func newGridColumn(p gridParts, sp staff.GridSpecialist, i int, v gridView) grid
 	return c
 }
 
-func (c gridColumn) busy() []staff.Span {
-	out := make([]staff.Span, 0, len(c.bookings)+len(c.holds))
+func (c gridColumn) busy() []desk.Span {
+	out := make([]desk.Span, 0, len(c.bookings)+len(c.holds))
 	for _, b := range c.bookings {
-		out = append(out, staff.Span{Start: b.Start, End: b.End})
+		out = append(out, desk.Span{Start: b.Start, End: b.End})
 	}
 	for _, h := range c.holds {
-		out = append(out, staff.Span{Start: h.Start, End: h.End})
+		out = append(out, desk.Span{Start: h.Start, End: h.End})
 	}
 	return out
 }
 
 // place is the row a span starts in and how many rows it covers; ok false
 // when no row of the column falls within it.
-func (c gridColumn) place(s staff.Span) (row, n int, ok bool) {
+func (c gridColumn) place(s desk.Span) (row, n int, ok bool) {
 	row = -1
 	for i, t := range c.starts {
 		if t.IsZero() {
@@ -280,7 +281,7 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		}
 	}
 	for _, b := range c.bookings {
-		row, n, ok := c.place(staff.Span{Start: b.Start, End: b.End})
+		row, n, ok := c.place(desk.Span{Start: b.Start, End: b.End})
 		if !ok {
 			continue
 		}
@@ -298,7 +299,7 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		})
 	}
 	for _, h := range c.holds {
-		row, n, ok := c.place(staff.Span{Start: h.Start, End: h.End})
+		row, n, ok := c.place(desk.Span{Start: h.Start, End: h.End})
 		if !ok {
 			continue
 		}

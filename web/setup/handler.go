@@ -12,6 +12,7 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -31,6 +32,7 @@ type Deps struct {
 	Sessions            *scs.SessionManager
 	Slots               *slots.Service
 	Staff               *staff.Service
+	Practice            *practice.Service
 }
 
 // Handler holds the handlers.

@@ -1,4 +1,4 @@
-package staff
+package desk
 
 // The day grid's model: which instants a day's rows stand for, when each
 // specialist works, and what the grid loads to draw a day or a week.
@@ -227,7 +227,7 @@ const defaultGridStep = 30 * time.Minute
 //
 // Errors: none of its own (database failures are internal).
 func (b *Bookings) GridData(ctx context.Context, clinicID uuid.UUID, loc *time.Location, from availability.Date, days int) (GridData, error) {
-	q := db.New(b.svc.pool)
+	q := db.New(b.pool)
 	out := GridData{Step: defaultGridStep}
 	types, err := q.AppointmentTypeListByClinic(ctx, clinicID)
 	if err != nil {

@@ -1,4 +1,4 @@
-package staff_test
+package desk_test
 
 // Tests of the day grid's rows: real-time steps labelled by the wall
 // clock, so the days the clocks change have the rows they really have.
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/clinic/booking/internal/availability"
-	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/desk"
 )
 
 func berlin(t *testing.T) *time.Location {
@@ -28,7 +28,7 @@ func labels(t *testing.T, loc *time.Location, day string, step time.Duration, rs
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := staff.RowsOf(step, staff.OpenSpans(loc, d, rs), nil)
+	rows := desk.RowsOf(step, desk.OpenSpans(loc, d, rs), nil)
 	out := make([]string, len(rows.Start))
 	for i := range rows.Start {
 		out[i] = rows.Label(i, loc)
@@ -93,36 +93,36 @@ func TestDayGridRowsFallBack(t *testing.T) {
 func TestDayGridPlace(t *testing.T) {
 	loc := berlin(t)
 	d := availability.Date{Year: 2027, Month: time.October, Day: 31}
-	open := staff.OpenSpans(loc, d, []availability.Range{{Start: 0, End: 6 * 60}})
-	rows := staff.RowsOf(15*time.Minute, open, nil)
+	open := desk.OpenSpans(loc, d, []availability.Range{{Start: 0, End: 6 * 60}})
+	rows := desk.RowsOf(15*time.Minute, open, nil)
 	// 02:30 in the second (winter) occurrence: 01:30 UTC.
 	second := time.Date(2027, time.October, 31, 1, 30, 0, 0, time.UTC)
-	row, n, ok := rows.Place(staff.Span{Start: second, End: second.Add(45 * time.Minute)})
+	row, n, ok := rows.Place(desk.Span{Start: second, End: second.Add(45 * time.Minute)})
 	if !ok || rows.Label(row, loc) != "02:30" || row != 14 || n != 3 {
 		t.Errorf("placed at row %d (%s), %d rows, ok %v; want row 14 (the second 02:30), 3 rows", row, rows.Label(row, loc), n, ok)
 	}
-	if _, _, ok := rows.Place(staff.Span{Start: open[0].End, End: open[0].End.Add(time.Hour)}); ok {
+	if _, _, ok := rows.Place(desk.Span{Start: open[0].End, End: open[0].End.Add(time.Hour)}); ok {
 		t.Error("a span after the grid was placed")
 	}
 
 	day := availability.Date{Year: 2027, Month: time.March, Day: 23}
-	open = staff.OpenSpans(loc, day, []availability.Range{{Start: 9 * 60, End: 10 * 60}})
+	open = desk.OpenSpans(loc, day, []availability.Range{{Start: 9 * 60, End: 10 * 60}})
 	early := time.Date(2027, time.March, 23, 8, 10, 0, 0, loc)
-	rows = staff.RowsOf(30*time.Minute, open, []staff.Span{{Start: early, End: early.Add(20 * time.Minute)}})
+	rows = desk.RowsOf(30*time.Minute, open, []desk.Span{{Start: early, End: early.Add(20 * time.Minute)}})
 	if len(rows.Start) != 4 || rows.Label(0, loc) != "08:00" {
 		t.Errorf("rows from %s, %d of them; want 4 from 08:00", rows.Label(0, loc), len(rows.Start))
 	}
-	if row, n, _ := rows.Place(staff.Span{Start: early, End: early.Add(20 * time.Minute)}); row != 0 || n != 1 {
+	if row, n, _ := rows.Place(desk.Span{Start: early, End: early.Add(20 * time.Minute)}); row != 0 || n != 1 {
 		t.Errorf("the early booking at row %d over %d rows, want 0 and 1", row, n)
 	}
 }
 
 func TestDayGridWallInstant(t *testing.T) {
 	loc := berlin(t)
-	if _, ok := staff.WallInstant(loc, availability.Date{Year: 2027, Month: time.March, Day: 28}, 2*60+30); ok {
+	if _, ok := desk.WallInstant(loc, availability.Date{Year: 2027, Month: time.March, Day: 28}, 2*60+30); ok {
 		t.Error("02:30 on 2027-03-28 has an instant")
 	}
-	got, ok := staff.WallInstant(loc, availability.Date{Year: 2027, Month: time.October, Day: 31}, 2*60+30)
+	got, ok := desk.WallInstant(loc, availability.Date{Year: 2027, Month: time.October, Day: 31}, 2*60+30)
 	if want := time.Date(2027, time.October, 31, 0, 30, 0, 0, time.UTC); !ok || !got.Equal(want) {
 		t.Errorf("02:30 on 2027-10-31 is %s, want its first occurrence %s", got, want)
 	}
