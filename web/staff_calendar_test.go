@@ -79,6 +79,22 @@ func TestStaffPhoneBookingCancelReschedule(t *testing.T) {
 		}
 	})
 
+	// 02:30 on 28 March 2027 does not exist in Berlin: the booking is
+	// refused in place (time.Date would have booked 03:30 instead).
+	t.Run("TypedTimeInTheSpringGapIs400InPlace", func(t *testing.T) {
+		before := a.auditCount(t, c.ID)
+		f := phoneForm(c, sp.ID, start, "Gap Caller", "gap@example.org", "")
+		f.Set("date", "2027-03-28")
+		f.Set("time", "02:30")
+		r := admin.Post("/staff/bookings", f).Want(http.StatusBadRequest)
+		if msg := r.Text(`[data-testid="calendar-error"]`); !strings.Contains(msg, "skip") {
+			t.Errorf("gap: %q", msg)
+		}
+		if n := a.auditCount(t, c.ID); n != before {
+			t.Errorf("wrote %d rows", n-before)
+		}
+	})
+
 	t.Run("CancelNeedsAReason", func(t *testing.T) {
 		cancelNeedsAReason(t, a, admin, c)
 	})

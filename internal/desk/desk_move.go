@@ -72,7 +72,7 @@ func (d *Desk) MoveChoices(ctx context.Context, u staff.User, bookingID uuid.UUI
 	if err != nil {
 		return MoveChoices{}, err
 	}
-	out := MoveChoices{Booking: b, TypeName: res.Row.Name, Location: loc}
+	out := MoveChoices{Booking: b, TypeName: res.Stored.Name, Location: loc}
 	for _, sp := range sps {
 		if _, performs := res.Priority[sp.ID]; !performs && sp.ID != b.SpecialistID {
 			continue

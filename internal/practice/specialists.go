@@ -141,7 +141,7 @@ func (s *Service) UpdateSpecialist(ctx context.Context, u staff.User, id uuid.UU
 			ID: id, ClinicID: u.ClinicID, Name: in.Name, Priority: int32(in.Priority), Active: in.Active, Version: in.Version,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return staff.Stale(before)
+			return staff.Stale(specialistFromRow(before))
 		}
 		if err != nil {
 			return err

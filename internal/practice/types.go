@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/textfield"
@@ -78,28 +79,10 @@ func (in *TypeInput) validate() error {
 // reminderMin is the reminder's lead as stored, in minutes.
 func (in *TypeInput) reminderMin() int32 { return int32(in.ReminderHours) * 60 }
 
-// AppointmentType is one of a clinic's types with the rules staff set;
-// durations, notices and the reminder's lead (0: no reminder) are in
-// minutes.
-type AppointmentType struct {
-	ID, ClinicID                                   uuid.UUID
-	Name, Description                              string
-	DurationMin, SlotStepMin                       int32
-	BufferBeforeMin, BufferAfterMin, MinNoticeMin  int32
-	MaxAdvanceDays, CooldownMin, MaxHoldsPerClient int32
-	ReminderMin                                    int32
-	Version                                        int32
-}
+// AppointmentType is one of a clinic's types with the rules staff set.
+type AppointmentType = clinics.Type
 
-func typeFromRow(t db.AppointmentType) AppointmentType {
-	return AppointmentType{
-		ID: t.ID, ClinicID: t.ClinicID, Name: t.Name, Description: t.Description,
-		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin,
-		BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin, MinNoticeMin: t.MinNoticeMin,
-		MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin, MaxHoldsPerClient: t.MaxHoldsPerClient,
-		ReminderMin: t.ReminderMin, Version: t.Version,
-	}
-}
+func typeFromRow(t db.AppointmentType) AppointmentType { return clinics.TypeFromRow(t) }
 
 // ClinicTypes are the clinic's appointment types, read in q, for callers
 // that checked their own action.
@@ -196,7 +179,7 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 				ReminderMin: in.reminderMin(),
 			})
 			if errors.Is(err, pgx.ErrNoRows) {
-				return staff.Stale(old)
+				return staff.Stale(typeFromRow(old))
 			}
 			if err != nil {
 				return err

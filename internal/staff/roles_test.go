@@ -2,7 +2,8 @@ package staff_test
 
 // The role table: what each role may do as the brief of the roles states
 // it, every service method that takes a User checking its action first
-// (found by reflection, so a new method cannot be left out), and README's
+// (found by reflection over the staff services, the desk, the waitlist and
+// the outbox, so a new method of theirs cannot be left out), and README's
 // Roles table matching the code's.
 
 import (
@@ -13,19 +14,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
+	"github.com/clinic/booking/internal/waitlist"
 )
 
 // methodActions names the action every service method that takes a User
-// checks, over the services of all three packages that act for staff: the
-// accounts here, the clinic's set-up (practice) and the calendar and the
-// desk (desk). A method missing here fails
-// TestRolesEveryServiceMethodChecksItsAction.
+// checks, keyed by package, type and method, over every service that acts
+// for staff: the accounts here, the clinic's set-up (practice), the
+// calendar and the desk (desk), the waitlist and the outbox. A method
+// missing here fails TestRolesEveryServiceMethodChecksItsAction.
 var methodActions = map[string]staff.Action{
 	"staff.Service.StaffUsers":            staff.ActAccounts,
 	"staff.Service.CreateStaffUser":       staff.ActAccounts,
@@ -67,6 +75,14 @@ var methodActions = map[string]staff.Action{
 	"desk.Desk.Release":                   staff.ActBook,
 	"desk.Desk.Book":                      staff.ActBook,
 	"desk.Desk.MoveChoices":               staff.ActMove,
+	"waitlist.Waitlist.OfferByHand":       waitlist.ActOffer,
+	"waitlist.Waitlist.Remove":            waitlist.ActRemove,
+	"waitlist.Waitlist.Entry":             waitlist.ActOffer,
+	"waitlist.Waitlist.List":              waitlist.ActOffer,
+	"waitlist.Waitlist.CountByDay":        waitlist.ActOffer,
+	"outbox.Outbox.ForBooking":            outbox.ActStatus,
+	"outbox.Outbox.Copies":                outbox.ActCopies,
+	"outbox.Outbox.CopyOf":                outbox.ActCopies,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.
@@ -113,14 +129,22 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	bookings := desk.NewBookings(pool, nil, booking.NewService(pool), nil)
-	// The desk's slots and holds are never reached: every call is refused
-	// or fails on its zero arguments before it looks for a time.
+	bookings := booking.NewService(pool)
+	rdb := testkit.Redis(t)
+	holdStore := holds.NewStore(rdb, 0, nil)
+	staffBookings := desk.NewBookings(pool, nil, bookings, holdStore)
+	co := checkout.New(pool, holdStore, nil, bookings, quietLogger(), checkout.Limits{})
+	ob, err := outbox.New(pool, outbox.Config{PublicURL: "http://clinic.test", Queue: "roles_" + strings.ReplaceAll(uuid.NewString(), "-", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	services := map[string]any{
-		"staff.Service":    newService(pool, nil),
-		"practice.Service": practice.New(pool, nil),
-		"desk.Bookings":    bookings,
-		"desk.Desk":        desk.NewDesk(bookings, nil, nil),
+		"staff.Service":     newService(pool, nil),
+		"practice.Service":  practice.New(pool, nil),
+		"desk.Bookings":     staffBookings,
+		"desk.Desk":         desk.NewDesk(staffBookings, co, slots.New(pool, rdb, slots.Options{Logger: quietLogger()})),
+		"waitlist.Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
+		"outbox.Outbox":     ob,
 	}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}
 	for _, role := range staff.Roles {
