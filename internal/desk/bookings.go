@@ -1,7 +1,8 @@
 // Package desk is the calendar and the front desk: the staff's bookings
 // (by phone, cancelled or moved with a reason) and their search, the
 // calendar's reads, the day grid's and week view's data and rows
-// (daygrid.go), attendance marks and no-shows, the printed day sheet, and
+// (daygrid.go), typed local times resolved through the one wall clock
+// (walltime.go), attendance marks and no-shows, the printed day sheet, and
 // the desk dialog that holds a clicked time the way a patient's hold does
 // before it books or moves a booking. Each action takes a staff.User and
 // checks its action in the role table first; the clinic's specialists and
