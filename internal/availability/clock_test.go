@@ -9,17 +9,20 @@ import (
 
 // TestWallClockAgainstMinuteScan compares WallClock with the dumbest possible
 // method: look at the wall clock of every real minute around the date.
-func TestWallClockAgainstMinuteScan(t *testing.T) {
-	var days []struct {
-		zone string
-		date Date
-	}
+// scanDay is a day of a zone the wall clock is checked on.
+type scanDay struct {
+	zone string
+	date Date
+}
+
+// scanDays are every 2026 change day of zones with unusual rules, with
+// their neighbours, and a few historic oddities.
+func scanDays(t *testing.T) []scanDay {
+	t.Helper()
+	var days []scanDay
 	add := func(zone string, dates ...string) {
 		for _, s := range dates {
-			days = append(days, struct {
-				zone string
-				date Date
-			}{zone, mustDate(t, s)})
+			days = append(days, scanDay{zone, mustDate(t, s)})
 		}
 	}
 	// Every 2026 change day of these zones, with its neighbours.
@@ -48,6 +51,11 @@ func TestWallClockAgainstMinuteScan(t *testing.T) {
 	add("America/Sao_Paulo", "2018-11-04", "2019-02-16", "2019-02-17") // midnight gap; 23:00 repeated
 	add("Pacific/Apia", "2011-12-29", "2011-12-30", "2011-12-31")      // 30 December never happened
 
+	return days
+}
+
+func TestWallClockAgainstMinuteScan(t *testing.T) {
+	days := scanDays(t)
 	for _, day := range days {
 		t.Run(day.zone+" "+day.date.String()+" maps wall times like a minute-by-minute scan", func(t *testing.T) {
 			loc := mustZone(t, day.zone)
