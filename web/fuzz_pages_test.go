@@ -51,7 +51,7 @@ func bootPageTargets(f *testing.F) *pageTargets {
 	conf := a.bookDirect(f, c, c.Type0(), c.Specialists[0].ID, c.At(3, 10, 0), "Fuzz Patient")
 
 	kiosk := a.patientClinic(f)
-	device, err := a.Deps.Staff.CreateKioskToken(context.Background(), kiosk.Admin.User(kiosk.ID), "fuzz screen")
+	device, err := a.Deps.Practice.CreateKioskToken(context.Background(), kiosk.Admin.User(kiosk.ID), "fuzz screen")
 	if err != nil {
 		f.Fatal(err)
 	}

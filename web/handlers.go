@@ -41,7 +41,7 @@ func newHandlers(d Deps) handlers {
 		kit: kit, live: live, pub: pub,
 		api: api.New(api.Deps{
 			APIHoldLimiter: d.APIHoldLimiter, Checkout: d.Checkout, Clinics: d.Clinics, Grid: d.Grid,
-			MoveLimiter: d.MoveLimiter, Slots: d.Slots, Staff: d.Staff, Views: d.Views, Waitlist: d.Waitlist,
+			MoveLimiter: d.MoveLimiter, Practice: d.Practice, Slots: d.Slots, Views: d.Views, Waitlist: d.Waitlist,
 		}, kit, pub),
 		patient: patient.New(patient.Deps{
 			Assets: d.Assets, Bookings: d.Bookings, Checkout: d.Checkout, Clinics: d.Clinics,
@@ -51,7 +51,7 @@ func newHandlers(d Deps) handlers {
 		waitpage: waitpage.New(waitpage.Deps{
 			Clinics: d.Clinics, OfferLimiter: d.OfferLimiter, Sessions: d.Sessions, Slots: d.Slots, Waitlist: d.Waitlist,
 		}, kit, pub),
-		kiosk: kiosk.New(kiosk.Deps{Assets: d.Assets, Clinics: d.Clinics, Slots: d.Slots, Staff: d.Staff}, kit, live),
+		kiosk: kiosk.New(kiosk.Deps{Assets: d.Assets, Clinics: d.Clinics, Practice: d.Practice, Slots: d.Slots}, kit, live),
 		desk: desk.New(desk.Deps{
 			Assets: d.Assets, Bookings: d.Bookings, Clinics: d.Clinics, Desk: d.Desk, Holds: d.Holds,
 			Logger: d.Logger, Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
@@ -60,7 +60,7 @@ func newHandlers(d Deps) handlers {
 		setup: setup.New(setup.Deps{
 			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
 			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, LoginIPLimiter: d.LoginIPLimiter,
-			Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
+			Outbox: d.Outbox, Practice: d.Practice, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
 		}, kit),
 	}
 }

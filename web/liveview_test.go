@@ -19,7 +19,7 @@ import (
 
 	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/grid"
-	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
 )
@@ -164,7 +164,7 @@ func TestLiveViewDropsOnCalendarChangeAndLostSubscription(t *testing.T) {
 	spRow := a.specialist(t, c, sp)
 	day := time.Date(tuesday.In(c.Loc).Year(), tuesday.In(c.Loc).Month(), tuesday.In(c.Loc).Day(), 0, 0, 0, 0, time.UTC)
 	// Closed on another instance: this one hears it.
-	if err := newApp(t).Deps.Staff.AddOverride(context.Background(), c.Admin.User(c.ID), sp, staffOverride(day, spRow.Version)); err != nil {
+	if err := newApp(t).Deps.Practice.AddOverride(context.Background(), c.Admin.User(c.ID), sp, staffOverride(day, spRow.Version)); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, evWait, "the closed day to show", func() bool {
@@ -245,8 +245,8 @@ func TestLiveViewLeavesAHoldersPageTheirOwn(t *testing.T) {
 }
 
 // staffOverride closes the specialist (of version version) on day.
-func staffOverride(day time.Time, version int32) staff.OverrideInput {
-	return staff.OverrideInput{Day: day, Closed: true, Note: "closed for the test", Version: version}
+func staffOverride(day time.Time, version int32) practice.OverrideInput {
+	return practice.OverrideInput{Day: day, Closed: true, Note: "closed for the test", Version: version}
 }
 
 // A hold and a booking made through this instance are in its views at

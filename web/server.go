@@ -29,12 +29,14 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/idempotency"
 	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -61,8 +63,9 @@ type Deps struct {
 	Waitlist     *waitlist.Service
 
 	Staff               *staff.Service
-	StaffBookings       *staff.Bookings
-	Desk                *staff.Desk
+	Practice            *practice.Service
+	StaffBookings       *desk.Bookings
+	Desk                *desk.Desk
 	LoginIPLimiter      *ratelimit.Limiter
 	LoginAccountLimiter *ratelimit.Limiter // sign-ins per account from unknown devices
 	LoginDeviceLimiter  *ratelimit.Limiter // sign-ins per known device (see knownDevice)

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/clinic/booking/internal/booking"
-	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/testkit"
 )
 
@@ -82,7 +82,7 @@ func TestAttendanceBrowserDialog(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#desk-dialog button[data-mark="arrived"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#desk-dialog dialog[data-attendance="arrived"] [data-testid="booking-dialog-notice"]`)),
 	)
-	if m := a.bookingAttendance(t, id); m != staff.Arrived {
+	if m := a.bookingAttendance(t, id); m != desk.Arrived {
 		t.Errorf("after Arrived the booking is marked %q", m)
 	}
 	if !evalJS[bool](s, `document.querySelector('#desk-dialog button[data-mark="arrived"]').getAttribute("aria-pressed") === "true"`) {

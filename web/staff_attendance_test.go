@@ -1,7 +1,7 @@
 package web_test
 
-// The booking dialog and its attendance marks: a mark from one desk
-// reaches another desk's open calendar, each mark writes its audit row,
+// The booking dialog and its attendance marks: a mark from one clerk
+// reaches another clerk's open calendar, each mark writes its audit row,
 // marks keep to the booking's day (a no-show to after its start), another
 // clinic's booking is not found, and the dialog's controls have names.
 
@@ -17,6 +17,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -77,7 +78,7 @@ func TestAttendanceMarksReachAnotherScreen(t *testing.T) {
 	bk := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, start, booking.Patient{Name: "Ada Patient", Email: "ada@example.org", Phone: "030 1234567"}).Booking
 	id := bk.ID.String()
 	recep := a.newAccount(t, c.ID, staff.RoleReception)
-	desk := a.signIn(t, recep)
+	clerk := a.signIn(t, recep)
 	admin := a.signIn(t, c.Admin)
 
 	s := dialSSE(t, admin.hc, a.URL+"/staff/live?view=day&date="+date)
@@ -86,14 +87,14 @@ func TestAttendanceMarksReachAnotherScreen(t *testing.T) {
 		t.Fatalf("the day block shows version %q of the booking, want %d", v, bk.Version)
 	}
 
-	for i, mark := range []string{staff.Arrived, staff.NoShow} {
+	for i, mark := range []string{desk.Arrived, desk.NoShow} {
 		before := a.auditCount(t, c.ID)
-		res := pressMark(t, desk, dialogOf(t, desk, id), mark).Want(http.StatusOK)
+		res := pressMark(t, clerk, dialogOf(t, clerk, id), mark).Want(http.StatusOK)
 		d := res.Doc().Find(`dialog[data-testid="booking-dialog"]`)
 		if got, _ := d.Attr("data-attendance"); got != mark {
 			t.Fatalf("after %s the dialog says %q: %s", mark, got, clip(res.Body, 600))
 		}
-		if d.Find(`[data-testid="booking-dialog-notice"]`).Length() != 1 || !strings.Contains(text(d.Find(`[data-testid="attendance"]`)), map[string]string{staff.Arrived: "arrived", staff.NoShow: "no-show"}[mark]) {
+		if d.Find(`[data-testid="booking-dialog-notice"]`).Length() != 1 || !strings.Contains(text(d.Find(`[data-testid="attendance"]`)), map[string]string{desk.Arrived: "arrived", desk.NoShow: "no-show"}[mark]) {
 			t.Errorf("after %s: %s", mark, clip(res.Body, 600))
 		}
 		row := a.lastAudit(t, c.ID)
@@ -112,7 +113,7 @@ func TestAttendanceMarksReachAnotherScreen(t *testing.T) {
 		t.Errorf("a marked booking is %s, want it confirmed (its time stays taken)", b.Status)
 	}
 	page := admin.Get("/staff/bookings/" + id).Want(http.StatusOK)
-	if got, _ := page.Doc().Find(`[data-testid="attendance"]`).Attr("data-attendance"); got != staff.NoShow {
+	if got, _ := page.Doc().Find(`[data-testid="attendance"]`).Attr("data-attendance"); got != desk.NoShow {
 		t.Errorf("the booking page shows attendance %q", got)
 	}
 }
@@ -126,8 +127,8 @@ func TestAttendanceUndoWithinTheDayOnly(t *testing.T) {
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	admin := a.signIn(t, c.Admin)
 	todays := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, c.At(0, 0, 0), booking.Patient{Name: "Today Patient", Email: "t@example.org"}).Booking
-	pressMark(t, admin, dialogOf(t, admin, todays.ID.String()), staff.Completed).Want(http.StatusOK)
-	undone := pressMark(t, admin, dialogOf(t, admin, todays.ID.String()), staff.NotMarked).Want(http.StatusOK)
+	pressMark(t, admin, dialogOf(t, admin, todays.ID.String()), desk.Completed).Want(http.StatusOK)
+	undone := pressMark(t, admin, dialogOf(t, admin, todays.ID.String()), desk.NotMarked).Want(http.StatusOK)
 	if got, _ := undone.Doc().Find("dialog").Attr("data-attendance"); got != "" {
 		t.Fatalf("after undo the dialog says %q", got)
 	}
@@ -144,14 +145,14 @@ func TestAttendanceUndoWithinTheDayOnly(t *testing.T) {
 		t.Errorf("yesterday's dialog offers marks: %s", clip(text(d), 600))
 	}
 	before := a.auditCount(t, c.ID)
-	for _, mark := range []string{staff.NotMarked, staff.NoShow} {
+	for _, mark := range []string{desk.NotMarked, desk.NoShow} {
 		res := admin.HXPost("/staff/bookings/"+past.ID.String()+"/attendance", url.Values{"mark": {mark}, "_csrf": {admin.CSRF}}).Want(http.StatusConflict)
 		e := res.Doc().Find(`[data-testid="booking-dialog-error"]`)
-		if code, _ := e.Attr("data-code"); code != staff.CodeAttendanceClosed || !strings.Contains(text(e), "can no longer be changed") {
+		if code, _ := e.Attr("data-code"); code != desk.CodeAttendanceClosed || !strings.Contains(text(e), "can no longer be changed") {
 			t.Errorf("mark %q the day after: code %q, %q", mark, code, text(e))
 		}
 	}
-	if a.auditCount(t, c.ID) != before || a.bookingAttendance(t, past.ID.String()) != staff.Arrived {
+	if a.auditCount(t, c.ID) != before || a.bookingAttendance(t, past.ID.String()) != desk.Arrived {
 		t.Error("a refused mark changed something")
 	}
 }
@@ -182,12 +183,12 @@ func TestAttendanceNoShowBeforeStartRefused(t *testing.T) {
 	if _, disabled := d.Find(`button[data-mark="no_show"]`).Attr("disabled"); !disabled {
 		t.Error("the dialog offers a no-show before the start")
 	}
-	res := admin.HXPost("/staff/bookings/"+bk.ID.String()+"/attendance", url.Values{"mark": {staff.NoShow}, "_csrf": {admin.CSRF}}).Want(http.StatusConflict)
-	if code, _ := res.Doc().Find(`[data-testid="booking-dialog-error"]`).Attr("data-code"); code != staff.CodeNoShowTooEarly {
+	res := admin.HXPost("/staff/bookings/"+bk.ID.String()+"/attendance", url.Values{"mark": {desk.NoShow}, "_csrf": {admin.CSRF}}).Want(http.StatusConflict)
+	if code, _ := res.Doc().Find(`[data-testid="booking-dialog-error"]`).Attr("data-code"); code != desk.CodeNoShowTooEarly {
 		t.Errorf("a no-show before the start: code %q\n%s", code, clip(res.Body, 500))
 	}
-	pressMark(t, admin, d, staff.Arrived).Want(http.StatusOK)
-	if m := a.bookingAttendance(t, bk.ID.String()); m != staff.Arrived {
+	pressMark(t, admin, d, desk.Arrived).Want(http.StatusOK)
+	if m := a.bookingAttendance(t, bk.ID.String()); m != desk.Arrived {
 		t.Errorf("attendance %q after arrived", m)
 	}
 }
@@ -204,7 +205,7 @@ func TestAttendanceOtherClinicNotFound(t *testing.T) {
 	if strings.Contains(r.Body, "Their Patient") {
 		t.Error("the 404 shows their patient")
 	}
-	admin.HXPost("/staff/bookings/"+theirs.ID.String()+"/attendance", url.Values{"mark": {staff.Arrived}, "_csrf": {admin.CSRF}}).Want(http.StatusNotFound)
+	admin.HXPost("/staff/bookings/"+theirs.ID.String()+"/attendance", url.Values{"mark": {desk.Arrived}, "_csrf": {admin.CSRF}}).Want(http.StatusNotFound)
 	admin.Get("/staff/bookings/not-an-id/dialog").Want(http.StatusNotFound)
 	if m := a.bookingAttendance(t, theirs.ID.String()); m != "" {
 		t.Errorf("their booking was marked %q", m)
@@ -231,7 +232,7 @@ func TestAttendanceDialogControls(t *testing.T) {
 			t.Errorf("the dialog lacks %q: %s", want, body)
 		}
 	}
-	for mark, name := range map[string]string{staff.Arrived: "Mark Ada Patient as arrived", staff.NoShow: "Mark Ada Patient as no-show", staff.Completed: "Mark Ada Patient as completed"} {
+	for mark, name := range map[string]string{desk.Arrived: "Mark Ada Patient as arrived", desk.NoShow: "Mark Ada Patient as no-show", desk.Completed: "Mark Ada Patient as completed"} {
 		if l, _ := d.Find(`button[data-mark="` + mark + `"]`).Attr("aria-label"); l != name {
 			t.Errorf("the %s button is named %q, want %q", mark, l, name)
 		}

@@ -369,7 +369,7 @@ func TestStaffOtherClinicsIDsAreNotFound(t *testing.T) {
 	ov, bk := routeFixtures(t, a, other)
 	osp := a.specialist(t, other, other.Specialists[0].ID)
 	otyp := other.Types[0]
-	token, err := a.Deps.Staff.CreateKioskToken(context.Background(), other.Admin.User(other.ID), "Their lobby")
+	token, err := a.Deps.Practice.CreateKioskToken(context.Background(), other.Admin.User(other.ID), "Their lobby")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,7 @@ func wantOtherClinicUnchanged(t *testing.T, a *app, other clinic, osp db.Special
 	if b := a.booking(t, bk.ID); b.Status != booking.StatusConfirmed || !b.Start.Equal(bk.Start) {
 		t.Errorf("their booking changed: %+v", b)
 	}
-	if ok, _ := a.Deps.Staff.KioskTokenValid(context.Background(), other.ID, token); !ok {
+	if ok, _ := a.Deps.Practice.KioskTokenValid(context.Background(), other.ID, token); !ok {
 		t.Error("their kiosk token was revoked")
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
@@ -35,6 +36,7 @@ import (
 	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -195,7 +197,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
 	}
 	staffSvc := staff.New(pool, changed, logger, staffOpts...)
-	staffBookings := staff.NewBookings(staffSvc, bookings, holdStore)
+	staffBookings := desk.NewBookings(pool, changed, bookings, holdStore)
 	d := web.Deps{
 		SetupChanges:      setupChanges,
 		TrustedProxies:    o.TrustedProxies,
@@ -203,8 +205,9 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		ReadTimeout:       o.ReadTimeout,
 		WriteTimeout:      o.WriteTimeout,
 		Staff:             staffSvc,
+		Practice:          practice.New(pool, changed),
 		StaffBookings:     staffBookings,
-		Desk:              staff.NewDesk(staffBookings, co, slotSvc),
+		Desk:              desk.NewDesk(staffBookings, co, slotSvc),
 		Secret:            serverKey(pool, logger, o.SecretKey),
 		MetricsAddr:       o.MetricsAddr,
 		PublicURL:         o.PublicURL,

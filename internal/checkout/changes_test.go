@@ -12,17 +12,18 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
 
 // changeRig is a clinic of one specialist whose services (the patient's,
-// through checkout, and the staff's, through staff.Bookings, as the web
+// through checkout, and the staff's, through desk.Bookings, as the web
 // handlers call them) share a pool that runs two named requests in
 // lockstep, and that counts the booking changes its observers hear of.
 type changeRig struct {
 	*env
-	staff *staff.Bookings
+	staff *desk.Bookings
 	user  staff.User
 	step  *lockstep
 
@@ -41,7 +42,7 @@ func newChangeRig(t *testing.T, match, first, second string) *changeRig {
 		r.changes = append(r.changes, ch)
 	})
 	r.env = e.withServices(svc)
-	r.staff = staff.NewBookings(staff.New(pool, nil, quietLogger), svc.bookings, svc.holds)
+	r.staff = desk.NewBookings(pool, nil, svc.bookings, svc.holds)
 	r.user = staff.User{ID: uuid.New(), ClinicID: e.clinic.ID, Email: "desk@example.com", Name: "Desk", Role: staff.RoleStaff}
 	return r
 }

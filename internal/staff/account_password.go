@@ -67,7 +67,7 @@ func (s *Service) ChangePassword(ctx context.Context, u User, current, next stri
 		if _, err := q.StaffUserSetPassword(ctx, db.StaffUserSetPasswordParams{ID: row.ID, PasswordHash: newHash}); err != nil {
 			return fmt.Errorf("set password: %w", err)
 		}
-		return audit(ctx, q, u, "staff.change_password", "staff_user", row.ID.String(), nil, nil, "")
+		return WriteAudit(ctx, q, u, "staff.change_password", "staff_user", row.ID.String(), nil, nil, "")
 	})
 }
 
@@ -92,7 +92,7 @@ func (s *Service) MakeSignInLink(ctx context.Context, u User, id uuid.UUID, now 
 		q := db.New(tx)
 		row, err := q.StaffUserGet(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.ClinicID != u.ClinicID) {
-			return notFound("account")
+			return NotFound("account")
 		}
 		if err != nil {
 			return fmt.Errorf("load staff user: %w", err)
@@ -105,7 +105,7 @@ func (s *Service) MakeSignInLink(ctx context.Context, u User, id uuid.UUID, now 
 		if l, err = issueLink(ctx, q, u.ClinicID, row.ID, now); err != nil {
 			return err
 		}
-		return audit(ctx, q, u, "staff.reset_password", "staff_user", row.ID.String(), nil, map[string]string{"email": row.Email}, "sign-in link")
+		return WriteAudit(ctx, q, u, "staff.reset_password", "staff_user", row.ID.String(), nil, map[string]string{"email": row.Email}, "sign-in link")
 	})
 	if err != nil {
 		return Account{}, Link{}, err

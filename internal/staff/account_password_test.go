@@ -25,15 +25,15 @@ func TestChangePassword(t *testing.T) {
 	ctx := context.Background()
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
 	for _, role := range staff.Roles {
-		u := newUser(t, pool, c.ID, role)
-		before := auditCount(t, pool, c.ID)
+		u := testkit.StaffUser(t, pool, c.ID, role)
+		before := testkit.AuditCount(t, pool, c.ID)
 
 		wantInvalidField(t, svc.ChangePassword(ctx, u, "not my password", newPassword), "current", role+": a wrong current password")
 		wantInvalidField(t, svc.ChangePassword(ctx, u, testPassword+strings.Repeat("x", 80), newPassword), "current", role+": a current password past 72 bytes")
 		wantInvalidField(t, svc.ChangePassword(ctx, u, testPassword, "too short"), "password", role+": a short new password")
 		wantInvalidField(t, svc.ChangePassword(ctx, u, testPassword, u.Email), "password", role+": the e-mail as password")
 		wantInvalidField(t, svc.ChangePassword(ctx, u, testPassword, "password1234"), "password", role+": a common password")
-		if n := auditCount(t, pool, c.ID); n != before {
+		if n := testkit.AuditCount(t, pool, c.ID); n != before {
 			t.Fatalf("%s: refused changes wrote %d audit rows", role, n-before)
 		}
 
@@ -41,7 +41,7 @@ func TestChangePassword(t *testing.T) {
 			t.Fatalf("%s: change: %v", role, err)
 		}
 		_, err := svc.Authenticate(ctx, u.Email, testPassword)
-		wantCode(t, err, "BAD_CREDENTIALS", role+": the old password after the change")
+		testkit.WantCode(t, err, "BAD_CREDENTIALS", role+": the old password after the change")
 		if _, err := svc.Authenticate(ctx, u.Email, newPassword); err != nil {
 			t.Fatalf("%s: the new password does not sign in: %v", role, err)
 		}
@@ -52,8 +52,8 @@ func TestChangePassword(t *testing.T) {
 		if cost, _ := bcrypt.Cost([]byte(row.PasswordHash)); cost != testHashCost {
 			t.Errorf("%s: the new hash has cost %d, want %d", role, cost, testHashCost)
 		}
-		rows := auditRows(t, pool, "staff_user", u.ID.String())
-		if countAction(rows, "staff.change_password") != 1 || auditCount(t, pool, c.ID) != before+1 {
+		rows := testkit.AuditRows(t, pool, "staff_user", u.ID.String())
+		if testkit.CountAction(rows, "staff.change_password") != 1 || testkit.AuditCount(t, pool, c.ID) != before+1 {
 			t.Fatalf("%s: audit rows %+v", role, rows)
 		}
 		for _, r := range rows {
@@ -74,8 +74,8 @@ func TestMakeSignInLink(t *testing.T) {
 	svc := newService(pool, nil)
 	ctx := context.Background()
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
-	admin := newUser(t, pool, c.ID, staff.RoleAdmin)
-	colleague := newUser(t, pool, c.ID, staff.RoleStaff)
+	admin := testkit.StaffUser(t, pool, c.ID, staff.RoleAdmin)
+	colleague := testkit.StaffUser(t, pool, c.ID, staff.RoleStaff)
 
 	old, oldLink, err := svc.MakeSignInLink(ctx, admin, colleague.ID, time.Now())
 	if err != nil || old.ID != colleague.ID {
@@ -89,13 +89,13 @@ func TestMakeSignInLink(t *testing.T) {
 		t.Errorf("the link lasts %s, want 24 h", d)
 	}
 	_, err = svc.PeekLink(ctx, oldLink.Token, time.Now())
-	wantCode(t, err, staff.CodeLinkReplaced, "the older link")
+	testkit.WantCode(t, err, staff.CodeLinkReplaced, "the older link")
 	// The password stays until the link is used.
 	if _, err := svc.Authenticate(ctx, colleague.Email, testPassword); err != nil {
 		t.Fatalf("the password stopped working before the link was used: %v", err)
 	}
-	rows := auditRows(t, pool, "staff_user", colleague.ID.String())
-	if n := countAction(rows, "staff.reset_password"); n != 2 {
+	rows := testkit.AuditRows(t, pool, "staff_user", colleague.ID.String())
+	if n := testkit.CountAction(rows, "staff.reset_password"); n != 2 {
 		t.Fatalf("%d reset audit rows, want 2", n)
 	}
 	if rows[len(rows)-1].Actor != admin.Actor() && rows[0].Actor != admin.Actor() {
@@ -105,31 +105,31 @@ func TestMakeSignInLink(t *testing.T) {
 		t.Fatalf("use the link: %v", err)
 	}
 	_, err = svc.UseLink(ctx, l.Token, "yet another passphrase", time.Now())
-	wantCode(t, err, staff.CodeLinkUsed, "the link a second time")
+	testkit.WantCode(t, err, staff.CodeLinkUsed, "the link a second time")
 
-	before := auditCount(t, pool, c.ID)
+	before := testkit.AuditCount(t, pool, c.ID)
 	_, _, err = svc.MakeSignInLink(ctx, admin, admin.ID, time.Now())
 	wantInvalidField(t, err, "id", "a link for one's own account")
 	_, _, err = svc.MakeSignInLink(ctx, admin, uuid.New(), time.Now())
-	wantCode(t, err, apperr.CodeNotFound, "an unknown account")
+	testkit.WantCode(t, err, apperr.CodeNotFound, "an unknown account")
 	other := testkit.NewClinic(t, pool, testkit.ClinicOptions{})
-	stranger := newUser(t, pool, other.ID, staff.RoleStaff)
+	stranger := testkit.StaffUser(t, pool, other.ID, staff.RoleStaff)
 	_, _, err = svc.MakeSignInLink(ctx, admin, stranger.ID, time.Now())
-	wantCode(t, err, apperr.CodeNotFound, "another clinic's account")
+	testkit.WantCode(t, err, apperr.CodeNotFound, "another clinic's account")
 	if _, err := svc.SetDisabled(ctx, admin, colleague.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	before++ // the disable's own row
 	_, _, err = svc.MakeSignInLink(ctx, admin, colleague.ID, time.Now())
-	wantCode(t, err, staff.CodeAccountDisabled, "a disabled account")
+	testkit.WantCode(t, err, staff.CodeAccountDisabled, "a disabled account")
 	if ae := apperr.As(err); ae == nil || ae.Kind != apperr.Conflict || !strings.Contains(ae.Message, "enable") {
 		t.Errorf("a disabled account: %v, want 409 saying to enable it first", err)
 	}
 	for _, role := range []string{staff.RoleStaff, staff.RoleReception} {
-		_, _, err = svc.MakeSignInLink(ctx, newUser(t, pool, c.ID, role), colleague.ID, time.Now())
-		wantCode(t, err, apperr.CodeForbidden, role+" makes a link")
+		_, _, err = svc.MakeSignInLink(ctx, testkit.StaffUser(t, pool, c.ID, role), colleague.ID, time.Now())
+		testkit.WantCode(t, err, apperr.CodeForbidden, role+" makes a link")
 	}
-	if n := auditCount(t, pool, c.ID); n != before {
+	if n := testkit.AuditCount(t, pool, c.ID); n != before {
 		t.Errorf("refused links wrote %d audit rows", n-before)
 	}
 }

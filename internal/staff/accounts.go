@@ -39,7 +39,7 @@ func (s *Service) StaffUsers(ctx context.Context, u User) ([]Account, error) {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).StaffUserListByClinic(ctx, u.ClinicID)
-	return fromRows(rows, err, accountFromRow)
+	return FromRows(rows, err, accountFromRow)
 }
 
 // CreateStaffUser adds an account.
@@ -80,7 +80,7 @@ func (s *Service) CreateStaffUser(ctx context.Context, u User, email, name, pass
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, u, "staff.create", "staff_user", row.ID.String(), nil, map[string]string{"email": email, "role": role}, "")
+		return WriteAudit(ctx, q, u, "staff.create", "staff_user", row.ID.String(), nil, map[string]string{"email": email, "role": role}, "")
 	})
 	return accountFromRow(row), err
 }
@@ -108,12 +108,12 @@ func (s *Service) SetDisabled(ctx context.Context, u User, id uuid.UUID, disable
 		var err error
 		row, err = q.StaffUserSetDisabled(ctx, db.StaffUserSetDisabledParams{ID: id, ClinicID: u.ClinicID, Disabled: disabled})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("account")
+			return NotFound("account")
 		}
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, u, action, "staff_user", id.String(), nil, map[string]string{"email": row.Email}, "")
+		return WriteAudit(ctx, q, u, action, "staff_user", id.String(), nil, map[string]string{"email": row.Email}, "")
 	})
 	return accountFromRow(row), err
 }

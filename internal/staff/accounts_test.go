@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -21,7 +22,7 @@ func TestStaffAuthenticate(t *testing.T) {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	svc := newService(pool, nil)
-	u := newUser(t, pool, c.ID, staff.RoleAdmin)
+	u := testkit.StaffUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 
 	got, err := svc.Authenticate(ctx, "  "+strings.ToUpper(u.Email)+" ", testPassword)
@@ -46,26 +47,27 @@ func TestStaffRoleIsRefusedAdminActions(t *testing.T) {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	svc := newService(pool, nil)
-	s := newUser(t, pool, c.ID, staff.RoleStaff)
+	set := practice.New(pool, nil)
+	s := testkit.StaffUser(t, pool, c.ID, staff.RoleStaff)
 	ctx := context.Background()
 	sp, typ := c.Specialists[0], c.Types[0]
-	before := auditCount(t, pool, c.ID)
+	before := testkit.AuditCount(t, pool, c.ID)
 
 	calls := map[string]func() error{
 		"CreateSpecialist": func() error {
-			_, err := svc.CreateSpecialist(ctx, s, staff.SpecialistInput{Name: "New", Active: true})
+			_, err := set.CreateSpecialist(ctx, s, practice.SpecialistInput{Name: "New", Active: true})
 			return err
 		},
 		"UpdateSpecialist": func() error {
-			_, err := svc.UpdateSpecialist(ctx, s, sp.ID, staff.SpecialistInput{Name: "Renamed", Active: true, Version: sp.Version})
+			_, err := set.UpdateSpecialist(ctx, s, sp.ID, practice.SpecialistInput{Name: "Renamed", Active: true, Version: sp.Version})
 			return err
 		},
 		"SaveType(create)": func() error {
-			_, err := svc.SaveType(ctx, s, uuid.Nil, staff.TypeInput{Name: "X", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1})
+			_, err := set.SaveType(ctx, s, uuid.Nil, practice.TypeInput{Name: "X", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1})
 			return err
 		},
 		"SaveType(update)": func() error {
-			_, err := svc.SaveType(ctx, s, typ.ID, staff.TypeInput{Name: "X", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1, Version: typ.Version})
+			_, err := set.SaveType(ctx, s, typ.ID, practice.TypeInput{Name: "X", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1, Version: typ.Version})
 			return err
 		},
 		"StaffUsers": func() error { _, err := svc.StaffUsers(ctx, s); return err },
@@ -73,9 +75,9 @@ func TestStaffRoleIsRefusedAdminActions(t *testing.T) {
 			_, err := svc.CreateStaffUser(ctx, s, "x-"+uuid.NewString()[:8]+"@example.org", "X", "long enough password", staff.RoleAdmin)
 			return err
 		},
-		"KioskTokens":      func() error { _, err := svc.KioskTokens(ctx, s); return err },
-		"CreateKioskToken": func() error { _, err := svc.CreateKioskToken(ctx, s, "Lobby"); return err },
-		"RevokeKioskToken": func() error { return svc.RevokeKioskToken(ctx, s, uuid.New()) },
+		"KioskTokens":      func() error { _, err := set.KioskTokens(ctx, s); return err },
+		"CreateKioskToken": func() error { _, err := set.CreateKioskToken(ctx, s, "Lobby"); return err },
+		"RevokeKioskToken": func() error { return set.RevokeKioskToken(ctx, s, uuid.New()) },
 	}
 	for name, call := range calls {
 		err := call()
@@ -83,7 +85,7 @@ func TestStaffRoleIsRefusedAdminActions(t *testing.T) {
 			t.Errorf("%s as staff: %v, want FORBIDDEN", name, err)
 		}
 	}
-	if n := auditCount(t, pool, c.ID); n != before {
+	if n := testkit.AuditCount(t, pool, c.ID); n != before {
 		t.Fatalf("refused calls wrote %d audit rows", n-before)
 	}
 }
@@ -97,7 +99,7 @@ func TestStaffAccountsAsAnAdminManagesThem(t *testing.T) {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	svc := newService(pool, nil)
-	admin := newUser(t, pool, c.ID, staff.RoleAdmin)
+	admin := testkit.StaffUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 
 	email := "new-" + uuid.NewString()[:8] + "@example.org"
@@ -109,7 +111,7 @@ func TestStaffAccountsAsAnAdminManagesThem(t *testing.T) {
 		t.Fatalf("created account %+v", acc)
 	}
 	_, err = svc.CreateStaffUser(ctx, admin, email, "Twice", testPassword, staff.RoleStaff)
-	wantCode(t, err, apperr.CodeEmailTaken, "the same e-mail again")
+	testkit.WantCode(t, err, apperr.CodeEmailTaken, "the same e-mail again")
 
 	list, err := svc.StaffUsers(ctx, admin)
 	if err != nil {
@@ -135,7 +137,7 @@ func TestStaffAccountsAsAnAdminManagesThem(t *testing.T) {
 		t.Fatalf("disable: %+v, %v", off, err)
 	}
 	_, err = svc.UserByID(ctx, acc.ID)
-	wantCode(t, err, apperr.CodeSignedOut, "a disabled account's session")
+	testkit.WantCode(t, err, apperr.CodeSignedOut, "a disabled account's session")
 	on, err := svc.SetDisabled(ctx, admin, acc.ID, false)
 	if err != nil || on.DisabledAt != nil {
 		t.Fatalf("enable: %+v, %v", on, err)
@@ -143,9 +145,9 @@ func TestStaffAccountsAsAnAdminManagesThem(t *testing.T) {
 	if u, err := svc.UserByID(ctx, acc.ID); err != nil || u.Email != email {
 		t.Fatalf("the enabled account: %+v, %v", u, err)
 	}
-	rows := auditRows(t, pool, "staff_user", acc.ID.String())
+	rows := testkit.AuditRows(t, pool, "staff_user", acc.ID.String())
 	for _, action := range []string{"staff.create", "staff.disable", "staff.enable"} {
-		if n := countAction(rows, action); n != 1 {
+		if n := testkit.CountAction(rows, action); n != 1 {
 			t.Errorf("%d %s audit rows, want 1", n, action)
 		}
 	}

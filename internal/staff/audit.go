@@ -53,5 +53,5 @@ func (s *Service) Audit(ctx context.Context, u User, f AuditFilter) ([]AuditEntr
 		ClinicID: u.ClinicID, Entity: f.Entity, Actor: f.Actor, FromAt: f.From, ToAt: f.To,
 		PageSize: AuditPageSize + 1, PageOffset: int32((f.Page - 1) * AuditPageSize),
 	})
-	return fromRows(rows, err, auditEntryFromRow)
+	return FromRows(rows, err, auditEntryFromRow)
 }

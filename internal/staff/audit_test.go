@@ -15,6 +15,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -33,13 +34,14 @@ type changes struct {
 	ctx      context.Context
 	pool     *pgxpool.Pool
 	svc      *staff.Service
+	set      *practice.Service
 	clinicID uuid.UUID
 	admin    staff.User
 	notified *atomic.Int64
 	dayUTC   time.Time // the day of the override steps
 
-	sp         staff.Specialist
-	typ        staff.AppointmentType
+	sp         practice.Specialist
+	typ        practice.AppointmentType
 	overrideID int64
 }
 
@@ -48,14 +50,15 @@ func newChanges(t *testing.T) *changes {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	f := &changes{ctx: context.Background(), pool: pool, clinicID: c.ID, notified: new(atomic.Int64)}
-	f.svc = newService(pool, func(_ context.Context, id uuid.UUID) {
+	notify := func(_ context.Context, id uuid.UUID) {
 		if id != c.ID {
 			t.Errorf("notified for clinic %s", id)
 		}
 		f.notified.Add(1)
-	})
-	f.admin = newUser(t, pool, c.ID, staff.RoleAdmin)
-	day := testkit.NextWeekday(time.Now(), zoneOf(t, c.Timezone), time.Thursday, 0, 0)
+	}
+	f.svc, f.set = newService(pool, notify), practice.New(pool, notify)
+	f.admin = testkit.StaffUser(t, pool, c.ID, staff.RoleAdmin)
+	day := testkit.NextWeekday(time.Now(), testkit.Zone(t, c.Timezone), time.Thursday, 0, 0)
 	f.dayUTC = time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
 	return f
 }
@@ -63,45 +66,45 @@ func newChanges(t *testing.T) *changes {
 // reload reads the specialist again, after a change that bumped its version.
 func (f *changes) reload() error {
 	var err error
-	f.sp, err = f.svc.Specialist(f.ctx, f.admin, f.sp.ID)
+	f.sp, err = f.set.Specialist(f.ctx, f.admin, f.sp.ID)
 	return err
 }
 
 func (f *changes) specialistSteps() []changeStep {
-	ctx, svc, admin := f.ctx, f.svc, f.admin
+	ctx, set, admin := f.ctx, f.set, f.admin
 	return []changeStep{
 		{"create specialist", "specialist.create", true, func() (err error) {
-			f.sp, err = svc.CreateSpecialist(ctx, admin, staff.SpecialistInput{Name: "  Dr. New  ", Priority: 5, Active: true})
+			f.sp, err = set.CreateSpecialist(ctx, admin, practice.SpecialistInput{Name: "  Dr. New  ", Priority: 5, Active: true})
 			return err
 		}},
 		{"create specialist without a name", "", false, func() error {
-			_, err := svc.CreateSpecialist(ctx, admin, staff.SpecialistInput{Name: "  "})
+			_, err := set.CreateSpecialist(ctx, admin, practice.SpecialistInput{Name: "  "})
 			return err
 		}},
 		{"update specialist", "specialist.update", true, func() (err error) {
-			f.sp, err = svc.UpdateSpecialist(ctx, admin, f.sp.ID, staff.SpecialistInput{Name: "Dr. Renamed", Priority: 7, Active: true, Version: f.sp.Version})
+			f.sp, err = set.UpdateSpecialist(ctx, admin, f.sp.ID, practice.SpecialistInput{Name: "Dr. Renamed", Priority: 7, Active: true, Version: f.sp.Version})
 			return err
 		}},
 		{"update specialist at a stale version", "", false, func() error {
-			_, err := svc.UpdateSpecialist(ctx, admin, f.sp.ID, staff.SpecialistInput{Name: "Lost", Active: true, Version: f.sp.Version - 1})
+			_, err := set.UpdateSpecialist(ctx, admin, f.sp.ID, practice.SpecialistInput{Name: "Lost", Active: true, Version: f.sp.Version - 1})
 			return err
 		}},
 		{"set hours", "hours.update", true, func() (err error) {
-			f.sp, err = svc.SetWeeklyHours(ctx, admin, f.sp.ID, f.sp.Version, []staff.Range{{Weekday: time.Thursday, StartMin: 540, EndMin: 1020}})
+			f.sp, err = set.SetWeeklyHours(ctx, admin, f.sp.ID, f.sp.Version, []practice.Range{{Weekday: time.Thursday, StartMin: 540, EndMin: 1020}})
 			return err
 		}},
 		{"set overlapping hours", "", false, func() error {
-			_, err := svc.SetWeeklyHours(ctx, admin, f.sp.ID, f.sp.Version, []staff.Range{{Weekday: time.Thursday, StartMin: 540, EndMin: 720}, {Weekday: time.Thursday, StartMin: 700, EndMin: 800}})
+			_, err := set.SetWeeklyHours(ctx, admin, f.sp.ID, f.sp.Version, []practice.Range{{Weekday: time.Thursday, StartMin: 540, EndMin: 720}, {Weekday: time.Thursday, StartMin: 700, EndMin: 800}})
 			return err
 		}},
 	}
 }
 
 func (f *changes) overrideSteps() []changeStep {
-	ctx, svc, admin := f.ctx, f.svc, f.admin
+	ctx, set, admin := f.ctx, f.set, f.admin
 	return []changeStep{
 		{"add override", "override.create", true, func() error {
-			if err := svc.AddOverride(ctx, admin, f.sp.ID, staff.OverrideInput{Day: f.dayUTC, StartMin: 600, EndMin: 720, Note: "short day", Version: f.sp.Version}); err != nil {
+			if err := set.AddOverride(ctx, admin, f.sp.ID, practice.OverrideInput{Day: f.dayUTC, StartMin: 600, EndMin: 720, Note: "short day", Version: f.sp.Version}); err != nil {
 				return err
 			}
 			if err := f.reload(); err != nil {
@@ -114,13 +117,13 @@ func (f *changes) overrideSteps() []changeStep {
 			return err
 		}},
 		{"add an overlapping override", "", false, func() error {
-			return svc.AddOverride(ctx, admin, f.sp.ID, staff.OverrideInput{Day: f.dayUTC, Closed: true, Version: f.sp.Version})
+			return set.AddOverride(ctx, admin, f.sp.ID, practice.OverrideInput{Day: f.dayUTC, Closed: true, Version: f.sp.Version})
 		}},
 		{"add override ending before it starts", "", false, func() error {
-			return svc.AddOverride(ctx, admin, f.sp.ID, staff.OverrideInput{Day: f.dayUTC.AddDate(0, 0, 1), StartMin: 720, EndMin: 600, Version: f.sp.Version})
+			return set.AddOverride(ctx, admin, f.sp.ID, practice.OverrideInput{Day: f.dayUTC.AddDate(0, 0, 1), StartMin: 720, EndMin: 600, Version: f.sp.Version})
 		}},
 		{"delete override", "override.delete", true, func() error {
-			if err := svc.DeleteOverride(ctx, admin, f.overrideID, f.sp.Version); err != nil {
+			if err := set.DeleteOverride(ctx, admin, f.overrideID, f.sp.Version); err != nil {
 				return err
 			}
 			return f.reload()
@@ -129,26 +132,26 @@ func (f *changes) overrideSteps() []changeStep {
 }
 
 func (f *changes) typeAndAccountSteps() []changeStep {
-	ctx, svc, admin := f.ctx, f.svc, f.admin
+	ctx, svc, set, admin := f.ctx, f.svc, f.set, f.admin
 	return []changeStep{
 		{"create type", "type.create", true, func() (err error) {
-			f.typ, err = svc.SaveType(ctx, admin, uuid.Nil, staff.TypeInput{Name: "Check", DurationMin: 20, SlotStepMin: 10, BufferBeforeMin: 5, BufferAfterMin: 5,
+			f.typ, err = set.SaveType(ctx, admin, uuid.Nil, practice.TypeInput{Name: "Check", DurationMin: 20, SlotStepMin: 10, BufferBeforeMin: 5, BufferAfterMin: 5,
 				MinNoticeMin: 60, MaxAdvanceDays: 90, CooldownMin: 0, MaxHoldsPerClient: 2, SpecialistIDs: []uuid.UUID{f.sp.ID}})
 			return err
 		}},
 		{"create type lasting 0 minutes", "", false, func() error {
-			_, err := svc.SaveType(ctx, admin, uuid.Nil, staff.TypeInput{Name: "Zero", DurationMin: 0, SlotStepMin: 10, MaxAdvanceDays: 90, MaxHoldsPerClient: 1})
+			_, err := set.SaveType(ctx, admin, uuid.Nil, practice.TypeInput{Name: "Zero", DurationMin: 0, SlotStepMin: 10, MaxAdvanceDays: 90, MaxHoldsPerClient: 1})
 			return err
 		}},
 		{"update type", "type.update", true, func() (err error) {
-			f.typ, err = svc.SaveType(ctx, admin, f.typ.ID, staff.TypeInput{Name: "Check-up", DurationMin: 25, SlotStepMin: 5, MaxAdvanceDays: 90, MaxHoldsPerClient: 1, Version: f.typ.Version})
+			f.typ, err = set.SaveType(ctx, admin, f.typ.ID, practice.TypeInput{Name: "Check-up", DurationMin: 25, SlotStepMin: 5, MaxAdvanceDays: 90, MaxHoldsPerClient: 1, Version: f.typ.Version})
 			return err
 		}},
 		{"update type at a stale version", "", false, func() error {
-			_, err := svc.SaveType(ctx, admin, f.typ.ID, staff.TypeInput{Name: "Lost", DurationMin: 25, SlotStepMin: 5, MaxAdvanceDays: 90, MaxHoldsPerClient: 1, Version: f.typ.Version - 1})
+			_, err := set.SaveType(ctx, admin, f.typ.ID, practice.TypeInput{Name: "Lost", DurationMin: 25, SlotStepMin: 5, MaxAdvanceDays: 90, MaxHoldsPerClient: 1, Version: f.typ.Version - 1})
 			return err
 		}},
-		{"create kiosk token", "kiosk_token.create", true, func() error { _, err := svc.CreateKioskToken(ctx, admin, "Lobby"); return err }},
+		{"create kiosk token", "kiosk_token.create", true, func() error { _, err := set.CreateKioskToken(ctx, admin, "Lobby"); return err }},
 		{"create staff account", "staff.create", true, func() error {
 			_, err := svc.CreateStaffUser(ctx, admin, "New-"+uuid.NewString()[:8]+"@Example.org", "New", "long enough password", staff.RoleStaff)
 			return err
@@ -162,9 +165,9 @@ func (f *changes) typeAndAccountSteps() []changeStep {
 
 // check runs one step and holds it to the audit rule.
 func (f *changes) check(t *testing.T, st changeStep) {
-	before, nBefore := auditCount(t, f.pool, f.clinicID), f.notified.Load()
+	before, nBefore := testkit.AuditCount(t, f.pool, f.clinicID), f.notified.Load()
 	err := st.do()
-	after := auditCount(t, f.pool, f.clinicID)
+	after := testkit.AuditCount(t, f.pool, f.clinicID)
 	if st.ok {
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)

@@ -266,7 +266,7 @@ func (s *Service) UseLink(ctx context.Context, token, password string, now time.
 		if row.DisabledAt != nil {
 			return apperr.New(apperr.Gone, CodeLinkDisabled, "This account is disabled; an admin of the clinic can enable it again.")
 		}
-		return audit(ctx, q, userOf(row), "staff.set_password", "staff_user", row.ID.String(), nil, nil, "sign-in link")
+		return WriteAudit(ctx, q, userOf(row), "staff.set_password", "staff_user", row.ID.String(), nil, nil, "sign-in link")
 	})
 	if err != nil {
 		return User{}, err

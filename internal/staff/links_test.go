@@ -59,7 +59,7 @@ func TestFirstAdminHasNoPasswordUntilTheLinkIsUsed(t *testing.T) {
 	}
 	for _, pw := range []string{"", "!no-password", newPassword} {
 		_, err := svc.Authenticate(ctx, acc.Email, pw)
-		wantCode(t, err, "BAD_CREDENTIALS", "sign-in before the link is used")
+		testkit.WantCode(t, err, "BAD_CREDENTIALS", "sign-in before the link is used")
 	}
 	// Only the token's hash is stored.
 	h := sha256.Sum256([]byte(l.Token))
@@ -83,11 +83,11 @@ func TestFirstAdminHasNoPasswordUntilTheLinkIsUsed(t *testing.T) {
 	if _, err := svc.Authenticate(ctx, strings.ToUpper(acc.Email), newPassword); err != nil {
 		t.Fatalf("sign-in with the chosen password: %v", err)
 	}
-	rows := auditRows(t, pool, "staff_user", acc.ID.String())
-	if countAction(rows, "staff.create") != 1 || countAction(rows, "staff.set_password") != 1 {
+	rows := testkit.AuditRows(t, pool, "staff_user", acc.ID.String())
+	if testkit.CountAction(rows, "staff.create") != 1 || testkit.CountAction(rows, "staff.set_password") != 1 {
 		t.Fatalf("audit rows of the admin: %+v", rows)
 	}
-	if n := len(auditRows(t, pool, "clinic", c.ID.String())); n != 1 {
+	if n := len(testkit.AuditRows(t, pool, "clinic", c.ID.String())); n != 1 {
 		t.Fatalf("audit rows of the clinic: %d", n)
 	}
 }
@@ -104,9 +104,9 @@ func TestLinkWorksOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := svc.UseLink(ctx, l.Token, "another fine password", time.Now())
-	wantCode(t, err, staff.CodeLinkUsed, "second use")
+	testkit.WantCode(t, err, staff.CodeLinkUsed, "second use")
 	_, err = svc.PeekLink(ctx, l.Token, time.Now())
-	wantCode(t, err, staff.CodeLinkUsed, "look at a used link")
+	testkit.WantCode(t, err, staff.CodeLinkUsed, "look at a used link")
 	if _, err := svc.Authenticate(ctx, acc.Email, "another fine password"); err == nil {
 		t.Fatal("the second use changed the password")
 	}
@@ -121,16 +121,16 @@ func TestLinkExpires(t *testing.T) {
 	// The clock moved on 24 hours.
 	later := time.Now().Add(staff.LinkLifetime)
 	_, err := svc.PeekLink(ctx, l.Token, later)
-	wantCode(t, err, staff.CodeLinkExpired, "peek a day later")
+	testkit.WantCode(t, err, staff.CodeLinkExpired, "peek a day later")
 	_, err = svc.UseLink(ctx, l.Token, newPassword, later)
-	wantCode(t, err, staff.CodeLinkExpired, "use a day later")
+	testkit.WantCode(t, err, staff.CodeLinkExpired, "use a day later")
 	// A row made a day ago has expired by the real clock too.
 	_, l2, err := svc.ResetLink(ctx, acc.Email, "", time.Now().Add(-staff.LinkLifetime-time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = svc.UseLink(ctx, l2.Token, newPassword, time.Now())
-	wantCode(t, err, staff.CodeLinkExpired, "use a back-dated link")
+	testkit.WantCode(t, err, staff.CodeLinkExpired, "use a back-dated link")
 	if ae := apperr.As(err); ae.Kind != apperr.Gone {
 		t.Fatalf("kind %v, want Gone", ae.Kind)
 	}
@@ -154,9 +154,9 @@ func TestTamperedLinkIsNotFound(t *testing.T) {
 		"NotBase64":           strings.Repeat("!", len(l.Token)),
 	} {
 		_, err := svc.PeekLink(ctx, tok, time.Now())
-		wantCode(t, err, apperr.CodeNotFound, name+": peek")
+		testkit.WantCode(t, err, apperr.CodeNotFound, name+": peek")
 		_, err = svc.UseLink(ctx, tok, newPassword, time.Now())
-		wantCode(t, err, apperr.CodeNotFound, name+": use")
+		testkit.WantCode(t, err, apperr.CodeNotFound, name+": use")
 	}
 	if _, err := svc.PeekLink(ctx, l.Token, time.Now()); err != nil {
 		t.Fatalf("the real link: %v", err)
@@ -174,17 +174,17 @@ func TestResetLinkReplacesOlderLinks(t *testing.T) {
 		t.Fatalf("reset: %+v, %v", got, err)
 	}
 	_, err = svc.UseLink(ctx, first.Token, newPassword, time.Now())
-	wantCode(t, err, staff.CodeLinkReplaced, "the older link")
+	testkit.WantCode(t, err, staff.CodeLinkReplaced, "the older link")
 	if _, err := svc.UseLink(ctx, second.Token, newPassword, time.Now()); err != nil {
 		t.Fatalf("the newer link: %v", err)
 	}
 	_, _, err = svc.ResetLink(ctx, acc.Email, "no-such-clinic", time.Now())
-	wantCode(t, err, apperr.CodeNotFound, "reset in another clinic")
+	testkit.WantCode(t, err, apperr.CodeNotFound, "reset in another clinic")
 	_, _, err = svc.ResetLink(ctx, "nobody-"+uuid.NewString()[:8]+"@example.org", "", time.Now())
-	wantCode(t, err, apperr.CodeNotFound, "reset of an unknown account")
+	testkit.WantCode(t, err, apperr.CodeNotFound, "reset of an unknown account")
 	_, _, err = svc.ResetLink(ctx, "not an address", "", time.Now())
 	wantInvalidField(t, err, "email", "reset of a bad address")
-	if n := countAction(auditRows(t, pool, "staff_user", acc.ID.String()), "staff.reset_password"); n != 1 {
+	if n := testkit.CountAction(testkit.AuditRows(t, pool, "staff_user", acc.ID.String()), "staff.reset_password"); n != 1 {
 		t.Fatalf("%d reset audit rows", n)
 	}
 }
@@ -228,7 +228,7 @@ func TestLinkUsedConcurrentlyOnce(t *testing.T) {
 	if signedIn != 1 || used != 1 {
 		t.Fatalf("%d passwords sign in, %d links used; want 1 and 1", signedIn, used)
 	}
-	if n := countAction(auditRows(t, pool, "staff_user", acc.ID.String()), "staff.set_password"); n != 1 {
+	if n := testkit.CountAction(testkit.AuditRows(t, pool, "staff_user", acc.ID.String()), "staff.set_password"); n != 1 {
 		t.Fatalf("%d set_password audit rows, want 1", n)
 	}
 }

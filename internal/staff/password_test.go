@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
@@ -75,7 +77,7 @@ func TestSignInRehashesAWeakHash(t *testing.T) {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	svc := newService(pool, nil)
-	u := newUser(t, pool, c.ID, staff.RoleStaff) // hashed at bcrypt.MinCost
+	u := testkit.StaffUser(t, pool, c.ID, staff.RoleStaff) // hashed at bcrypt.MinCost
 	ctx := context.Background()
 	costOf := func() int {
 		row, err := db.New(pool).StaffUserGet(ctx, u.ID)
@@ -107,5 +109,34 @@ func TestSignInRehashesAWeakHash(t *testing.T) {
 		t.Fatalf("sign-in after the rehash: %v", err)
 	}
 	_, err := svc.Authenticate(ctx, u.Email, "wrong password!")
-	wantCode(t, err, "BAD_CREDENTIALS", "wrong password after the rehash")
+	testkit.WantCode(t, err, "BAD_CREDENTIALS", "wrong password after the rehash")
+}
+
+// bcrypt takes 72 bytes at most: a longer password is a 400 when an
+// account is made, and never signs in (bcrypt would compare its first 72
+// bytes only).
+func TestStaffPasswordsOver72Bytes(t *testing.T) {
+	t.Parallel()
+	pool := testkit.DB(t)
+	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
+	svc := newService(pool, nil)
+	admin := testkit.StaffUser(t, pool, c.ID, staff.RoleAdmin)
+	ctx := context.Background()
+
+	for _, pw := range []string{strings.Repeat("p", 73), strings.Repeat("é", 37)} {
+		_, err := svc.CreateStaffUser(ctx, admin, "pw-"+uuid.NewString()[:8]+"@example.org", "Nurse", pw, staff.RoleStaff)
+		if ae := apperr.As(err); ae == nil || ae.Code != "INVALID_ARGUMENT" || ae.Field() != "password" {
+			t.Errorf("%d-byte password: %v, want INVALID_ARGUMENT naming password", len(pw), err)
+		}
+	}
+	pw := strings.Repeat("p", 72)
+	email := "pw72-" + uuid.NewString()[:8] + "@example.org"
+	if _, err := svc.CreateStaffUser(ctx, admin, email, "Nurse", pw, staff.RoleStaff); err != nil {
+		t.Fatalf("a 72-byte password: %v", err)
+	}
+	if _, err := svc.Authenticate(ctx, email, pw); err != nil {
+		t.Fatalf("sign-in with the 72-byte password: %v", err)
+	}
+	_, err := svc.Authenticate(ctx, email, pw+"x")
+	testkit.WantCode(t, err, "BAD_CREDENTIALS", "sign-in with a byte more")
 }

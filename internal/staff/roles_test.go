@@ -19,8 +19,10 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
@@ -28,56 +30,59 @@ import (
 )
 
 // methodActions names the action every service method that takes a User
-// checks. A method missing here fails TestRolesEveryServiceMethodChecksItsAction.
+// checks, keyed by package, type and method, over every service that acts
+// for staff: the accounts here, the clinic's set-up (practice), the
+// calendar and the desk (desk), the waitlist and the outbox. A method
+// missing here fails TestRolesEveryServiceMethodChecksItsAction.
 var methodActions = map[string]staff.Action{
-	"Service.StaffUsers":         staff.ActAccounts,
-	"Service.ClinicSettings":     staff.ActSettings,
-	"Service.SaveClinicSettings": staff.ActSettings,
-	"Service.CreateStaffUser":    staff.ActAccounts,
-	"Service.SetDisabled":        staff.ActAccounts,
-	"Service.MakeSignInLink":     staff.ActAccounts,
-	"Service.ChangePassword":     staff.ActPassword,
-	"Service.KioskTokens":        staff.ActKiosks,
-	"Service.CreateKioskToken":   staff.ActKiosks,
-	"Service.RevokeKioskToken":   staff.ActKiosks,
-	"Service.Audit":              staff.ActAudit,
-	"Service.Specialists":        staff.ActSpecialists,
-	"Service.Specialist":         staff.ActSpecialists,
-	"Service.FutureBookings":     staff.ActSpecialists,
-	"Service.CreateSpecialist":   staff.ActSpecialistsEdit,
-	"Service.UpdateSpecialist":   staff.ActSpecialistsEdit,
-	"Service.WeeklyHours":        staff.ActHours,
-	"Service.SetWeeklyHours":     staff.ActHours,
-	"Service.Overrides":          staff.ActOverrides,
-	"Service.Override":           staff.ActOverrides,
-	"Service.AddOverride":        staff.ActOverrides,
-	"Service.DeleteOverride":     staff.ActOverrides,
-	"Service.Types":              staff.ActTypes,
-	"Service.Type":               staff.ActTypes,
-	"Service.SaveType":           staff.ActTypes,
-	"Service.CalendarChoices":    staff.ActCalendar,
-	"Bookings.Calendar":          staff.ActCalendar,
-	"Bookings.BookForPatient":    staff.ActBook,
-	"Bookings.Cancel":            staff.ActCancel,
-	"Bookings.Reschedule":        staff.ActMove,
-	"Bookings.Search":            staff.ActSearch,
-	"Service.MarkAttendance":     staff.ActAttendance,
-	"Service.NoShows":            staff.ActBook,
-	"Service.BookingCard":        staff.ActCalendar,
-	"Service.DaySheet":           staff.ActCalendar,
-	"Desk.Slot":                  staff.ActBook,
-	"Desk.Hold":                  staff.ActBook,
-	"Desk.Release":               staff.ActBook,
-	"Desk.Book":                  staff.ActBook,
-	"Desk.MoveChoices":           staff.ActMove,
-	"Waitlist.OfferByHand":       waitlist.ActOffer,
-	"Waitlist.Remove":            waitlist.ActRemove,
-	"Waitlist.Entry":             waitlist.ActOffer,
-	"Waitlist.List":              waitlist.ActOffer,
-	"Waitlist.CountByDay":        waitlist.ActOffer,
-	"Outbox.ForBooking":          outbox.ActStatus,
-	"Outbox.Copies":              outbox.ActCopies,
-	"Outbox.CopyOf":              outbox.ActCopies,
+	"staff.Service.StaffUsers":            staff.ActAccounts,
+	"staff.Service.CreateStaffUser":       staff.ActAccounts,
+	"staff.Service.SetDisabled":           staff.ActAccounts,
+	"staff.Service.MakeSignInLink":        staff.ActAccounts,
+	"staff.Service.ChangePassword":        staff.ActPassword,
+	"staff.Service.Audit":                 staff.ActAudit,
+	"practice.Service.ClinicSettings":     staff.ActSettings,
+	"practice.Service.SaveClinicSettings": staff.ActSettings,
+	"practice.Service.KioskTokens":        staff.ActKiosks,
+	"practice.Service.CreateKioskToken":   staff.ActKiosks,
+	"practice.Service.RevokeKioskToken":   staff.ActKiosks,
+	"practice.Service.Specialists":        staff.ActSpecialists,
+	"practice.Service.Specialist":         staff.ActSpecialists,
+	"practice.Service.FutureBookings":     staff.ActSpecialists,
+	"practice.Service.CreateSpecialist":   staff.ActSpecialistsEdit,
+	"practice.Service.UpdateSpecialist":   staff.ActSpecialistsEdit,
+	"practice.Service.WeeklyHours":        staff.ActHours,
+	"practice.Service.SetWeeklyHours":     staff.ActHours,
+	"practice.Service.Overrides":          staff.ActOverrides,
+	"practice.Service.Override":           staff.ActOverrides,
+	"practice.Service.AddOverride":        staff.ActOverrides,
+	"practice.Service.DeleteOverride":     staff.ActOverrides,
+	"practice.Service.Types":              staff.ActTypes,
+	"practice.Service.Type":               staff.ActTypes,
+	"practice.Service.SaveType":           staff.ActTypes,
+	"desk.Bookings.CalendarChoices":       staff.ActCalendar,
+	"desk.Bookings.Calendar":              staff.ActCalendar,
+	"desk.Bookings.BookForPatient":        staff.ActBook,
+	"desk.Bookings.Cancel":                staff.ActCancel,
+	"desk.Bookings.Reschedule":            staff.ActMove,
+	"desk.Bookings.Search":                staff.ActSearch,
+	"desk.Bookings.MarkAttendance":        staff.ActAttendance,
+	"desk.Bookings.NoShows":               staff.ActBook,
+	"desk.Bookings.BookingCard":           staff.ActCalendar,
+	"desk.Bookings.DaySheet":              staff.ActCalendar,
+	"desk.Desk.Slot":                      staff.ActBook,
+	"desk.Desk.Hold":                      staff.ActBook,
+	"desk.Desk.Release":                   staff.ActBook,
+	"desk.Desk.Book":                      staff.ActBook,
+	"desk.Desk.MoveChoices":               staff.ActMove,
+	"waitlist.Waitlist.OfferByHand":       waitlist.ActOffer,
+	"waitlist.Waitlist.Remove":            waitlist.ActRemove,
+	"waitlist.Waitlist.Entry":             waitlist.ActOffer,
+	"waitlist.Waitlist.List":              waitlist.ActOffer,
+	"waitlist.Waitlist.CountByDay":        waitlist.ActOffer,
+	"outbox.Outbox.ForBooking":            outbox.ActStatus,
+	"outbox.Outbox.Copies":                outbox.ActCopies,
+	"outbox.Outbox.CopyOf":                outbox.ActCopies,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.
@@ -124,28 +129,28 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := newService(pool, nil)
 	bookings := booking.NewService(pool)
 	rdb := testkit.Redis(t)
 	holdStore := holds.NewStore(rdb, 0, nil)
-	staffBookings := staff.NewBookings(svc, bookings, holdStore)
+	staffBookings := desk.NewBookings(pool, nil, bookings, holdStore)
 	co := checkout.New(pool, holdStore, nil, bookings, quietLogger(), checkout.Limits{})
 	ob, err := outbox.New(pool, outbox.Config{PublicURL: "http://clinic.test", Queue: "roles_" + strings.ReplaceAll(uuid.NewString(), "-", "")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	services := map[string]any{
-		"Service":  svc,
-		"Bookings": staffBookings,
-		"Desk":     staff.NewDesk(staffBookings, co, slots.New(pool, rdb, slots.Options{Logger: quietLogger()})),
-		"Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
-		"Outbox":   ob,
+		"staff.Service":     newService(pool, nil),
+		"practice.Service":  practice.New(pool, nil),
+		"desk.Bookings":     staffBookings,
+		"desk.Desk":         desk.NewDesk(staffBookings, co, slots.New(pool, rdb, slots.Options{Logger: quietLogger()})),
+		"waitlist.Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
+		"outbox.Outbox":     ob,
 	}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}
 	for _, role := range staff.Roles {
-		users[role] = newUser(t, pool, c.ID, role)
+		users[role] = testkit.StaffUser(t, pool, c.ID, role)
 	}
-	before := auditCount(t, pool, c.ID)
+	before := testkit.AuditCount(t, pool, c.ID)
 
 	userType := reflect.TypeOf(staff.User{})
 	seen := map[string]bool{}
@@ -181,7 +186,7 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 			t.Errorf("methodActions names %s, which is no method taking a User", name)
 		}
 	}
-	if n := auditCount(t, pool, c.ID); n != before {
+	if n := testkit.AuditCount(t, pool, c.ID); n != before {
 		t.Errorf("the calls wrote %d audit rows", n-before)
 	}
 }

@@ -1,8 +1,11 @@
-// Package staff is what clinic staff do: sign in, manage specialists,
-// appointment types, hours and overrides, and book, cancel or move
-// bookings for patients. Every query is scoped by the staff member's
-// clinic; every change runs in one transaction with its audit row and
-// carries the version the editor saw.
+// Package staff is who the clinic's staff are and what they may do: the
+// accounts, signing in, passwords and their policy, the one-time sign-in
+// links (welcome and reset), the roles with their table of actions
+// (User.May), and reading the audit log. The calendar and the front desk
+// (internal/desk) and the clinic's set-up (internal/practice) take a
+// User from here and check it against the same table; this package
+// imports neither. Every query is scoped by the staff member's clinic;
+// every change runs in one transaction with its audit row.
 package staff
 
 import (
@@ -14,7 +17,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
@@ -41,7 +43,8 @@ func (u User) Actor() string { return "staff:" + u.Email }
 // caches are invalidated and open pages refresh.
 type Notifier func(ctx context.Context, clinicID uuid.UUID)
 
-// Service runs staff actions.
+// Service keeps the staff accounts: signing in, passwords, sign-in
+// links, the accounts themselves and the audit log's reads.
 type Service struct {
 	pool     *pgxpool.Pool
 	changed  Notifier
@@ -126,8 +129,9 @@ func Stale(current any) *apperr.Error {
 	}
 }
 
-// audit writes the one audit row of a change, in its transaction.
-func audit(ctx context.Context, q *db.Queries, u User, action, entity, id string, before, after any, reason string) error {
+// WriteAudit writes the one audit row of a change u makes, in the
+// change's transaction.
+func WriteAudit(ctx context.Context, q *db.Queries, u User, action, entity, id string, before, after any, reason string) error {
 	return auditlog.Write(ctx, q, auditlog.Entry{
 		ClinicID: u.ClinicID, Actor: u.Actor(), Action: action, Entity: entity, EntityID: id,
 		Before: before, After: after, Reason: reason,
@@ -136,25 +140,28 @@ func audit(ctx context.Context, q *db.Queries, u User, action, entity, id string
 
 // tx runs fn in a transaction, then tells the notifier.
 func (s *Service) tx(ctx context.Context, u User, fn func(q *db.Queries) error) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(db.New(tx)) })
-	if err == nil && s.changed != nil {
-		s.changed(context.WithoutCancel(ctx), u.ClinicID)
+	return Change(ctx, s.pool, s.changed, u, fn)
+}
+
+// Change runs fn, a change u makes, in one transaction and, once it has
+// committed, tells changed (when not nil) that u's clinic changed.
+func Change(ctx context.Context, pool *pgxpool.Pool, changed Notifier, u User, fn func(q *db.Queries) error) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return fn(db.New(tx)) })
+	if err == nil && changed != nil {
+		changed(context.WithoutCancel(ctx), u.ClinicID)
 	}
 	return err
 }
 
-func notFound(what string) *apperr.Error {
+// NotFound is the NOT_FOUND of something the user's clinic has no such
+// one of (or another clinic's, which it must not tell apart).
+func NotFound(what string) *apperr.Error {
 	return apperr.NotFoundf("", "No such %s at this clinic.", what)
 }
 
-func isSQLState(err error, code string) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == code
-}
-
-// fromRows converts a query's rows to the package's type with f, or passes
-// the query's error on.
-func fromRows[R, T any](rows []R, err error, f func(R) T) ([]T, error) {
+// FromRows converts a query's rows to a domain type with f, or passes the
+// query's error on.
+func FromRows[R, T any](rows []R, err error, f func(R) T) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,10 @@
 // parallel against one database. It also holds the helpers every package's
 // tests share, once: a settable Clock, the Together/Race barrier, WaitFor
 // and Drained (job queues with nothing left to run), counters of queries
-// (Queries) and Redis commands (Commands), AuditCount, FreePort, a mail
-// server (SMTP), and a way to cut a Redis subscription (CutSubscription).
+// (Queries) and Redis commands (Commands), AuditCount, AuditRows and
+// CountAction, staff accounts (StaffUser), WantCode, Zone, FreePort, a
+// mail server (SMTP), and a way to cut a Redis subscription
+// (CutSubscription).
 package testkit
 
 import (

@@ -8,9 +8,9 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/liveview"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
-	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/public"
@@ -23,8 +23,8 @@ type Deps struct {
 	Clinics        *clinics.Service
 	Grid           *grid.Service
 	MoveLimiter    *ratelimit.Limiter
+	Practice       *practice.Service
 	Slots          *slots.Service
-	Staff          *staff.Service
 	Views          *liveview.Store
 	Waitlist       *waitlist.Service
 }

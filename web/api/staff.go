@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/web/httpx"
 )
@@ -45,21 +46,21 @@ func ifMatch(c echo.Context) (int32, error) {
 }
 
 type specialistJSON struct {
-	ID       string        `json:"id"`
-	Name     string        `json:"name"`
-	Priority int32         `json:"priority"`
-	Active   bool          `json:"active"`
-	Version  int32         `json:"version"`
-	Hours    []staff.Range `json:"hours"`
+	ID       string           `json:"id"`
+	Name     string           `json:"name"`
+	Priority int32            `json:"priority"`
+	Active   bool             `json:"active"`
+	Version  int32            `json:"version"`
+	Hours    []practice.Range `json:"hours"`
 }
 
-func (s *Handler) specialistJSON(c echo.Context, sp staff.Specialist) error {
-	hours, err := s.deps.Staff.WeeklyHours(c.Request().Context(), httpx.StaffUser(c), sp.ID)
+func (s *Handler) specialistJSON(c echo.Context, sp practice.Specialist) error {
+	hours, err := s.deps.Practice.WeeklyHours(c.Request().Context(), httpx.StaffUser(c), sp.ID)
 	if err != nil {
 		return err
 	}
 	if hours == nil {
-		hours = []staff.Range{}
+		hours = []practice.Range{}
 	}
 	c.Response().Header().Set("ETag", versionETag(sp.Version))
 	return c.JSON(http.StatusOK, specialistJSON{ID: sp.ID.String(), Name: sp.Name, Priority: sp.Priority, Active: sp.Active, Version: sp.Version, Hours: hours})
@@ -71,7 +72,7 @@ func (s *Handler) Specialist(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sp, err := s.deps.Staff.Specialist(c.Request().Context(), httpx.StaffUser(c), id)
+	sp, err := s.deps.Practice.Specialist(c.Request().Context(), httpx.StaffUser(c), id)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (s *Handler) SpecialistUpdate(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
-	cur, err := s.deps.Staff.Specialist(ctx, u, id)
+	cur, err := s.deps.Practice.Specialist(ctx, u, id)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func (s *Handler) SpecialistUpdate(c echo.Context) error {
 	if err := httpx.BindJSON(c, &body); err != nil {
 		return err
 	}
-	in := staff.SpecialistInput{Name: cur.Name, Priority: int(cur.Priority), Active: cur.Active, Version: version}
+	in := practice.SpecialistInput{Name: cur.Name, Priority: int(cur.Priority), Active: cur.Active, Version: version}
 	if body.Name != nil {
 		// A NUL ("\u0000" in JSON) is refused here as TextOnly refuses it in
 		// a form: PostgreSQL would refuse the text with an error, a 500.
@@ -113,7 +114,7 @@ func (s *Handler) SpecialistUpdate(c echo.Context) error {
 	if body.Active != nil {
 		in.Active = *body.Active
 	}
-	sp, err := s.deps.Staff.UpdateSpecialist(ctx, u, id, in)
+	sp, err := s.deps.Practice.UpdateSpecialist(ctx, u, id, in)
 	if err != nil {
 		return err
 	}
@@ -137,23 +138,23 @@ func (s *Handler) Hours(c echo.Context) error {
 	if err := httpx.BindJSON(c, &body); err != nil {
 		return err
 	}
-	var rs []staff.Range
+	var rs []practice.Range
 	for i, h := range body.Hours {
 		field := fmt.Sprintf("hours[%d]", i)
 		if h.Weekday < 0 || h.Weekday > 6 {
 			return apperr.Invalidf(field+".weekday", "weekday is 0 (Sunday) to 6 (Saturday).")
 		}
-		start, err := staff.ParseClock(field+".start", h.Start)
+		start, err := practice.ParseClock(field+".start", h.Start)
 		if err != nil {
 			return err
 		}
-		end, err := staff.ParseClock(field+".end", h.End)
+		end, err := practice.ParseClock(field+".end", h.End)
 		if err != nil {
 			return err
 		}
-		rs = append(rs, staff.Range{Weekday: time.Weekday(h.Weekday), StartMin: start, EndMin: end})
+		rs = append(rs, practice.Range{Weekday: time.Weekday(h.Weekday), StartMin: start, EndMin: end})
 	}
-	sp, err := s.deps.Staff.SetWeeklyHours(c.Request().Context(), httpx.StaffUser(c), id, version, rs)
+	sp, err := s.deps.Practice.SetWeeklyHours(c.Request().Context(), httpx.StaffUser(c), id, version, rs)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -20,10 +21,10 @@ import (
 
 // attendanceWords are the marks in words.
 var attendanceWords = map[string]string{
-	staff.NotMarked: "not marked",
-	staff.Arrived:   "arrived",
-	staff.NoShow:    "no-show",
-	staff.Completed: "completed",
+	desk.NotMarked: "not marked",
+	desk.Arrived:   "arrived",
+	desk.NoShow:    "no-show",
+	desk.Completed: "completed",
 }
 
 // BookingDialog answers GET /staff/bookings/:id/dialog.
@@ -36,7 +37,7 @@ func (s *Handler) BookingDialog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	card, err := s.deps.Staff.BookingCard(c.Request().Context(), u, id)
+	card, err := s.deps.StaffBookings.BookingCard(c.Request().Context(), u, id)
 	if err != nil {
 		return err
 	}
@@ -57,13 +58,13 @@ func (s *Handler) MarkAttendance(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	mark := c.FormValue("mark")
-	card, err := s.deps.Staff.MarkAttendance(ctx, u, id, mark, httpx.Atoi32(c.FormValue("version")))
+	card, err := s.deps.StaffBookings.MarkAttendance(ctx, u, id, mark, httpx.Atoi32(c.FormValue("version")))
 	if err != nil {
 		ae := apperr.As(err)
 		if ae == nil || (ae.Kind != apperr.Conflict && ae.Kind != apperr.PreconditionFailed) {
 			return err
 		}
-		if card, err = s.deps.Staff.BookingCard(ctx, u, id); err != nil {
+		if card, err = s.deps.StaffBookings.BookingCard(ctx, u, id); err != nil {
 			return err
 		}
 		vm := s.bookingDialogVM(c, card, time.Now())
@@ -72,7 +73,7 @@ func (s *Handler) MarkAttendance(c echo.Context) error {
 	}
 	vm := s.bookingDialogVM(c, card, time.Now())
 	vm.Notice = "Attendance: " + attendanceWords[card.Attendance] + "."
-	if mark == staff.NotMarked {
+	if mark == desk.NotMarked {
 		vm.Notice = "The mark was undone."
 	}
 	return httpx.Render(c, http.StatusOK, nil, views.BookingDialog(vm))
@@ -89,7 +90,7 @@ func bookingParam(c echo.Context) (uuid.UUID, error) {
 }
 
 // bookingDialogVM is the dialog of a booking as its viewer may use it at now.
-func (s *Handler) bookingDialogVM(c echo.Context, b staff.BookingCard, now time.Time) views.BookingDialogVM {
+func (s *Handler) bookingDialogVM(c echo.Context, b desk.BookingCard, now time.Time) views.BookingDialogVM {
 	u := httpx.StaffUser(c)
 	loc := b.Location
 	times := b.Start.In(loc).Format("15:04") + "–" + b.End.In(loc).Format("15:04")
@@ -102,7 +103,7 @@ func (s *Handler) bookingDialogVM(c echo.Context, b staff.BookingCard, now time.
 		Attendance: b.Attendance, AttendanceLabel: attendanceWords[b.Attendance],
 		CanMove: u.May(staff.ActMove) == nil, CanCancel: u.May(staff.ActCancel) == nil,
 	}
-	if b.AttendanceAt != nil && b.Attendance != staff.NotMarked {
+	if b.AttendanceAt != nil && b.Attendance != desk.NotMarked {
 		vm.AttendanceLabel += " at " + b.AttendanceAt.In(loc).Format("15:04")
 	}
 	if b.Status == booking.StatusConfirmed && u.May(staff.ActAttendance) == nil {
@@ -114,18 +115,18 @@ func (s *Handler) bookingDialogVM(c echo.Context, b staff.BookingCard, now time.
 // markButtons are the dialog's mark buttons (Undo only for a marked
 // booking), each disabled when the rule refuses it now, and the first
 // refusal's words.
-func markButtons(b staff.BookingCard, now time.Time) ([]views.MarkButtonVM, string) {
-	labels := map[string]string{staff.Arrived: "Arrived", staff.NoShow: "No-show", staff.Completed: "Completed"}
-	marks := staff.AttendanceMarks
-	if b.Attendance != staff.NotMarked {
-		marks = append(marks[:len(marks):len(marks)], staff.NotMarked)
+func markButtons(b desk.BookingCard, now time.Time) ([]views.MarkButtonVM, string) {
+	labels := map[string]string{desk.Arrived: "Arrived", desk.NoShow: "No-show", desk.Completed: "Completed"}
+	marks := desk.AttendanceMarks
+	if b.Attendance != desk.NotMarked {
+		marks = append(marks[:len(marks):len(marks)], desk.NotMarked)
 	}
 	note := ""
 	out := make([]views.MarkButtonVM, 0, len(marks))
 	for _, m := range marks {
-		btn := views.MarkButtonVM{Mark: m, Label: labels[m], Pressed: m != staff.NotMarked && m == b.Attendance}
+		btn := views.MarkButtonVM{Mark: m, Label: labels[m], Pressed: m != desk.NotMarked && m == b.Attendance}
 		btn.AriaLabel = "Mark " + b.PatientName + " as " + attendanceWords[m]
-		if m == staff.NotMarked {
+		if m == desk.NotMarked {
 			btn.Label, btn.AriaLabel = "Undo", "Undo the mark "+attendanceWords[b.Attendance]+" of "+b.PatientName
 		}
 		if err := b.MayMark(m, now); err != nil {

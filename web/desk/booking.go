@@ -51,7 +51,7 @@ func (s *Handler) StaffBookingPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	card, err := s.deps.Staff.BookingCard(ctx, u, b.ID)
+	card, err := s.deps.StaffBookings.BookingCard(ctx, u, b.ID)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -79,7 +81,7 @@ func (s *Handler) readCalView(c echo.Context) (calView, error) {
 		if v.specialist, err = uuid.Parse(sp); err != nil {
 			return calView{}, apperr.Invalidf("specialist", "specialist must be an id.")
 		}
-		choices, err := s.deps.Staff.CalendarChoices(ctx, u)
+		choices, err := s.deps.StaffBookings.CalendarChoices(ctx, u)
 		if err != nil {
 			return calView{}, err
 		}
@@ -157,7 +159,7 @@ func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 		}
 		what := names[o.SpecialistID] + ": closed"
 		if !o.Closed {
-			what = names[o.SpecialistID] + ": " + staff.FormatMin(o.StartMin) + "–" + staff.FormatMin(o.EndMin) + " only"
+			what = names[o.SpecialistID] + ": " + practice.FormatMin(o.StartMin) + "–" + practice.FormatMin(o.EndMin) + " only"
 		}
 		if o.Note != "" {
 			what += " (" + o.Note + ")"
@@ -258,7 +260,7 @@ func (s *Handler) renderCalendar(c echo.Context, v calView, status int, notice, 
 	if v.days > 1 {
 		vm.Label += " – " + first.AddDate(0, 0, v.days-1).Format("2 Jan 2006")
 	}
-	choices, err := s.deps.Staff.CalendarChoices(ctx, u)
+	choices, err := s.deps.StaffBookings.CalendarChoices(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -321,11 +323,11 @@ func (s *Handler) PhoneBooking(c echo.Context) error {
 	typeID, err1 := uuid.Parse(c.FormValue("type"))
 	spID, err2 := uuid.Parse(c.FormValue("specialist"))
 	date, err3 := availability.ParseDate(c.FormValue("date"))
-	minutes, err4 := staff.ParseClock("time", c.FormValue("time"))
+	minutes, err4 := practice.ParseClock("time", c.FormValue("time"))
 	if err := firstErr(err1, err2, err3, err4); err != nil {
 		return s.renderCalendar(c, v, http.StatusBadRequest, "", "Choose a type, a specialist, a date and a time.")
 	}
-	start, err := staff.WallStart("time", v.loc, date, minutes)
+	start, err := desk.WallStart("time", v.loc, date, minutes)
 	if err != nil {
 		return s.renderCalendar(c, v, http.StatusBadRequest, "", apperr.As(err).Message)
 	}
@@ -361,7 +363,7 @@ func (s *Handler) StaffReschedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	start, err := staff.ParseLocalTime("start", c.FormValue("start"), v.loc)
+	start, err := desk.ParseLocalTime("start", c.FormValue("start"), v.loc)
 	if err != nil {
 		return s.renderCalendar(c, v, http.StatusBadRequest, "", apperr.As(err).Message)
 	}

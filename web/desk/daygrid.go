@@ -12,7 +12,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
-	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/stream"
@@ -68,10 +68,10 @@ func (v gridView) streamURL() string {
 
 // readGridView reads ?date= and ?specialists= (the day) or ?specialist=
 // (the week); another clinic's specialist is not found.
-func (s *Handler) readGridView(c echo.Context, week bool) (gridView, staff.CalendarChoices, error) {
+func (s *Handler) readGridView(c echo.Context, week bool) (gridView, desk.CalendarChoices, error) {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
-	choices, err := s.deps.Staff.CalendarChoices(ctx, u)
+	choices, err := s.deps.StaffBookings.CalendarChoices(ctx, u)
 	if err != nil {
 		return gridView{}, choices, err
 	}

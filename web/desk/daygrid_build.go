@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
-	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 )
 
@@ -25,16 +25,16 @@ type gridColumn struct {
 	id, heading, note, who string
 	specialist             uuid.UUID
 	day                    availability.Date
-	rows                   staff.DayRows
-	open                   []staff.Span
-	bookings               []staff.CalendarBooking
+	rows                   desk.DayRows
+	open                   []desk.Span
+	bookings               []desk.CalendarBooking
 	holds                  []holds.Hold
 	free                   map[int64]bool
 }
 
 // gridParts are a view's data, loaded once per computation.
 type gridParts struct {
-	data  staff.GridData
+	data  desk.GridData
 	holds []holds.Hold
 	free  map[uuid.UUID]map[int64]bool // specialist -> free starts (Unix seconds)
 	now   time.Time
@@ -84,11 +84,11 @@ func (g dayGridSource) body(ctx context.Context) (views.GridBodyVM, error) {
 }
 
 // chosen are the specialists of the view, in the clinic's order.
-func chosen(sps []staff.GridSpecialist, only []uuid.UUID) []staff.GridSpecialist {
+func chosen(sps []desk.GridSpecialist, only []uuid.UUID) []desk.GridSpecialist {
 	if len(only) == 0 {
 		return sps
 	}
-	var out []staff.GridSpecialist
+	var out []desk.GridSpecialist
 	for _, sp := range sps {
 		for _, id := range only {
 			if sp.ID == id {
@@ -110,14 +110,14 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 		return body
 	}
 	cols := make([]gridColumn, len(sps))
-	var open, busy []staff.Span
+	var open, busy []desk.Span
 	for i, sp := range sps {
 		cols[i] = newGridColumn(p, sp, 0, v)
 		cols[i].id, cols[i].heading, cols[i].who = "col-"+sp.ID.String(), sp.Name, sp.Name
 		open = append(open, cols[i].open...)
 		busy = append(busy, cols[i].busy()...)
 	}
-	rows := staff.RowsOf(p.data.Step, open, busy)
+	rows := desk.RowsOf(p.data.Step, open, busy)
 	if len(rows.Start) == 0 {
 		body.Empty = "Nobody works on this day."
 		return body
@@ -132,7 +132,7 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 	return body
 }
 
-// weekBody is a specialist's week, in the rows staff.WeekRowsOf gives.
+// weekBody is a specialist's week, in the rows desk.WeekRowsOf gives.
 func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 	v := g.v
 	sps := chosen(p.data.Specialists, v.only)
@@ -145,7 +145,7 @@ func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
 	body.Caption = sp.Name + ", week of " + first.Format("2 January 2006")
 	cols := make([]gridColumn, 7)
-	busy := make([][]staff.Span, len(cols))
+	busy := make([][]desk.Span, len(cols))
 	for i := range cols {
 		day := v.from.AddDays(i)
 		cols[i] = newGridColumn(p, sp, i, v)
@@ -154,7 +154,7 @@ func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 		cols[i].who = sp.Name
 		busy[i] = cols[i].busy()
 	}
-	rows := staff.WeekRowsOf(v.loc, v.from, p.data.Step, sp.Days[:len(cols)], busy)
+	rows := desk.WeekRowsOf(v.loc, v.from, p.data.Step, sp.Days[:len(cols)], busy)
 	if len(rows.Minutes) == 0 {
 		body.Empty = sp.Name + " does not work this week."
 		return body
@@ -171,10 +171,10 @@ func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 
 // newGridColumn is sp's column of the view's day index i, with their
 // bookings, holds and free starts of that day.
-func newGridColumn(p gridParts, sp staff.GridSpecialist, i int, v gridView) gridColumn {
+func newGridColumn(p gridParts, sp desk.GridSpecialist, i int, v gridView) gridColumn {
 	day := v.from.AddDays(i)
 	h := sp.Days[i]
-	c := gridColumn{specialist: sp.ID, day: day, open: staff.OpenSpans(v.loc, day, h.Ranges), free: map[int64]bool{}}
+	c := gridColumn{specialist: sp.ID, day: day, open: desk.OpenSpans(v.loc, day, h.Ranges), free: map[int64]bool{}}
 	switch {
 	case h.Closed:
 		c.note = "Closed"
@@ -202,13 +202,13 @@ func newGridColumn(p gridParts, sp staff.GridSpecialist, i int, v gridView) grid
 	return c
 }
 
-func (c gridColumn) busy() []staff.Span {
-	out := make([]staff.Span, 0, len(c.bookings)+len(c.holds))
+func (c gridColumn) busy() []desk.Span {
+	out := make([]desk.Span, 0, len(c.bookings)+len(c.holds))
 	for _, b := range c.bookings {
-		out = append(out, staff.Span{Start: b.Start, End: b.End})
+		out = append(out, desk.Span{Start: b.Start, End: b.End})
 	}
 	for _, h := range c.holds {
-		out = append(out, staff.Span{Start: h.Start, End: h.End})
+		out = append(out, desk.Span{Start: h.Start, End: h.End})
 	}
 	return out
 }
@@ -242,7 +242,7 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		}
 	}
 	for _, b := range c.bookings {
-		row, n, ok := c.rows.Place(staff.Span{Start: b.Start, End: b.End})
+		row, n, ok := c.rows.Place(desk.Span{Start: b.Start, End: b.End})
 		if !ok {
 			continue
 		}
@@ -260,7 +260,7 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		})
 	}
 	for _, h := range c.holds {
-		row, n, ok := c.rows.Place(staff.Span{Start: h.Start, End: h.End})
+		row, n, ok := c.rows.Place(desk.Span{Start: h.Start, End: h.End})
 		if !ok {
 			continue
 		}

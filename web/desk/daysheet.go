@@ -8,6 +8,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -33,7 +34,7 @@ func (s *Handler) DaySheet(c echo.Context) error {
 			return apperr.Invalidf("date", "date must be YYYY-MM-DD.")
 		}
 	}
-	sheet, err := s.deps.Staff.DaySheet(ctx, u, day)
+	sheet, err := s.deps.StaffBookings.DaySheet(ctx, u, day)
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func (s *Handler) DaySheet(c echo.Context) error {
 		sp := views.DaySheetSpecialistVM{ID: part.Specialist.ID.String(), Name: part.Specialist.Name, Inactive: !part.Specialist.Active}
 		for _, b := range part.Bookings {
 			status := "booked"
-			if b.Attendance != staff.NotMarked {
+			if b.Attendance != desk.NotMarked {
 				status = attendanceWords[b.Attendance]
 			}
 			sp.Rows = append(sp.Rows, views.DaySheetRowVM{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -22,7 +23,7 @@ import (
 // time. Both render into the page's #desk-dialog container.
 
 // desk is the staff desk service.
-func (s *Handler) desk() *staff.Desk { return s.deps.Desk }
+func (s *Handler) desk() *desk.Desk { return s.deps.Desk }
 
 // DeskNew answers POST /staff/desk/new?specialist=&start= (a POST: it takes a hold, so it needs the CSRF token and counts as a staff write): the booking
 // dialog for that time, which it holds for the dialog.
@@ -35,7 +36,7 @@ func (s *Handler) DeskNew(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	client := staff.NewDeskClient(u)
+	client := desk.NewDeskClient(u)
 	slot, h, err := s.desk().Hold(c.Request().Context(), u, client, spID, start, uuid.Nil)
 	vm := s.deskVM(c, slot, client, uuid.Nil)
 	if err != nil {
@@ -60,7 +61,7 @@ func readDeskTime(sp, start string) (uuid.UUID, time.Time, error) {
 }
 
 // deskVM is the dialog for a slot, without the patient's details.
-func (s *Handler) deskVM(c echo.Context, slot staff.DeskSlot, client string, typeID uuid.UUID) views.DeskDialogVM {
+func (s *Handler) deskVM(c echo.Context, slot desk.DeskSlot, client string, typeID uuid.UUID) views.DeskDialogVM {
 	vm := views.DeskDialogVM{
 		CSRF: s.kit.CSRFToken(c), ClientID: client,
 		SpecialistID: slot.Specialist.ID.String(), SpecialistName: slot.Specialist.Name,
@@ -73,7 +74,7 @@ func (s *Handler) deskVM(c echo.Context, slot staff.DeskSlot, client string, typ
 	return vm
 }
 
-func typeOptions(slot staff.DeskSlot, selected uuid.UUID) []views.OptionVM {
+func typeOptions(slot desk.DeskSlot, selected uuid.UUID) []views.OptionVM {
 	out := make([]views.OptionVM, len(slot.Types))
 	for i, t := range slot.Types {
 		out[i] = views.OptionVM{Value: t.ID.String(), Label: t.Name + " (" + strconv.Itoa(t.DurationMin) + " min)", Selected: t.ID == selected}
@@ -161,14 +162,14 @@ func (s *Handler) DeskBook(c echo.Context) error {
 	if h := c.Request().Header.Get("Idempotency-Key"); h != "" {
 		key = h
 	}
-	req := staff.DeskBooking{
+	req := desk.DeskBooking{
 		ClientID: c.FormValue("client"), SpecialistID: spID, Start: start, IdempotencyKey: key,
 		Patient: booking.Patient{Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone")},
 	}
 	typeID, typeErr := uuid.Parse(c.FormValue("type"))
 	if typeErr == nil {
 		req.AppointmentTypeID = typeID
-		var booked staff.DeskBooked
+		var booked desk.DeskBooked
 		if booked, err = s.desk().Book(ctx, u, req); err == nil {
 			return s.deskBooked(c, booked)
 		}
@@ -190,7 +191,7 @@ func (s *Handler) DeskBook(c echo.Context) error {
 
 // deskBooked closes the dialog: in its place, what was booked and the
 // patient's manage link.
-func (s *Handler) deskBooked(c echo.Context, b staff.DeskBooked) error {
+func (s *Handler) deskBooked(c echo.Context, b desk.DeskBooked) error {
 	loc, err := s.deps.Slots.Zone(c.Request().Context(), httpx.StaffUser(c).ClinicID)
 	if err != nil {
 		return err
@@ -220,7 +221,7 @@ func (s *Handler) noShows(ctx context.Context, u staff.User, email, phone string
 	if email == "" && phone == "" {
 		return 0
 	}
-	n, err := s.deps.Staff.NoShows(ctx, u, email, phone)
+	n, err := s.deps.StaffBookings.NoShows(ctx, u, email, phone)
 	if err != nil {
 		s.deps.Logger.Warn("count no-shows", "err", err)
 		return 0

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/slots"
@@ -25,14 +26,14 @@ type Deps struct {
 	Assets        *httpx.Assets
 	Bookings      *booking.Service
 	Clinics       *clinics.Service
-	Desk          *staff.Desk
+	Desk          *desk.Desk
 	Holds         *holds.Store
 	Logger        *slog.Logger
 	Outbox        *outbox.Outbox
 	Sessions      *scs.SessionManager
 	Slots         *slots.Service
 	Staff         *staff.Service
-	StaffBookings *staff.Bookings
+	StaffBookings *desk.Bookings
 	Waitlist      *waitlist.Service
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -39,7 +40,7 @@ func (s *Handler) DeskMove(c echo.Context) error {
 }
 
 // moveVM is the move dialog of a booking's choices.
-func moveVM(mc staff.MoveChoices, csrf string) views.MoveDialogVM {
+func moveVM(mc desk.MoveChoices, csrf string) views.MoveDialogVM {
 	b, loc := mc.Booking, mc.Location
 	vm := views.MoveDialogVM{CSRF: csrf, BookingID: b.ID.String(), Version: b.Version}
 	current := ""

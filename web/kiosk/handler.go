@@ -3,18 +3,18 @@ package kiosk
 
 import (
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/slots"
-	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/stream"
 )
 
 // Deps is what the Handler uses of the server's dependencies.
 type Deps struct {
-	Assets  *httpx.Assets
-	Clinics *clinics.Service
-	Slots   *slots.Service
-	Staff   *staff.Service
+	Assets   *httpx.Assets
+	Clinics  *clinics.Service
+	Practice *practice.Service
+	Slots    *slots.Service
 }
 
 // Handler holds the handlers.

@@ -127,7 +127,7 @@ func (s *Handler) kioskClinic(c echo.Context) (clinics.Clinic, error) {
 		return clinics.Clinic{}, err
 	}
 	httpx.SpeakOnly(c, clinic.Language) // a refusal speaks the board's language too
-	if ok, err := s.deps.Staff.KioskAllowed(ctx, clinic.ID, c.QueryParam("device")); err != nil {
+	if ok, err := s.deps.Practice.KioskAllowed(ctx, clinic.ID, c.QueryParam("device")); err != nil {
 		return clinics.Clinic{}, err
 	} else if !ok {
 		return clinics.Clinic{}, apperr.New(apperr.Forbidden, apperr.CodeKioskToken, "This screen needs a valid device link from the clinic's staff.")
@@ -176,7 +176,7 @@ func (s *Handler) KioskStream(c echo.Context) error {
 	// are public: the boards of one clinic and token share one check.
 	device := c.QueryParam("device")
 	key := stream.AccessKey("kiosk", clinic.ID.String(), device)
-	check := func(ctx context.Context) (bool, error) { return s.deps.Staff.KioskAllowed(ctx, clinic.ID, device) }
+	check := func(ctx context.Context) (bool, error) { return s.deps.Practice.KioskAllowed(ctx, clinic.ID, device) }
 	access := func(ctx context.Context) bool { return s.live.Allowed(ctx, key, check) }
 	return s.live.ServeHTMLStream(c, kioskSource{srv: s, clinic: clinic}, "kiosk:"+clinic.ID.String(), stream.Viewer{Access: access})
 }

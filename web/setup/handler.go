@@ -12,6 +12,7 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -32,6 +33,7 @@ type Deps struct {
 	Slots               *slots.Service
 	SetupChanges        slots.SetupChanges
 	Staff               *staff.Service
+	Practice            *practice.Service
 }
 
 // Handler holds the handlers.

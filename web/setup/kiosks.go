@@ -22,7 +22,7 @@ func (s *Handler) KiosksPage(c echo.Context) error {
 func (s *Handler) renderKiosks(c echo.Context, status int, notice, problem string) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
-	rows, err := s.deps.Staff.KioskTokens(ctx, u)
+	rows, err := s.deps.Practice.KioskTokens(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s *Handler) renderKiosks(c echo.Context, status int, notice, problem strin
 func (s *Handler) KioskCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
-	token, err := s.deps.Staff.CreateKioskToken(ctx, u, c.FormValue("name"))
+	token, err := s.deps.Practice.CreateKioskToken(ctx, u, c.FormValue("name"))
 	if err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
 			return s.renderKiosks(c, http.StatusUnprocessableEntity, "", ae.Message)
@@ -66,7 +66,7 @@ func (s *Handler) KioskRevoke(c echo.Context) error {
 	if err != nil {
 		return apperr.NotFoundf("id", "No such kiosk token.")
 	}
-	if err := s.deps.Staff.RevokeKioskToken(c.Request().Context(), httpx.StaffUser(c), id); err != nil {
+	if err := s.deps.Practice.RevokeKioskToken(c.Request().Context(), httpx.StaffUser(c), id); err != nil {
 		return err
 	}
 	return s.renderKiosks(c, http.StatusOK, "Revoked.", "")

@@ -50,7 +50,7 @@ func (s *Handler) SettingsPage(c echo.Context) error {
 	if err := u.May(staff.ActSettings); err != nil {
 		return err
 	}
-	st, err := s.deps.Staff.ClinicSettings(c.Request().Context(), u)
+	st, err := s.deps.Practice.ClinicSettings(c.Request().Context(), u)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *Handler) SettingsSave(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	in := settingsForm(c)
-	res, err := s.deps.Staff.SaveClinicSettings(ctx, u, in, c.FormValue("confirmZone") == "yes")
+	res, err := s.deps.Practice.SaveClinicSettings(ctx, u, in, c.FormValue("confirmZone") == "yes")
 	switch {
 	case err == nil && res.Pending != nil:
 		return s.kit.Page(c, http.StatusOK, "Change the time zone?", views.SettingsZoneConfirm(zoneConfirmVM(s.settingsNav(c), in, res.Pending)))
@@ -99,7 +99,7 @@ func (s *Handler) SettingsSave(c echo.Context) error {
 		}
 		return c.Redirect(http.StatusSeeOther, "/staff/settings?saved=1")
 	case isStale(err):
-		cur, lerr := s.deps.Staff.ClinicSettings(ctx, u)
+		cur, lerr := s.deps.Practice.ClinicSettings(ctx, u)
 		if lerr != nil {
 			return lerr
 		}

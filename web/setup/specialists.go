@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
-	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 )
@@ -22,7 +22,7 @@ func (s *Handler) SpecialistList(c echo.Context) error {
 }
 
 func (s *Handler) renderSpecialistList(c echo.Context, status int, errs map[string]string) error {
-	sps, err := s.deps.Staff.Specialists(c.Request().Context(), httpx.StaffUser(c))
+	sps, err := s.deps.Practice.Specialists(c.Request().Context(), httpx.StaffUser(c))
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (s *Handler) renderSpecialistList(c echo.Context, status int, errs map[stri
 // SpecialistCreate answers POST /staff/specialists.
 func (s *Handler) SpecialistCreate(c echo.Context) error {
 	prio, _ := strconv.Atoi(c.FormValue("priority"))
-	sp, err := s.deps.Staff.CreateSpecialist(c.Request().Context(), httpx.StaffUser(c), staff.SpecialistInput{
+	sp, err := s.deps.Practice.CreateSpecialist(c.Request().Context(), httpx.StaffUser(c), practice.SpecialistInput{
 		Name: c.FormValue("name"), Priority: prio, Active: c.FormValue("active") != "",
 	})
 	if err != nil {
@@ -54,11 +54,11 @@ var weekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Th
 func (s *Handler) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEditVM, error) {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
-	sp, err := s.deps.Staff.Specialist(ctx, u, id)
+	sp, err := s.deps.Practice.Specialist(ctx, u, id)
 	if err != nil {
 		return views.SpecialistEditVM{}, err
 	}
-	hours, err := s.deps.Staff.WeeklyHours(ctx, u, id)
+	hours, err := s.deps.Practice.WeeklyHours(ctx, u, id)
 	if err != nil {
 		return views.SpecialistEditVM{}, err
 	}
@@ -68,26 +68,26 @@ func (s *Handler) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEd
 		var parts []string
 		for _, h := range hours {
 			if h.Weekday == wd {
-				parts = append(parts, staff.FormatMin(h.StartMin)+"-"+staff.FormatMin(h.EndMin))
+				parts = append(parts, practice.FormatMin(h.StartMin)+"-"+practice.FormatMin(h.EndMin))
 			}
 		}
 		vm.Hours = append(vm.Hours, views.HoursDayVM{Key: "hours." + strings.ToLower(wd.String()), Label: wd.String(), Value: strings.Join(parts, ", ")})
 	}
 	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)
 	today := time.Now().In(loc)
-	ovs, err := s.deps.Staff.Overrides(ctx, u, id, time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC))
+	ovs, err := s.deps.Practice.Overrides(ctx, u, id, time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		return views.SpecialistEditVM{}, err
 	}
 	for _, o := range ovs {
 		what := "closed"
 		if !o.Closed {
-			what = staff.FormatMin(o.StartMin) + "–" + staff.FormatMin(o.EndMin) + " only"
+			what = practice.FormatMin(o.StartMin) + "–" + practice.FormatMin(o.EndMin) + " only"
 		}
 		vm.Overrides = append(vm.Overrides, views.OverrideVM{ID: fmt.Sprint(o.ID), Day: o.Day.Format("Mon 2 Jan 2006"), What: what, Note: o.Note})
 	}
 	if !sp.Active {
-		fut, err := s.deps.Staff.FutureBookings(ctx, u, id)
+		fut, err := s.deps.Practice.FutureBookings(ctx, u, id)
 		if err != nil {
 			return views.SpecialistEditVM{}, err
 		}
@@ -151,7 +151,7 @@ func (s *Handler) SpecialistUpdate(c echo.Context) error {
 	if perr != nil {
 		return s.specialistFail(c, id, apperr.Invalidf("priority", "Priority is a whole number."))
 	}
-	_, err = s.deps.Staff.UpdateSpecialist(c.Request().Context(), httpx.StaffUser(c), id, staff.SpecialistInput{
+	_, err = s.deps.Practice.UpdateSpecialist(c.Request().Context(), httpx.StaffUser(c), id, practice.SpecialistInput{
 		Name: c.FormValue("name"), Priority: prio, Active: c.FormValue("active") != "", Version: httpx.Atoi32(c.FormValue("version")),
 	})
 	if err != nil {
@@ -162,8 +162,8 @@ func (s *Handler) SpecialistUpdate(c echo.Context) error {
 }
 
 // parseHours reads the hours form: per weekday "08:30-12:30, 13:30-17:00".
-func parseHours(c echo.Context) ([]staff.Range, error) {
-	var out []staff.Range
+func parseHours(c echo.Context) ([]practice.Range, error) {
+	var out []practice.Range
 	for _, wd := range weekdays {
 		key := "hours." + strings.ToLower(wd.String())
 		for _, part := range strings.Split(c.FormValue(key), ",") {
@@ -175,15 +175,15 @@ func parseHours(c echo.Context) ([]staff.Range, error) {
 			if !ok {
 				return nil, apperr.Invalidf(key, "%s: write ranges like 08:30-12:30.", wd)
 			}
-			start, err := staff.ParseClock(key, a)
+			start, err := practice.ParseClock(key, a)
 			if err != nil {
 				return nil, err
 			}
-			end, err := staff.ParseClock(key, b)
+			end, err := practice.ParseClock(key, b)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, staff.Range{Weekday: wd, StartMin: start, EndMin: end})
+			out = append(out, practice.Range{Weekday: wd, StartMin: start, EndMin: end})
 		}
 	}
 	return out, nil
@@ -197,7 +197,7 @@ func (s *Handler) HoursUpdate(c echo.Context) error {
 	}
 	rs, err := parseHours(c)
 	if err == nil {
-		_, err = s.deps.Staff.SetWeeklyHours(c.Request().Context(), httpx.StaffUser(c), id, httpx.Atoi32(c.FormValue("version")), rs)
+		_, err = s.deps.Practice.SetWeeklyHours(c.Request().Context(), httpx.StaffUser(c), id, httpx.Atoi32(c.FormValue("version")), rs)
 	}
 	if err != nil {
 		return s.specialistFail(c, id, err)
@@ -212,21 +212,21 @@ func (s *Handler) OverrideCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := staff.OverrideInput{Closed: c.FormValue("closed") != "", Note: c.FormValue("note"), Version: httpx.Atoi32(c.FormValue("version"))}
+	in := practice.OverrideInput{Closed: c.FormValue("closed") != "", Note: c.FormValue("note"), Version: httpx.Atoi32(c.FormValue("version"))}
 	if d := c.FormValue("day"); d != "" {
 		if in.Day, err = time.Parse(time.DateOnly, d); err != nil {
 			return s.specialistFail(c, id, apperr.Invalidf("day", "Pick a date."))
 		}
 	}
 	if !in.Closed {
-		if in.StartMin, err = staff.ParseClock("start", c.FormValue("start")); err != nil {
+		if in.StartMin, err = practice.ParseClock("start", c.FormValue("start")); err != nil {
 			return s.specialistFail(c, id, err)
 		}
-		if in.EndMin, err = staff.ParseClock("end", c.FormValue("end")); err != nil {
+		if in.EndMin, err = practice.ParseClock("end", c.FormValue("end")); err != nil {
 			return s.specialistFail(c, id, err)
 		}
 	}
-	if err := s.deps.Staff.AddOverride(c.Request().Context(), httpx.StaffUser(c), id, in); err != nil {
+	if err := s.deps.Practice.AddOverride(c.Request().Context(), httpx.StaffUser(c), id, in); err != nil {
 		return s.specialistFail(c, id, err)
 	}
 	s.deps.Sessions.Put(c.Request().Context(), "notice", "Override added.")
@@ -241,14 +241,14 @@ func (s *Handler) OverrideDelete(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
-	o, err := s.deps.Staff.Override(ctx, u, id)
+	o, err := s.deps.Practice.Override(ctx, u, id)
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
 		return apperr.NotFoundf("id", "No such override at this clinic.")
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Staff.DeleteOverride(ctx, u, id, httpx.Atoi32(c.FormValue("version"))); err != nil {
+	if err := s.deps.Practice.DeleteOverride(ctx, u, id, httpx.Atoi32(c.FormValue("version"))); err != nil {
 		return s.specialistFail(c, o.SpecialistID, err)
 	}
 	s.deps.Sessions.Put(ctx, "notice", "Override removed.")

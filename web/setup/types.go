@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -17,7 +18,7 @@ import (
 
 // TypeList answers GET /staff/types.
 func (s *Handler) TypeList(c echo.Context) error {
-	types, err := s.deps.Staff.Types(c.Request().Context(), httpx.StaffUser(c))
+	types, err := s.deps.Practice.Types(c.Request().Context(), httpx.StaffUser(c))
 	if err != nil {
 		return err
 	}
@@ -28,8 +29,8 @@ func (s *Handler) TypeList(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, "Appointment types", views.TypeList(s.kit.Nav(c, "types"), rows))
 }
 
-func (s *Handler) typeFormVM(c echo.Context, t staff.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
-	sps, err := s.deps.Staff.Specialists(c.Request().Context(), httpx.StaffUser(c))
+func (s *Handler) typeFormVM(c echo.Context, t practice.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
+	sps, err := s.deps.Practice.Specialists(c.Request().Context(), httpx.StaffUser(c))
 	if err != nil {
 		return views.TypeFormVM{}, err
 	}
@@ -61,9 +62,9 @@ func (s *Handler) TypeNew(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vm, err := s.typeFormVM(c, staff.AppointmentType{DurationMin: 30, SlotStepMin: d.SlotStepMin, MinNoticeMin: d.MinNoticeMin,
+	vm, err := s.typeFormVM(c, practice.AppointmentType{DurationMin: 30, SlotStepMin: d.SlotStepMin, MinNoticeMin: d.MinNoticeMin,
 		MaxAdvanceDays: d.MaxAdvanceDays, CooldownMin: d.CooldownMin, MaxHoldsPerClient: 1,
-		ReminderMin: staff.DefaultReminderHours * 60}, nil)
+		ReminderMin: practice.DefaultReminderHours * 60}, nil)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (s *Handler) TypePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, chosen, err := s.deps.Staff.Type(c.Request().Context(), httpx.StaffUser(c), id)
+	t, chosen, err := s.deps.Practice.Type(c.Request().Context(), httpx.StaffUser(c), id)
 	if err != nil {
 		return err
 	}
@@ -104,19 +105,19 @@ func (s *Handler) TypeSave(c echo.Context) error {
 			chosen = append(chosen, sid)
 		}
 	}
-	in := staff.TypeInput{
+	in := practice.TypeInput{
 		Name: c.FormValue("name"), Description: c.FormValue("description"),
 		DurationMin: num("durationMin"), SlotStepMin: num("slotStepMin"), BufferBeforeMin: num("bufferBeforeMin"),
 		BufferAfterMin: num("bufferAfterMin"), MinNoticeMin: num("minNoticeMin"), MaxAdvanceDays: num("maxAdvanceDays"),
 		CooldownMin: num("cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"),
 		ReminderHours: reminderHours(form), SpecialistIDs: chosen, Version: httpx.Atoi32(c.FormValue("version")),
 	}
-	t, err := s.deps.Staff.SaveType(c.Request().Context(), httpx.StaffUser(c), id, in)
+	t, err := s.deps.Practice.SaveType(c.Request().Context(), httpx.StaffUser(c), id, in)
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, "/staff/types/"+t.ID.String())
 	}
 	if isStale(err) && id != uuid.Nil {
-		cur, curChosen, lerr := s.deps.Staff.Type(c.Request().Context(), httpx.StaffUser(c), id)
+		cur, curChosen, lerr := s.deps.Practice.Type(c.Request().Context(), httpx.StaffUser(c), id)
 		if lerr != nil {
 			return lerr
 		}
@@ -131,7 +132,7 @@ func (s *Handler) TypeSave(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vm, verr := s.typeFormVM(c, staff.AppointmentType{ID: id, Name: in.Name, Description: in.Description,
+	vm, verr := s.typeFormVM(c, practice.AppointmentType{ID: id, Name: in.Name, Description: in.Description,
 		DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin), BufferBeforeMin: int32(in.BufferBeforeMin),
 		BufferAfterMin: int32(in.BufferAfterMin), MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 		CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
@@ -152,7 +153,7 @@ func (s *Handler) TypeSave(c echo.Context) error {
 func reminderHours(form url.Values) int {
 	v := form["reminderHours"]
 	if len(v) == 0 {
-		return staff.DefaultReminderHours
+		return practice.DefaultReminderHours
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v[0]))
 	if err != nil {

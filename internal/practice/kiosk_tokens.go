@@ -1,6 +1,6 @@
 // Kiosk tokens: managed under ActKiosks (admins only); KioskAllowed is the boards' check.
 
-package staff
+package practice
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/secret"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/textfield"
 )
 
@@ -29,18 +30,18 @@ func kioskTokenFromRow(r db.KioskToken) KioskToken {
 }
 
 // KioskTokens lists the clinic's kiosk tokens.
-func (s *Service) KioskTokens(ctx context.Context, u User) ([]KioskToken, error) {
-	if err := u.May(ActKiosks); err != nil {
+func (s *Service) KioskTokens(ctx context.Context, u staff.User) ([]KioskToken, error) {
+	if err := u.May(staff.ActKiosks); err != nil {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).KioskTokenListByClinic(ctx, u.ClinicID)
-	return fromRows(rows, err, kioskTokenFromRow)
+	return staff.FromRows(rows, err, kioskTokenFromRow)
 }
 
 // CreateKioskToken makes a read-only device token; the token is returned
 // once, only its hash is kept.
-func (s *Service) CreateKioskToken(ctx context.Context, u User, name string) (string, error) {
-	if err := u.May(ActKiosks); err != nil {
+func (s *Service) CreateKioskToken(ctx context.Context, u staff.User, name string) (string, error) {
+	if err := u.May(staff.ActKiosks); err != nil {
 		return "", err
 	}
 	name, err := textfield.KioskName.Check(name)
@@ -60,14 +61,14 @@ func (s *Service) CreateKioskToken(ctx context.Context, u User, name string) (st
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, u, "kiosk_token.create", "kiosk_token", row.ID.String(), nil, map[string]string{"name": name}, "")
+		return staff.WriteAudit(ctx, q, u, "kiosk_token.create", "kiosk_token", row.ID.String(), nil, map[string]string{"name": name}, "")
 	})
 	return token, err
 }
 
 // RevokeKioskToken stops a token working.
-func (s *Service) RevokeKioskToken(ctx context.Context, u User, id uuid.UUID) error {
-	if err := u.May(ActKiosks); err != nil {
+func (s *Service) RevokeKioskToken(ctx context.Context, u staff.User, id uuid.UUID) error {
+	if err := u.May(staff.ActKiosks); err != nil {
 		return err
 	}
 	return s.tx(ctx, u, func(q *db.Queries) error {
@@ -76,9 +77,9 @@ func (s *Service) RevokeKioskToken(ctx context.Context, u User, id uuid.UUID) er
 			return err
 		}
 		if n == 0 {
-			return notFound("kiosk token")
+			return staff.NotFound("kiosk token")
 		}
-		return audit(ctx, q, u, "kiosk_token.revoke", "kiosk_token", id.String(), nil, nil, "")
+		return staff.WriteAudit(ctx, q, u, "kiosk_token.revoke", "kiosk_token", id.String(), nil, nil, "")
 	})
 }
 

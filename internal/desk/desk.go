@@ -1,4 +1,4 @@
-package staff
+package desk
 
 // The front desk: booking a free time by clicking it, under a hold that
 // every open page sees, and moving a booking by choosing a free time.
@@ -25,7 +25,9 @@ import (
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/idempotency"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // Desk books at the front desk the way a patient books online: a hold
@@ -47,17 +49,17 @@ func NewDesk(b *Bookings, co *checkout.Service, sl *slots.Service) *Desk {
 // NewDeskClient is a fresh hold owner for one desk dialog of u:
 // "desk:<user id>:<random>". Each dialog holds apart, so two receptionists
 // (or two tabs) never share a hold.
-func NewDeskClient(u User) string {
+func NewDeskClient(u staff.User) string {
 	var r [8]byte
 	_, _ = rand.Read(r[:])
 	return deskPrefix(u) + hex.EncodeToString(r[:])
 }
 
-func deskPrefix(u User) string { return "desk:" + u.ID.String() + ":" }
+func deskPrefix(u staff.User) string { return "desk:" + u.ID.String() + ":" }
 
 // checkDeskClient refuses a hold owner that is not one of u's dialogs: a
 // form cannot act on another account's holds, nor on a patient's.
-func checkDeskClient(u User, clientID string) error {
+func checkDeskClient(u staff.User, clientID string) error {
 	if !strings.HasPrefix(clientID, deskPrefix(u)) || checkout.ValidateClientID(clientID) != nil {
 		return apperr.Invalidf("client", "This form is not one of yours. Close it and click the time again.")
 	}
@@ -73,7 +75,7 @@ type FitType struct {
 
 // DeskSlot is a time of one specialist as the desk dialog offers it.
 type DeskSlot struct {
-	Specialist Specialist
+	Specialist practice.Specialist
 	Start      time.Time
 	Location   *time.Location
 	// Types are the types the specialist performs that fit at Start (it is
@@ -90,11 +92,11 @@ func (s DeskSlot) Fits(id uuid.UUID) bool {
 //
 // Errors: FORBIDDEN, NOT_FOUND (another clinic's specialist),
 // SLOT_TAKEN (409: booked), SLOT_UNAVAILABLE (409: no type fits there).
-func (d *Desk) Slot(ctx context.Context, u User, specialistID uuid.UUID, start time.Time) (DeskSlot, error) {
-	if err := u.May(ActBook); err != nil {
+func (d *Desk) Slot(ctx context.Context, u staff.User, specialistID uuid.UUID, start time.Time) (DeskSlot, error) {
+	if err := u.May(staff.ActBook); err != nil {
 		return DeskSlot{}, err
 	}
-	sp, err := d.bookings.svc.specialist(ctx, u.ClinicID, specialistID)
+	sp, err := practice.ClinicSpecialist(ctx, db.New(d.bookings.pool), u.ClinicID, specialistID)
 	if err != nil {
 		return DeskSlot{}, err
 	}
@@ -103,7 +105,7 @@ func (d *Desk) Slot(ctx context.Context, u User, specialistID uuid.UUID, start t
 		return DeskSlot{}, err
 	}
 	out := DeskSlot{Specialist: sp, Start: start.UTC(), Location: loc}
-	q := db.New(d.bookings.svc.pool)
+	q := db.New(d.bookings.pool)
 	types, err := q.AppointmentTypeListByClinic(ctx, u.ClinicID)
 	if err != nil {
 		return DeskSlot{}, fmt.Errorf("list appointment types: %w", err)
@@ -140,8 +142,8 @@ func (d *Desk) Slot(ctx context.Context, u User, specialistID uuid.UUID, start t
 }
 
 // notFree tells a booked time from one where no type fits.
-func (d *Desk) notFree(ctx context.Context, sp Specialist, start time.Time, loc *time.Location) error {
-	booked, err := db.New(d.bookings.svc.pool).BookingOverlapExists(ctx, db.BookingOverlapExistsParams{
+func (d *Desk) notFree(ctx context.Context, sp practice.Specialist, start time.Time, loc *time.Location) error {
+	booked, err := db.New(d.bookings.pool).BookingOverlapExists(ctx, db.BookingOverlapExistsParams{
 		SpecialistIds: []uuid.UUID{sp.ID}, RangeStart: start, RangeEnd: start.Add(time.Minute),
 	})
 	if err != nil {
@@ -161,11 +163,11 @@ func (d *Desk) notFree(ctx context.Context, sp Specialist, start time.Time, loc 
 // type it held before). Holding what the dialog already holds keeps that
 // hold for another TTL.
 //
-// Errors: those of Slot, INVALID_ARGUMENT (client, appointmentTypeId: a
+// Errors: FORBIDDEN, those of Slot, INVALID_ARGUMENT (client, appointmentTypeId: a
 // type that does not fit), and the hold path's: SLOT_HELD (423),
 // SLOT_TAKEN (409), UNAVAILABLE (503).
-func (d *Desk) Hold(ctx context.Context, u User, clientID string, specialistID uuid.UUID, start time.Time, typeID uuid.UUID) (DeskSlot, holds.Hold, error) {
-	if err := u.May(ActBook); err != nil {
+func (d *Desk) Hold(ctx context.Context, u staff.User, clientID string, specialistID uuid.UUID, start time.Time, typeID uuid.UUID) (DeskSlot, holds.Hold, error) {
+	if err := u.May(staff.ActBook); err != nil {
 		return DeskSlot{}, holds.Hold{}, err
 	}
 	if err := checkDeskClient(u, clientID); err != nil {
@@ -196,8 +198,8 @@ func (d *Desk) Hold(ctx context.Context, u User, clientID string, specialistID u
 // Release lets go of every hold of the desk dialog clientID.
 //
 // Errors: FORBIDDEN, INVALID_ARGUMENT (client), UNAVAILABLE.
-func (d *Desk) Release(ctx context.Context, u User, clientID string) error {
-	if err := u.May(ActBook); err != nil {
+func (d *Desk) Release(ctx context.Context, u staff.User, clientID string) error {
+	if err := u.May(staff.ActBook); err != nil {
 		return err
 	}
 	if err := checkDeskClient(u, clientID); err != nil {
@@ -261,12 +263,12 @@ type DeskBooked struct {
 // INVALID_ARGUMENT (naming the field), SLOT_HELD (423), SLOT_TAKEN (409),
 // SLOT_UNAVAILABLE (409), HOLD_EXPIRED (410), IDEMPOTENCY_MISMATCH (422),
 // UNAVAILABLE (503).
-func (d *Desk) Book(ctx context.Context, u User, req DeskBooking) (DeskBooked, error) {
+func (d *Desk) Book(ctx context.Context, u staff.User, req DeskBooking) (DeskBooked, error) {
 	key, err := d.bookingKey(ctx, u, &req)
 	if err != nil {
 		return DeskBooked{}, err
 	}
-	if rec, err := idempotency.Find(ctx, d.bookings.svc.pool, key); err != nil || rec != nil {
+	if rec, err := idempotency.Find(ctx, d.bookings.pool, key); err != nil || rec != nil {
 		return d.replay(ctx, u, req.ClientID, rec, err)
 	}
 	out, err := d.book(ctx, u, req, key)
@@ -274,7 +276,7 @@ func (d *Desk) Book(ctx context.Context, u User, req DeskBooking) (DeskBooked, e
 		// A repeat that raced the request it repeats fails on what that
 		// request did (its hold spent, its time booked): if that request
 		// booked, its answer is this one's too.
-		if rec, ferr := idempotency.Find(ctx, d.bookings.svc.pool, key); ferr == nil && rec != nil {
+		if rec, ferr := idempotency.Find(ctx, d.bookings.pool, key); ferr == nil && rec != nil {
 			return d.replay(ctx, u, req.ClientID, rec, nil)
 		}
 	}
@@ -283,18 +285,18 @@ func (d *Desk) Book(ctx context.Context, u User, req DeskBooking) (DeskBooked, e
 
 // bookingKey checks what can be checked before anything is held and
 // returns the request's idempotency key.
-func (d *Desk) bookingKey(ctx context.Context, u User, req *DeskBooking) (idempotency.Key, error) {
-	if err := u.May(ActBook); err != nil {
+func (d *Desk) bookingKey(ctx context.Context, u staff.User, req *DeskBooking) (idempotency.Key, error) {
+	if err := u.May(staff.ActBook); err != nil {
 		return idempotency.Key{}, err
 	}
-	_, err := db.New(d.bookings.svc.pool).AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: req.AppointmentTypeID, ClinicID: u.ClinicID})
+	_, err := db.New(d.bookings.pool).AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: req.AppointmentTypeID, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return idempotency.Key{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type at this clinic.")
 	}
 	if err != nil {
 		return idempotency.Key{}, err
 	}
-	if _, err := d.bookings.svc.specialist(ctx, u.ClinicID, req.SpecialistID); err != nil {
+	if _, err := practice.ClinicSpecialist(ctx, db.New(d.bookings.pool), u.ClinicID, req.SpecialistID); err != nil {
 		return idempotency.Key{}, err
 	}
 	if err := checkDeskClient(u, req.ClientID); err != nil {
@@ -314,7 +316,7 @@ func (d *Desk) bookingKey(ctx context.Context, u User, req *DeskBooking) (idempo
 	}, nil
 }
 
-func (d *Desk) book(ctx context.Context, u User, req DeskBooking, key idempotency.Key) (DeskBooked, error) {
+func (d *Desk) book(ctx context.Context, u staff.User, req DeskBooking, key idempotency.Key) (DeskBooked, error) {
 	h, err := d.checkout.Hold(ctx, checkout.HoldRequest{
 		AppointmentTypeID: req.AppointmentTypeID, Start: req.Start.UTC(), SpecialistID: req.SpecialistID, ClientID: req.ClientID,
 	})
@@ -350,7 +352,7 @@ func (d *Desk) book(ctx context.Context, u User, req DeskBooking, key idempotenc
 
 // replay is the answer stored for a repeated request; the dialog's holds
 // go, as after the first request.
-func (d *Desk) replay(ctx context.Context, u User, clientID string, rec *idempotency.Record, err error) (DeskBooked, error) {
+func (d *Desk) replay(ctx context.Context, u staff.User, clientID string, rec *idempotency.Record, err error) (DeskBooked, error) {
 	if err != nil {
 		return DeskBooked{}, err
 	}

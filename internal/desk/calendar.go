@@ -1,28 +1,15 @@
-package staff
+package desk
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/staff"
 )
-
-// Override is a day on which a specialist departs from their week: closed,
-// or working only from StartMin to EndMin (minutes from local midnight).
-type Override struct {
-	ID               int64
-	SpecialistID     uuid.UUID
-	Day              time.Time // the local day, as midnight UTC
-	Closed           bool
-	StartMin, EndMin int
-	Note             string
-}
 
 // CalendarBooking is a confirmed booking as the staff calendar shows it.
 type CalendarBooking struct {
@@ -46,12 +33,10 @@ func calendarBookingFromRow(r db.BookingCalendarRow) CalendarBooking {
 	}
 }
 
-func minutesOf(t pgtype.Time) int { return int(t.Microseconds / int64(time.Minute/time.Microsecond)) }
-
 // Calendar is what a staff calendar shows of a clinic over some days.
 type Calendar struct {
 	Bookings  []CalendarBooking
-	Overrides []Override
+	Overrides []practice.Override
 	// Names are the clinic's specialists' names, active or not.
 	Names map[uuid.UUID]string
 }
@@ -64,7 +49,7 @@ type Calendar struct {
 //
 // Errors: none of its own (database failures are internal).
 func (b *Bookings) ClinicCalendar(ctx context.Context, clinicID uuid.UUID, start, end, fromDay, toDay time.Time) (Calendar, error) {
-	q := db.New(b.svc.pool)
+	q := db.New(b.pool)
 	specialists, err := q.SpecialistListByClinic(ctx, clinicID)
 	if err != nil {
 		return Calendar{}, err
@@ -80,57 +65,16 @@ func (b *Bookings) ClinicCalendar(ctx context.Context, clinicID uuid.UUID, start
 	if err != nil {
 		return Calendar{}, err
 	}
-	cal.Overrides = make([]Override, len(rows))
+	cal.Overrides = make([]practice.Override, len(rows))
 	for i, o := range rows {
-		cal.Overrides[i] = Override{ID: o.ID, SpecialistID: o.SpecialistID, Day: o.Day, Closed: o.Closed, StartMin: int(o.StartMin), EndMin: int(o.EndMin), Note: o.Note}
+		cal.Overrides[i] = practice.Override{ID: o.ID, SpecialistID: o.SpecialistID, Day: o.Day, Closed: o.Closed, StartMin: int(o.StartMin), EndMin: int(o.EndMin), Note: o.Note}
 	}
 	return cal, nil
 }
 
 func (b *Bookings) calendar(ctx context.Context, clinicID uuid.UUID, from, to time.Time) ([]CalendarBooking, error) {
-	rows, err := db.New(b.svc.pool).BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: clinicID, RangeStart: from, RangeEnd: to})
-	return fromRows(rows, err, calendarBookingFromRow)
-}
-
-// Overrides are a specialist's overrides from the local day fromDay
-// (midnight UTC) on, in order.
-//
-// Errors: FORBIDDEN, NOT_FOUND (apperr.CodeNotFound; also for another
-// clinic's specialist).
-func (s *Service) Overrides(ctx context.Context, u User, specialistID uuid.UUID, fromDay time.Time) ([]Override, error) {
-	if err := u.May(ActOverrides); err != nil {
-		return nil, err
-	}
-	if _, err := s.specialist(ctx, u.ClinicID, specialistID); err != nil {
-		return nil, err
-	}
-	rows, err := db.New(s.pool).OverrideListBySpecialist(ctx, db.OverrideListBySpecialistParams{SpecialistID: specialistID, FromDay: fromDay})
-	if err != nil {
-		return nil, fmt.Errorf("list overrides: %w", err)
-	}
-	out := make([]Override, len(rows))
-	for i, o := range rows {
-		out[i] = Override{ID: o.ID, SpecialistID: specialistID, Day: o.Day, Closed: o.Closed, StartMin: int(o.StartMin), EndMin: int(o.EndMin), Note: o.Note}
-	}
-	return out, nil
-}
-
-// Override is one override of the user's clinic.
-//
-// Errors: FORBIDDEN, NOT_FOUND (apperr.CodeNotFound; also for another
-// clinic's).
-func (s *Service) Override(ctx context.Context, u User, id int64) (Override, error) {
-	if err := u.May(ActOverrides); err != nil {
-		return Override{}, err
-	}
-	o, err := db.New(s.pool).OverrideGet(ctx, db.OverrideGetParams{ID: id, ClinicID: u.ClinicID})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Override{}, notFound("override")
-	}
-	if err != nil {
-		return Override{}, fmt.Errorf("get override: %w", err)
-	}
-	return Override{ID: o.ID, SpecialistID: o.SpecialistID, Day: o.Day, Closed: o.Closed, StartMin: minutesOf(o.StartLocal), EndMin: minutesOf(o.EndLocal), Note: o.Note}, nil
+	rows, err := db.New(b.pool).BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: clinicID, RangeStart: from, RangeEnd: to})
+	return staff.FromRows(rows, err, calendarBookingFromRow)
 }
 
 // CalendarChoices are what the calendar offers to pick: the clinic's
@@ -138,36 +82,34 @@ func (s *Service) Override(ctx context.Context, u User, id int64) (Override, err
 // bookings). Anyone who may see the calendar sees them, whether or not
 // they may open the specialists' or types' own pages.
 type CalendarChoices struct {
-	Specialists []Specialist
-	Types       []AppointmentType
+	Specialists []practice.Specialist
+	Types       []practice.AppointmentType
 }
 
 // Specialist is the clinic's specialist id among the choices.
-func (c CalendarChoices) Specialist(id uuid.UUID) (Specialist, bool) {
+func (c CalendarChoices) Specialist(id uuid.UUID) (practice.Specialist, bool) {
 	for _, sp := range c.Specialists {
 		if sp.ID == id {
 			return sp, true
 		}
 	}
-	return Specialist{}, false
+	return practice.Specialist{}, false
 }
 
 // CalendarChoices lists the clinic's specialists and appointment types for
 // the calendar.
 //
 // Errors: FORBIDDEN.
-func (s *Service) CalendarChoices(ctx context.Context, u User) (CalendarChoices, error) {
-	if err := u.May(ActCalendar); err != nil {
+func (b *Bookings) CalendarChoices(ctx context.Context, u staff.User) (CalendarChoices, error) {
+	if err := u.May(staff.ActCalendar); err != nil {
 		return CalendarChoices{}, err
 	}
-	q := db.New(s.pool)
-	spRows, err := q.SpecialistListByClinic(ctx, u.ClinicID)
-	sps, err := fromRows(spRows, err, specialistFromRow)
+	q := db.New(b.pool)
+	sps, err := practice.ClinicSpecialists(ctx, q, u.ClinicID)
 	if err != nil {
 		return CalendarChoices{}, err
 	}
-	typeRows, err := q.AppointmentTypeListByClinic(ctx, u.ClinicID)
-	types, err := fromRows(typeRows, err, typeFromRow)
+	types, err := practice.ClinicTypes(ctx, q, u.ClinicID)
 	if err != nil {
 		return CalendarChoices{}, err
 	}

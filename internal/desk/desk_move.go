@@ -1,4 +1,4 @@
-package staff
+package desk
 
 // Moving a booking by choosing one of the free times that fit it.
 
@@ -14,7 +14,9 @@ import (
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // MoveDays is how many days after the booking's own the move dialog
@@ -33,7 +35,7 @@ type MoveChoices struct {
 
 // MoveOption is one specialist's free times for the booking.
 type MoveOption struct {
-	Specialist Specialist
+	Specialist practice.Specialist
 	Same       bool // the booking's own specialist
 	Starts     []time.Time
 }
@@ -43,8 +45,8 @@ type MoveOption struct {
 //
 // Errors: FORBIDDEN, NOT_FOUND (also another clinic's booking),
 // BOOKING_NOT_ACTIVE (409: cancelled or moved already).
-func (d *Desk) MoveChoices(ctx context.Context, u User, bookingID uuid.UUID) (MoveChoices, error) {
-	if err := u.May(ActMove); err != nil {
+func (d *Desk) MoveChoices(ctx context.Context, u staff.User, bookingID uuid.UUID) (MoveChoices, error) {
+	if err := u.May(staff.ActMove); err != nil {
 		return MoveChoices{}, err
 	}
 	b, err := d.bookings.bookings.Get(ctx, bookingID, u.ClinicID)
@@ -66,8 +68,7 @@ func (d *Desk) MoveChoices(ctx context.Context, u User, bookingID uuid.UUID) (Mo
 	if err != nil {
 		return MoveChoices{}, err
 	}
-	rows, err := db.New(d.bookings.svc.pool).SpecialistListByClinic(ctx, u.ClinicID)
-	sps, err := fromRows(rows, err, specialistFromRow)
+	sps, err := practice.ClinicSpecialists(ctx, db.New(d.bookings.pool), u.ClinicID)
 	if err != nil {
 		return MoveChoices{}, err
 	}

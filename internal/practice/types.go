@@ -1,4 +1,4 @@
-package staff
+package practice
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/textfield"
 )
 
@@ -83,28 +84,35 @@ type AppointmentType = clinics.Type
 
 func typeFromRow(t db.AppointmentType) AppointmentType { return clinics.TypeFromRow(t) }
 
+// ClinicTypes are the clinic's appointment types, read in q, for callers
+// that checked their own action.
+func ClinicTypes(ctx context.Context, q *db.Queries, clinicID uuid.UUID) ([]AppointmentType, error) {
+	rows, err := q.AppointmentTypeListByClinic(ctx, clinicID)
+	return staff.FromRows(rows, err, typeFromRow)
+}
+
 // Types lists the clinic's appointment types.
 //
 // Errors: FORBIDDEN.
-func (s *Service) Types(ctx context.Context, u User) ([]AppointmentType, error) {
-	if err := u.May(ActTypes); err != nil {
+func (s *Service) Types(ctx context.Context, u staff.User) ([]AppointmentType, error) {
+	if err := u.May(staff.ActTypes); err != nil {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).AppointmentTypeListByClinic(ctx, u.ClinicID)
-	return fromRows(rows, err, typeFromRow)
+	return staff.FromRows(rows, err, typeFromRow)
 }
 
 // Type is one of the clinic's types with who performs it.
 //
 // Errors: FORBIDDEN, NOT_FOUND (also for another clinic's).
-func (s *Service) Type(ctx context.Context, u User, id uuid.UUID) (AppointmentType, []uuid.UUID, error) {
-	if err := u.May(ActTypes); err != nil {
+func (s *Service) Type(ctx context.Context, u staff.User, id uuid.UUID) (AppointmentType, []uuid.UUID, error) {
+	if err := u.May(staff.ActTypes); err != nil {
 		return AppointmentType{}, nil, err
 	}
 	q := db.New(s.pool)
 	t, err := q.AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: id, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return AppointmentType{}, nil, notFound("appointment type")
+		return AppointmentType{}, nil, staff.NotFound("appointment type")
 	}
 	if err != nil {
 		return AppointmentType{}, nil, err
@@ -121,8 +129,8 @@ type typeAudit struct {
 // SaveType creates (id Nil) or edits an appointment type (admin).
 //
 // Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (naming the field), CONCURRENCY_CONFLICT.
-func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInput) (AppointmentType, error) {
-	if err := u.May(ActTypes); err != nil {
+func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in TypeInput) (AppointmentType, error) {
+	if err := u.May(staff.ActTypes); err != nil {
 		return AppointmentType{}, err
 	}
 	if err := in.validate(); err != nil {
@@ -152,7 +160,7 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 		} else {
 			old, err := q.AppointmentTypeLockInClinic(ctx, db.AppointmentTypeLockInClinicParams{ID: id, ClinicID: u.ClinicID})
 			if errors.Is(err, pgx.ErrNoRows) {
-				return notFound("appointment type")
+				return staff.NotFound("appointment type")
 			}
 			if err != nil {
 				return err
@@ -171,7 +179,7 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 				ReminderMin: in.reminderMin(),
 			})
 			if errors.Is(err, pgx.ErrNoRows) {
-				return Stale(typeFromRow(old))
+				return staff.Stale(typeFromRow(old))
 			}
 			if err != nil {
 				return err
@@ -193,7 +201,7 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 		if before != nil {
 			b = before
 		}
-		return audit(ctx, q, u, action, "appointment_type", t.ID.String(), b, typeAudit{Type: t, Specialists: in.SpecialistIDs}, "")
+		return staff.WriteAudit(ctx, q, u, action, "appointment_type", t.ID.String(), b, typeAudit{Type: t, Specialists: in.SpecialistIDs}, "")
 	})
 	return typeFromRow(t), err
 }

@@ -1,4 +1,13 @@
-package staff
+// Package desk is the calendar and the front desk: the staff's bookings
+// (by phone, cancelled or moved with a reason) and their search, the
+// calendar's reads, the day grid's and week view's data and rows
+// (daygrid.go), typed local times resolved through the one wall clock
+// (walltime.go), attendance marks and no-shows, the printed day sheet, and
+// the desk dialog that holds a clicked time the way a patient's hold does
+// before it books or moves a booking. Each action takes a staff.User and
+// checks its action in the role table first; the clinic's specialists and
+// types come from internal/practice.
+package desk
 
 import (
 	"context"
@@ -8,22 +17,30 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/staff"
 )
 
-// Bookings are the staff's booking actions, over the same gate as patients.
+// Bookings are the staff's booking actions, over the same gate as
+// patients, and the calendar's reads: its bookings, the grid's data, the
+// attendance marks and the day sheet.
 type Bookings struct {
-	svc      *Service
+	pool     *pgxpool.Pool
+	changed  staff.Notifier
 	bookings *booking.Service
 	holds    *holds.Store
 }
 
-func NewBookings(s *Service, b *booking.Service, h *holds.Store) *Bookings {
-	return &Bookings{svc: s, bookings: b, holds: h}
+// NewBookings is the staff's bookings over the booking service and the
+// hold store (nil: phone bookings do not look at holds); changed (may be
+// nil) is told after an attendance mark is committed.
+func NewBookings(pool *pgxpool.Pool, changed staff.Notifier, b *booking.Service, h *holds.Store) *Bookings {
+	return &Bookings{pool: pool, changed: changed, bookings: b, holds: h}
 }
 
 // BookForPatient books straight through the database gate, without a hold
@@ -32,11 +49,11 @@ func NewBookings(s *Service, b *booking.Service, h *holds.Store) *Bookings {
 //
 // Errors: FORBIDDEN, INVALID_ARGUMENT, NOT_FOUND, SLOT_HELD (423),
 // SLOT_TAKEN (409).
-func (b *Bookings) BookForPatient(ctx context.Context, u User, typeID, specialistID uuid.UUID, start time.Time, p booking.Patient) (booking.Confirmation, error) {
-	if err := u.May(ActBook); err != nil {
+func (b *Bookings) BookForPatient(ctx context.Context, u staff.User, typeID, specialistID uuid.UUID, start time.Time, p booking.Patient) (booking.Confirmation, error) {
+	if err := u.May(staff.ActBook); err != nil {
 		return booking.Confirmation{}, err
 	}
-	t, err := db.New(b.svc.pool).AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: typeID, ClinicID: u.ClinicID})
+	t, err := db.New(b.pool).AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: typeID, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Confirmation{}, apperr.NotFoundf("appointmentTypeId", "No such appointment type at this clinic.")
 	}
@@ -60,8 +77,8 @@ func (b *Bookings) BookForPatient(ctx context.Context, u User, typeID, specialis
 }
 
 // Cancel cancels any of the clinic's bookings with a reason.
-func (b *Bookings) Cancel(ctx context.Context, u User, id uuid.UUID, reason string) (booking.Booking, error) {
-	if err := u.May(ActCancel); err != nil {
+func (b *Bookings) Cancel(ctx context.Context, u staff.User, id uuid.UUID, reason string) (booking.Booking, error) {
+	if err := u.May(staff.ActCancel); err != nil {
 		return booking.Booking{}, err
 	}
 	reason = strings.TrimSpace(reason)
@@ -74,8 +91,8 @@ func (b *Bookings) Cancel(ctx context.Context, u User, id uuid.UUID, reason stri
 
 // Reschedule moves any of the clinic's bookings, with a reason, under the
 // version the form was opened at.
-func (b *Bookings) Reschedule(ctx context.Context, u User, id uuid.UUID, start time.Time, specialist uuid.UUID, version int32, reason string) (booking.Booking, error) {
-	if err := u.May(ActMove); err != nil {
+func (b *Bookings) Reschedule(ctx context.Context, u staff.User, id uuid.UUID, start time.Time, specialist uuid.UUID, version int32, reason string) (booking.Booking, error) {
+	if err := u.May(staff.ActMove); err != nil {
 		return booking.Booking{}, err
 	}
 	reason = strings.TrimSpace(reason)
@@ -91,8 +108,8 @@ func (b *Bookings) Reschedule(ctx context.Context, u User, id uuid.UUID, start t
 // Calendar is the clinic's confirmed bookings between from and to.
 //
 // Errors: FORBIDDEN.
-func (b *Bookings) Calendar(ctx context.Context, u User, from, to time.Time) ([]CalendarBooking, error) {
-	if err := u.May(ActCalendar); err != nil {
+func (b *Bookings) Calendar(ctx context.Context, u staff.User, from, to time.Time) ([]CalendarBooking, error) {
+	if err := u.May(staff.ActCalendar); err != nil {
 		return nil, err
 	}
 	return b.calendar(ctx, u.ClinicID, from, to)
@@ -116,10 +133,10 @@ func searchResultFromRow(r db.BookingSearchRow) SearchResult {
 }
 
 // Search finds bookings by patient name, e-mail or phone in a date range.
-func (b *Bookings) Search(ctx context.Context, u User, q string, from, to time.Time) ([]SearchResult, error) {
-	if err := u.May(ActSearch); err != nil {
+func (b *Bookings) Search(ctx context.Context, u staff.User, q string, from, to time.Time) ([]SearchResult, error) {
+	if err := u.May(staff.ActSearch); err != nil {
 		return nil, err
 	}
-	rows, err := db.New(b.svc.pool).BookingSearch(ctx, db.BookingSearchParams{ClinicID: u.ClinicID, Q: strings.TrimSpace(q), RangeStart: from, RangeEnd: to})
-	return fromRows(rows, err, searchResultFromRow)
+	rows, err := db.New(b.pool).BookingSearch(ctx, db.BookingSearchParams{ClinicID: u.ClinicID, Q: strings.TrimSpace(q), RangeStart: from, RangeEnd: to})
+	return staff.FromRows(rows, err, searchResultFromRow)
 }

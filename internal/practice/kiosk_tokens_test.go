@@ -1,4 +1,4 @@
-package staff_test
+package practice_test
 
 // Kiosk tokens: what admins see of them, and the boards' check.
 
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -19,8 +20,8 @@ func TestStaffKioskTokensAndTheBoardsCheck(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	svc := newService(pool, nil)
-	admin := newUser(t, pool, c.ID, staff.RoleAdmin)
+	svc := practice.New(pool, nil)
+	admin := testkit.StaffUser(t, pool, c.ID, staff.RoleAdmin)
 	ctx := context.Background()
 	allowed := func(device string, want bool, what string) {
 		t.Helper()
@@ -59,7 +60,7 @@ func TestStaffKioskTokensAndTheBoardsCheck(t *testing.T) {
 	}
 	allowed(token, false, "the revoked token")
 	allowed("", true, "every token revoked, no device")
-	if n := countAction(auditRows(t, pool, "kiosk_token", list[0].ID.String()), "kiosk_token.revoke"); n != 1 {
+	if n := testkit.CountAction(testkit.AuditRows(t, pool, "kiosk_token", list[0].ID.String()), "kiosk_token.revoke"); n != 1 {
 		t.Errorf("%d kiosk_token.revoke audit rows, want 1", n)
 	}
 }

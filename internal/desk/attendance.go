@@ -1,4 +1,4 @@
-package staff
+package desk
 
 // Attendance: whether the patient came, marked at the front desk on the
 // booking's day, and the day sheet printed from the calendar. A mark is
@@ -20,6 +20,8 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // The marks of attendance. NotMarked is also how a mark is undone.
@@ -65,13 +67,13 @@ func (b BookingCard) MayMark(mark string, now time.Time) error {
 // BookingCard is one booking of the user's clinic with its names.
 //
 // Errors: FORBIDDEN, NOT_FOUND (also for another clinic's booking).
-func (s *Service) BookingCard(ctx context.Context, u User, id uuid.UUID) (BookingCard, error) {
-	if err := u.May(ActCalendar); err != nil {
+func (b *Bookings) BookingCard(ctx context.Context, u staff.User, id uuid.UUID) (BookingCard, error) {
+	if err := u.May(staff.ActCalendar); err != nil {
 		return BookingCard{}, err
 	}
-	r, err := db.New(s.pool).BookingCard(ctx, db.BookingCardParams{ID: id, ClinicID: u.ClinicID})
+	r, err := db.New(b.pool).BookingCard(ctx, db.BookingCardParams{ID: id, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return BookingCard{}, notFound("booking")
+		return BookingCard{}, staff.NotFound("booking")
 	}
 	if err != nil {
 		return BookingCard{}, fmt.Errorf("get booking: %w", err)
@@ -80,15 +82,15 @@ func (s *Service) BookingCard(ctx context.Context, u User, id uuid.UUID) (Bookin
 	if err != nil {
 		return BookingCard{}, fmt.Errorf("clinic zone: %w", err)
 	}
-	b := r.Booking
+	bk := r.Booking
 	return BookingCard{
 		CalendarBooking: CalendarBooking{
-			ID: b.ID, SpecialistID: b.SpecialistID, AppointmentTypeID: b.AppointmentTypeID,
-			Start: b.SlotStart.UTC(), End: b.SlotEnd.UTC(),
-			PatientName: b.PatientName, PatientEmail: b.PatientEmail, PatientPhone: b.PatientPhone,
-			TypeName: r.TypeName, SpecialistName: r.SpecialistName, Version: b.Version, Attendance: b.Attendance,
+			ID: bk.ID, SpecialistID: bk.SpecialistID, AppointmentTypeID: bk.AppointmentTypeID,
+			Start: bk.SlotStart.UTC(), End: bk.SlotEnd.UTC(),
+			PatientName: bk.PatientName, PatientEmail: bk.PatientEmail, PatientPhone: bk.PatientPhone,
+			TypeName: r.TypeName, SpecialistName: r.SpecialistName, Version: bk.Version, Attendance: bk.Attendance,
 		},
-		Status: b.Status, AttendanceAt: b.AttendanceAt, Location: loc,
+		Status: bk.Status, AttendanceAt: bk.AttendanceAt, Location: loc,
 	}, nil
 }
 
@@ -113,28 +115,28 @@ var errUnchanged = errors.New("attendance unchanged")
 // clinic's booking), BOOKING_NOT_ACTIVE (409), ATTENDANCE_NOT_YET (409),
 // ATTENDANCE_CLOSED (409), NO_SHOW_TOO_EARLY (409), CONCURRENCY_CONFLICT
 // (412).
-func (s *Service) MarkAttendance(ctx context.Context, u User, id uuid.UUID, mark string, expectVersion int32) (BookingCard, error) {
-	if err := u.May(ActAttendance); err != nil {
+func (b *Bookings) MarkAttendance(ctx context.Context, u staff.User, id uuid.UUID, mark string, expectVersion int32) (BookingCard, error) {
+	if err := u.May(staff.ActAttendance); err != nil {
 		return BookingCard{}, err
 	}
 	mark = strings.TrimSpace(mark)
 	if mark != NotMarked && !slices.Contains(AttendanceMarks, mark) {
 		return BookingCard{}, apperr.Invalidf("mark", "The mark is one of: arrived, no_show, completed, or empty to undo it.")
 	}
-	err := s.tx(ctx, u, func(q *db.Queries) error {
+	err := staff.Change(ctx, b.pool, b.changed, u, func(q *db.Queries) error {
 		return markInTx(ctx, q, u, id, mark, expectVersion, time.Now())
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
 		return BookingCard{}, err
 	}
-	return s.BookingCard(ctx, u, id)
+	return b.BookingCard(ctx, u, id)
 }
 
 // markInTx checks and writes one mark in the transaction of q.
-func markInTx(ctx context.Context, q *db.Queries, u User, id uuid.UUID, mark string, expectVersion int32, now time.Time) error {
+func markInTx(ctx context.Context, q *db.Queries, u staff.User, id uuid.UUID, mark string, expectVersion int32, now time.Time) error {
 	r, err := q.BookingCardForUpdate(ctx, db.BookingCardForUpdateParams{ID: id, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound("booking")
+		return staff.NotFound("booking")
 	}
 	if err != nil {
 		return fmt.Errorf("lock booking: %w", err)
@@ -145,7 +147,7 @@ func markInTx(ctx context.Context, q *db.Queries, u User, id uuid.UUID, mark str
 		return errUnchanged
 	}
 	if expectVersion != 0 && b.Version != expectVersion {
-		return Stale(before)
+		return staff.Stale(before)
 	}
 	loc, err := clinics.LoadZone(r.Timezone)
 	if err != nil {
@@ -159,7 +161,7 @@ func markInTx(ctx context.Context, q *db.Queries, u User, id uuid.UUID, mark str
 		return fmt.Errorf("set attendance: %w", err)
 	}
 	after := attendanceState{Attendance: a.Attendance, At: a.AttendanceAt, Version: a.Version}
-	return audit(ctx, q, u, "booking.attendance", "booking", id.String(), before, after, "")
+	return staff.WriteAudit(ctx, q, u, "booking.attendance", "booking", id.String(), before, after, "")
 }
 
 // attendanceAllowed is the rule of marks: a confirmed booking, on its
@@ -193,15 +195,15 @@ func attendanceAllowed(status string, start time.Time, mark string, now time.Tim
 // counts 0.
 //
 // Errors: FORBIDDEN.
-func (s *Service) NoShows(ctx context.Context, u User, email, phone string) (int, error) {
-	if err := u.May(ActBook); err != nil {
+func (b *Bookings) NoShows(ctx context.Context, u staff.User, email, phone string) (int, error) {
+	if err := u.May(staff.ActBook); err != nil {
 		return 0, err
 	}
 	email, phone = strings.TrimSpace(email), strings.TrimSpace(phone)
 	if email == "" && phone == "" {
 		return 0, nil
 	}
-	n, err := db.New(s.pool).BookingNoShowCount(ctx, db.BookingNoShowCountParams{ClinicID: u.ClinicID, Email: email, Phone: phone})
+	n, err := db.New(b.pool).BookingNoShowCount(ctx, db.BookingNoShowCountParams{ClinicID: u.ClinicID, Email: email, Phone: phone})
 	if err != nil {
 		return 0, fmt.Errorf("count no-shows: %w", err)
 	}
@@ -221,7 +223,7 @@ type DaySheet struct {
 
 // DaySheetSpecialist is one specialist's part of the day sheet.
 type DaySheetSpecialist struct {
-	Specialist Specialist
+	Specialist practice.Specialist
 	Bookings   []CalendarBooking
 }
 
@@ -229,11 +231,11 @@ type DaySheetSpecialist struct {
 // specialist.
 //
 // Errors: FORBIDDEN.
-func (s *Service) DaySheet(ctx context.Context, u User, day availability.Date) (DaySheet, error) {
-	if err := u.May(ActCalendar); err != nil {
+func (b *Bookings) DaySheet(ctx context.Context, u staff.User, day availability.Date) (DaySheet, error) {
+	if err := u.May(staff.ActCalendar); err != nil {
 		return DaySheet{}, err
 	}
-	q := db.New(s.pool)
+	q := db.New(b.pool)
 	tz, err := q.ClinicTimezone(ctx, u.ClinicID)
 	if err != nil {
 		return DaySheet{}, fmt.Errorf("clinic zone: %w", err)
@@ -246,12 +248,11 @@ func (s *Service) DaySheet(ctx context.Context, u User, day availability.Date) (
 	from := time.Date(day.Year, day.Month, day.Day, 0, 0, 0, 0, loc)
 	until := time.Date(next.Year, next.Month, next.Day, 0, 0, 0, 0, loc)
 	rows, err := q.BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: u.ClinicID, RangeStart: from, RangeEnd: until})
-	bookings, err := fromRows(rows, err, calendarBookingFromRow)
+	bookings, err := staff.FromRows(rows, err, calendarBookingFromRow)
 	if err != nil {
 		return DaySheet{}, fmt.Errorf("day's bookings: %w", err)
 	}
-	spRows, err := q.SpecialistListByClinic(ctx, u.ClinicID)
-	sps, err := fromRows(spRows, err, specialistFromRow)
+	sps, err := practice.ClinicSpecialists(ctx, q, u.ClinicID)
 	if err != nil {
 		return DaySheet{}, fmt.Errorf("specialists: %w", err)
 	}

@@ -1,4 +1,4 @@
-package staff
+package desk
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/practice"
 )
 
 // WallStart is the instant that a typed local date and time (minutes from
@@ -18,7 +19,7 @@ import (
 func WallStart(field string, loc *time.Location, d availability.Date, minutes int) (time.Time, error) {
 	t, ok := availability.WallTime(loc, d, time.Duration(minutes)*time.Minute)
 	if !ok {
-		return time.Time{}, apperr.Invalidf(field, "%s on %s does not exist in %s: the clocks skip it that day.", FormatMin(minutes), d, loc)
+		return time.Time{}, apperr.Invalidf(field, "%s on %s does not exist in %s: the clocks skip it that day.", practice.FormatMin(minutes), d, loc)
 	}
 	return t, nil
 }
@@ -35,7 +36,7 @@ func ParseLocalTime(field, s string, loc *time.Location) (time.Time, error) {
 	if !found || err != nil || len(clock) != 5 {
 		return time.Time{}, apperr.Invalidf(field, "%q is not a date and time like 2026-03-15T09:30.", s)
 	}
-	minutes, err := ParseClock(field, clock)
+	minutes, err := practice.ParseClock(field, clock)
 	if err != nil || minutes >= 1440 {
 		return time.Time{}, apperr.Invalidf(field, "%q is not a date and time like 2026-03-15T09:30.", s)
 	}

@@ -1,4 +1,4 @@
-package staff
+package practice
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/textfield"
 )
 
@@ -51,19 +52,19 @@ func specialistFromRow(r db.Specialist) Specialist {
 // Specialists lists the clinic's specialists.
 //
 // Errors: FORBIDDEN.
-func (s *Service) Specialists(ctx context.Context, u User) ([]Specialist, error) {
-	if err := u.May(ActSpecialists); err != nil {
+func (s *Service) Specialists(ctx context.Context, u staff.User) ([]Specialist, error) {
+	if err := u.May(staff.ActSpecialists); err != nil {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).SpecialistListByClinic(ctx, u.ClinicID)
-	return fromRows(rows, err, specialistFromRow)
+	return staff.FromRows(rows, err, specialistFromRow)
 }
 
 // Specialist is one of the clinic's specialists.
 //
 // Errors: FORBIDDEN, NOT_FOUND (also for another clinic's).
-func (s *Service) Specialist(ctx context.Context, u User, id uuid.UUID) (Specialist, error) {
-	if err := u.May(ActSpecialists); err != nil {
+func (s *Service) Specialist(ctx context.Context, u staff.User, id uuid.UUID) (Specialist, error) {
+	if err := u.May(staff.ActSpecialists); err != nil {
 		return Specialist{}, err
 	}
 	return s.specialist(ctx, u.ClinicID, id)
@@ -72,18 +73,33 @@ func (s *Service) Specialist(ctx context.Context, u User, id uuid.UUID) (Special
 // specialist is one of the clinic's specialists, for a caller that has
 // checked its own action.
 func (s *Service) specialist(ctx context.Context, clinicID, id uuid.UUID) (Specialist, error) {
-	sp, err := db.New(s.pool).SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: id, ClinicID: clinicID})
+	return ClinicSpecialist(ctx, db.New(s.pool), clinicID, id)
+}
+
+// ClinicSpecialist is one of the clinic's specialists, read in q, for
+// the calendar and the desk, whose actions are checked before they ask.
+//
+// Errors: NOT_FOUND (also for another clinic's).
+func ClinicSpecialist(ctx context.Context, q *db.Queries, clinicID, id uuid.UUID) (Specialist, error) {
+	sp, err := q.SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: id, ClinicID: clinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Specialist{}, notFound("specialist")
+		return Specialist{}, staff.NotFound("specialist")
 	}
 	return specialistFromRow(sp), err
+}
+
+// ClinicSpecialists are the clinic's specialists, active or not, in the
+// clinic's order, read in q, for callers that checked their own action.
+func ClinicSpecialists(ctx context.Context, q *db.Queries, clinicID uuid.UUID) ([]Specialist, error) {
+	rows, err := q.SpecialistListByClinic(ctx, clinicID)
+	return staff.FromRows(rows, err, specialistFromRow)
 }
 
 // CreateSpecialist adds a specialist (ActSpecialistsEdit).
 //
 // Errors: FORBIDDEN, INVALID_ARGUMENT (name, priority).
-func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInput) (Specialist, error) {
-	if err := u.May(ActSpecialistsEdit); err != nil {
+func (s *Service) CreateSpecialist(ctx context.Context, u staff.User, in SpecialistInput) (Specialist, error) {
+	if err := u.May(staff.ActSpecialistsEdit); err != nil {
 		return Specialist{}, err
 	}
 	if err := in.validate(); err != nil {
@@ -96,7 +112,7 @@ func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInp
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, u, "specialist.create", "specialist", sp.ID.String(), nil, sp, "")
+		return staff.WriteAudit(ctx, q, u, "specialist.create", "specialist", sp.ID.String(), nil, sp, "")
 	})
 	return specialistFromRow(sp), err
 }
@@ -105,8 +121,8 @@ func (s *Service) CreateSpecialist(ctx context.Context, u User, in SpecialistInp
 // keeps their bookings; FutureBookings lists them for staff to handle.
 //
 // Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT, CONCURRENCY_CONFLICT (412, with the current row).
-func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in SpecialistInput) (Specialist, error) {
-	if err := u.May(ActSpecialistsEdit); err != nil {
+func (s *Service) UpdateSpecialist(ctx context.Context, u staff.User, id uuid.UUID, in SpecialistInput) (Specialist, error) {
+	if err := u.May(staff.ActSpecialistsEdit); err != nil {
 		return Specialist{}, err
 	}
 	if err := in.validate(); err != nil {
@@ -116,7 +132,7 @@ func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in
 	err := s.tx(ctx, u, func(q *db.Queries) error {
 		before, err := q.SpecialistLockInClinic(ctx, db.SpecialistLockInClinicParams{ID: id, ClinicID: u.ClinicID})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("specialist")
+			return staff.NotFound("specialist")
 		}
 		if err != nil {
 			return err
@@ -125,12 +141,12 @@ func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in
 			ID: id, ClinicID: u.ClinicID, Name: in.Name, Priority: int32(in.Priority), Active: in.Active, Version: in.Version,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return Stale(specialistFromRow(before))
+			return staff.Stale(specialistFromRow(before))
 		}
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, u, "specialist.update", "specialist", id.String(), before, sp, "")
+		return staff.WriteAudit(ctx, q, u, "specialist.update", "specialist", id.String(), before, sp, "")
 	})
 	return specialistFromRow(sp), err
 }
@@ -151,10 +167,10 @@ func futureBookingFromRow(r db.BookingListFutureBySpecialistRow) FutureBooking {
 // for another clinic's specialist.
 //
 // Errors: FORBIDDEN.
-func (s *Service) FutureBookings(ctx context.Context, u User, id uuid.UUID) ([]FutureBooking, error) {
-	if err := u.May(ActSpecialists); err != nil {
+func (s *Service) FutureBookings(ctx context.Context, u staff.User, id uuid.UUID) ([]FutureBooking, error) {
+	if err := u.May(staff.ActSpecialists); err != nil {
 		return nil, err
 	}
 	rows, err := db.New(s.pool).BookingListFutureBySpecialist(ctx, db.BookingListFutureBySpecialistParams{SpecialistID: id, ClinicID: u.ClinicID})
-	return fromRows(rows, err, futureBookingFromRow)
+	return staff.FromRows(rows, err, futureBookingFromRow)
 }

@@ -1,4 +1,4 @@
-package staff_test
+package practice_test
 
 // The weekly hours: two editors saving one specialist's week, the current
 // values a stale save is told, and the parsing and checking of ranges.
@@ -17,6 +17,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -31,8 +32,8 @@ func TestStaffSetWeeklyHoursConcurrentEditsOneWins(t *testing.T) {
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	sp := c.Specialists[0]
 	var notified atomic.Int64
-	svc := newService(pool, func(context.Context, uuid.UUID) { notified.Add(1) })
-	editors := []staff.User{newUser(t, pool, c.ID, staff.RoleStaff), newUser(t, pool, c.ID, staff.RoleStaff)}
+	svc := practice.New(pool, func(context.Context, uuid.UUID) { notified.Add(1) })
+	editors := []staff.User{testkit.StaffUser(t, pool, c.ID, staff.RoleStaff), testkit.StaffUser(t, pool, c.ID, staff.RoleStaff)}
 	ctx := context.Background()
 
 	const rounds = 20
@@ -43,11 +44,11 @@ func TestStaffSetWeeklyHoursConcurrentEditsOneWins(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Each editor saves a different week, so the winner is visible in the rows.
-		weeks := [2][]staff.Range{
+		weeks := [2][]practice.Range{
 			{{Weekday: time.Monday, StartMin: 8 * 60, EndMin: 12*60 + round}, {Weekday: time.Wednesday, StartMin: 13 * 60, EndMin: 17 * 60}},
 			{{Weekday: time.Tuesday, StartMin: 7 * 60, EndMin: 11*60 + round}, {Weekday: time.Tuesday, StartMin: 12 * 60, EndMin: 16 * 60}},
 		}
-		before := countAction(auditRows(t, pool, "specialist", sp.ID.String()), "hours.update")
+		before := testkit.CountAction(testkit.AuditRows(t, pool, "specialist", sp.ID.String()), "hours.update")
 		notifiedBefore := notified.Load()
 
 		var ready, done sync.WaitGroup
@@ -89,8 +90,8 @@ func TestStaffSetWeeklyHoursConcurrentEditsOneWins(t *testing.T) {
 			t.Errorf("round %d: the conflict says %q", round, ae.Message)
 		}
 
-		rows := auditRows(t, pool, "specialist", sp.ID.String())
-		if n := countAction(rows, "hours.update") - before; n != 1 {
+		rows := testkit.AuditRows(t, pool, "specialist", sp.ID.String())
+		if n := testkit.CountAction(rows, "hours.update") - before; n != 1 {
 			t.Fatalf("round %d: %d hours.update audit rows for two concurrent saves, want exactly 1", round, n)
 		}
 		last := rows[len(rows)-1]
@@ -98,7 +99,7 @@ func TestStaffSetWeeklyHoursConcurrentEditsOneWins(t *testing.T) {
 			t.Fatalf("round %d: last audit row %s by %s, want hours.update by the winner %s", round, last.Action, last.Actor, editors[winner].Actor())
 		}
 		var after struct {
-			Hours []staff.Range `json:"hours"`
+			Hours []practice.Range `json:"hours"`
 		}
 		if err := json.Unmarshal(last.After, &after); err != nil || !slices.Equal(sortRanges(after.Hours), sortRanges(weeks[winner])) {
 			t.Fatalf("round %d: the audit row's after %s is not the winner's week %v", round, last.After, weeks[winner])
@@ -127,16 +128,16 @@ func TestStaffSetWeeklyHoursStaleCarriesTheCurrentHours(t *testing.T) {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	sp := c.Specialists[0]
-	svc := newService(pool, nil)
-	u := newUser(t, pool, c.ID, staff.RoleStaff)
+	svc := practice.New(pool, nil)
+	u := testkit.StaffUser(t, pool, c.ID, staff.RoleStaff)
 	ctx := context.Background()
 
-	first := []staff.Range{{Weekday: time.Monday, StartMin: 600, EndMin: 720}}
+	first := []practice.Range{{Weekday: time.Monday, StartMin: 600, EndMin: 720}}
 	if _, err := svc.SetWeeklyHours(ctx, u, sp.ID, sp.Version, first); err != nil {
 		t.Fatal(err)
 	}
-	_, err := svc.SetWeeklyHours(ctx, u, sp.ID, sp.Version, []staff.Range{{Weekday: time.Friday, StartMin: 600, EndMin: 720}})
-	wantCode(t, err, "CONCURRENCY_CONFLICT", "second save at the old version")
+	_, err := svc.SetWeeklyHours(ctx, u, sp.ID, sp.Version, []practice.Range{{Weekday: time.Friday, StartMin: 600, EndMin: 720}})
+	testkit.WantCode(t, err, "CONCURRENCY_CONFLICT", "second save at the old version")
 	if got := currentHours(t, err); !slices.Equal(got, first) {
 		t.Fatalf("the conflict carries %v as the current hours, want %v", got, first)
 	}
@@ -155,8 +156,8 @@ func TestStaffSetWeeklyHoursStaleAfterARaceCarriesTheWinnersHours(t *testing.T) 
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	sp := c.Specialists[0]
-	svc := newService(pool, nil)
-	u := newUser(t, pool, c.ID, staff.RoleStaff)
+	svc := practice.New(pool, nil)
+	u := testkit.StaffUser(t, pool, c.ID, staff.RoleStaff)
 	ctx := context.Background()
 
 	// The other editor: bump the version and replace the week, not yet committed.
@@ -172,7 +173,7 @@ func TestStaffSetWeeklyHoursStaleAfterARaceCarriesTheWinnersHours(t *testing.T) 
 	if err := q.WeeklyHoursDeleteBySpecialist(ctx, sp.ID); err != nil {
 		t.Fatal(err)
 	}
-	winners := []staff.Range{{Weekday: time.Saturday, StartMin: 8 * 60, EndMin: 10 * 60}}
+	winners := []practice.Range{{Weekday: time.Saturday, StartMin: 8 * 60, EndMin: 10 * 60}}
 	if err := q.WeeklyHoursInsert(ctx, db.WeeklyHoursInsertParams{ClinicID: c.ID, SpecialistID: sp.ID, Weekday: int16(time.Saturday), StartMin: 8 * 60, EndMin: 10 * 60}); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestStaffSetWeeklyHoursStaleAfterARaceCarriesTheWinnersHours(t *testing.T) 
 	// This editor saves at the same version; its bump waits for the other's lock.
 	res := make(chan error, 1)
 	go func() {
-		_, err := svc.SetWeeklyHours(ctx, u, sp.ID, sp.Version, []staff.Range{{Weekday: time.Sunday, StartMin: 600, EndMin: 660}})
+		_, err := svc.SetWeeklyHours(ctx, u, sp.ID, sp.Version, []practice.Range{{Weekday: time.Sunday, StartMin: 600, EndMin: 660}})
 		res <- err
 	}()
 	deadline := time.Now().Add(10 * time.Second)
@@ -210,7 +211,7 @@ func TestStaffSetWeeklyHoursStaleAfterARaceCarriesTheWinnersHours(t *testing.T) 
 		t.Fatal(err)
 	}
 	err = <-res
-	wantCode(t, err, "CONCURRENCY_CONFLICT", "the save that lost the race")
+	testkit.WantCode(t, err, "CONCURRENCY_CONFLICT", "the save that lost the race")
 	if got := hoursOf(t, pool, sp.ID); !slices.Equal(got, winners) {
 		t.Fatalf("stored week %v, want the winner's %v", got, winners)
 	}
@@ -222,38 +223,38 @@ func TestStaffSetWeeklyHoursStaleAfterARaceCarriesTheWinnersHours(t *testing.T) 
 
 func TestStaffValidateRanges(t *testing.T) {
 	t.Parallel()
-	r := func(wd time.Weekday, a, b string) staff.Range {
-		s, err := staff.ParseClock("x", a)
+	r := func(wd time.Weekday, a, b string) practice.Range {
+		s, err := practice.ParseClock("x", a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := staff.ParseClock("x", b)
+		e, err := practice.ParseClock("x", b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return staff.Range{Weekday: wd, StartMin: s, EndMin: e}
+		return practice.Range{Weekday: wd, StartMin: s, EndMin: e}
 	}
 	cases := []struct {
 		name  string
-		in    []staff.Range
+		in    []practice.Range
 		field string // "" when valid
 		msg   string
 	}{
 		{"Empty", nil, "", ""},
-		{"TwoRangesADay", []staff.Range{r(time.Monday, "08:30", "12:30"), r(time.Monday, "13:30", "17:00")}, "", ""},
-		{"TouchingIsFine", []staff.Range{r(time.Monday, "08:00", "12:00"), r(time.Monday, "12:00", "13:00")}, "", ""},
-		{"SameTimesOtherDays", []staff.Range{r(time.Monday, "09:00", "12:00"), r(time.Tuesday, "09:00", "12:00")}, "", ""},
-		{"UntilMidnight", []staff.Range{r(time.Sunday, "20:00", "24:00")}, "", ""},
-		{"Overlap", []staff.Range{r(time.Monday, "09:00", "12:00"), r(time.Monday, "11:00", "13:00")}, "hours.monday", "Monday: 09:00–12:00 overlaps 11:00–13:00."},
-		{"OverlapGivenOutOfOrder", []staff.Range{r(time.Friday, "11:00", "13:00"), r(time.Friday, "09:00", "12:00")}, "hours.friday", "overlaps"},
-		{"Contained", []staff.Range{r(time.Monday, "09:00", "17:00"), r(time.Monday, "10:00", "11:00")}, "hours.monday", "overlaps"},
-		{"EndBeforeStart", []staff.Range{r(time.Tuesday, "12:00", "09:00")}, "hours.tuesday", "Tuesday: 12:00–09:00 ends before it starts."},
-		{"EmptyRange", []staff.Range{r(time.Tuesday, "09:00", "09:00")}, "hours.tuesday", "ends before it starts"},
-		{"OutsideTheDay", []staff.Range{{Weekday: time.Wednesday, StartMin: -30, EndMin: 60}}, "hours.wednesday", "within the day"},
+		{"TwoRangesADay", []practice.Range{r(time.Monday, "08:30", "12:30"), r(time.Monday, "13:30", "17:00")}, "", ""},
+		{"TouchingIsFine", []practice.Range{r(time.Monday, "08:00", "12:00"), r(time.Monday, "12:00", "13:00")}, "", ""},
+		{"SameTimesOtherDays", []practice.Range{r(time.Monday, "09:00", "12:00"), r(time.Tuesday, "09:00", "12:00")}, "", ""},
+		{"UntilMidnight", []practice.Range{r(time.Sunday, "20:00", "24:00")}, "", ""},
+		{"Overlap", []practice.Range{r(time.Monday, "09:00", "12:00"), r(time.Monday, "11:00", "13:00")}, "hours.monday", "Monday: 09:00–12:00 overlaps 11:00–13:00."},
+		{"OverlapGivenOutOfOrder", []practice.Range{r(time.Friday, "11:00", "13:00"), r(time.Friday, "09:00", "12:00")}, "hours.friday", "overlaps"},
+		{"Contained", []practice.Range{r(time.Monday, "09:00", "17:00"), r(time.Monday, "10:00", "11:00")}, "hours.monday", "overlaps"},
+		{"EndBeforeStart", []practice.Range{r(time.Tuesday, "12:00", "09:00")}, "hours.tuesday", "Tuesday: 12:00–09:00 ends before it starts."},
+		{"EmptyRange", []practice.Range{r(time.Tuesday, "09:00", "09:00")}, "hours.tuesday", "ends before it starts"},
+		{"OutsideTheDay", []practice.Range{{Weekday: time.Wednesday, StartMin: -30, EndMin: 60}}, "hours.wednesday", "within the day"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := staff.ValidateRanges(tc.in)
+			err := practice.ValidateRanges(tc.in)
 			if tc.field == "" {
 				if err != nil {
 					t.Fatalf("valid week refused: %v", err)
@@ -271,12 +272,12 @@ func TestStaffValidateRanges(t *testing.T) {
 func TestStaffParseClock(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]int{"00:00": 0, "09:30": 570, " 17:05 ": 1025, "24:00": 1440, "9:05": 545} {
-		if got, err := staff.ParseClock("f", in); err != nil || got != want {
+		if got, err := practice.ParseClock("f", in); err != nil || got != want {
 			t.Errorf("ParseClock(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "noon", "25:00", "24:30", "10:60", "-1:00", "10"} {
-		_, err := staff.ParseClock("start", in)
+		_, err := practice.ParseClock("start", in)
 		if ae := apperr.As(err); ae == nil || ae.Field() != "start" {
 			t.Errorf("ParseClock(%q) = %v; want INVALID_ARGUMENT on start", in, err)
 		}

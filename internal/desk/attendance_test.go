@@ -1,4 +1,4 @@
-package staff_test
+package desk_test
 
 // Attendance: marks on the booking's day with their audit rows and the
 // calendar's notice, the rule of when a mark may be set, the day sheet and
@@ -17,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -67,27 +68,27 @@ func TestAttendanceMarks(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	loc := zoneOf(t, c.Timezone)
+	loc := testkit.Zone(t, c.Timezone)
 	told := &notices{n: map[uuid.UUID]int{}}
-	svc := newService(pool, told.notify)
-	desk := newUser(t, pool, c.ID, staff.RoleReception)
+	svc := desk.NewBookings(pool, told.notify, booking.NewService(pool), nil)
+	clerk := testkit.StaffUser(t, pool, c.ID, staff.RoleReception)
 	ctx := context.Background()
 	bk := bookAt(t, pool, c, 0, today(loc, 0, 0, 0), booking.Patient{Name: "Ada Patient", Email: "ada@example.org"})
 
 	version := bk.Version
-	for i, mark := range []string{staff.Arrived, staff.NotMarked, staff.NoShow, staff.Completed, staff.NotMarked} {
-		card, err := svc.MarkAttendance(ctx, desk, bk.ID, mark, version)
+	for i, mark := range []string{desk.Arrived, desk.NotMarked, desk.NoShow, desk.Completed, desk.NotMarked} {
+		card, err := svc.MarkAttendance(ctx, clerk, bk.ID, mark, version)
 		if err != nil {
 			t.Fatalf("mark %q: %v", mark, err)
 		}
-		if card.Attendance != mark || card.Version != version+1 || (mark == staff.NotMarked) != (card.AttendanceAt == nil) {
+		if card.Attendance != mark || card.Version != version+1 || (mark == desk.NotMarked) != (card.AttendanceAt == nil) {
 			t.Fatalf("after %q: attendance %q, version %d (was %d), at %v", mark, card.Attendance, card.Version, version, card.AttendanceAt)
 		}
 		version = card.Version
-		rows := auditRows(t, pool, "booking", bk.ID.String())
+		rows := testkit.AuditRows(t, pool, "booking", bk.ID.String())
 		last := rows[len(rows)-1]
-		if countAction(rows, "booking.attendance") != i+1 || last.Action != "booking.attendance" || last.Actor != desk.Actor() {
-			t.Fatalf("after %q: audit rows %d, last %s by %s", mark, countAction(rows, "booking.attendance"), last.Action, last.Actor)
+		if testkit.CountAction(rows, "booking.attendance") != i+1 || last.Action != "booking.attendance" || last.Actor != clerk.Actor() {
+			t.Fatalf("after %q: audit rows %d, last %s by %s", mark, testkit.CountAction(rows, "booking.attendance"), last.Action, last.Actor)
 		}
 		var after struct{ Attendance string }
 		if err := json.Unmarshal(last.After, &after); err != nil || after.Attendance != mark || len(last.Before) == 0 {
@@ -99,18 +100,18 @@ func TestAttendanceMarks(t *testing.T) {
 	}
 
 	// The same mark again: nothing written, nothing told, even at an old version.
-	before, notified := auditCount(t, pool, c.ID), told.of(c.ID)
-	if _, err := svc.MarkAttendance(ctx, desk, bk.ID, staff.NotMarked, 1); err != nil {
+	before, notified := testkit.AuditCount(t, pool, c.ID), told.of(c.ID)
+	if _, err := svc.MarkAttendance(ctx, clerk, bk.ID, desk.NotMarked, 1); err != nil {
 		t.Fatalf("the same mark again: %v", err)
 	}
-	_, err := svc.MarkAttendance(ctx, desk, bk.ID, staff.Arrived, version-1)
-	wantCode(t, err, apperr.CodeConcurrencyConflict, "a mark at a stale version")
-	_, err = svc.MarkAttendance(ctx, desk, bk.ID, "late", 0)
-	wantCode(t, err, apperr.CodeInvalidArgument, "an unknown mark")
+	_, err := svc.MarkAttendance(ctx, clerk, bk.ID, desk.Arrived, version-1)
+	testkit.WantCode(t, err, apperr.CodeConcurrencyConflict, "a mark at a stale version")
+	_, err = svc.MarkAttendance(ctx, clerk, bk.ID, "late", 0)
+	testkit.WantCode(t, err, apperr.CodeInvalidArgument, "an unknown mark")
 	other := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	_, err = svc.MarkAttendance(ctx, newUser(t, pool, other.ID, staff.RoleAdmin), bk.ID, staff.Arrived, 0)
-	wantCode(t, err, apperr.CodeNotFound, "another clinic's booking")
-	if auditCount(t, pool, c.ID) != before || told.of(c.ID) != notified {
+	_, err = svc.MarkAttendance(ctx, testkit.StaffUser(t, pool, other.ID, staff.RoleAdmin), bk.ID, desk.Arrived, 0)
+	testkit.WantCode(t, err, apperr.CodeNotFound, "another clinic's booking")
+	if testkit.AuditCount(t, pool, c.ID) != before || told.of(c.ID) != notified {
 		t.Error("refused or unchanged marks wrote audit rows or told the calendars")
 	}
 }
@@ -121,29 +122,29 @@ func TestAttendanceRefusedOutsideTheDay(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	loc := zoneOf(t, c.Timezone)
-	svc := newService(pool, nil)
-	u := newUser(t, pool, c.ID, staff.RoleStaff)
+	loc := testkit.Zone(t, c.Timezone)
+	svc := desk.NewBookings(pool, nil, booking.NewService(pool), nil)
+	u := testkit.StaffUser(t, pool, c.ID, staff.RoleStaff)
 	ctx := context.Background()
 	past := bookAt(t, pool, c, 0, today(loc, -1, 10, 0), booking.Patient{Name: "Past Patient", Email: "past@example.org"})
-	before := auditCount(t, pool, c.ID)
-	for _, mark := range []string{staff.Arrived, staff.NoShow, staff.NotMarked} {
+	before := testkit.AuditCount(t, pool, c.ID)
+	for _, mark := range []string{desk.Arrived, desk.NoShow, desk.NotMarked} {
 		_, err := svc.MarkAttendance(ctx, u, past.ID, mark, 0)
-		if mark == staff.NotMarked {
+		if mark == desk.NotMarked {
 			// Unmarked already: nothing to undo.
 			if err != nil {
 				t.Errorf("undo of an unmarked booking: %v", err)
 			}
 			continue
 		}
-		wantCode(t, err, staff.CodeAttendanceClosed, "a mark the day after")
+		testkit.WantCode(t, err, desk.CodeAttendanceClosed, "a mark the day after")
 	}
 	if _, err := pool.Exec(ctx, `UPDATE bookings SET attendance = 'arrived' WHERE id = $1`, past.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err := svc.MarkAttendance(ctx, u, past.ID, staff.NotMarked, 0)
-	wantCode(t, err, staff.CodeAttendanceClosed, "an undo the day after")
-	if n := auditCount(t, pool, c.ID); n != before {
+	_, err := svc.MarkAttendance(ctx, u, past.ID, desk.NotMarked, 0)
+	testkit.WantCode(t, err, desk.CodeAttendanceClosed, "an undo the day after")
+	if n := testkit.AuditCount(t, pool, c.ID); n != before {
 		t.Errorf("refused marks wrote %d audit rows", n-before)
 	}
 	if ae := apperr.As(err); ae.Kind != apperr.Conflict || ae.Message == "" {
@@ -154,10 +155,10 @@ func TestAttendanceRefusedOutsideTheDay(t *testing.T) {
 	if _, _, err := booking.NewService(pool).Cancel(ctx, booking.CancelRequest{BookingID: bk.ID, ClinicID: c.ID, Actor: u.Actor(), Reason: "called"}); err != nil {
 		t.Fatal(err)
 	}
-	cancelled := auditCount(t, pool, c.ID)
-	_, err = svc.MarkAttendance(ctx, u, bk.ID, staff.Arrived, 0)
-	wantCode(t, err, apperr.CodeBookingNotActive, "a cancelled booking")
-	if n := auditCount(t, pool, c.ID); n != cancelled {
+	cancelled := testkit.AuditCount(t, pool, c.ID)
+	_, err = svc.MarkAttendance(ctx, u, bk.ID, desk.Arrived, 0)
+	testkit.WantCode(t, err, apperr.CodeBookingNotActive, "a cancelled booking")
+	if n := testkit.AuditCount(t, pool, c.ID); n != cancelled {
 		t.Errorf("a refused mark wrote %d audit rows", n-cancelled)
 	}
 }
@@ -166,27 +167,27 @@ func TestAttendanceRefusedOutsideTheDay(t *testing.T) {
 // midnight to the next; a no-show from the start.
 func TestAttendanceRule(t *testing.T) {
 	t.Parallel()
-	loc := zoneOf(t, "Europe/Berlin")
+	loc := testkit.Zone(t, "Europe/Berlin")
 	start := time.Date(2031, 3, 12, 14, 30, 0, 0, loc)
 	cases := []struct {
 		status, mark string
 		now          time.Time
 		code         string
 	}{
-		{"confirmed", staff.Arrived, time.Date(2031, 3, 11, 23, 59, 0, 0, loc), staff.CodeAttendanceNotYet},
-		{"confirmed", staff.Arrived, time.Date(2031, 3, 12, 0, 0, 0, 0, loc), ""},
-		{"confirmed", staff.Completed, time.Date(2031, 3, 12, 8, 0, 0, 0, loc), ""},
-		{"confirmed", staff.NotMarked, time.Date(2031, 3, 12, 8, 0, 0, 0, loc), ""},
-		{"confirmed", staff.NoShow, time.Date(2031, 3, 12, 14, 29, 0, 0, loc), staff.CodeNoShowTooEarly},
-		{"confirmed", staff.NoShow, start, ""},
-		{"confirmed", staff.NotMarked, time.Date(2031, 3, 12, 23, 59, 59, 0, loc), ""},
-		{"confirmed", staff.NotMarked, time.Date(2031, 3, 13, 0, 0, 0, 0, loc), staff.CodeAttendanceClosed},
-		{"confirmed", staff.NoShow, time.Date(2031, 3, 13, 9, 0, 0, 0, loc), staff.CodeAttendanceClosed},
-		{"cancelled", staff.Arrived, start, apperr.CodeBookingNotActive},
-		{"rescheduled", staff.NotMarked, start, apperr.CodeBookingNotActive},
+		{"confirmed", desk.Arrived, time.Date(2031, 3, 11, 23, 59, 0, 0, loc), desk.CodeAttendanceNotYet},
+		{"confirmed", desk.Arrived, time.Date(2031, 3, 12, 0, 0, 0, 0, loc), ""},
+		{"confirmed", desk.Completed, time.Date(2031, 3, 12, 8, 0, 0, 0, loc), ""},
+		{"confirmed", desk.NotMarked, time.Date(2031, 3, 12, 8, 0, 0, 0, loc), ""},
+		{"confirmed", desk.NoShow, time.Date(2031, 3, 12, 14, 29, 0, 0, loc), desk.CodeNoShowTooEarly},
+		{"confirmed", desk.NoShow, start, ""},
+		{"confirmed", desk.NotMarked, time.Date(2031, 3, 12, 23, 59, 59, 0, loc), ""},
+		{"confirmed", desk.NotMarked, time.Date(2031, 3, 13, 0, 0, 0, 0, loc), desk.CodeAttendanceClosed},
+		{"confirmed", desk.NoShow, time.Date(2031, 3, 13, 9, 0, 0, 0, loc), desk.CodeAttendanceClosed},
+		{"cancelled", desk.Arrived, start, apperr.CodeBookingNotActive},
+		{"rescheduled", desk.NotMarked, start, apperr.CodeBookingNotActive},
 	}
 	for _, tc := range cases {
-		err := staff.AttendanceAllowed(tc.status, start, tc.mark, tc.now, loc)
+		err := desk.AttendanceAllowed(tc.status, start, tc.mark, tc.now, loc)
 		if got := apperr.CodeOf(err); got != tc.code {
 			t.Errorf("%s %q at %s: %q (%v), want %q", tc.status, tc.mark, tc.now.Format(time.DateTime), got, err, tc.code)
 		}
@@ -200,9 +201,9 @@ func TestAttendanceNoShowsCount(t *testing.T) {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	other := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	loc := zoneOf(t, c.Timezone)
-	svc := newService(pool, nil)
-	u := newUser(t, pool, c.ID, staff.RoleReception)
+	loc := testkit.Zone(t, c.Timezone)
+	svc := desk.NewBookings(pool, nil, booking.NewService(pool), nil)
+	u := testkit.StaffUser(t, pool, c.ID, staff.RoleReception)
 	ctx := context.Background()
 	noShow := func(cl testkit.Clinic, day int, p booking.Patient) {
 		b := bookAt(t, pool, cl, 0, today(loc, day, 10, 0), p)
@@ -242,9 +243,9 @@ func TestAttendanceDaySheet(t *testing.T) {
 	t.Parallel()
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 2})
-	loc := zoneOf(t, c.Timezone)
-	svc := newService(pool, nil)
-	u := newUser(t, pool, c.ID, staff.RoleReception)
+	loc := testkit.Zone(t, c.Timezone)
+	svc := desk.NewBookings(pool, nil, booking.NewService(pool), nil)
+	u := testkit.StaffUser(t, pool, c.ID, staff.RoleReception)
 	ctx := context.Background()
 	day := availability.DateOf(today(loc, 2, 12, 0), loc)
 	late := bookAt(t, pool, c, 1, today(loc, 2, 16, 0), booking.Patient{Name: "Late", Email: "late@example.org"})
@@ -265,7 +266,7 @@ func TestAttendanceDaySheet(t *testing.T) {
 		t.Errorf("the first specialist has %d bookings that day, want none", n)
 	}
 	got := sheet.Specialists[1].Bookings
-	if len(got) != 2 || got[0].ID != early.ID || got[1].ID != late.ID || got[0].Attendance != staff.Arrived || got[0].PatientPhone != "030 12345" {
+	if len(got) != 2 || got[0].ID != early.ID || got[1].ID != late.ID || got[0].Attendance != desk.Arrived || got[0].PatientPhone != "030 12345" {
 		t.Errorf("the second specialist's day: %+v", got)
 	}
 }

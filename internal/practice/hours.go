@@ -1,4 +1,4 @@
-package staff
+package practice
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/textfield"
 )
 
@@ -64,8 +65,8 @@ func ValidateRanges(rs []Range) error {
 // WeeklyHours are a specialist's ranges.
 //
 // Errors: FORBIDDEN, NOT_FOUND.
-func (s *Service) WeeklyHours(ctx context.Context, u User, specialistID uuid.UUID) ([]Range, error) {
-	if err := u.May(ActHours); err != nil {
+func (s *Service) WeeklyHours(ctx context.Context, u staff.User, specialistID uuid.UUID) ([]Range, error) {
+	if err := u.May(staff.ActHours); err != nil {
 		return nil, err
 	}
 	if _, err := s.specialist(ctx, u.ClinicID, specialistID); err != nil {
@@ -91,8 +92,8 @@ type hoursAudit struct {
 // version: of two staff saving at once, one wins and the other is told.
 //
 // Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (naming the weekday), CONCURRENCY_CONFLICT.
-func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.UUID, version int32, rs []Range) (Specialist, error) {
-	if err := u.May(ActHours); err != nil {
+func (s *Service) SetWeeklyHours(ctx context.Context, u staff.User, specialistID uuid.UUID, version int32, rs []Range) (Specialist, error) {
+	if err := u.May(staff.ActHours); err != nil {
 		return Specialist{}, err
 	}
 	if err := ValidateRanges(rs); err != nil {
@@ -104,7 +105,7 @@ func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.
 		// winner's hours, not those read before it committed.
 		_, err := q.SpecialistLockInClinic(ctx, db.SpecialistLockInClinicParams{ID: specialistID, ClinicID: u.ClinicID})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("specialist")
+			return staff.NotFound("specialist")
 		}
 		if err != nil {
 			return err
@@ -119,7 +120,7 @@ func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.
 		}
 		sp, err = q.SpecialistBumpVersion(ctx, db.SpecialistBumpVersionParams{ID: specialistID, ClinicID: u.ClinicID, Version: version})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return Stale(hoursAudit{Specialist: specialistID, Hours: oldRanges})
+			return staff.Stale(hoursAudit{Specialist: specialistID, Hours: oldRanges})
 		}
 		if err != nil {
 			return err
@@ -134,7 +135,7 @@ func (s *Service) SetWeeklyHours(ctx context.Context, u User, specialistID uuid.
 				return err
 			}
 		}
-		return audit(ctx, q, u, "hours.update", "specialist", specialistID.String(),
+		return staff.WriteAudit(ctx, q, u, "hours.update", "specialist", specialistID.String(),
 			hoursAudit{specialistID, oldRanges}, hoursAudit{specialistID, rs}, "")
 	})
 	return specialistFromRow(sp), err
@@ -154,8 +155,8 @@ type OverrideInput struct {
 //
 // Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (day, start, end, note),
 // CONFLICT (overlaps an override of that day), CONCURRENCY_CONFLICT.
-func (s *Service) AddOverride(ctx context.Context, u User, specialistID uuid.UUID, in OverrideInput) error {
-	if err := u.May(ActOverrides); err != nil {
+func (s *Service) AddOverride(ctx context.Context, u staff.User, specialistID uuid.UUID, in OverrideInput) error {
+	if err := u.May(staff.ActOverrides); err != nil {
 		return err
 	}
 	var noteErr error
@@ -172,12 +173,12 @@ func (s *Service) AddOverride(ctx context.Context, u User, specialistID uuid.UUI
 	}
 	return s.tx(ctx, u, func(q *db.Queries) error {
 		if _, err := q.SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: specialistID, ClinicID: u.ClinicID}); errors.Is(err, pgx.ErrNoRows) {
-			return notFound("specialist")
+			return staff.NotFound("specialist")
 		} else if err != nil {
 			return err
 		}
 		if _, err := q.SpecialistBumpVersion(ctx, db.SpecialistBumpVersionParams{ID: specialistID, ClinicID: u.ClinicID, Version: in.Version}); errors.Is(err, pgx.ErrNoRows) {
-			return Stale(nil)
+			return staff.Stale(nil)
 		} else if err != nil {
 			return err
 		}
@@ -191,7 +192,7 @@ func (s *Service) AddOverride(ctx context.Context, u User, specialistID uuid.UUI
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, u, "override.create", "override", fmt.Sprint(id), nil, map[string]any{
+		return staff.WriteAudit(ctx, q, u, "override.create", "override", fmt.Sprint(id), nil, map[string]any{
 			"specialist": specialistID, "day": in.Day.Format(time.DateOnly), "closed": in.Closed,
 			"start": FormatMin(in.StartMin), "end": FormatMin(in.EndMin), "note": in.Note,
 		}, "")
@@ -201,26 +202,26 @@ func (s *Service) AddOverride(ctx context.Context, u User, specialistID uuid.UUI
 // DeleteOverride removes an override.
 //
 // Errors: FORBIDDEN, NOT_FOUND, CONCURRENCY_CONFLICT.
-func (s *Service) DeleteOverride(ctx context.Context, u User, id int64, version int32) error {
-	if err := u.May(ActOverrides); err != nil {
+func (s *Service) DeleteOverride(ctx context.Context, u staff.User, id int64, version int32) error {
+	if err := u.May(staff.ActOverrides); err != nil {
 		return err
 	}
 	return s.tx(ctx, u, func(q *db.Queries) error {
 		o, err := q.OverrideGet(ctx, db.OverrideGetParams{ID: id, ClinicID: u.ClinicID})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("override")
+			return staff.NotFound("override")
 		}
 		if err != nil {
 			return err
 		}
 		if _, err := q.SpecialistBumpVersion(ctx, db.SpecialistBumpVersionParams{ID: o.SpecialistID, ClinicID: u.ClinicID, Version: version}); errors.Is(err, pgx.ErrNoRows) {
-			return Stale(nil)
+			return staff.Stale(nil)
 		} else if err != nil {
 			return err
 		}
 		if _, err := q.OverrideDelete(ctx, db.OverrideDeleteParams{ID: id, ClinicID: u.ClinicID}); err != nil {
 			return err
 		}
-		return audit(ctx, q, u, "override.delete", "override", fmt.Sprint(id), o, nil, "")
+		return staff.WriteAudit(ctx, q, u, "override.delete", "override", fmt.Sprint(id), o, nil, "")
 	})
 }

@@ -1,4 +1,4 @@
-package staff
+package desk
 
 // The day grid's model: which instants a day's rows stand for, when each
 // specialist works, and what the grid loads to draw a day or a week.
@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/practice"
 )
 
 // Span is a stretch of real time, half-open.
@@ -126,7 +127,7 @@ type WeekRows struct {
 }
 
 // Label is row i's wall-clock time.
-func (w WeekRows) Label(i int) string { return FormatMin(w.Minutes[i] % 1440) }
+func (w WeekRows) Label(i int) string { return practice.FormatMin(w.Minutes[i] % 1440) }
 
 // WeekRowsOf are the rows of the len(hours) dates from from in loc, given
 // each date's hours and busy spans (busy[i] for date i; may be shorter).
@@ -206,7 +207,7 @@ const defaultGridStep = 30 * time.Minute
 //
 // Errors: none of its own (database failures are internal).
 func (b *Bookings) GridData(ctx context.Context, clinicID uuid.UUID, loc *time.Location, from availability.Date, days int) (GridData, error) {
-	q := db.New(b.svc.pool)
+	q := db.New(b.pool)
 	out := GridData{Step: defaultGridStep}
 	types, err := q.AppointmentTypeListByClinic(ctx, clinicID)
 	if err != nil {

@@ -1,4 +1,4 @@
-package staff_test
+package desk_test
 
 // Tests of the day grid's rows: real-time steps labelled by the wall
 // clock, so the days the clocks change have the rows they really have.
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/clinic/booking/internal/availability"
-	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/desk"
 )
 
 func berlin(t *testing.T) *time.Location {
@@ -28,7 +28,7 @@ func labels(t *testing.T, loc *time.Location, day string, step time.Duration, rs
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := staff.RowsOf(step, staff.OpenSpans(loc, d, rs), nil)
+	rows := desk.RowsOf(step, desk.OpenSpans(loc, d, rs), nil)
 	out := make([]string, len(rows.Start))
 	for i := range rows.Start {
 		out[i] = rows.Label(i, loc)
@@ -93,26 +93,26 @@ func TestDayGridRowsFallBack(t *testing.T) {
 func TestDayGridPlace(t *testing.T) {
 	loc := berlin(t)
 	d := availability.Date{Year: 2027, Month: time.October, Day: 31}
-	open := staff.OpenSpans(loc, d, []availability.Range{{Start: 0, End: 6 * 60}})
-	rows := staff.RowsOf(15*time.Minute, open, nil)
+	open := desk.OpenSpans(loc, d, []availability.Range{{Start: 0, End: 6 * 60}})
+	rows := desk.RowsOf(15*time.Minute, open, nil)
 	// 02:30 in the second (winter) occurrence: 01:30 UTC.
 	second := time.Date(2027, time.October, 31, 1, 30, 0, 0, time.UTC)
-	row, n, ok := rows.Place(staff.Span{Start: second, End: second.Add(45 * time.Minute)})
+	row, n, ok := rows.Place(desk.Span{Start: second, End: second.Add(45 * time.Minute)})
 	if !ok || rows.Label(row, loc) != "02:30" || row != 14 || n != 3 {
 		t.Errorf("placed at row %d (%s), %d rows, ok %v; want row 14 (the second 02:30), 3 rows", row, rows.Label(row, loc), n, ok)
 	}
-	if _, _, ok := rows.Place(staff.Span{Start: open[0].End, End: open[0].End.Add(time.Hour)}); ok {
+	if _, _, ok := rows.Place(desk.Span{Start: open[0].End, End: open[0].End.Add(time.Hour)}); ok {
 		t.Error("a span after the grid was placed")
 	}
 
 	day := availability.Date{Year: 2027, Month: time.March, Day: 23}
-	open = staff.OpenSpans(loc, day, []availability.Range{{Start: 9 * 60, End: 10 * 60}})
+	open = desk.OpenSpans(loc, day, []availability.Range{{Start: 9 * 60, End: 10 * 60}})
 	early := time.Date(2027, time.March, 23, 8, 10, 0, 0, loc)
-	rows = staff.RowsOf(30*time.Minute, open, []staff.Span{{Start: early, End: early.Add(20 * time.Minute)}})
+	rows = desk.RowsOf(30*time.Minute, open, []desk.Span{{Start: early, End: early.Add(20 * time.Minute)}})
 	if len(rows.Start) != 4 || rows.Label(0, loc) != "08:00" {
 		t.Errorf("rows from %s, %d of them; want 4 from 08:00", rows.Label(0, loc), len(rows.Start))
 	}
-	if row, n, _ := rows.Place(staff.Span{Start: early, End: early.Add(20 * time.Minute)}); row != 0 || n != 1 {
+	if row, n, _ := rows.Place(desk.Span{Start: early, End: early.Add(20 * time.Minute)}); row != 0 || n != 1 {
 		t.Errorf("the early booking at row %d over %d rows, want 0 and 1", row, n)
 	}
 }
@@ -134,15 +134,15 @@ func TestDayGridWallInstant(t *testing.T) {
 // outside the hours stretches the rows by whole steps.
 func TestWeekRows(t *testing.T) {
 	loc := berlin(t)
-	night := staff.DayHours{Ranges: []availability.Range{{Start: 60, End: 4 * 60}}}
-	hours := make([]staff.DayHours, 7)
+	night := desk.DayHours{Ranges: []availability.Range{{Start: 60, End: 4 * 60}}}
+	hours := make([]desk.DayHours, 7)
 	for i := range hours {
 		hours[i] = night
 	}
 	spring := availability.Date{Year: 2027, Month: time.March, Day: 22} // Monday; Sunday the 28th changes
 	late := time.Date(2027, time.March, 23, 4, 10, 0, 0, loc)
-	busy := [][]staff.Span{nil, {{Start: late, End: late.Add(20 * time.Minute)}}}
-	w := staff.WeekRowsOf(loc, spring, 30*time.Minute, hours, busy)
+	busy := [][]desk.Span{nil, {{Start: late, End: late.Add(20 * time.Minute)}}}
+	w := desk.WeekRowsOf(loc, spring, 30*time.Minute, hours, busy)
 	if len(w.Minutes) != 7 || w.Label(0) != "01:00" || w.Label(6) != "04:00" {
 		t.Fatalf("rows %v, want 7 from 01:00 to 04:00", w.Minutes)
 	}
@@ -151,16 +151,16 @@ func TestWeekRows(t *testing.T) {
 			t.Errorf("Sunday %s: instant %v", w.Label(i), at)
 		}
 	}
-	if row, n, ok := w.Days[1].Place(staff.Span{Start: late, End: late.Add(20 * time.Minute)}); !ok || row != 6 || n != 1 {
+	if row, n, ok := w.Days[1].Place(desk.Span{Start: late, End: late.Add(20 * time.Minute)}); !ok || row != 6 || n != 1 {
 		t.Errorf("Tuesday's late booking at row %d over %d (%v), want row 6 over 1", row, n, ok)
 	}
 
 	autumn := availability.Date{Year: 2027, Month: time.October, Day: 25} // Sunday the 31st changes
-	w = staff.WeekRowsOf(loc, autumn, 30*time.Minute, hours, nil)
+	w = desk.WeekRowsOf(loc, autumn, 30*time.Minute, hours, nil)
 	if got, want := w.Days[6].Start[3], time.Date(2027, time.October, 31, 0, 30, 0, 0, time.UTC); w.Label(3) != "02:30" || !got.Equal(want) {
 		t.Errorf("Sunday %s is %s, want its first occurrence %s", w.Label(3), got, want)
 	}
-	if w := staff.WeekRowsOf(loc, autumn, 30*time.Minute, make([]staff.DayHours, 7), nil); len(w.Minutes) != 0 {
+	if w := desk.WeekRowsOf(loc, autumn, 30*time.Minute, make([]desk.DayHours, 7), nil); len(w.Minutes) != 0 {
 		t.Errorf("a week without hours has rows %v", w.Minutes)
 	}
 }

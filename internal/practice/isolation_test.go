@@ -1,4 +1,4 @@
-package staff_test
+package practice_test
 
 // Clinic scoping: every call a staff member makes with another clinic's
 // ids is refused, every list shows only their own clinic's rows, and the
@@ -16,6 +16,8 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -27,7 +29,8 @@ type isolation struct {
 	ctx               context.Context
 	pool              *pgxpool.Pool
 	svc               *staff.Service
-	bookings          *staff.Bookings
+	set               *practice.Service
+	bookings          *desk.Bookings
 	mine, other       testkit.Clinic
 	admin, otherAdmin staff.User
 
@@ -40,9 +43,9 @@ type isolation struct {
 	token      string // their kiosk token
 	tokenID    uuid.UUID
 
-	ospNow      staff.Specialist
-	otypNow     staff.AppointmentType
-	hoursBefore []staff.Range
+	ospNow      practice.Specialist
+	otypNow     practice.AppointmentType
+	hoursBefore []practice.Range
 	otherAudit  int64
 	myAudit     int64
 }
@@ -50,20 +53,20 @@ type isolation struct {
 func newIsolation(t *testing.T) *isolation {
 	t.Helper()
 	pool := testkit.DB(t)
-	f := &isolation{ctx: context.Background(), pool: pool, svc: newService(pool, nil)}
-	f.bookings = staff.NewBookings(f.svc, booking.NewService(pool), nil)
+	f := &isolation{ctx: context.Background(), pool: pool, svc: staff.New(pool, nil, nil), set: practice.New(pool, nil)}
+	f.bookings = desk.NewBookings(pool, nil, booking.NewService(pool), nil)
 	f.mine = testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	f.other = testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
-	f.admin = newUser(t, pool, f.mine.ID, staff.RoleAdmin)
-	f.otherAdmin = newUser(t, pool, f.other.ID, staff.RoleAdmin)
+	f.admin = testkit.StaffUser(t, pool, f.mine.ID, staff.RoleAdmin)
+	f.otherAdmin = testkit.StaffUser(t, pool, f.other.ID, staff.RoleAdmin)
 	f.osp, f.otyp = f.other.Specialists[0], f.other.Types[0]
-	loc := zoneOf(t, f.other.Timezone)
-	ctx, svc := f.ctx, f.svc
+	loc := testkit.Zone(t, f.other.Timezone)
+	ctx, set := f.ctx, f.set
 
 	// The other clinic has an override, a booking and a kiosk token.
 	day := testkit.NextWeekday(time.Now(), loc, time.Wednesday, 0, 0)
 	f.dayUTC = time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
-	if err := svc.AddOverride(ctx, f.otherAdmin, f.osp.ID, staff.OverrideInput{Day: f.dayUTC, Closed: true, Version: f.osp.Version}); err != nil {
+	if err := set.AddOverride(ctx, f.otherAdmin, f.osp.ID, practice.OverrideInput{Day: f.dayUTC, Closed: true, Version: f.osp.Version}); err != nil {
 		t.Fatal(err)
 	}
 	ovs, err := db.New(pool).OverrideListBySpecialist(ctx, db.OverrideListBySpecialistParams{SpecialistID: f.osp.ID, FromDay: f.dayUTC})
@@ -76,23 +79,23 @@ func newIsolation(t *testing.T) *isolation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.token, err = svc.CreateKioskToken(ctx, f.otherAdmin, "Their lobby"); err != nil {
+	if f.token, err = set.CreateKioskToken(ctx, f.otherAdmin, "Their lobby"); err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := svc.KioskTokens(ctx, f.otherAdmin)
+	tokens, err := set.KioskTokens(ctx, f.otherAdmin)
 	if err != nil || len(tokens) != 1 {
 		t.Fatal(tokens, err)
 	}
 	f.tokenID = tokens[0].ID
-	if f.ospNow, err = svc.Specialist(ctx, f.otherAdmin, f.osp.ID); err != nil {
+	if f.ospNow, err = set.Specialist(ctx, f.otherAdmin, f.osp.ID); err != nil {
 		t.Fatal(err)
 	}
-	if f.otypNow, _, err = svc.Type(ctx, f.otherAdmin, f.otyp.ID); err != nil {
+	if f.otypNow, _, err = set.Type(ctx, f.otherAdmin, f.otyp.ID); err != nil {
 		t.Fatal(err)
 	}
 	f.hoursBefore = hoursOf(t, pool, f.osp.ID)
-	f.otherAudit = auditCount(t, pool, f.other.ID)
-	f.myAudit = auditCount(t, pool, f.mine.ID)
+	f.otherAudit = testkit.AuditCount(t, pool, f.other.ID)
+	f.myAudit = testkit.AuditCount(t, pool, f.mine.ID)
 	return f
 }
 
@@ -123,30 +126,30 @@ func TestStaffEveryCallIsScopedToTheUsersClinic(t *testing.T) {
 // OverrideGet makes "Override" fail here, and from StaffUserSetDisabled
 // makes "SetDisabled" disable their admin).
 func (f *isolation) theirIDsAreNotFound(t *testing.T) {
-	ctx, svc, admin, osp, otyp := f.ctx, f.svc, f.admin, f.osp, f.otyp
+	ctx, svc, set, admin, osp, otyp := f.ctx, f.svc, f.set, f.admin, f.osp, f.otyp
 	notFound := map[string]func() error{
-		"Specialist": func() error { _, err := svc.Specialist(ctx, admin, osp.ID); return err },
+		"Specialist": func() error { _, err := set.Specialist(ctx, admin, osp.ID); return err },
 		"UpdateSpecialist": func() error {
-			_, err := svc.UpdateSpecialist(ctx, admin, osp.ID, staff.SpecialistInput{Name: "Hijacked", Active: false, Version: f.ospNow.Version})
+			_, err := set.UpdateSpecialist(ctx, admin, osp.ID, practice.SpecialistInput{Name: "Hijacked", Active: false, Version: f.ospNow.Version})
 			return err
 		},
-		"WeeklyHours": func() error { _, err := svc.WeeklyHours(ctx, admin, osp.ID); return err },
+		"WeeklyHours": func() error { _, err := set.WeeklyHours(ctx, admin, osp.ID); return err },
 		"SetWeeklyHours": func() error {
-			_, err := svc.SetWeeklyHours(ctx, admin, osp.ID, f.ospNow.Version, nil)
+			_, err := set.SetWeeklyHours(ctx, admin, osp.ID, f.ospNow.Version, nil)
 			return err
 		},
-		"Overrides": func() error { _, err := svc.Overrides(ctx, admin, osp.ID, f.dayUTC); return err },
-		"Override":  func() error { _, err := svc.Override(ctx, admin, f.overrideID); return err },
+		"Overrides": func() error { _, err := set.Overrides(ctx, admin, osp.ID, f.dayUTC); return err },
+		"Override":  func() error { _, err := set.Override(ctx, admin, f.overrideID); return err },
 		"AddOverride": func() error {
-			return svc.AddOverride(ctx, admin, osp.ID, staff.OverrideInput{Day: f.dayUTC.AddDate(0, 0, 1), Closed: true, Version: f.ospNow.Version})
+			return set.AddOverride(ctx, admin, osp.ID, practice.OverrideInput{Day: f.dayUTC.AddDate(0, 0, 1), Closed: true, Version: f.ospNow.Version})
 		},
-		"DeleteOverride": func() error { return svc.DeleteOverride(ctx, admin, f.overrideID, f.ospNow.Version) },
-		"Type":           func() error { _, _, err := svc.Type(ctx, admin, otyp.ID); return err },
+		"DeleteOverride": func() error { return set.DeleteOverride(ctx, admin, f.overrideID, f.ospNow.Version) },
+		"Type":           func() error { _, _, err := set.Type(ctx, admin, otyp.ID); return err },
 		"SaveType(update)": func() error {
-			_, err := svc.SaveType(ctx, admin, otyp.ID, staff.TypeInput{Name: "Hijacked", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1, Version: f.otypNow.Version})
+			_, err := set.SaveType(ctx, admin, otyp.ID, practice.TypeInput{Name: "Hijacked", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1, Version: f.otypNow.Version})
 			return err
 		},
-		"RevokeKioskToken": func() error { return svc.RevokeKioskToken(ctx, admin, f.tokenID) },
+		"RevokeKioskToken": func() error { return set.RevokeKioskToken(ctx, admin, f.tokenID) },
 		"SetDisabled":      func() error { _, err := svc.SetDisabled(ctx, admin, f.otherAdmin.ID, true); return err },
 		"Cancel": func() error {
 			_, err := f.bookings.Cancel(ctx, admin, f.conf.Booking.ID, "not mine")
@@ -174,7 +177,7 @@ func (f *isolation) theirSpecialistOnMyTypeIsRefused(t *testing.T) {
 	if apperr.As(err) == nil || apperr.As(err).Kind == apperr.Internal {
 		t.Errorf("booking the other clinic's specialist on my type: %v, want a refusal", err)
 	}
-	_, err = f.svc.SaveType(f.ctx, f.admin, uuid.Nil, staff.TypeInput{Name: "Mine", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1, SpecialistIDs: []uuid.UUID{f.osp.ID}})
+	_, err = f.set.SaveType(f.ctx, f.admin, uuid.Nil, practice.TypeInput{Name: "Mine", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 30, MaxHoldsPerClient: 1, SpecialistIDs: []uuid.UUID{f.osp.ID}})
 	if apperr.As(err) == nil || apperr.As(err).Field() != "specialists" {
 		t.Errorf("a type performed by the other clinic's specialist: %v, want INVALID_ARGUMENT on specialists", err)
 	}
@@ -188,33 +191,33 @@ type scopedList struct {
 }
 
 func (f *isolation) scopedLists() []scopedList {
-	ctx, svc := f.ctx, f.svc
+	ctx, svc, set := f.ctx, f.svc, f.set
 	clinicOf := map[uuid.UUID]uuid.UUID{f.osp.ID: f.other.ID, f.mine.Specialists[0].ID: f.mine.ID}
 	yearAgo, inAYear := time.Now().AddDate(-1, 0, 0), time.Now().AddDate(1, 0, 0)
 	return []scopedList{
 		{"Specialists", func(u staff.User) ([]uuid.UUID, error) {
-			rows, err := svc.Specialists(ctx, u)
-			return ownersOf(rows, func(r staff.Specialist) uuid.UUID { return r.ClinicID }), err
+			rows, err := set.Specialists(ctx, u)
+			return ownersOf(rows, func(r practice.Specialist) uuid.UUID { return r.ClinicID }), err
 		}, 1},
 		{"Types", func(u staff.User) ([]uuid.UUID, error) {
-			rows, err := svc.Types(ctx, u)
-			return ownersOf(rows, func(r staff.AppointmentType) uuid.UUID { return r.ClinicID }), err
+			rows, err := set.Types(ctx, u)
+			return ownersOf(rows, func(r practice.AppointmentType) uuid.UUID { return r.ClinicID }), err
 		}, 1},
 		{"StaffUsers", func(u staff.User) ([]uuid.UUID, error) {
 			rows, err := svc.StaffUsers(ctx, u)
 			return ownersOf(rows, func(r staff.Account) uuid.UUID { return r.ClinicID }), err
 		}, 1},
 		{"KioskTokens", func(u staff.User) ([]uuid.UUID, error) {
-			rows, err := svc.KioskTokens(ctx, u)
-			return ownersOf(rows, func(r staff.KioskToken) uuid.UUID { return r.ClinicID }), err
+			rows, err := set.KioskTokens(ctx, u)
+			return ownersOf(rows, func(r practice.KioskToken) uuid.UUID { return r.ClinicID }), err
 		}, 0},
 		{"Search", func(u staff.User) ([]uuid.UUID, error) {
 			rows, err := f.bookings.Search(ctx, u, "Other Patient", yearAgo, inAYear)
-			return ownersOf(rows, func(r staff.SearchResult) uuid.UUID { return clinicOf[r.SpecialistID] }), err
+			return ownersOf(rows, func(r desk.SearchResult) uuid.UUID { return clinicOf[r.SpecialistID] }), err
 		}, 0},
 		{"Calendar", func(u staff.User) ([]uuid.UUID, error) {
 			rows, err := f.bookings.Calendar(ctx, u, time.Now().AddDate(0, 0, -1), time.Now().AddDate(0, 1, 0))
-			return ownersOf(rows, func(r staff.CalendarBooking) uuid.UUID { return clinicOf[r.SpecialistID] }), err
+			return ownersOf(rows, func(r desk.CalendarBooking) uuid.UUID { return clinicOf[r.SpecialistID] }), err
 		}, 0},
 		{"Audit", func(u staff.User) ([]uuid.UUID, error) {
 			rows, err := svc.Audit(ctx, u, staff.AuditFilter{From: time.Unix(0, 0), To: time.Now().Add(time.Hour)})
@@ -222,8 +225,8 @@ func (f *isolation) scopedLists() []scopedList {
 		}, 0},
 		// Their specialist's id: every row is theirs.
 		{"FutureBookings", func(u staff.User) ([]uuid.UUID, error) {
-			rows, err := svc.FutureBookings(ctx, u, f.osp.ID)
-			return ownersOf(rows, func(staff.FutureBooking) uuid.UUID { return f.other.ID }), err
+			rows, err := set.FutureBookings(ctx, u, f.osp.ID)
+			return ownersOf(rows, func(practice.FutureBooking) uuid.UUID { return f.other.ID }), err
 		}, 0},
 	}
 }
@@ -272,22 +275,22 @@ func (f *isolation) kioskChecksAreScoped(t *testing.T) {
 		{"their board, no token", f.other.ID, "", false},
 		{"my board (no tokens of mine), no token", f.mine.ID, "", true},
 	} {
-		if ok, err := f.svc.KioskAllowed(f.ctx, c.clinic, c.device); err != nil || ok != c.want {
+		if ok, err := f.set.KioskAllowed(f.ctx, c.clinic, c.device); err != nil || ok != c.want {
 			t.Errorf("KioskAllowed on %s: %v, %v; want %v", c.what, ok, err, c.want)
 		}
 	}
-	if ok, err := f.svc.KioskTokenValid(f.ctx, f.mine.ID, f.token); err != nil || ok {
+	if ok, err := f.set.KioskTokenValid(f.ctx, f.mine.ID, f.token); err != nil || ok {
 		t.Errorf("KioskTokenValid of their token for my clinic: %v, %v; want false", ok, err)
 	}
 }
 
 // Nothing of theirs changed, and nothing was written.
 func (f *isolation) nothingOfTheirsChanged(t *testing.T) {
-	ctx, svc, other := f.ctx, f.svc, f.other
-	if got, err := svc.Specialist(ctx, f.otherAdmin, f.osp.ID); err != nil || got.Name != f.ospNow.Name || got.Version != f.ospNow.Version || !got.Active {
+	ctx, svc, set, other := f.ctx, f.svc, f.set, f.other
+	if got, err := set.Specialist(ctx, f.otherAdmin, f.osp.ID); err != nil || got.Name != f.ospNow.Name || got.Version != f.ospNow.Version || !got.Active {
 		t.Errorf("their specialist changed: %+v %v", got, err)
 	}
-	if got, _, err := svc.Type(ctx, f.otherAdmin, f.otyp.ID); err != nil || got.Name != f.otypNow.Name || got.Version != f.otypNow.Version {
+	if got, _, err := set.Type(ctx, f.otherAdmin, f.otyp.ID); err != nil || got.Name != f.otypNow.Name || got.Version != f.otypNow.Version {
 		t.Errorf("their type changed: %+v %v", got, err)
 	}
 	if got := hoursOf(t, f.pool, f.osp.ID); !slices.Equal(got, f.hoursBefore) {
@@ -296,10 +299,10 @@ func (f *isolation) nothingOfTheirsChanged(t *testing.T) {
 	if n, err := db.New(f.pool).OverrideCountBySpecialist(ctx, f.osp.ID); err != nil || n != 1 {
 		t.Errorf("their overrides: %d %v", n, err)
 	}
-	if ok, err := svc.KioskTokenValid(ctx, other.ID, "x"); err != nil || ok {
+	if ok, err := set.KioskTokenValid(ctx, other.ID, "x"); err != nil || ok {
 		t.Errorf("a made-up kiosk token is valid (%v)", err)
 	}
-	if ks, err := svc.KioskTokens(ctx, f.otherAdmin); err != nil || len(ks) != 1 || ks[0].RevokedAt != nil {
+	if ks, err := set.KioskTokens(ctx, f.otherAdmin); err != nil || len(ks) != 1 || ks[0].RevokedAt != nil {
 		t.Errorf("their kiosk token was revoked: %+v %v", ks, err)
 	}
 	if u, err := svc.UserByID(ctx, f.otherAdmin.ID); err != nil || u.ClinicID != other.ID {
@@ -308,10 +311,10 @@ func (f *isolation) nothingOfTheirsChanged(t *testing.T) {
 	if b, err := booking.NewService(f.pool).Get(ctx, f.conf.Booking.ID, other.ID); err != nil || b.Status != booking.StatusConfirmed || !b.Start.Equal(f.start) {
 		t.Errorf("their booking changed: %+v %v", b, err)
 	}
-	if n := auditCount(t, f.pool, other.ID); n != f.otherAudit {
+	if n := testkit.AuditCount(t, f.pool, other.ID); n != f.otherAudit {
 		t.Errorf("%d audit rows written to the other clinic", n-f.otherAudit)
 	}
-	if n := auditCount(t, f.pool, f.mine.ID); n != f.myAudit {
+	if n := testkit.AuditCount(t, f.pool, f.mine.ID); n != f.myAudit {
 		t.Errorf("%d audit rows written for refused calls", n-f.myAudit)
 	}
 }
