@@ -69,10 +69,12 @@ ORDER BY d;
 -- Whether anyone waits for a time: the first waiting entry, oldest first,
 -- for its type, with its specialist or none named, whose days hold the
 -- time's day and whose times of day (if any) hold its start, in the
--- clinic's zone; who has not been offered this opening already; and who
+-- clinic's zone (the parts' boundaries are given, from the waitlist's one
+-- rule for them); who has not been offered this opening already; and who
 -- has not booked the type meanwhile within its cooldown (the booking gate
 -- would refuse them the time, which would be held for nothing: the same
--- test as BookingPatientCooldownUntil's). Locked, skipping an entry another transaction is offering a time to (a
+-- test as BookingPatientCooldownUntil's). Locked, skipping an entry
+-- another transaction is offering a time to (a
 -- NO KEY lock: rows that only refer to the entry, a link or a message
 -- being written, do not make it look taken).
 SELECT e.*
@@ -82,8 +84,8 @@ WHERE e.appointment_type_id = @appointment_type_id AND e.state = 'waiting'
   AND (e.specialist_id IS NULL OR e.specialist_id = @specialist_id)
   AND (sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone)::date BETWEEN e.from_date AND e.to_date
   AND (cardinality(e.times) = 0 OR
-       CASE WHEN extract(hour FROM sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone) < 12 THEN 'morning'
-            WHEN extract(hour FROM sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone) < 17 THEN 'afternoon'
+       CASE WHEN extract(hour FROM sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone) < sqlc.arg(afternoon_from_hour)::int THEN 'morning'
+            WHEN extract(hour FROM sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone) < sqlc.arg(evening_from_hour)::int THEN 'afternoon'
             ELSE 'evening' END = ANY (e.times))
   AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.opening_id = sqlc.narg(opening_id))
   AND NOT EXISTS (

@@ -60,7 +60,7 @@ func newHandlers(d Deps) handlers {
 		setup: setup.New(setup.Deps{
 			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
 			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, LoginIPLimiter: d.LoginIPLimiter,
-			Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
+			Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
 		}, kit),
 	}
 }

@@ -52,10 +52,13 @@ type Deps struct {
 	Bookings    *booking.Service
 	Clinics     *clinics.Service
 	Slots       *slots.Service
-	Holds       *holds.Store
-	Checkout    *checkout.Service
-	Outbox      *outbox.Outbox
-	Waitlist    *waitlist.Service
+	// SetupChanges retires a clinic's caches after a change of its set-up
+	// (a new zone).
+	SetupChanges slots.SetupChanges
+	Holds        *holds.Store
+	Checkout     *checkout.Service
+	Outbox       *outbox.Outbox
+	Waitlist     *waitlist.Service
 
 	Staff               *staff.Service
 	StaffBookings       *staff.Bookings

@@ -79,6 +79,10 @@ func TestStaffPhoneBookingCancelReschedule(t *testing.T) {
 		}
 	})
 
+	t.Run("TypedTimeInTheSpringGapIs400InPlace", func(t *testing.T) {
+		phoneBookInTheSpringGap(t, a, admin, c, sp.ID, start)
+	})
+
 	t.Run("CancelNeedsAReason", func(t *testing.T) {
 		cancelNeedsAReason(t, a, admin, c)
 	})
@@ -105,6 +109,24 @@ func TestStaffPhoneBookingCancelReschedule(t *testing.T) {
 	t.Run("RescheduleStaleVersionChangesNothing", func(t *testing.T) {
 		rescheduleWithVersions(t, a, admin, c, start)
 	})
+}
+
+// phoneBookInTheSpringGap: 02:30 on 28 March 2027 does not exist in
+// Berlin, so a phone booking typed for it is refused in place and writes
+// nothing (time.Date would have booked 03:30 instead).
+func phoneBookInTheSpringGap(t *testing.T, a *app, admin *client, c clinic, specialistID uuid.UUID, start time.Time) {
+	t.Helper()
+	before := a.auditCount(t, c.ID)
+	f := phoneForm(c, specialistID, start, "Gap Caller", "gap@example.org", "")
+	f.Set("date", "2027-03-28")
+	f.Set("time", "02:30")
+	r := admin.Post("/staff/bookings", f).Want(http.StatusBadRequest)
+	if msg := r.Text(`[data-testid="calendar-error"]`); !strings.Contains(msg, "skip") {
+		t.Errorf("gap: %q", msg)
+	}
+	if n := a.auditCount(t, c.ID); n != before {
+		t.Errorf("wrote %d rows", n-before)
+	}
 }
 
 // phoneBookHeldOnline: a time a patient holds online shows on the

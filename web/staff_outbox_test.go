@@ -200,7 +200,7 @@ func TestOutboxWithAMailServer(t *testing.T) {
 	if r.Doc().Find(`a[href="/staff/outbox"]`).Length() != 0 {
 		t.Error("the header links to the outbox although a mail server sends")
 	}
-	copies, err := a.Deps.Outbox.Copies(context.Background(), c.ID)
+	copies, err := a.Deps.Outbox.Copies(context.Background(), c.Admin.User(c.ID))
 	if err != nil || len(copies) != 0 {
 		t.Errorf("copies kept: %d (%v)", len(copies), err)
 	}
@@ -239,7 +239,7 @@ func TestOutboxGermanMessageIsDecoded(t *testing.T) {
 	}
 	var list string
 	testkit.WaitFor(t, mailWait, "the list kept", func() bool {
-		copies, err := a.Deps.Outbox.Copies(context.Background(), c.ID)
+		copies, err := a.Deps.Outbox.Copies(context.Background(), c.Admin.User(c.ID))
 		for _, cp := range copies {
 			if strings.HasPrefix(cp.Subject, "Ihre Termine") {
 				list = "/staff/outbox/" + cp.MessageID.String()

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -179,7 +178,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	liveViews := liveview.New(hub, reg, liveview.Options{})
 	metrics.RedisConnected = liveViews.WatchConnected(metrics.RedisConnected)
 	bookings.Observe(func(_ context.Context, ch booking.Change) {
-		if ch.Kind != "confirm" {
+		if ch.Kind != booking.ChangeConfirm {
 			liveViews.Changed(ch.Booking.ClinicID)
 			return
 		}
@@ -189,13 +188,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	})
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
-	changed := func(ctx context.Context, clinicID uuid.UUID) {
-		slotSvc.Invalidate(ctx, clinicID)
-		liveViews.Changed(clinicID)
-		if err := holdStore.Publish(ctx, holds.Event{Type: "calendar", Hold: holds.Hold{ClinicID: clinicID}}); err != nil {
-			logger.Warn("publish calendar change", "err", err)
-		}
-	}
+	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
+	changed := setupChanges.Changed
 	var staffOpts []staff.Option
 	if o.HashCost > 0 {
 		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
@@ -203,6 +197,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	staffSvc := staff.New(pool, changed, logger, staffOpts...)
 	staffBookings := staff.NewBookings(staffSvc, bookings, holdStore)
 	d := web.Deps{
+		SetupChanges:      setupChanges,
 		TrustedProxies:    o.TrustedProxies,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,

@@ -60,6 +60,11 @@ type Busy struct {
 
 // AppointmentType holds the slot rules of the type being booked. Its
 // buffers apply to the new slot only; existing bookings bring their own.
+//
+// It is not the clinic's appointment type (a named, versioned thing of a
+// clinic, kept in the database) but the engine's input: only the rules, as
+// durations, with no identity, so that the engine stays a pure function
+// of its query. slots.TypeOf makes one from a stored type.
 type AppointmentType struct {
 	Duration, Step            time.Duration // Step may be smaller than Duration
 	BufferBefore, BufferAfter time.Duration
@@ -132,11 +137,11 @@ func Compute(q Query) []Slot {
 	}
 	cands := make([]candidate, 0, estimate(staff, rules.step, DaysBetween(from, to)+1))
 	var (
-		clock dayClock
+		clock WallClock
 		hours []Range
 	)
 	for d := from; !to.Before(d); d = d.AddDays(1) {
-		clock.reset(loc, d)
+		clock.Reset(loc, d)
 		dayStart := len(cands)
 		for rank := range staff {
 			hours = staff[rank].hours(hours[:0], d)
@@ -165,7 +170,7 @@ type slotRules struct {
 
 // appendRange appends a candidate for every free start of one working
 // range of the specialist with the given rank and busy intervals.
-func (ru slotRules) appendRange(cands []candidate, c *dayClock, r Range, busy []interval, rank int) []candidate {
+func (ru slotRules) appendRange(cands []candidate, c *WallClock, r Range, busy []interval, rank int) []candidate {
 	lo, hi := int64(r.Start)*int64(time.Minute), int64(r.End)*int64(time.Minute)
 	rangeStart, rangeEnd := c.first(lo), c.last(hi)
 	var buf [4]int64

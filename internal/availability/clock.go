@@ -2,19 +2,23 @@ package availability
 
 import "time"
 
-// dayClock maps the wall clock of one local date onto real time.
+// WallClock maps the wall clock of one local date onto real time. It is
+// the one place in the code that turns a local date and a wall-clock time
+// into instants: the slot engine, the staff's day grid and every typed
+// time go through it.
 //
 // Working hours are wall-clock times, but slots are instants. On most days
 // the zone has one offset and each wall time is exactly one instant. On a
 // daylight-saving change a wall time can have no instant (the spring-forward
 // gap) or two (the repeated fall-back hour); time.Date would silently
 // normalise the first and pick one of the second. So instead of asking
-// time.Date, dayClock reads the stretches of constant offset around the
+// time.Date, WallClock reads the stretches of constant offset around the
 // date with ZoneBounds and solves "instant + offset = wall time" in each.
 //
 // An ordinary day has a single span, which makes every conversion one
-// subtraction and one bounds check.
-type dayClock struct {
+// subtraction and one bounds check. The zero WallClock is not usable: make
+// one with NewWallClock or Reset.
+type WallClock struct {
 	// midnight is 00:00 of the date read as if the zone were UTC, in Unix
 	// nanoseconds; an instant t in a span shows wall time t+offset-midnight.
 	midnight int64
@@ -31,9 +35,16 @@ type span struct {
 
 const nsPerDay = int64(24 * time.Hour)
 
-// reset points the clock at date d in loc, reusing the span storage so that
-// walking a month of dates does not allocate per day.
-func (c *dayClock) reset(loc *time.Location, d Date) {
+// NewWallClock is the wall clock of date d in loc.
+func NewWallClock(loc *time.Location, d Date) *WallClock {
+	c := new(WallClock)
+	c.Reset(loc, d)
+	return c
+}
+
+// Reset points the clock at date d in loc, reusing the span storage so
+// that walking a month of dates does not allocate per day.
+func (c *WallClock) Reset(loc *time.Location, d Date) {
 	c.midnight = d.unixDays() * nsPerDay
 	c.spans = c.spans[:0]
 
@@ -57,11 +68,62 @@ func (c *dayClock) reset(loc *time.Location, d Date) {
 	}
 }
 
-// first returns the earliest instant at which the wall clock has reached
-// wall (nanoseconds after midnight) on this date. For a wall time inside a
-// spring-forward gap that is the end of the gap, where the clock jumps past
-// it; for a repeated time it is the first occurrence.
-func (c *dayClock) first(wall int64) int64 {
+// First is the earliest instant at which the wall clock has reached wall
+// (the time after midnight) on this date. For a wall time inside a
+// spring-forward gap that is the end of the gap, where the clock jumps
+// past it; for a repeated time it is the first occurrence. It is where a
+// range starting at wall really starts.
+func (c *WallClock) First(wall time.Duration) time.Time {
+	return time.Unix(0, c.first(int64(wall)))
+}
+
+// Last is where a range ending at wall really ends: the instant at which
+// the wall clock reaches wall on this date for the last time coming from
+// earlier times. For a time inside the repeated hour that is its second
+// occurrence, for the start of the repeated hour its first (the clock
+// never falls below it again), and for a time the clock skips, the start
+// of the gap. Together with First it gives a range its true real length
+// across a change.
+func (c *WallClock) Last(wall time.Duration) time.Time {
+	return time.Unix(0, c.last(int64(wall)))
+}
+
+// Instants are, in order, the instants whose wall clock reads wall on this
+// date: none in a gap, two in a repeated hour, one otherwise.
+func (c *WallClock) Instants(wall time.Duration) []time.Time {
+	var buf [4]int64
+	ns := c.instants(buf[:0], int64(wall))
+	out := make([]time.Time, len(ns))
+	for i, t := range ns {
+		out[i] = time.Unix(0, t)
+	}
+	return out
+}
+
+// At is the instant a wall time names on this date, as the slot engine
+// reads it: false for a time the clock skips (there is no slot at it),
+// and the first occurrence of a repeated one.
+func (c *WallClock) At(wall time.Duration) (time.Time, bool) {
+	var buf [4]int64
+	if ns := c.instants(buf[:0], int64(wall)); len(ns) > 0 {
+		return time.Unix(0, ns[0]), true
+	}
+	return time.Time{}, false
+}
+
+// WallTime is the instant wall-clock time wall of date d in loc names (see
+// WallClock.At): false for a time the clock skips that day.
+func WallTime(loc *time.Location, d Date, wall time.Duration) (time.Time, bool) {
+	return NewWallClock(loc, d).At(wall)
+}
+
+// DayStart is the first instant of date d in loc: its midnight, or the
+// end of a gap the clocks jump across at midnight.
+func DayStart(loc *time.Location, d Date) time.Time {
+	return NewWallClock(loc, d).First(0)
+}
+
+func (c *WallClock) first(wall int64) int64 {
 	for _, s := range c.spans {
 		t := max(s.start, c.midnight+wall-s.offset)
 		if t < s.end {
@@ -71,14 +133,7 @@ func (c *dayClock) first(wall int64) int64 {
 	return c.spans[len(c.spans)-1].end
 }
 
-// last returns the instant at which the wall clock reaches wall on this
-// date for the last time coming from earlier times: where a range ending
-// at wall really ends. For a time inside the repeated hour that is its
-// second occurrence, for the start of the repeated hour its first (the
-// clock never falls below it again), and for a time the clock skips, the
-// start of the gap. Together with first it gives a range its true real
-// length across a change.
-func (c *dayClock) last(wall int64) int64 {
+func (c *WallClock) last(wall int64) int64 {
 	for i := len(c.spans) - 1; i >= 0; i-- {
 		s := c.spans[i]
 		// Within s the clock shows less than wall from s.start until t.
@@ -91,8 +146,8 @@ func (c *dayClock) last(wall int64) int64 {
 }
 
 // instants appends, in order, every instant whose wall clock reads wall on
-// this date: none in a gap, two in a repeated hour, one otherwise.
-func (c *dayClock) instants(dst []int64, wall int64) []int64 {
+// this date (Unix nanoseconds), for the engine's allocation-free loop.
+func (c *WallClock) instants(dst []int64, wall int64) []int64 {
 	for _, s := range c.spans {
 		if t := c.midnight + wall - s.offset; t >= s.start && t < s.end {
 			dst = append(dst, t)

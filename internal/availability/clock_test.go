@@ -7,19 +7,22 @@ import (
 	"time"
 )
 
-// TestDayClockAgainstMinuteScan compares dayClock with the dumbest possible
+// TestWallClockAgainstMinuteScan compares WallClock with the dumbest possible
 // method: look at the wall clock of every real minute around the date.
-func TestDayClockAgainstMinuteScan(t *testing.T) {
-	var days []struct {
-		zone string
-		date Date
-	}
+// scanDay is a day of a zone the wall clock is checked on.
+type scanDay struct {
+	zone string
+	date Date
+}
+
+// scanDays are every 2026 change day of zones with unusual rules, with
+// their neighbours, and a few historic oddities.
+func scanDays(t *testing.T) []scanDay {
+	t.Helper()
+	var days []scanDay
 	add := func(zone string, dates ...string) {
 		for _, s := range dates {
-			days = append(days, struct {
-				zone string
-				date Date
-			}{zone, mustDate(t, s)})
+			days = append(days, scanDay{zone, mustDate(t, s)})
 		}
 	}
 	// Every 2026 change day of these zones, with its neighbours.
@@ -48,11 +51,16 @@ func TestDayClockAgainstMinuteScan(t *testing.T) {
 	add("America/Sao_Paulo", "2018-11-04", "2019-02-16", "2019-02-17") // midnight gap; 23:00 repeated
 	add("Pacific/Apia", "2011-12-29", "2011-12-30", "2011-12-31")      // 30 December never happened
 
+	return days
+}
+
+func TestWallClockAgainstMinuteScan(t *testing.T) {
+	days := scanDays(t)
 	for _, day := range days {
 		t.Run(day.zone+" "+day.date.String()+" maps wall times like a minute-by-minute scan", func(t *testing.T) {
 			loc := mustZone(t, day.zone)
-			var c dayClock
-			c.reset(loc, day.date)
+			var c WallClock
+			c.Reset(loc, day.date)
 
 			// wall[i] is what the clock shows at minute i of the window,
 			// as minutes relative to the date's midnight.
@@ -87,6 +95,25 @@ func TestDayClockAgainstMinuteScan(t *testing.T) {
 						t.Errorf("instants(%s) = %v, want %v", hhmm(w), fmtNs(got), fmtNs(want))
 					}
 				}
+				if w < 1440 {
+					var got []int64
+					for _, at := range c.Instants(time.Duration(wallNs)) {
+						got = append(got, at.UnixNano())
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("Instants(%s) = %v, want %v", hhmm(w), fmtNs(got), fmtNs(want))
+					}
+					at, ok := c.At(time.Duration(wallNs))
+					if ok != (len(want) > 0) || ok && at.UnixNano() != want[0] {
+						t.Errorf("At(%s) = %v %v, want the first of %v", hhmm(w), at, ok, fmtNs(want))
+					}
+				}
+				if got := c.First(time.Duration(wallNs)).UnixNano(); got != first {
+					t.Errorf("First(%s) = %v, want %v", hhmm(w), fmtNs([]int64{got}), fmtNs([]int64{first}))
+				}
+				if got := c.Last(time.Duration(wallNs)).UnixNano(); got != last {
+					t.Errorf("Last(%s) = %v, want %v", hhmm(w), fmtNs([]int64{got}), fmtNs([]int64{last}))
+				}
 				if got := c.first(wallNs); got != first {
 					t.Errorf("first(%s) = %v, want %v", hhmm(w), fmtNs([]int64{got}), fmtNs([]int64{first}))
 				}
@@ -98,7 +125,7 @@ func TestDayClockAgainstMinuteScan(t *testing.T) {
 	}
 }
 
-func TestDayClockFastPath(t *testing.T) {
+func TestWallClockFastPath(t *testing.T) {
 	tests := []struct {
 		zone, date string
 		spans      int
@@ -111,8 +138,8 @@ func TestDayClockFastPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %s has %d offset spans", tt.zone, tt.date, tt.spans), func(t *testing.T) {
-			var c dayClock
-			c.reset(mustZone(t, tt.zone), mustDate(t, tt.date))
+			var c WallClock
+			c.Reset(mustZone(t, tt.zone), mustDate(t, tt.date))
 			if len(c.spans) != tt.spans {
 				t.Errorf("got %d spans %v, want %d", len(c.spans), c.spans, tt.spans)
 			}
@@ -130,4 +157,26 @@ func fmtNs(ts []int64) []string {
 		out[i] = time.Unix(0, t).UTC().Format(time.RFC3339)
 	}
 	return out
+}
+
+// A typed wall time names no instant in a spring-forward gap and the first
+// of the two in an autumn repeat, as the slot engine reads working hours;
+// a day whose midnight the clocks skip starts at the gap's end.
+func TestWallTime(t *testing.T) {
+	berlin := mustZone(t, "Europe/Berlin")
+	if at, ok := WallTime(berlin, mustDate(t, "2026-03-29"), 2*time.Hour+30*time.Minute); ok {
+		t.Errorf("02:30 on 2026-03-29 in Berlin is %s; the clocks skip it", at)
+	}
+	at, ok := WallTime(berlin, mustDate(t, "2026-10-25"), 2*time.Hour+30*time.Minute)
+	if want := mustTime(t, "2026-10-25T00:30:00Z"); !ok || !at.Equal(want) {
+		t.Errorf("02:30 on 2026-10-25 in Berlin is %s %v, want its first occurrence %s", at, ok, want)
+	}
+	at, ok = WallTime(berlin, mustDate(t, "2026-06-15"), 9*time.Hour)
+	if want := mustTime(t, "2026-06-15T07:00:00Z"); !ok || !at.Equal(want) {
+		t.Errorf("09:00 on 2026-06-15 in Berlin is %s %v, want %s", at, ok, want)
+	}
+	havana := mustZone(t, "America/Havana")
+	if got, want := DayStart(havana, mustDate(t, "2026-03-08")), mustTime(t, "2026-03-08T05:00:00Z"); !got.Equal(want) {
+		t.Errorf("2026-03-08 in Havana starts at %s, want %s (01:00 CDT)", got, want)
+	}
 }

@@ -117,10 +117,17 @@ func New(pool *pgxpool.Pool, o Options) *Service {
 // write nothing besides the bookings and their audit rows.
 func NewService(pool *pgxpool.Pool) *Service { return New(pool, Options{}) }
 
+// The kinds of Change.
+const (
+	ChangeConfirm    = "confirm"    // a new booking
+	ChangeCancel     = "cancel"     // a booking cancelled
+	ChangeReschedule = "reschedule" // a booking moved: Previous is the old one
+)
+
 // Change is a change of bookings: given to the transaction hooks inside
 // its transaction, and told to observers once committed.
 type Change struct {
-	Kind string // "confirm", "cancel" or "reschedule"
+	Kind string // ChangeConfirm, ChangeCancel or ChangeReschedule
 	// Booking is the booking as it is now (for reschedule: the new one).
 	// Before the write, the hooks' Before step is given it as it will be:
 	// a new booking may not have its id, a cancelled one is still
@@ -262,7 +269,7 @@ func (s *Service) Book(ctx context.Context, req BookRequest) (Confirmation, erro
 			return Confirmation{}, err
 		}
 	}
-	s.notify(ctx, Change{Kind: "confirm", Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown})
+	s.notify(ctx, Change{Kind: ChangeConfirm, Booking: c.Booking, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown})
 	return c, nil
 }
 

@@ -51,7 +51,7 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 			b = old
 			return nil
 		}
-		if err := s.before(ctx, tx, Change{Kind: "cancel", Booking: old, Actor: req.Actor, Reason: req.Reason}); err != nil {
+		if err := s.before(ctx, tx, Change{Kind: ChangeCancel, Booking: old, Actor: req.Actor, Reason: req.Reason}); err != nil {
 			return err
 		}
 		b, err = setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true)
@@ -62,10 +62,10 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason); err != nil {
 			return err
 		}
-		return s.after(ctx, tx, Change{Kind: "cancel", Booking: b, Actor: req.Actor, Reason: req.Reason})
+		return s.after(ctx, tx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
 	})
 	if err == nil && changed {
-		s.notify(ctx, Change{Kind: "cancel", Booking: b, Actor: req.Actor, Reason: req.Reason})
+		s.notify(ctx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
 	}
 	return b, changed, err
 }
@@ -134,7 +134,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 			return err
 		}
 		next := pending(params, old.ID)
-		if err := s.before(ctx, tx, Change{Kind: "reschedule", Booking: next, Previous: &old, Actor: req.Actor, Reason: req.Reason}); err != nil {
+		if err := s.before(ctx, tx, Change{Kind: ChangeReschedule, Booking: next, Previous: &old, Actor: req.Actor, Reason: req.Reason}); err != nil {
 			return err
 		}
 		if prev, err = setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false); err != nil {
@@ -153,12 +153,12 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		if err := writeAudit(ctx, q, nb.ClinicID, req.Actor, "booking.reschedule", old.ID, &old, &nb, req.Reason); err != nil {
 			return err
 		}
-		return s.after(ctx, tx, Change{Kind: "reschedule", Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
+		return s.after(ctx, tx, Change{Kind: ChangeReschedule, Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
 	})
 	if err != nil {
 		return Booking{}, err
 	}
-	s.notify(ctx, Change{Kind: "reschedule", Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
+	s.notify(ctx, Change{Kind: ChangeReschedule, Booking: nb, Previous: &prev, Actor: req.Actor, Reason: req.Reason})
 	return nb, nil
 }
 

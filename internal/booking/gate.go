@@ -82,7 +82,7 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 		}
 		params.ManageTokenHash = hash
 		params.Language = language(req.Language)
-		ch := Change{Kind: "confirm", Booking: pending(params, uuid.Nil), HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
+		ch := Change{Kind: ChangeConfirm, Booking: pending(params, uuid.Nil), HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
 		if err := s.before(ctx, tx, ch); err != nil {
 			return err
 		}

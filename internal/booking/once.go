@@ -66,7 +66,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 	}
 	p.Language = b.Language
 	var n int64
-	ch := Change{Kind: "confirm", Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
+	ch := Change{Kind: ChangeConfirm, Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
 	err = s.atomically(ctx, func(q conn, tx pgx.Tx) error {
 		if tx != nil {
 			if err := s.before(ctx, tx, ch); err != nil {

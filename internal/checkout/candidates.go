@@ -59,7 +59,7 @@ func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist
 	for _, id := range slot.SpecialistIDs {
 		cands = append(cands, assignment.Candidate{ID: id, Priority: res.Priority[id]})
 	}
-	return assignment.Order(res.Row.ID, start, cands), nil
+	return assignment.Order(res.Stored.ID, start, cands), nil
 }
 
 // notFree tells a booked slot (409) from a time that is not a slot (400).
@@ -67,7 +67,7 @@ func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist
 // database round trip; only what it cannot vouch for is asked of
 // PostgreSQL.
 func (s *Service) notFree(ctx context.Context, res slots.Result, specialist uuid.UUID, start time.Time, exclude uuid.UUID) error {
-	t := res.Row
+	t := res.Stored
 	ids := []uuid.UUID{specialist}
 	if specialist == uuid.Nil {
 		ids = ids[:0]

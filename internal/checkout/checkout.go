@@ -2,7 +2,8 @@
 // keep it with heartbeats, confirm it, and later cancel or reschedule it
 // through the manage link. It joins the Redis holds (friendly, fast) to the
 // database gate (correct): cooldown, slot check, claim; then pin, gate,
-// and the observers that follow a committed booking.
+// and the observers that follow a committed booking. Its ClaimLine lets
+// this process's claims of one time reach Redis one after another.
 package checkout
 
 import (

@@ -135,7 +135,7 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	}
 	// The cooldown starts with the spent hold, after the commit (see
 	// OnBookingChange).
-	if t, err := s.slots.TypeRow(ctx, h.AppointmentTypeID); err != nil {
+	if t, err := s.slots.StoredType(ctx, h.AppointmentTypeID); err != nil {
 		s.logger.Warn("cooldown length", "err", err)
 	} else {
 		breq.Cooldown = time.Duration(t.CooldownMin) * time.Minute
@@ -188,7 +188,7 @@ func (s *Service) stillOffered(ctx context.Context, h holds.Hold) error {
 	}
 	// A booking next to it whose buffers reach the slot takes it as surely
 	// as one on it.
-	typ := slots.TypeOf(res.Row)
+	typ := slots.TypeOf(res.Stored)
 	booked, err := db.New(s.pool).BookingOverlapExists(ctx, db.BookingOverlapExistsParams{
 		SpecialistIds: []uuid.UUID{h.SpecialistID},
 		RangeStart:    h.Start.Add(-typ.BufferBefore), RangeEnd: h.End.Add(typ.BufferAfter),

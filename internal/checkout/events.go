@@ -31,7 +31,7 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 		}
 	}
 	switch ch.Kind {
-	case "confirm":
+	case booking.ChangeConfirm:
 		if ch.HoldID != "" {
 			// The hold is spent: it goes, the booking is announced and the
 			// cooldown it starts begins, in one step (after the commit, as
@@ -43,12 +43,12 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 			return
 		}
 		publish(ev(holds.EventConfirm, ch.Booking))
-	case "cancel":
+	case booking.ChangeCancel:
 		publish(ev(holds.EventCancel, ch.Booking))
 		if err := s.holds.ClearCooldown(ctx, ch.Booking.ClinicID, ch.Booking.ID); err != nil {
 			s.logger.Warn("clear cooldown", "err", err)
 		}
-	case "reschedule":
+	case booking.ChangeReschedule:
 		if ch.Previous != nil {
 			publish(ev(holds.EventCancel, *ch.Previous))
 			if err := s.holds.MoveCooldown(ctx, ch.Booking.ClinicID, ch.Previous.ID, ch.Booking.ID); err != nil {

@@ -116,6 +116,12 @@ func TestHeartbeat(t *testing.T) {
 		}
 		e.hold(e.typeID(0), start, uuid.Nil, newClient()) // the slot is free for someone else
 	})
+}
+
+// TestHeartbeatRefusals: a heartbeat that is not the hold owner's, or
+// names no hold, changes nothing.
+func TestHeartbeatRefusals(t *testing.T) {
+	t.Parallel()
 
 	t.Run("AnotherClientsHeartbeatIsGoneAndChangesNothing", func(t *testing.T) {
 		t.Parallel()

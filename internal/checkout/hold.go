@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/apperr"
-	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
 )
@@ -52,7 +52,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	if err != nil {
 		return holds.Hold{}, err
 	}
-	t := res.Row
+	t := res.Stored
 
 	// The cooldown is checked by the claim itself, in its round trip. A
 	// request that gets no claim is told about a cooldown first all the
@@ -119,7 +119,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 
 // cooldown is COOLDOWN while the client's cooldown for the type runs, else
 // nil. It fails open: a Redis hiccup must not stop a patient here.
-func (s *Service) cooldown(ctx context.Context, t db.AppointmentType, clientID string) error {
+func (s *Service) cooldown(ctx context.Context, t clinics.Type, clientID string) error {
 	rem, err := s.holds.CooldownRemaining(ctx, t.ClinicID, clientID, t.ID)
 	if err != nil {
 		s.logger.Warn("cooldown check failed; letting the request through", "err", err)

@@ -99,11 +99,11 @@ func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token
 // start, for a move that books without a hold of its own; heldFor is how
 // long the longest of those holds has left.
 func (s *Service) notHeld(ctx context.Context, res slots.Result, cands []assignment.Candidate, clientID string, start time.Time) ([]assignment.Candidate, time.Duration, error) {
-	active, err := s.holds.Active(ctx, res.Row.ClinicID)
+	active, err := s.holds.Active(ctx, res.Stored.ClinicID)
 	if err != nil {
 		return nil, 0, unavailable(err)
 	}
-	typ := slots.TypeOf(res.Row)
+	typ := slots.TypeOf(res.Stored)
 	var free []assignment.Candidate
 	var heldFor time.Duration
 	for _, c := range cands {

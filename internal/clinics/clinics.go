@@ -119,6 +119,32 @@ type AppointmentType struct {
 	Specialists []Specialist `json:"specialists"`
 }
 
+// Type is one of a clinic's appointment types as the clinic keeps it: its
+// name and every rule staff set; durations, notices and the reminder's
+// lead (0: no reminder) are in minutes. AppointmentType is what patients
+// see of one; the slot engine takes the rules as availability's
+// AppointmentType.
+type Type struct {
+	ID, ClinicID                                   uuid.UUID
+	Name, Description                              string
+	DurationMin, SlotStepMin                       int32
+	BufferBeforeMin, BufferAfterMin, MinNoticeMin  int32
+	MaxAdvanceDays, CooldownMin, MaxHoldsPerClient int32
+	ReminderMin                                    int32
+	Version                                        int32
+}
+
+// TypeFromRow is the type a stored row holds.
+func TypeFromRow(t db.AppointmentType) Type {
+	return Type{
+		ID: t.ID, ClinicID: t.ClinicID, Name: t.Name, Description: t.Description,
+		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin,
+		BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin, MinNoticeMin: t.MinNoticeMin,
+		MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin, MaxHoldsPerClient: t.MaxHoldsPerClient,
+		ReminderMin: t.ReminderMin, Version: t.Version,
+	}
+}
+
 // Specialist is a specialist as patients see them.
 type Specialist struct {
 	ID   uuid.UUID `json:"id"`

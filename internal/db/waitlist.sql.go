@@ -378,10 +378,10 @@ WHERE e.appointment_type_id = $1 AND e.state = 'waiting'
   AND (e.specialist_id IS NULL OR e.specialist_id = $2)
   AND ($3::timestamptz AT TIME ZONE c.timezone)::date BETWEEN e.from_date AND e.to_date
   AND (cardinality(e.times) = 0 OR
-       CASE WHEN extract(hour FROM $3::timestamptz AT TIME ZONE c.timezone) < 12 THEN 'morning'
-            WHEN extract(hour FROM $3::timestamptz AT TIME ZONE c.timezone) < 17 THEN 'afternoon'
+       CASE WHEN extract(hour FROM $3::timestamptz AT TIME ZONE c.timezone) < $4::int THEN 'morning'
+            WHEN extract(hour FROM $3::timestamptz AT TIME ZONE c.timezone) < $5::int THEN 'afternoon'
             ELSE 'evening' END = ANY (e.times))
-  AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.opening_id = $4)
+  AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.opening_id = $6)
   AND NOT EXISTS (
     SELECT 1 FROM bookings b
     JOIN appointment_types t ON t.id = b.appointment_type_id
@@ -399,16 +399,20 @@ type WaitlistMatchingParams struct {
 	AppointmentTypeID uuid.UUID
 	SpecialistID      uuid.NullUUID
 	SlotStart         time.Time
+	AfternoonFromHour int32
+	EveningFromHour   int32
 	OpeningID         uuid.NullUUID
 }
 
 // Whether anyone waits for a time: the first waiting entry, oldest first,
 // for its type, with its specialist or none named, whose days hold the
 // time's day and whose times of day (if any) hold its start, in the
-// clinic's zone; who has not been offered this opening already; and who
+// clinic's zone (the parts' boundaries are given, from the waitlist's one
+// rule for them); who has not been offered this opening already; and who
 // has not booked the type meanwhile within its cooldown (the booking gate
 // would refuse them the time, which would be held for nothing: the same
-// test as BookingPatientCooldownUntil's). Locked, skipping an entry another transaction is offering a time to (a
+// test as BookingPatientCooldownUntil's). Locked, skipping an entry
+// another transaction is offering a time to (a
 // NO KEY lock: rows that only refer to the entry, a link or a message
 // being written, do not make it look taken).
 func (q *Queries) WaitlistMatching(ctx context.Context, arg WaitlistMatchingParams) (WaitlistEntry, error) {
@@ -416,6 +420,8 @@ func (q *Queries) WaitlistMatching(ctx context.Context, arg WaitlistMatchingPara
 		arg.AppointmentTypeID,
 		arg.SpecialistID,
 		arg.SlotStart,
+		arg.AfternoonFromHour,
+		arg.EveningFromHour,
 		arg.OpeningID,
 	)
 	var i WaitlistEntry

@@ -70,13 +70,44 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 		return Hold{}, err
 	}
 	now := s.now()
+	h, ttl := s.newHold(req, now)
+	keys, args, err := s.claimArgs(req, h, ttl, now, specialists)
+	if err != nil {
+		return Hold{}, err
+	}
+	// A clinic this process has not registered for the sweeper within the
+	// minute is registered ahead of the claim, in its round trip (one
+	// Redis runs the two in that order), so no hold exists that the
+	// sweeper does not visit, even if this process dies right after.
+	ahead := !s.registeredRecently(req.ClinicID, now)
+	res, reg, err := s.runClaim(ctx, req.ClinicID, ahead, keys, args)
+	if err != nil {
+		return Hold{}, fmt.Errorf("holds: claim: %w", err)
+	}
+	if status(res) != "ok" {
+		return s.claimed(res)
+	}
+	c, _ := res[1].(int64)
+	if c < 1 || int(c) > len(specialists) || len(res) < 3 {
+		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
+	}
+	h.SpecialistID = specialists[c-1]
+	if err := s.registerClaimed(ctx, req, h, now, ahead, reg, res[2] == int64(1)); err != nil {
+		return Hold{}, err
+	}
+	return h, nil // the script published the event
+}
+
+// newHold is the hold req would be, claimed at now (its specialist still
+// to be chosen), and the time its key is to live.
+func (s *Store) newHold(req ClaimRequest, now time.Time) (Hold, time.Duration) {
 	ttl, keep := s.ttl, now.Add(s.maxLife)
 	if req.Life > 0 {
 		ttl, keep = req.Life, now.Add(req.Life)
 	}
 	exp := now.Add(ttl)
 	network, _ := clientaddr.Network(req.Address) // validated; "" without an address
-	h := Hold{
+	return Hold{
 		HoldID:            newHoldID(req.ClinicID),
 		ClientID:          req.ClientID,
 		ClinicID:          req.ClinicID,
@@ -88,15 +119,21 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 		BufferBefore:      req.BufferBefore,
 		BufferAfter:       req.BufferAfter,
 		network:           network,
-	}
+	}, ttl
+}
+
+// claimArgs are claimScript's keys and arguments for claiming h with the
+// first of specialists that can take it.
+func (s *Store) claimArgs(req ClaimRequest, h Hold, ttl time.Duration, now time.Time, specialists []uuid.UUID) ([]string, []any, error) {
+	network := h.network
 	keys := []string{clientKey(req.ClinicID, req.ClientID), metaKey(req.ClinicID), expiryKey(req.ClinicID),
 		cooldownKey(req.ClinicID, req.ClientID, req.AppointmentTypeID), addressKey(req.ClinicID, network), registeredKey(req.ClinicID)}
 	occupiedEnd := h.End.Add(h.BufferAfter).UnixMilli()
 	_, channels, err := eventMessage(Event{Type: EventHold, Hold: h})
 	if err != nil {
-		return Hold{}, err
+		return nil, nil, err
 	}
-	args := []any{now.UnixMilli(), ttl.Milliseconds(), exp.UnixMilli(),
+	args := []any{now.UnixMilli(), ttl.Milliseconds(), h.ExpiresAt.UnixMilli(),
 		h.HoldID, req.ClientID, req.AppointmentTypeID.String(), max(req.Quota, 1),
 		h.Start.Add(-h.BufferBefore).UnixMilli(), occupiedEnd, occupiedEnd + maxOccupied.Milliseconds(),
 		max(req.AddressQuota, 0), (max(s.maxLife, req.Life) + maxPin).Milliseconds(),
@@ -112,71 +149,68 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 	first.SpecialistID = specialists[0]
 	payload, err := json.Marshal(first)
 	if err != nil {
-		return Hold{}, fmt.Errorf("holds: encode payload: %w", err)
+		return nil, nil, fmt.Errorf("holds: encode payload: %w", err)
 	}
 	msg, _, err := eventMessage(Event{Type: EventHold, Hold: first})
 	if err != nil {
-		return Hold{}, err
+		return nil, nil, err
 	}
 	for _, id := range specialists {
 		if id == uuid.Nil {
-			return Hold{}, fmt.Errorf("%w: clinic, appointment type and specialist are required", ErrInvalid)
+			return nil, nil, fmt.Errorf("%w: clinic, appointment type and specialist are required", ErrInvalid)
 		}
 		c := first
 		c.SpecialistID = id
 		keys = append(keys, c.key(), specialistKey(req.ClinicID, id), reclaimKey(c.key(), network))
 		args = append(args, withSpecialist(payload, first.SpecialistID, id), withSpecialist(msg, first.SpecialistID, id))
 	}
-	// A clinic this process has not registered for the sweeper within the
-	// minute is registered ahead of the claim, in its round trip (one
-	// Redis runs the two in that order), so no hold exists that the
-	// sweeper does not visit, even if this process dies right after.
-	ahead := !s.registeredRecently(req.ClinicID, now)
-	var reg *redis.IntCmd
-	var res []any
-	if ahead {
-		pipe := s.rdb.Pipeline()
-		reg = pipe.SAdd(ctx, clinicsKey, req.ClinicID.String())
-		claim := claimScript.EvalSha(ctx, pipe, keys, args...)
-		_, _ = pipe.Exec(ctx) // each command's error is its own
-		res, err = claim.Slice()
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
-			// Redis restarted and forgot the script: Run loads it.
-			res, err = claimScript.Run(ctx, s.rdb, keys, args...).Slice()
-		}
-	} else {
+	return keys, args, nil
+}
+
+// runClaim runs claimScript, with the clinic's registration for the
+// sweeper ahead of it in the same round trip when ahead (reg is then that
+// command).
+func (s *Store) runClaim(ctx context.Context, clinicID uuid.UUID, ahead bool, keys []string, args []any) (res []any, reg *redis.IntCmd, err error) {
+	if !ahead {
+		res, err = claimScript.Run(ctx, s.rdb, keys, args...).Slice()
+		return res, nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	reg = pipe.SAdd(ctx, clinicsKey, clinicID.String())
+	claim := claimScript.EvalSha(ctx, pipe, keys, args...)
+	_, _ = pipe.Exec(ctx) // each command's error is its own
+	res, err = claim.Slice()
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Redis restarted and forgot the script: Run loads it.
 		res, err = claimScript.Run(ctx, s.rdb, keys, args...).Slice()
 	}
-	if err != nil {
-		return Hold{}, fmt.Errorf("holds: claim: %w", err)
-	}
-	if status(res) != "ok" {
-		return s.claimed(res)
-	}
-	c, _ := res[1].(int64)
-	if c < 1 || int(c) > len(specialists) {
-		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
-	}
-	h.SpecialistID = specialists[c-1]
+	return res, reg, err
+}
+
+// registerClaimed makes sure the clinic of the claimed hold h is in the
+// set the sweeper visits: registered ahead (reg), or marked already (the
+// script found the clinic's mark), or added now. When it cannot be, the
+// hold is taken back (announced) rather than left where the sweeper never
+// visits it.
+func (s *Store) registerClaimed(ctx context.Context, req ClaimRequest, h Hold, now time.Time, ahead bool, reg *redis.IntCmd, marked bool) error {
+	var err error
 	switch {
 	case ahead:
 		err = reg.Err()
-	case res[2] != int64(1):
+	case !marked:
 		// The clinic's mark was gone (a Redis that lost its data): the
 		// set may be gone with it.
 		err = s.rdb.SAdd(context.WithoutCancel(ctx), clinicsKey, req.ClinicID.String()).Err()
 	}
 	if err != nil {
-		// Redis took the hold but not the registration: take the hold back
-		// (announced) rather than leave one the sweeper never visits.
 		s.registered.Delete(req.ClinicID)
 		_, _ = s.Release(context.WithoutCancel(ctx), h.HoldID, req.ClientID)
-		return Hold{}, fmt.Errorf("holds: register clinic: %w", err)
+		return fmt.Errorf("holds: register clinic: %w", err)
 	}
-	if ahead || res[2] != int64(1) {
+	if ahead || !marked {
 		s.registered.Store(req.ClinicID, now)
 	}
-	return h, nil // the script published the event
+	return nil
 }
 
 // withSpecialist is the encoded payload or event of a hold with specialist

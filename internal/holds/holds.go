@@ -167,6 +167,9 @@ const (
 	EventRelease   = "release"
 	EventConfirm   = "confirm"
 	EventCancel    = "cancel"
+	// EventCalendar says a clinic's set-up changed (hours, types, its
+	// zone): every view of its calendar is out of date.
+	EventCalendar = "calendar"
 
 	ReasonReleased = "released" // the owner let go
 	ReasonExpired  = "expired"  // the TTL ran out; published by the sweeper

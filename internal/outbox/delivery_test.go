@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
 
@@ -102,11 +103,12 @@ func TestWithoutMailServerKeepsCopy(t *testing.T) {
 	r := newRig(t, rigOptions{noSMTP: true})
 	b := r.book(t, r.at(3, 10, 0), "ada@example.org")
 	m := r.waitStatus(t, r.messages(t, b.ID)[0].ID, "sent")
-	copies, err := r.outbox.Copies(context.Background(), r.clinic.ID)
+	reader := staff.User{ClinicID: r.clinic.ID, Role: staff.RoleReception}
+	copies, err := r.outbox.Copies(context.Background(), reader)
 	if err != nil || len(copies) != 1 || copies[0].MessageID != m.ID {
 		t.Fatalf("copies %+v, %v", copies, err)
 	}
-	c, err := r.outbox.CopyOf(context.Background(), r.clinic.ID, m.ID)
+	c, err := r.outbox.CopyOf(context.Background(), reader, m.ID)
 	if err != nil || !strings.Contains(string(c.Raw), "BEGIN:VCALENDAR") && !strings.Contains(string(c.Raw), "text/calendar") {
 		t.Fatalf("copy without its calendar: %v", err)
 	}

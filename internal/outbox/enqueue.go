@@ -31,7 +31,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 	b := ch.Booking
 	var msgs []message
 	switch ch.Kind {
-	case "confirm":
+	case booking.ChangeConfirm:
 		msgs = append(msgs, o.about(b, KindConfirmation, b.CreatedAt))
 		r, ok, err := o.reminder(ctx, q, b)
 		if err != nil {
@@ -40,14 +40,14 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 		if ok {
 			msgs = append(msgs, r)
 		}
-	case "cancel":
+	case booking.ChangeCancel:
 		if err := o.cancelPending(ctx, tx, q, b.ID); err != nil {
 			return err
 		}
 		m := o.about(b, KindCancellation, o.now())
 		m.Reason = staffReason(ch)
 		msgs = append(msgs, m)
-	case "reschedule":
+	case booking.ChangeReschedule:
 		if ch.Previous != nil {
 			if err := o.cancelPending(ctx, tx, q, ch.Previous.ID); err != nil {
 				return err

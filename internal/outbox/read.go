@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // Status is one message as staff see it on a booking's page.
@@ -30,10 +31,22 @@ type Status struct {
 // Undeliverable says the mail server refused the message for good.
 func (s Status) Undeliverable() bool { return s.Status == "failed" }
 
-// ForBooking lists the messages about a booking of a clinic, oldest first.
-func (o *Outbox) ForBooking(ctx context.Context, clinicID, bookingID uuid.UUID) ([]Status, error) {
+// The role table's actions for what staff read here: a booking's
+// messages are part of its page on the calendar; the kept copies of the
+// development outbox hold patients' data, as a search's answers do.
+const (
+	ActStatus = staff.ActCalendar
+	ActCopies = staff.ActSearch
+)
+
+// ForBooking lists the messages about a booking of u's clinic, oldest
+// first. Errors: FORBIDDEN.
+func (o *Outbox) ForBooking(ctx context.Context, u staff.User, bookingID uuid.UUID) ([]Status, error) {
+	if err := u.May(ActStatus); err != nil {
+		return nil, err
+	}
 	rows, err := db.New(o.pool).MessageListByBooking(ctx, db.MessageListByBookingParams{
-		ClinicID: clinicID, BookingID: uuid.NullUUID{UUID: bookingID, Valid: true},
+		ClinicID: u.ClinicID, BookingID: uuid.NullUUID{UUID: bookingID, Valid: true},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list messages: %w", err)
@@ -57,9 +70,13 @@ type Copy struct {
 	Raw       []byte // the whole message (RFC 5322); empty in lists
 }
 
-// Copies lists the kept messages of a clinic, newest first.
-func (o *Outbox) Copies(ctx context.Context, clinicID uuid.UUID) ([]Copy, error) {
-	rows, err := db.New(o.pool).OutboxCopyList(ctx, clinicID)
+// Copies lists the kept messages of u's clinic, newest first.
+// Errors: FORBIDDEN.
+func (o *Outbox) Copies(ctx context.Context, u staff.User) ([]Copy, error) {
+	if err := u.May(ActCopies); err != nil {
+		return nil, err
+	}
+	rows, err := db.New(o.pool).OutboxCopyList(ctx, u.ClinicID)
 	if err != nil {
 		return nil, fmt.Errorf("list outbox: %w", err)
 	}
@@ -70,11 +87,14 @@ func (o *Outbox) Copies(ctx context.Context, clinicID uuid.UUID) ([]Copy, error)
 	return out, nil
 }
 
-// CopyOf is one kept message of a clinic.
+// CopyOf is one kept message of u's clinic.
 //
-// Errors: NOT_FOUND.
-func (o *Outbox) CopyOf(ctx context.Context, clinicID, messageID uuid.UUID) (Copy, error) {
-	r, err := db.New(o.pool).OutboxCopyGet(ctx, db.OutboxCopyGetParams{MessageID: messageID, ClinicID: clinicID})
+// Errors: FORBIDDEN, NOT_FOUND.
+func (o *Outbox) CopyOf(ctx context.Context, u staff.User, messageID uuid.UUID) (Copy, error) {
+	if err := u.May(ActCopies); err != nil {
+		return Copy{}, err
+	}
+	r, err := db.New(o.pool).OutboxCopyGet(ctx, db.OutboxCopyGetParams{MessageID: messageID, ClinicID: u.ClinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Copy{}, apperr.NotFoundf("", "No such message.")
 	}

@@ -43,7 +43,7 @@ func (s *Service) keyDays(ctx context.Context, clinicID uuid.UUID, req Request) 
 	if err != nil {
 		return first, last, false
 	}
-	row, err := s.TypeRow(ctx, req.AppointmentTypeID)
+	row, err := s.StoredType(ctx, req.AppointmentTypeID)
 	if err != nil {
 		return first, last, false
 	}

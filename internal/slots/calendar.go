@@ -16,6 +16,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 )
 
@@ -118,7 +119,7 @@ func (s *Service) load(ctx context.Context, req Request, gen string) (*calendar,
 		typeRow:  t,
 		q: availability.Query{
 			Zone:         loc,
-			Type:         TypeOf(t),
+			Type:         TypeOf(clinics.TypeFromRow(t)),
 			From:         req.From,
 			To:           req.To,
 			SpecialistID: req.SpecialistID,

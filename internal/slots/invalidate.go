@@ -51,7 +51,7 @@ func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b b
 	if mark {
 		marks = s.Bitmap.queueMark(ctx, pipe, loc, b.SpecialistID, b.Start, b.End)
 	}
-	row, err := s.TypeRow(ctx, b.AppointmentTypeID)
+	row, err := s.StoredType(ctx, b.AppointmentTypeID)
 	if err != nil {
 		s.logger.Warn("booking's type for the cache; retiring the clinic's lists", "err", err)
 		s.Bitmap.exec(ctx, pipe, marks)
@@ -202,7 +202,7 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 		s.invalidateBooking(ctx, loc, *p, false)
 		s.Bitmap.Clear(ctx, loc, p.SpecialistID, p.Start, p.End)
 	}
-	if ch.Kind == "cancel" {
+	if ch.Kind == booking.ChangeCancel {
 		s.invalidateBooking(ctx, loc, b, false)
 		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
 		return
@@ -212,7 +212,7 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	// before any carried list leaves the slot out: a patient still asking
 	// for it is told "taken" by the bitmap, without a database round trip.
 	bumped, bt := s.invalidateBooking(ctx, loc, b, true)
-	if ch.Kind == "confirm" && ch.Previous == nil && bumped != nil {
+	if ch.Kind == booking.ChangeConfirm && ch.Previous == nil && bumped != nil {
 		s.patchAfterBooking(ctx, b, bt, bumped)
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 )
 
@@ -101,9 +102,10 @@ type Result struct {
 	Location *time.Location
 	ClinicID uuid.UUID
 	Type     availability.AppointmentType
-	// Row is the type as stored, as of the same generation as the slots.
-	Row   db.AppointmentType
-	Slots []availability.Slot
+	// Stored is the type as the clinic keeps it, as of the same
+	// generation as the slots.
+	Stored clinics.Type
+	Slots  []availability.Slot
 	// Priority of each specialist who performs the type.
 	Priority map[uuid.UUID]int
 }
@@ -169,7 +171,7 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 			slots = availability.ApplyHolds(e.Type, slots, holds)
 		}
 	}
-	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Row: e.Row, Slots: slots, Priority: e.Priority}, nil
+	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: slots, Priority: e.Priority}, nil
 }
 
 // compute reads the calendar from PostgreSQL and runs the engine; with a
@@ -203,7 +205,7 @@ func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *
 		e.Priority[sp.ID] = sp.Priority
 	}
 	e.withMeta()
-	s.typeRows.Store(cal.typeRow.ID, typeRowAt{row: cal.typeRow, at: now})
+	s.typeRows.Store(cal.typeRow.ID, typeRowAt{row: clinics.TypeFromRow(cal.typeRow), at: now})
 	if ref != nil && (req.NoBookings || covered(e.Slots, e.Type, cal.q.Zone, ref.first, ref.last)) {
 		s.store(ctx, ref.key, e, now)
 		s.memo.put(ref, e, now, s.ttl)
@@ -240,26 +242,27 @@ func (s *Service) ClinicOfType(ctx context.Context, typeID uuid.UUID) (uuid.UUID
 }
 
 type typeRowAt struct {
-	row db.AppointmentType
+	row clinics.Type
 	at  time.Time
 }
 
-// typeRowMaxAge bounds how old a remembered type row may be for TypeRow.
+// typeRowMaxAge bounds how old a remembered type may be for StoredType.
 const typeRowMaxAge = 10 * time.Second
 
-// TypeRow is a type's row from memory when it was read in the last few
+// StoredType is a type from memory when it was read in the last few
 // seconds (every computation refreshes it), else from PostgreSQL. Only for
 // what tolerates a few seconds of staleness: which days' generations a
 // cache key reads and a booking bumps (covered catches a list computed
 // with newer buffers), a cooldown's length.
-func (s *Service) TypeRow(ctx context.Context, typeID uuid.UUID) (db.AppointmentType, error) {
+func (s *Service) StoredType(ctx context.Context, typeID uuid.UUID) (clinics.Type, error) {
 	if v, ok := s.typeRows.Load(typeID); ok && s.now().Sub(v.(typeRowAt).at) < typeRowMaxAge {
 		return v.(typeRowAt).row, nil
 	}
-	t, err := db.New(s.pool).AppointmentTypeGet(ctx, typeID)
+	r, err := db.New(s.pool).AppointmentTypeGet(ctx, typeID)
 	if err != nil {
-		return db.AppointmentType{}, err
+		return clinics.Type{}, err
 	}
+	t := clinics.TypeFromRow(r)
 	s.typeRows.Store(typeID, typeRowAt{row: t, at: s.now()})
 	return t, nil
 }
@@ -280,8 +283,8 @@ func trim(slots []availability.Slot, now time.Time, t availability.AppointmentTy
 	return out
 }
 
-// TypeOf is the engine's view of an appointment type row.
-func TypeOf(t db.AppointmentType) availability.AppointmentType {
+// TypeOf is the engine's view of an appointment type.
+func TypeOf(t clinics.Type) availability.AppointmentType {
 	return availability.AppointmentType{
 		Duration:     time.Duration(t.DurationMin) * time.Minute,
 		Step:         time.Duration(t.SlotStepMin) * time.Minute,
@@ -339,7 +342,7 @@ func (s *Service) Window(ctx context.Context, typeID uuid.UUID) (first, last ava
 	if err != nil {
 		return first, last, err
 	}
-	row, err := s.TypeRow(ctx, typeID)
+	row, err := s.StoredType(ctx, typeID)
 	if err != nil {
 		return first, last, fmt.Errorf("load appointment type: %w", err)
 	}

@@ -6,6 +6,7 @@ package staff
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -21,93 +22,16 @@ type Span struct{ Start, End time.Time }
 // Contains says whether t falls in the span.
 func (s Span) Contains(t time.Time) bool { return !t.Before(s.Start) && t.Before(s.End) }
 
-// zoneSpan is a stretch of real time over which a zone's offset is constant.
-type zoneSpan struct {
-	start, end time.Time
-	offset     time.Duration
-}
-
-// wallClock maps the wall clock of one local date onto real time, across
-// a change of offset that day (a wall time can have no instant or two).
-type wallClock struct {
-	midnight time.Time // 00:00 of the date read as if the zone were UTC
-	spans    []zoneSpan
-}
-
-func newWallClock(loc *time.Location, d availability.Date) wallClock {
-	c := wallClock{midnight: time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC)}
-	lo, hi := c.midnight.Add(-24*time.Hour), c.midnight.Add(48*time.Hour)
-	for from := lo; from.Before(hi); {
-		t := from.In(loc)
-		_, off := t.Zone()
-		_, next := t.ZoneBounds()
-		to := hi
-		if !next.IsZero() && next.After(from) && next.Before(hi) {
-			to = next
-		}
-		offset := time.Duration(off) * time.Second
-		if n := len(c.spans); n > 0 && c.spans[n-1].offset == offset {
-			c.spans[n-1].end = to
-		} else {
-			c.spans = append(c.spans, zoneSpan{start: from, end: to, offset: offset})
-		}
-		from = to
-	}
-	return c
-}
-
-// first is the earliest instant at which the clock has reached wall
-// (after midnight): for a skipped time, the end of the gap.
-func (c wallClock) first(wall time.Duration) time.Time {
-	for _, s := range c.spans {
-		t := c.midnight.Add(wall - s.offset)
-		if t.Before(s.start) {
-			t = s.start
-		}
-		if t.Before(s.end) {
-			return t
-		}
-	}
-	return c.spans[len(c.spans)-1].end
-}
-
-// last is where a range ending at wall really ends: the last time the
-// clock reaches wall coming from earlier times.
-func (c wallClock) last(wall time.Duration) time.Time {
-	for i := len(c.spans) - 1; i >= 0; i-- {
-		s := c.spans[i]
-		t := c.midnight.Add(wall - s.offset)
-		if t.After(s.end) {
-			t = s.end
-		}
-		if t.After(s.start) {
-			return t
-		}
-	}
-	return c.spans[0].start
-}
-
-// at is the first instant whose wall clock reads wall on the date; false
-// for a time the clock skips.
-func (c wallClock) at(wall time.Duration) (time.Time, bool) {
-	for _, s := range c.spans {
-		if t := c.midnight.Add(wall - s.offset); !t.Before(s.start) && t.Before(s.end) {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
 // OpenSpans are the instants the working ranges rs of date d cover, in
 // order.
 func OpenSpans(loc *time.Location, d availability.Date, rs []availability.Range) []Span {
 	if len(rs) == 0 {
 		return nil
 	}
-	c := newWallClock(loc, d)
+	c := availability.NewWallClock(loc, d)
 	out := make([]Span, 0, len(rs))
 	for _, r := range rs {
-		s := Span{c.first(time.Duration(r.Start) * time.Minute), c.last(time.Duration(r.End) * time.Minute)}
+		s := Span{c.First(time.Duration(r.Start) * time.Minute), c.Last(time.Duration(r.End) * time.Minute)}
 		if s.Start.Before(s.End) {
 			out = append(out, s)
 		}
@@ -116,16 +40,12 @@ func OpenSpans(loc *time.Location, d availability.Date, rs []availability.Range)
 	return out
 }
 
-// WallInstant is the first instant of date d in loc whose wall clock reads
-// min minutes after midnight; false for a time the clock skips.
-func WallInstant(loc *time.Location, d availability.Date, min int) (time.Time, bool) {
-	return newWallClock(loc, d).at(time.Duration(min) * time.Minute)
-}
-
 // DayRows are a day grid's rows: instants a step apart in real time from
 // the first, each labelled by its wall-clock time. A day on which the
 // clocks go forward has no rows for the skipped hour; one on which they go
-// back has the repeated hour twice.
+// back has the repeated hour twice. A week's rows (WeekRows) are wall-clock
+// times instead, the same on every date; there a zero Start is a time the
+// clock skips that day.
 type DayRows struct {
 	Step  time.Duration
 	Start []time.Time
@@ -172,24 +92,83 @@ func stepsUp(d, step time.Duration) int64 {
 // Label is row i's wall-clock time in loc.
 func (r DayRows) Label(i int, loc *time.Location) string { return r.Start[i].In(loc).Format("15:04") }
 
-// Place is the row a span starts in and how many rows it covers (at least
-// one), clipped to the grid; ok false when it lies outside.
+// Place is the row a span starts in and how many rows it covers (rows
+// with no instant count when they lie between), clipped to the grid; ok
+// false when no row falls within it.
 func (r DayRows) Place(s Span) (row, n int, ok bool) {
-	if len(r.Start) == 0 {
-		return 0, 0, false
+	row = -1
+	for i, t := range r.Start {
+		if t.IsZero() {
+			continue
+		}
+		if row < 0 && s.Start.Before(t.Add(r.Step)) && s.End.After(t) {
+			row = i
+		}
+		if row >= 0 && t.Before(s.End) {
+			n = i - row + 1
+		}
 	}
-	first := r.Start[0]
-	end := first.Add(r.Step * time.Duration(len(r.Start)))
-	if !s.Start.Before(end) || !s.End.After(first) {
-		return 0, 0, false
+	return row, n, row >= 0 && n > 0
+}
+
+// WeekRows are the rows of one specialist's week, a column per date: one
+// row per wall-clock time, a step apart, from the week's earliest opening
+// to its latest closing, stretched by whole steps to hold every busy span
+// (a booking outside the hours stays on the grid). Each date's rows are
+// the instants of those wall times that day: on a day the clocks go
+// forward a skipped time has none (a zero Start, which the grid greys),
+// and on one they go back a repeated time stands at its first occurrence.
+type WeekRows struct {
+	// Minutes are the rows' wall-clock times in minutes from midnight
+	// (past 1440 for a busy span that runs into the next date).
+	Minutes []int
+	Days    []DayRows // one per date, in order
+}
+
+// Label is row i's wall-clock time.
+func (w WeekRows) Label(i int) string { return FormatMin(w.Minutes[i] % 1440) }
+
+// WeekRowsOf are the rows of the len(hours) dates from from in loc, given
+// each date's hours and busy spans (busy[i] for date i; may be shorter).
+// None when nobody works and nothing is booked.
+func WeekRowsOf(loc *time.Location, from availability.Date, step time.Duration, hours []DayHours, busy [][]Span) WeekRows {
+	out := WeekRows{Days: make([]DayRows, len(hours))}
+	lo, hi := math.MaxInt, math.MinInt
+	for i, h := range hours {
+		day := from.AddDays(i)
+		for _, r := range h.Ranges {
+			lo, hi = min(lo, r.Start), max(hi, r.End)
+		}
+		if i < len(busy) {
+			for _, s := range busy[i] {
+				lo, hi = min(lo, wallMinute(s.Start, loc, day)), max(hi, wallMinute(s.End, loc, day))
+			}
+		}
 	}
-	row = int(s.Start.Sub(first) / r.Step)
-	if s.Start.Before(first) {
-		row = 0
+	stepMin := int(step / time.Minute)
+	if lo >= hi || stepMin <= 0 {
+		return WeekRows{}
 	}
-	last := int(stepsUp(s.End.Sub(first), r.Step))
-	last = min(last, len(r.Start))
-	return row, max(1, last-row), true
+	lo -= lo % stepMin
+	for m := lo; m < hi; m += stepMin {
+		out.Minutes = append(out.Minutes, m)
+	}
+	for i := range hours {
+		c := availability.NewWallClock(loc, from.AddDays(i))
+		rows := DayRows{Step: step, Start: make([]time.Time, len(out.Minutes))}
+		for j, m := range out.Minutes {
+			rows.Start[j], _ = c.At(time.Duration(m) * time.Minute)
+		}
+		out.Days[i] = rows
+	}
+	return out
+}
+
+// wallMinute is t's wall-clock time in minutes from day's midnight (past
+// 1440 when t is on a later date).
+func wallMinute(t time.Time, loc *time.Location, day availability.Date) int {
+	l := t.In(loc)
+	return availability.DaysBetween(day, availability.DateOf(t, loc))*1440 + l.Hour()*60 + l.Minute()
 }
 
 // DayHours are a specialist's hours on one date: Ranges in minutes from
@@ -263,11 +242,10 @@ func (b *Bookings) GridData(ctx context.Context, clinicID uuid.UUID, loc *time.L
 		}
 		out.Specialists = append(out.Specialists, g)
 	}
-	start := time.Date(from.Year, from.Month, from.Day, 0, 0, 0, 0, loc)
-	endDate := to.AddDays(1)
+	start := availability.DayStart(loc, from)
 	// A day's wall clock can reach a little past its midnight: take the
 	// neighbours' edges too; the grid places by rows.
-	end := time.Date(endDate.Year, endDate.Month, endDate.Day, 0, 0, 0, 0, loc)
+	end := availability.DayStart(loc, to.AddDays(1))
 	if out.Bookings, err = b.calendar(ctx, clinicID, start.Add(-3*time.Hour), end.Add(3*time.Hour)); err != nil {
 		return GridData{}, err
 	}

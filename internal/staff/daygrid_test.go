@@ -119,11 +119,48 @@ func TestDayGridPlace(t *testing.T) {
 
 func TestDayGridWallInstant(t *testing.T) {
 	loc := berlin(t)
-	if _, ok := staff.WallInstant(loc, availability.Date{Year: 2027, Month: time.March, Day: 28}, 2*60+30); ok {
+	if _, ok := availability.WallTime(loc, availability.Date{Year: 2027, Month: time.March, Day: 28}, 2*time.Hour+30*time.Minute); ok {
 		t.Error("02:30 on 2027-03-28 has an instant")
 	}
-	got, ok := staff.WallInstant(loc, availability.Date{Year: 2027, Month: time.October, Day: 31}, 2*60+30)
+	got, ok := availability.WallTime(loc, availability.Date{Year: 2027, Month: time.October, Day: 31}, 2*time.Hour+30*time.Minute)
 	if want := time.Date(2027, time.October, 31, 0, 30, 0, 0, time.UTC); !ok || !got.Equal(want) {
 		t.Errorf("02:30 on 2027-10-31 is %s, want its first occurrence %s", got, want)
+	}
+}
+
+// A week's rows are wall-clock times shared by its dates: on the day the
+// clocks go forward the skipped times have no instant, on the day they go
+// back a repeated time stands at its first occurrence, and a booking
+// outside the hours stretches the rows by whole steps.
+func TestWeekRows(t *testing.T) {
+	loc := berlin(t)
+	night := staff.DayHours{Ranges: []availability.Range{{Start: 60, End: 4 * 60}}}
+	hours := make([]staff.DayHours, 7)
+	for i := range hours {
+		hours[i] = night
+	}
+	spring := availability.Date{Year: 2027, Month: time.March, Day: 22} // Monday; Sunday the 28th changes
+	late := time.Date(2027, time.March, 23, 4, 10, 0, 0, loc)
+	busy := [][]staff.Span{nil, {{Start: late, End: late.Add(20 * time.Minute)}}}
+	w := staff.WeekRowsOf(loc, spring, 30*time.Minute, hours, busy)
+	if len(w.Minutes) != 7 || w.Label(0) != "01:00" || w.Label(6) != "04:00" {
+		t.Fatalf("rows %v, want 7 from 01:00 to 04:00", w.Minutes)
+	}
+	for i, at := range w.Days[6].Start {
+		if skipped := w.Label(i) == "02:00" || w.Label(i) == "02:30"; skipped != at.IsZero() {
+			t.Errorf("Sunday %s: instant %v", w.Label(i), at)
+		}
+	}
+	if row, n, ok := w.Days[1].Place(staff.Span{Start: late, End: late.Add(20 * time.Minute)}); !ok || row != 6 || n != 1 {
+		t.Errorf("Tuesday's late booking at row %d over %d (%v), want row 6 over 1", row, n, ok)
+	}
+
+	autumn := availability.Date{Year: 2027, Month: time.October, Day: 25} // Sunday the 31st changes
+	w = staff.WeekRowsOf(loc, autumn, 30*time.Minute, hours, nil)
+	if got, want := w.Days[6].Start[3], time.Date(2027, time.October, 31, 0, 30, 0, 0, time.UTC); w.Label(3) != "02:30" || !got.Equal(want) {
+		t.Errorf("Sunday %s is %s, want its first occurrence %s", w.Label(3), got, want)
+	}
+	if w := staff.WeekRowsOf(loc, autumn, 30*time.Minute, make([]staff.DayHours, 7), nil); len(w.Minutes) != 0 {
+		t.Errorf("a week without hours has rows %v", w.Minutes)
 	}
 }

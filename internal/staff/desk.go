@@ -165,6 +165,9 @@ func (d *Desk) notFree(ctx context.Context, sp Specialist, start time.Time, loc 
 // type that does not fit), and the hold path's: SLOT_HELD (423),
 // SLOT_TAKEN (409), UNAVAILABLE (503).
 func (d *Desk) Hold(ctx context.Context, u User, clientID string, specialistID uuid.UUID, start time.Time, typeID uuid.UUID) (DeskSlot, holds.Hold, error) {
+	if err := u.May(ActBook); err != nil {
+		return DeskSlot{}, holds.Hold{}, err
+	}
 	if err := checkDeskClient(u, clientID); err != nil {
 		return DeskSlot{}, holds.Hold{}, err
 	}
@@ -192,8 +195,11 @@ func (d *Desk) Hold(ctx context.Context, u User, clientID string, specialistID u
 
 // Release lets go of every hold of the desk dialog clientID.
 //
-// Errors: INVALID_ARGUMENT (client), UNAVAILABLE.
+// Errors: FORBIDDEN, INVALID_ARGUMENT (client), UNAVAILABLE.
 func (d *Desk) Release(ctx context.Context, u User, clientID string) error {
+	if err := u.May(ActBook); err != nil {
+		return err
+	}
 	if err := checkDeskClient(u, clientID); err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func (d *Desk) MoveChoices(ctx context.Context, u User, bookingID uuid.UUID) (Mo
 	if err != nil {
 		return MoveChoices{}, err
 	}
-	out := MoveChoices{Booking: b, TypeName: res.Row.Name, Location: loc}
+	out := MoveChoices{Booking: b, TypeName: res.Stored.Name, Location: loc}
 	for _, sp := range sps {
 		if _, performs := res.Priority[sp.ID]; !performs && sp.ID != b.SpecialistID {
 			continue

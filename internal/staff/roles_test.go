@@ -2,7 +2,8 @@ package staff_test
 
 // The role table: what each role may do as the brief of the roles states
 // it, every service method that takes a User checking its action first
-// (found by reflection, so a new method cannot be left out), and README's
+// (found by reflection over the staff services, the desk, the waitlist and
+// the outbox, so a new method of theirs cannot be left out), and README's
 // Roles table matching the code's.
 
 import (
@@ -13,10 +14,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
+	"github.com/clinic/booking/internal/waitlist"
 )
 
 // methodActions names the action every service method that takes a User
@@ -57,6 +65,19 @@ var methodActions = map[string]staff.Action{
 	"Service.NoShows":            staff.ActBook,
 	"Service.BookingCard":        staff.ActCalendar,
 	"Service.DaySheet":           staff.ActCalendar,
+	"Desk.Slot":                  staff.ActBook,
+	"Desk.Hold":                  staff.ActBook,
+	"Desk.Release":               staff.ActBook,
+	"Desk.Book":                  staff.ActBook,
+	"Desk.MoveChoices":           staff.ActMove,
+	"Waitlist.OfferByHand":       waitlist.ActOffer,
+	"Waitlist.Remove":            waitlist.ActRemove,
+	"Waitlist.Entry":             waitlist.ActOffer,
+	"Waitlist.List":              waitlist.ActOffer,
+	"Waitlist.CountByDay":        waitlist.ActOffer,
+	"Outbox.ForBooking":          outbox.ActStatus,
+	"Outbox.Copies":              outbox.ActCopies,
+	"Outbox.CopyOf":              outbox.ActCopies,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.
@@ -104,7 +125,22 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 	pool := testkit.DB(t)
 	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
 	svc := newService(pool, nil)
-	services := map[string]any{"Service": svc, "Bookings": staff.NewBookings(svc, booking.NewService(pool), nil)}
+	bookings := booking.NewService(pool)
+	rdb := testkit.Redis(t)
+	holdStore := holds.NewStore(rdb, 0, nil)
+	staffBookings := staff.NewBookings(svc, bookings, holdStore)
+	co := checkout.New(pool, holdStore, nil, bookings, quietLogger(), checkout.Limits{})
+	ob, err := outbox.New(pool, outbox.Config{PublicURL: "http://clinic.test", Queue: "roles_" + strings.ReplaceAll(uuid.NewString(), "-", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	services := map[string]any{
+		"Service":  svc,
+		"Bookings": staffBookings,
+		"Desk":     staff.NewDesk(staffBookings, co, slots.New(pool, rdb, slots.Options{Logger: quietLogger()})),
+		"Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
+		"Outbox":   ob,
+	}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}
 	for _, role := range staff.Roles {
 		users[role] = newUser(t, pool, c.ID, role)

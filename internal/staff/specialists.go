@@ -125,7 +125,7 @@ func (s *Service) UpdateSpecialist(ctx context.Context, u User, id uuid.UUID, in
 			ID: id, ClinicID: u.ClinicID, Name: in.Name, Priority: int32(in.Priority), Active: in.Active, Version: in.Version,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return Stale(before)
+			return Stale(specialistFromRow(before))
 		}
 		if err != nil {
 			return err

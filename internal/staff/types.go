@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/textfield"
 )
@@ -77,28 +78,10 @@ func (in *TypeInput) validate() error {
 // reminderMin is the reminder's lead as stored, in minutes.
 func (in *TypeInput) reminderMin() int32 { return int32(in.ReminderHours) * 60 }
 
-// AppointmentType is one of a clinic's types with the rules staff set;
-// durations, notices and the reminder's lead (0: no reminder) are in
-// minutes.
-type AppointmentType struct {
-	ID, ClinicID                                   uuid.UUID
-	Name, Description                              string
-	DurationMin, SlotStepMin                       int32
-	BufferBeforeMin, BufferAfterMin, MinNoticeMin  int32
-	MaxAdvanceDays, CooldownMin, MaxHoldsPerClient int32
-	ReminderMin                                    int32
-	Version                                        int32
-}
+// AppointmentType is one of a clinic's types with the rules staff set.
+type AppointmentType = clinics.Type
 
-func typeFromRow(t db.AppointmentType) AppointmentType {
-	return AppointmentType{
-		ID: t.ID, ClinicID: t.ClinicID, Name: t.Name, Description: t.Description,
-		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin,
-		BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin, MinNoticeMin: t.MinNoticeMin,
-		MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin, MaxHoldsPerClient: t.MaxHoldsPerClient,
-		ReminderMin: t.ReminderMin, Version: t.Version,
-	}
-}
+func typeFromRow(t db.AppointmentType) AppointmentType { return clinics.TypeFromRow(t) }
 
 // Types lists the clinic's appointment types.
 //
@@ -188,7 +171,7 @@ func (s *Service) SaveType(ctx context.Context, u User, id uuid.UUID, in TypeInp
 				ReminderMin: in.reminderMin(),
 			})
 			if errors.Is(err, pgx.ErrNoRows) {
-				return Stale(old)
+				return Stale(typeFromRow(old))
 			}
 			if err != nil {
 				return err

@@ -17,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // pinFor keeps an offer's hold while its booking is written.
@@ -90,13 +91,18 @@ func (s *Service) Decline(ctx context.Context, clinicID uuid.UUID, token string)
 	})
 }
 
-// OfferByHand offers a time staff chose (free, ahead) to an entry they
-// chose, ahead of the list's order, audited. Errors: NOT_FOUND (entry or
+// OfferByHand offers a time staff member u chose (free, ahead) to an
+// entry they chose, ahead of the list's order, audited. Errors:
+// FORBIDDEN, NOT_FOUND (entry or
 // specialist not of the clinic), INVALID_ARGUMENT (a time not ahead, or
 // a specialist who does not perform the type), SLOT_TAKEN (booked),
 // SLOT_HELD (held, or offered from the list already),
 // WAITLIST_ENTRY_OVER (the entry left the list or has an offer).
-func (s *Service) OfferByHand(ctx context.Context, clinicID, entryID, specialistID uuid.UUID, start time.Time, actor string) error {
+func (s *Service) OfferByHand(ctx context.Context, u staff.User, entryID, specialistID uuid.UUID, start time.Time) error {
+	if err := u.May(ActOffer); err != nil {
+		return err
+	}
+	clinicID, actor := u.ClinicID, u.Actor()
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		e, err := q.WaitlistEntryGetForUpdate(ctx, entryID)
@@ -139,10 +145,17 @@ func (s *Service) OfferByHand(ctx context.Context, clinicID, entryID, specialist
 	})
 }
 
-// Entry is one entry of the clinic's list for staff, as List reads it
-// (waiting, or with a time offered), wherever it stands in the list.
-// Errors: NOT_FOUND (not in the list, or another clinic's).
-func (s *Service) Entry(ctx context.Context, clinicID, id uuid.UUID) (Entry, error) {
+// Entry is one entry of u's clinic's list, as List reads it (waiting, or
+// with a time offered), wherever it stands in the list.
+// Errors: FORBIDDEN, NOT_FOUND (not in the list, or another clinic's).
+func (s *Service) Entry(ctx context.Context, u staff.User, id uuid.UUID) (Entry, error) {
+	if err := u.May(ActOffer); err != nil {
+		return Entry{}, err
+	}
+	return s.entry(ctx, u.ClinicID, id)
+}
+
+func (s *Service) entry(ctx context.Context, clinicID, id uuid.UUID) (Entry, error) {
 	r, err := db.New(s.pool).WaitlistStaffEntry(ctx, db.WaitlistStaffEntryParams{ID: id, ClinicID: clinicID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Entry{}, apperr.NotFoundf("entryId", "No such waitlist entry.")
@@ -161,11 +174,14 @@ func (s *Service) Entry(ctx context.Context, clinicID, id uuid.UUID) (Entry, err
 	return e, nil
 }
 
-// List is the clinic's waitlist for staff, oldest first: everyone
-// waiting (or with an offer), for one type if typeID is set, and whose
-// days include day if it is not zero.
-func (s *Service) List(ctx context.Context, clinicID, typeID uuid.UUID, day time.Time) ([]Entry, error) {
-	p := db.WaitlistEntriesByClinicParams{ClinicID: clinicID,
+// List is u's clinic's waitlist, oldest first: everyone waiting (or with
+// an offer), for one type if typeID is set, and whose days include day if
+// it is not zero. Errors: FORBIDDEN.
+func (s *Service) List(ctx context.Context, u staff.User, typeID uuid.UUID, day time.Time) ([]Entry, error) {
+	if err := u.May(ActOffer); err != nil {
+		return nil, err
+	}
+	p := db.WaitlistEntriesByClinicParams{ClinicID: u.ClinicID,
 		AppointmentTypeID: uuid.NullUUID{UUID: typeID, Valid: typeID != uuid.Nil}}
 	if !day.IsZero() {
 		p.Day = pgtype.Date{Time: day, Valid: true}
@@ -190,9 +206,13 @@ func (s *Service) List(ctx context.Context, clinicID, typeID uuid.UUID, day time
 }
 
 // CountByDay is how many wait (or have an offer) on each day from..to
-// (dates), for the staff calendar; days nobody waits for are left out.
-func (s *Service) CountByDay(ctx context.Context, clinicID uuid.UUID, from, to time.Time) (map[time.Time]int, error) {
-	rows, err := db.New(s.pool).WaitlistCountByDay(ctx, db.WaitlistCountByDayParams{ClinicID: clinicID, FromDay: from, ToDay: to})
+// (dates) at u's clinic, for the staff calendar; days nobody waits for
+// are left out. Errors: FORBIDDEN.
+func (s *Service) CountByDay(ctx context.Context, u staff.User, from, to time.Time) (map[time.Time]int, error) {
+	if err := u.May(ActOffer); err != nil {
+		return nil, err
+	}
+	rows, err := db.New(s.pool).WaitlistCountByDay(ctx, db.WaitlistCountByDayParams{ClinicID: u.ClinicID, FromDay: from, ToDay: to})
 	if err != nil {
 		return nil, fmt.Errorf("count waitlist: %w", err)
 	}

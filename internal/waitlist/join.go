@@ -19,6 +19,7 @@ import (
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/secret"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // JoinRequest is a patient asking to wait.
@@ -216,13 +217,16 @@ func (s *Service) Leave(ctx context.Context, clinicID uuid.UUID, token string) e
 	return s.end(ctx, e.ID, StateLeft, booking.ActorPatient)
 }
 
-// Remove takes an entry off the list for staff (actor "staff:<id>"),
-// audited. Errors: NOT_FOUND (not in the clinic's list).
-func (s *Service) Remove(ctx context.Context, clinicID, entryID uuid.UUID, actor string) error {
-	if _, err := s.Entry(ctx, clinicID, entryID); err != nil {
+// Remove takes an entry off the list for staff member u, audited.
+// Errors: FORBIDDEN, NOT_FOUND (not in the clinic's list).
+func (s *Service) Remove(ctx context.Context, u staff.User, entryID uuid.UUID) error {
+	if err := u.May(ActRemove); err != nil {
 		return err
 	}
-	return s.end(ctx, entryID, StateRemoved, actor)
+	if _, err := s.entry(ctx, u.ClinicID, entryID); err != nil {
+		return err
+	}
+	return s.end(ctx, entryID, StateRemoved, u.Actor())
 }
 
 // end ends an entry (left or removed), withdrawing its live offer, whose

@@ -26,15 +26,15 @@ import (
 // is refused when the offer is over.
 func (s *Openings) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) error {
 	switch ch.Kind {
-	case "cancel":
+	case booking.ChangeCancel:
 		_, err := s.open(ctx, tx, freed{booking: ch.Booking, cause: "cancel"})
 		return err
-	case "reschedule":
+	case booking.ChangeReschedule:
 		if ch.Previous != nil {
 			_, err := s.open(ctx, tx, freed{booking: *ch.Previous, cause: "move"})
 			return err
 		}
-	case "confirm":
+	case booking.ChangeConfirm:
 		if ch.Offer != uuid.Nil {
 			return s.taken(ctx, tx, ch.Offer, ch.Booking)
 		}
@@ -157,6 +157,7 @@ func (s *Openings) next(ctx context.Context, q *db.Queries, b booking.Booking, o
 	e, err := q.WaitlistMatching(ctx, db.WaitlistMatchingParams{
 		AppointmentTypeID: b.AppointmentTypeID, SpecialistID: uuid.NullUUID{UUID: b.SpecialistID, Valid: true},
 		SlotStart: b.Start, OpeningID: uuid.NullUUID{UUID: openingID, Valid: openingID != uuid.Nil},
+		AfternoonFromHour: afternoonFromHour, EveningFromHour: eveningFromHour,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.WaitlistEntry{}, false, nil

@@ -234,8 +234,10 @@ func (s *Service) offerTo(ctx context.Context, tx pgx.Tx, q *db.Queries, op db.W
 			return fmt.Errorf("record hold: %w", err)
 		}
 	}
-	if s.crash.Load() {
-		return errors.New("waitlist: crashed after taking the hold (test)")
+	if s.cfg.AfterHold != nil {
+		if err := s.cfg.AfterHold(ctx); err != nil {
+			return err
+		}
 	}
 	offerID := uuid.New()
 	if err := q.WaitlistOfferInsert(ctx, db.WaitlistOfferInsertParams{ID: offerID, OpeningID: op.ID, EntryID: e.ID, OfferedAt: now, ExpiresAt: expires}); err != nil {

@@ -18,7 +18,9 @@ package waitlist
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/staff"
 )
 
 // DefaultOfferFor is how long an offer stands when Config says nothing.
@@ -46,6 +49,39 @@ const (
 	Afternoon = "afternoon" // 12:00 to 17:00
 	Evening   = "evening"   // from 17:00
 )
+
+// The role table's actions for the list's staff side: seeing the list
+// and offering a time from it is booking for a patient, taking someone
+// off it is cancelling. Every method that acts for staff checks one first.
+const (
+	ActOffer  = staff.ActBook
+	ActRemove = staff.ActCancel
+)
+
+// The parts' boundaries, as hours of the local day. PartOf is the one rule
+// that reads them; the database's match of a freed time to a waiting
+// patient is given them as parameters, so the two cannot disagree.
+const (
+	afternoonFromHour = 12
+	eveningFromHour   = 17
+)
+
+// PartOf is the part of the day a local time falls in.
+func PartOf(local time.Time) string {
+	switch h := local.Hour(); {
+	case h < afternoonFromHour:
+		return Morning
+	case h < eveningFromHour:
+		return Afternoon
+	}
+	return Evening
+}
+
+// InParts says whether a local time falls in one of the parts of the day
+// asked for (none asked: any time).
+func InParts(local time.Time, parts []string) bool {
+	return len(parts) == 0 || slices.Contains(parts, PartOf(local))
+}
 
 // States of an entry.
 const (
@@ -80,6 +116,11 @@ type Config struct {
 	// times (hours, closures, notice), bookings aside; nil: only bookings
 	// are looked at.
 	Bookable func(ctx context.Context, b booking.Booking) (bool, error)
+	// AfterHold, when set, runs in an offer's transaction once the time's
+	// hold is taken and before the offer is written; an error fails the
+	// transaction there, as a process dying at that point would. Fault
+	// tests set it; the program leaves it nil.
+	AfterHold func(ctx context.Context) error
 }
 
 // Openings is the waitlist's part in a booking's transaction (Enqueue, a
@@ -94,9 +135,6 @@ type Openings struct {
 	cfg    Config
 	log    *slog.Logger
 	stats  Stats
-	// crash, in tests, fails an offer's transaction after its hold was
-	// taken and before it commits, as a process dying there would.
-	crash atomic.Bool
 }
 
 // Service is the waitlist.
@@ -138,10 +176,21 @@ func (s *Service) OfferFor() time.Duration { return s.cfg.OfferFor }
 // Stats is what the waitlist did since the process started.
 func (s *Service) Stats() *Stats { return &s.stats }
 
+// Sizes are the list's sizes at one moment, every clinic's.
+type Sizes struct {
+	Waiting  int64 // patients waiting without an offer
+	Offered  int64 // offers standing
+	Openings int64 // freed times being offered
+}
+
 // Sizes is the list now, every clinic's: patients waiting, offers
 // standing, and freed times being offered.
-func (s *Service) Sizes(ctx context.Context) (db.WaitlistStatsRow, error) {
-	return db.New(s.pool).WaitlistStats(ctx)
+func (s *Service) Sizes(ctx context.Context) (Sizes, error) {
+	r, err := db.New(s.pool).WaitlistStats(ctx)
+	if err != nil {
+		return Sizes{}, fmt.Errorf("waitlist sizes: %w", err)
+	}
+	return Sizes{Waiting: r.Waiting, Offered: r.Offered, Openings: r.Openings}, nil
 }
 
 func (s *Openings) now() time.Time {

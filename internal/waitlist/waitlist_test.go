@@ -13,6 +13,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/internal/waitlist"
 )
@@ -236,7 +237,8 @@ func TestStaffOfferByHandAndRemoveAreAudited(t *testing.T) {
 	start := r.at(8, 15, 0)
 	r.join(t, "older@example.org", start)
 	chosen := r.join(t, "chosen@example.org", start)
-	if err := r.waitlist.OfferByHand(ctx, r.clinic.ID, chosen.ID, r.clinic.Specialists[0].ID, start, "staff:desk"); err != nil {
+	desk := staff.User{ClinicID: r.clinic.ID, Email: "desk", Role: staff.RoleReception} // audited as staff:desk
+	if err := r.waitlist.OfferByHand(ctx, desk, chosen.ID, r.clinic.Specialists[0].ID, start); err != nil {
 		t.Fatal(err)
 	}
 	opening, _ := r.opening(t, start.UTC())
@@ -251,11 +253,11 @@ func TestStaffOfferByHandAndRemoveAreAudited(t *testing.T) {
 	if got := r.offersOf(t, chosen.ID); got != "open" {
 		t.Fatalf("the chosen entry's offers: %q", got)
 	}
-	err := r.waitlist.OfferByHand(ctx, r.clinic.ID, chosen.ID, r.clinic.Specialists[0].ID, start.Add(time.Hour), "staff:desk")
+	err := r.waitlist.OfferByHand(ctx, desk, chosen.ID, r.clinic.Specialists[0].ID, start.Add(time.Hour))
 	if apperr.CodeOf(err) != apperr.CodeEntryOver {
 		t.Fatalf("offering a second time to an entry with an offer: %v", err)
 	}
-	if err := r.waitlist.Remove(ctx, r.clinic.ID, chosen.ID, "staff:desk"); err != nil {
+	if err := r.waitlist.Remove(ctx, desk, chosen.ID); err != nil {
 		t.Fatal(err)
 	}
 	if s := r.entryState(t, chosen.ID); s != waitlist.StateRemoved {

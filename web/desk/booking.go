@@ -47,7 +47,7 @@ func (s *Handler) StaffBookingPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := s.deps.Outbox.ForBooking(ctx, u.ClinicID, b.ID)
+	msgs, err := s.deps.Outbox.ForBooking(ctx, u, b.ID)
 	if err != nil {
 		return err
 	}

@@ -103,9 +103,9 @@ func (cs calSource) ClinicID() uuid.UUID { return cs.v.clinicID }
 
 func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 	v := cs.v
-	start := time.Date(v.from.Year, v.from.Month, v.from.Day, 0, 0, 0, 0, v.loc)
+	start := availability.DayStart(v.loc, v.from)
 	endDate := v.from.AddDays(v.days)
-	end := time.Date(endDate.Year, endDate.Month, endDate.Day, 0, 0, 0, 0, v.loc)
+	end := availability.DayStart(v.loc, endDate)
 	cal, err := cs.srv.deps.StaffBookings.ClinicCalendar(ctx, v.clinicID, start, end, dateUTC(v.from), dateUTC(endDate.AddDays(-1)))
 	if err != nil {
 		return nil, err
@@ -325,7 +325,10 @@ func (s *Handler) PhoneBooking(c echo.Context) error {
 	if err := firstErr(err1, err2, err3, err4); err != nil {
 		return s.renderCalendar(c, v, http.StatusBadRequest, "", "Choose a type, a specialist, a date and a time.")
 	}
-	start := time.Date(date.Year, date.Month, date.Day, minutes/60, minutes%60, 0, 0, v.loc)
+	start, err := staff.WallStart("time", v.loc, date, minutes)
+	if err != nil {
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", apperr.As(err).Message)
+	}
 	conf, err := s.deps.StaffBookings.BookForPatient(ctx, u, typeID, spID, start, booking.Patient{
 		Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone"),
 	})
@@ -358,9 +361,9 @@ func (s *Handler) StaffReschedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	start, err := time.ParseInLocation("2006-01-02T15:04", c.FormValue("start"), v.loc)
+	start, err := staff.ParseLocalTime("start", c.FormValue("start"), v.loc)
 	if err != nil {
-		return s.renderCalendar(c, v, http.StatusBadRequest, "", "Give the new start as a date and time.")
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", apperr.As(err).Message)
 	}
 	version := httpx.Atoi32(c.FormValue("version"))
 	if version <= 0 {

@@ -18,15 +18,14 @@ import (
 // The day grid's and the week view's columns: bookings and holds as
 // blocks placed by their rows, free times as buttons, the rest greyed.
 
-// gridColumn is what one column shows before it is laid out: its rows'
-// instants (zero for a wall time the clock skips), when it is open, and
+// gridColumn is what one column shows before it is laid out: its rows
+// (a zero instant for a wall time the clock skips), when it is open, and
 // its bookings, holds and free starts.
 type gridColumn struct {
 	id, heading, note, who string
 	specialist             uuid.UUID
 	day                    availability.Date
-	starts                 []time.Time
-	step                   time.Duration
+	rows                   staff.DayRows
 	open                   []staff.Span
 	bookings               []staff.CalendarBooking
 	holds                  []holds.Hold
@@ -127,15 +126,13 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 		body.Rows = append(body.Rows, views.GridRowVM{Row: i + 2, Label: rows.Label(i, v.loc)})
 	}
 	for i := range cols {
-		cols[i].starts, cols[i].step = rows.Start, rows.Step
+		cols[i].rows = rows
 		body.Columns = append(body.Columns, cols[i].layout(i+2, v.loc, p.now, false))
 	}
 	return body
 }
 
-// weekBody has a row per wall-clock time from the week's earliest opening
-// to its latest closing; on a day the clocks change, a skipped time is
-// greyed and a repeated one is shown at its first occurrence.
+// weekBody is a specialist's week, in the rows staff.WeekRowsOf gives.
 func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 	v := g.v
 	sps := chosen(p.data.Specialists, v.only)
@@ -148,45 +145,28 @@ func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
 	body.Caption = sp.Name + ", week of " + first.Format("2 January 2006")
 	cols := make([]gridColumn, 7)
-	lo, hi := math.MaxInt, math.MinInt
+	busy := make([][]staff.Span, len(cols))
 	for i := range cols {
 		day := v.from.AddDays(i)
 		cols[i] = newGridColumn(p, sp, i, v)
 		cols[i].id = "col-" + day.String()
 		cols[i].heading = time.Date(day.Year, day.Month, day.Day, 12, 0, 0, 0, v.loc).Format("Mon 2 Jan")
 		cols[i].who = sp.Name
-		for _, r := range sp.Days[i].Ranges {
-			lo, hi = min(lo, r.Start), max(hi, r.End)
-		}
-		for _, s := range cols[i].busy() {
-			lo, hi = min(lo, wallMinute(s.Start, v.loc, day)), max(hi, wallMinute(s.End, v.loc, day))
-		}
+		busy[i] = cols[i].busy()
 	}
-	if lo >= hi {
+	rows := staff.WeekRowsOf(v.loc, v.from, p.data.Step, sp.Days[:len(cols)], busy)
+	if len(rows.Minutes) == 0 {
 		body.Empty = sp.Name + " does not work this week."
 		return body
 	}
-	step := int(p.data.Step / time.Minute)
-	lo -= lo % step
-	for m := lo; m < hi; m += step {
-		body.Rows = append(body.Rows, views.GridRowVM{Row: len(body.Rows) + 2, Label: staff.FormatMin(m % 1440)})
+	for i := range rows.Minutes {
+		body.Rows = append(body.Rows, views.GridRowVM{Row: i + 2, Label: rows.Label(i)})
 	}
 	for i := range cols {
-		cols[i].step = p.data.Step
-		for m := lo; m < hi; m += step {
-			t, _ := staff.WallInstant(v.loc, cols[i].day, m)
-			cols[i].starts = append(cols[i].starts, t)
-		}
+		cols[i].rows = rows.Days[i]
 		body.Columns = append(body.Columns, cols[i].layout(i+2, v.loc, p.now, true))
 	}
 	return body
-}
-
-// wallMinute is t's wall-clock time in minutes from day's midnight (past
-// 1440 when t is on a later date).
-func wallMinute(t time.Time, loc *time.Location, day availability.Date) int {
-	l := t.In(loc)
-	return availability.DaysBetween(day, availability.DateOf(t, loc))*1440 + l.Hour()*60 + l.Minute()
 }
 
 // newGridColumn is sp's column of the view's day index i, with their
@@ -233,24 +213,6 @@ func (c gridColumn) busy() []staff.Span {
 	return out
 }
 
-// place is the row a span starts in and how many rows it covers; ok false
-// when no row of the column falls within it.
-func (c gridColumn) place(s staff.Span) (row, n int, ok bool) {
-	row = -1
-	for i, t := range c.starts {
-		if t.IsZero() {
-			continue
-		}
-		if row < 0 && (s.Start.Before(t.Add(c.step)) && s.End.After(t)) {
-			row = i
-		}
-		if row >= 0 && t.Before(s.End) {
-			n = i - row + 1
-		}
-	}
-	return row, n, row >= 0 && n > 0
-}
-
 // attendanceLabel is a booking's attendance as the grid shows it.
 func attendanceLabel(a string) string {
 	if a == "no_show" {
@@ -273,14 +235,14 @@ func heldLeft(h holds.Hold, now time.Time) string {
 // closed, runs of the last two merged.
 func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool) views.GridColumnVM {
 	vm := views.GridColumnVM{ID: c.id, Col: col, Heading: c.heading, Note: c.note}
-	covered := make([]bool, len(c.starts))
+	covered := make([]bool, len(c.rows.Start))
 	cover := func(row, n int) {
 		for i := row; i < row+n && i < len(covered); i++ {
 			covered[i] = true
 		}
 	}
 	for _, b := range c.bookings {
-		row, n, ok := c.place(staff.Span{Start: b.Start, End: b.End})
+		row, n, ok := c.rows.Place(staff.Span{Start: b.Start, End: b.End})
 		if !ok {
 			continue
 		}
@@ -298,7 +260,7 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		})
 	}
 	for _, h := range c.holds {
-		row, n, ok := c.place(staff.Span{Start: h.Start, End: h.End})
+		row, n, ok := c.rows.Place(staff.Span{Start: h.Start, End: h.End})
 		if !ok {
 			continue
 		}
@@ -311,7 +273,7 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		})
 	}
 	noteShown := false
-	for i, t := range c.starts {
+	for i, t := range c.rows.Start {
 		if covered[i] {
 			continue
 		}

@@ -121,7 +121,7 @@ func (s *Handler) WaitlistPage(c echo.Context) error {
 	if !found {
 		return apperr.Invalidf("type", "No such appointment type at this clinic.")
 	}
-	entries, err := s.deps.Waitlist.List(ctx, u.ClinicID, f.typeID, f.day)
+	entries, err := s.deps.Waitlist.List(ctx, u, f.typeID, f.day)
 	if err != nil {
 		return err
 	}
@@ -179,11 +179,11 @@ func entryTimes(e waitlist.Entry) string {
 	return strings.Join(e.Times, ", ")
 }
 
-// waitlistEntry is one entry of the clinic's list (waiting, or with a
+// waitlistEntry is one entry of u's clinic's list (waiting, or with a
 // time offered), wherever it stands in the list. Errors: NOT_FOUND (not
 // in the list, or another clinic's).
-func (s *Handler) waitlistEntry(ctx context.Context, clinicID, id uuid.UUID) (waitlist.Entry, error) {
-	e, err := s.deps.Waitlist.Entry(ctx, clinicID, id)
+func (s *Handler) waitlistEntry(ctx context.Context, u staff.User, id uuid.UUID) (waitlist.Entry, error) {
+	e, err := s.deps.Waitlist.Entry(ctx, u, id)
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
 		return waitlist.Entry{}, errNotOnWaitlist()
 	}
@@ -213,7 +213,7 @@ func (s *Handler) WaitlistRemove(c echo.Context) error {
 	// Only a patient still on the list can be taken off it; one removed
 	// already, or gone, is not found (the service would quietly accept a
 	// second removal).
-	e, err := s.waitlistEntry(ctx, u.ClinicID, id)
+	e, err := s.waitlistEntry(ctx, u, id)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (s *Handler) WaitlistRemove(c echo.Context) error {
 		}
 		return s.kit.Page(c, http.StatusOK, "Remove from the waitlist", views.WaitlistRemove(vm))
 	}
-	if err := s.deps.Waitlist.Remove(ctx, u.ClinicID, id, u.Actor()); err != nil {
+	if err := s.deps.Waitlist.Remove(ctx, u, id); err != nil {
 		return err
 	}
 	s.deps.Sessions.Put(ctx, waitlistNoticeKey, "Removed "+e.Patient.Name+" from the waitlist for "+e.TypeName+".")
@@ -250,7 +250,7 @@ func (s *Handler) waitingOn(c echo.Context, day availability.Date) (int, string)
 		return 0, ""
 	}
 	d := dateUTC(day)
-	counts, err := s.deps.Waitlist.CountByDay(c.Request().Context(), u.ClinicID, d, d)
+	counts, err := s.deps.Waitlist.CountByDay(c.Request().Context(), u, d, d)
 	if err != nil {
 		s.deps.Logger.Warn("count the waitlist of a day", "err", err)
 		return 0, ""

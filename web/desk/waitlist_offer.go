@@ -39,7 +39,7 @@ func (s *Handler) WaitlistOfferPage(c echo.Context) error {
 		return apperr.NotFoundf("id", "No such waitlist entry.")
 	}
 	ctx := c.Request().Context()
-	e, err := s.waitlistEntry(ctx, u.ClinicID, id)
+	e, err := s.waitlistEntry(ctx, u, id)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (s *Handler) WaitlistOffer(c echo.Context) error {
 	ctx := c.Request().Context()
 	// An entry not in the list (gone from it, or another clinic's) is
 	// refused before anything is checked or offered.
-	e, err := s.waitlistEntry(ctx, u.ClinicID, id)
+	e, err := s.waitlistEntry(ctx, u, id)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (s *Handler) WaitlistOffer(c echo.Context) error {
 		err = s.checkOfferTime(ctx, u, e, spID, start)
 	}
 	if err == nil {
-		err = s.deps.Waitlist.OfferByHand(ctx, u.ClinicID, id, spID, start, u.Actor())
+		err = s.deps.Waitlist.OfferByHand(ctx, u, id, spID, start)
 	}
 	if err != nil {
 		return s.offerRefusal(c, u, e, err)
@@ -229,29 +229,13 @@ func (s *Handler) offerGroups(ctx context.Context, clinicID uuid.UUID, e waitlis
 			}
 			local := sl.Start.In(loc)
 			g.Times = append(g.Times, views.WaitlistTimeVM{
-				Label: local.Format("15:04"), Start: sl.Start.UTC().Format(time.RFC3339), Outside: !inParts(local, e.Times),
+				Label: local.Format("15:04"), Start: sl.Start.UTC().Format(time.RFC3339), Outside: !waitlist.InParts(local, e.Times),
 				AriaLabel: "Offer " + local.Format("15:04") + " on " + local.Format("Monday 2 January") + " with " + sp.Name,
 			})
 		}
 		out = append(out, g)
 	}
 	return out, nil
-}
-
-// inParts says whether a local time falls in one of the parts of the day
-// asked for (none asked: any time).
-func inParts(local time.Time, parts []string) bool {
-	if len(parts) == 0 {
-		return true
-	}
-	part := waitlist.Evening
-	switch h := local.Hour(); {
-	case h < 12:
-		part = waitlist.Morning
-	case h < 17:
-		part = waitlist.Afternoon
-	}
-	return slices.Contains(parts, part)
 }
 
 func boolOrder(b bool) int {

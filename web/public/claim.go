@@ -36,8 +36,7 @@ func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest, limit func
 		}
 	}
 	if viewed {
-		leave, err := s.claims.enter(ctx, claimKey{typeID: req.AppointmentTypeID, specialist: req.SpecialistID, start: req.Start.UnixMilli()},
-			func() error { _, err := s.heldInView(ctx, req); return err })
+		leave, err := s.claims.Enter(ctx, req, func() error { _, err := s.heldInView(ctx, req); return err })
 		if err != nil {
 			return holds.Hold{}, err
 		}

@@ -27,11 +27,11 @@ type Deps struct {
 type Public struct {
 	deps Deps
 	kit  *httpx.Kit
-	// claims lines up this instance's claims of one time (see claimLine).
-	claims *claimLine
+	// claims lines up this instance's claims of one time.
+	claims *checkout.ClaimLine
 }
 
 // New makes the shared handlers; claims line up for claimLineWait at most.
 func New(deps Deps, kit *httpx.Kit) *Public {
-	return &Public{deps: deps, kit: kit, claims: newClaimLine(claimLineWait)}
+	return &Public{deps: deps, kit: kit, claims: checkout.NewClaimLine(claimLineWait)}
 }

@@ -30,6 +30,7 @@ type Deps struct {
 	Outbox              *outbox.Outbox
 	Sessions            *scs.SessionManager
 	Slots               *slots.Service
+	SetupChanges        slots.SetupChanges
 	Staff               *staff.Service
 }
 

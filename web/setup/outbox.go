@@ -53,7 +53,7 @@ func (s *Handler) OutboxPage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		copies, err := s.deps.Outbox.Copies(ctx, u.ClinicID)
+		copies, err := s.deps.Outbox.Copies(ctx, u)
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func (s *Handler) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
 	if err != nil {
 		return outbox.Copy{}, mail.Parsed{}, apperr.NotFoundf("id", "No such message.")
 	}
-	cp, err := s.deps.Outbox.CopyOf(c.Request().Context(), u.ClinicID, id)
+	cp, err := s.deps.Outbox.CopyOf(c.Request().Context(), u, id)
 	if err != nil {
 		return outbox.Copy{}, mail.Parsed{}, err
 	}

@@ -6,12 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/clinics"
-	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -97,7 +95,7 @@ func (s *Handler) SettingsSave(c echo.Context) error {
 		return s.kit.Page(c, http.StatusOK, "Change the time zone?", views.SettingsZoneConfirm(zoneConfirmVM(s.settingsNav(c), in, res.Pending)))
 	case err == nil:
 		if res.ZoneChanged {
-			s.zoneChanged(context.WithoutCancel(ctx), u.ClinicID, res)
+			s.deps.SetupChanges.ZoneChanged(context.WithoutCancel(ctx), u.ClinicID, res)
 		}
 		return c.Redirect(http.StatusSeeOther, "/staff/settings?saved=1")
 	case isStale(err):
@@ -124,21 +122,4 @@ func zoneConfirmVM(nav views.StaffNav, in clinics.Settings, ch *clinics.ZoneChan
 		vm.Examples = append(vm.Examples, views.ZoneMoveVM{Was: ex.Was.Format(zoneMoveLayout), Becomes: ex.Becomes.Format(zoneMoveLayout)})
 	}
 	return vm
-}
-
-// zoneChanged runs after a change of zone is stored: every cached slot
-// list of the clinic is retired, the availability bitmaps of the days the
-// recent and coming bookings fell on under the old zone are forgotten
-// (their bits count minutes from the old zone's midnight), and the open
-// pages of the clinic are told to refresh.
-func (s *Handler) zoneChanged(ctx context.Context, clinicID uuid.UUID, res clinics.SaveResult) {
-	s.deps.Slots.Invalidate(ctx, clinicID)
-	if old, err := clinics.LoadZone(res.OldZone); err == nil {
-		for _, sp := range res.Spans {
-			s.deps.Slots.Bitmap.Clear(ctx, old, sp.SpecialistID, sp.Start, sp.End)
-		}
-	}
-	if err := s.deps.Holds.Publish(ctx, holds.Event{Type: "calendar", Hold: holds.Hold{ClinicID: clinicID}}); err != nil {
-		s.deps.Logger.Warn("publish zone change", "err", err)
-	}
 }

@@ -1,4 +1,4 @@
-package public
+package checkout
 
 import (
 	"context"
@@ -14,7 +14,7 @@ var errTaken = errors.New("taken")
 func never() error { return nil }
 
 func TestClaimLineLetsOneClaimOfATimeThroughAtOnce(t *testing.T) {
-	l := newClaimLine(time.Minute)
+	l := NewClaimLine(time.Minute)
 	ctx := t.Context()
 	k := claimKey{typeID: uuid.New(), start: 1}
 	leave, err := l.enter(ctx, k, never)
@@ -58,7 +58,7 @@ func TestClaimLineLetsOneClaimOfATimeThroughAtOnce(t *testing.T) {
 // A claim behind another is refused as soon as the one before it ends and
 // the view shows the time taken, without taking the line.
 func TestClaimLineRefusesAWaiterWhenTheOneBeforeTookTheTime(t *testing.T) {
-	l := newClaimLine(time.Minute)
+	l := NewClaimLine(time.Minute)
 	k := claimKey{typeID: uuid.New(), start: 1}
 	leave, _ := l.enter(t.Context(), k, never)
 	done := make(chan error)
@@ -79,7 +79,7 @@ func TestClaimLineRefusesAWaiterWhenTheOneBeforeTookTheTime(t *testing.T) {
 }
 
 func TestClaimLineWaitsNoLongerThanItsBoundOrTheRequest(t *testing.T) {
-	l := newClaimLine(30 * time.Millisecond)
+	l := NewClaimLine(30 * time.Millisecond)
 	k := claimKey{typeID: uuid.New(), start: 1}
 	leave, _ := l.enter(t.Context(), k, never)
 	defer leave()
