@@ -79,10 +79,10 @@ document.addEventListener("htmx:afterSwap", function (e) {
 });
 
 // ---- DESK: the front desk's booking and move dialogs (#desk-dialog) ----
-// A dialog swapped in takes the focus (its first field, else its
-// heading); Escape closes it as its Close button does (which lets go of
-// the time it holds); a move button refused by the form's own checks (an
-// empty reason) says why.
+// A dialog swapped in works at once and takes the focus (its first
+// field, else its heading); Escape closes it as its Close button does
+// (which lets go of the time it holds); a move button refused by the
+// form's own checks (an empty reason) says why.
 (function () {
   "use strict";
   function openDialog() {
@@ -92,6 +92,13 @@ document.addEventListener("htmx:afterSwap", function (e) {
     if (!e.detail || !e.detail.target || e.detail.target.id !== "desk-dialog") return;
     var d = openDialog();
     if (!d) return;
+    // htmx gives swapped-in content its behaviour only when the swap
+    // settles, a timer later (20 ms, far more on a busy machine), while
+    // the dialog is on screen and focused now: until then Close and Escape
+    // (which clicks Close) would do nothing and Book would submit the form
+    // as a plain page load. Processed here, it works from the moment it
+    // shows; at the settle htmx finds it processed and leaves it.
+    htmx.process(d);
     var first = d.querySelector("select, input:not([type=hidden])");
     var heading = d.querySelector("h2");
     (first || heading).focus();

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -178,6 +180,36 @@ func (b *browserTab) Until(d time.Duration, cond string) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// RecordLive makes every page the tab loads from now on note the name of
+// each live (SSE) event it swaps in, in window.__live, from before the
+// page's own scripts run: a test can then wait for what a stream sends.
+// It listens to htmx:sseBeforeMessage, which the SSE extension fires on
+// the element it is about to replace (its htmx:sseMessage goes to that
+// element once it is out of the page, where no document listener hears
+// it); the swap follows in the same task, so by the time a test's next
+// evaluation reads the name, the swap is done.
+func (b *browserTab) RecordLive() {
+	b.t.Helper()
+	const script = `window.__live = []; document.addEventListener("htmx:sseBeforeMessage", function (e) { window.__live.push(e.detail.type); });`
+	err := b.try(5*time.Second, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
+		return err
+	}))
+	if err != nil {
+		b.t.Fatalf("%s: record live events: %v", b.name, err)
+	}
+}
+
+// gridLiveIn holds once a day grid's stream has sent its first state: the
+// page gives the stream no state of its own, so every connect starts with
+// the grid whole and then each column (see ServeHTMLStream), each swapped
+// in place of the page's; a test that clicks before they are in can have
+// its node replaced under the click. It needs RecordLive.
+const gridLiveIn = `(() => {
+	const seen = window.__live || [], i = seen.lastIndexOf("grid-body");
+	return i >= 0 && Array.from(document.querySelectorAll('[data-testid="grid-col"]')).every(c => seen.indexOf(c.id, i) > i);
+})()`
 
 // snapshot is the page's location and a piece of its text, for failures.
 func (b *browserTab) snapshot() string {

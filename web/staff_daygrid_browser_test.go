@@ -38,7 +38,10 @@ func signInBrowser(b *browserTab, a *app, acc account) {
 	)
 }
 
-// openGrid opens a grid page and waits for its scripts and its stream.
+// openGrid opens a grid page and waits for its scripts and its stream,
+// and for the stream's first state, which replaces the grid the page came
+// with (b must RecordLive): what the test then focuses or reads is not
+// replaced under it.
 func openGrid(t *testing.T, b *browserTab, a *app, c clinic, path string) {
 	t.Helper()
 	b.Do(stafferWait, "open "+path, chromedp.Navigate(a.URL+path), chromedp.WaitVisible(chromedp.CSS(`.daygrid`)))
@@ -46,6 +49,9 @@ func openGrid(t *testing.T, b *browserTab, a *app, c clinic, path string) {
 		t.Fatalf("the grid was never laid out\n%s", b.snapshot())
 	}
 	waitForStream(t, a, "staff:"+c.ID.String(), stafferWait)
+	if !b.Until(stafferWait, gridLiveIn) {
+		t.Fatalf("the grid's stream never sent its first state\n%s", b.snapshot())
+	}
 }
 
 // blockAt says, in JavaScript, whether the booking block of id lies on the
@@ -102,6 +108,7 @@ func TestStaffDayGridBrowser(t *testing.T) {
 	b3 := a.bookAs(t, c, c.Type0(), sp2.ID, day, booking.Patient{Name: "Cleo Patient", Email: "cleo@example.org"})
 	s := startBrowser(t, "grid", 1280, 1000)
 	defer s.Report()
+	s.RecordLive()
 	signInBrowser(s, a, a.newAccount(t, c.ID, "reception"))
 	openGrid(t, s, a, c, "/staff/day?date="+date)
 
@@ -260,6 +267,7 @@ func TestStaffDayGridScreenshot(t *testing.T) {
 	a.holdOf(t, consult.ID, c.Specialists[1].ID, day.Add(2*time.Hour), clientID())
 	s := startBrowser(t, "shot", 1280, 900)
 	defer s.Report()
+	s.RecordLive()
 	signInBrowser(s, a, c.Admin)
 	openGrid(t, s, a, c, "/staff/day?date="+day.Format(time.DateOnly))
 	png, err := chromedp.Run(s.ctx, chromedp.FullScreenshot(100))

@@ -3,7 +3,8 @@ package web_test
 // The desk dialog in headless Chromium (see browser_test.go): a free
 // time's button on the day grid opens the dialog, which holds the time (an online patient
 // is refused it); Escape closes it and lets the time go; opened again,
-// filled in and submitted, it books exactly that time and closes.
+// filled in and submitted, it books exactly that time and closes. The
+// dialog does all of this before htmx has settled it.
 
 import (
 	"fmt"
@@ -32,6 +33,7 @@ func TestDeskBrowserBookByClicking(t *testing.T) {
 	day := start.In(c.Loc).Format(time.DateOnly)
 	s := startBrowser(t, "desk", 1280, 1000)
 	defer s.Report()
+	s.RecordLive()
 
 	s.Do(stafferWait, "sign in",
 		chromedp.Navigate(a.URL+"/staff/login"),
@@ -46,6 +48,17 @@ func TestDeskBrowserBookByClicking(t *testing.T) {
 	if !s.Until(stafferWait, `typeof htmx !== "undefined"`) {
 		t.Fatal("htmx never loaded on the day grid")
 	}
+	// The stream's first state replaces the whole grid: the cell is
+	// clicked once it is in, not while it lands.
+	if !s.Until(stafferWait, gridLiveIn) {
+		t.Fatalf("the day grid's stream never sent its first state\n%s", s.snapshot())
+	}
+	// htmx settles what it swaps in a timer later; made long here, every
+	// step below acts on a dialog that has not settled, as a quick hand
+	// (or a busy machine) can: the dialog must work from the moment it
+	// shows. Without app.js processing the dialog as it is swapped in,
+	// Escape does nothing.
+	evalJS[bool](s, `(htmx.config.defaultSettleDelay = 2000, true)`)
 	cell := freeCell(sp.ID, start)
 	s.Do(stafferWait, "open the dialog",
 		chromedp.Click(chromedp.CSS(cell)),
