@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -31,6 +32,10 @@ func BindJSON(c echo.Context, dst any) error {
 	}
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return apperr.Invalidf("body", "A JSON body is required.")
+	}
+	if !utf8.Valid(raw) {
+		f := invalidUTF8Field(raw)
+		return apperr.Invalidf(f, "%s is not valid UTF-8 text.", f)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	if err := dec.Decode(dst); err != nil {
