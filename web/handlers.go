@@ -18,12 +18,12 @@ type handlers struct {
 	kit      *httpx.Kit
 	live     *stream.Live
 	pub      *public.Public
-	api      *api.Handler
-	patient  *patient.Handler
-	waitpage *waitpage.Handler
-	kiosk    *kiosk.Handler
-	desk     *desk.Handler
-	setup    *setup.Handler
+	api      *api.Endpoints
+	patient  *patient.Pages
+	waitpage *waitpage.WaitPages
+	kiosk    *kiosk.Board
+	desk     *desk.FrontDesk
+	setup    *setup.Admin
 }
 
 func newHandlers(d Deps) handlers {

@@ -29,7 +29,7 @@ type bookAnswer struct {
 }
 
 // Book answers POST /v1/appointment-types/:id/book, honouring Idempotency-Key.
-func (s *Handler) Book(c echo.Context) error {
+func (s *Endpoints) Book(c echo.Context) error {
 	typeID, err := httpx.UUIDParam(c.Param("id"), "id")
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func setETag(c echo.Context, b booking.Booking) {
 }
 
 // GetAppointment answers GET /v1/appointments/:id
-func (s *Handler) GetAppointment(c echo.Context) error {
+func (s *Endpoints) GetAppointment(c echo.Context) error {
 	id, err := httpx.UUIDParam(c.Param("id"), "id")
 	if err != nil {
 		return err
@@ -101,7 +101,7 @@ func (s *Handler) GetAppointment(c echo.Context) error {
 }
 
 // CancelAppointment answers DELETE /v1/appointments/:id
-func (s *Handler) CancelAppointment(c echo.Context) error {
+func (s *Endpoints) CancelAppointment(c echo.Context) error {
 	id, err := httpx.UUIDParam(c.Param("id"), "id")
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ type rescheduleBody struct {
 }
 
 // RescheduleAppointment answers PATCH /v1/appointments/:id; If-Match is required.
-func (s *Handler) RescheduleAppointment(c echo.Context) error {
+func (s *Endpoints) RescheduleAppointment(c echo.Context) error {
 	if err := httpx.OverLimit(c, s.deps.MoveLimiter, "moves"); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/clinic/booking/web/public"
 )
 
-// Deps is what the Handler uses of the server's dependencies.
+// Deps is what the Endpoints uses of the server's dependencies.
 type Deps struct {
 	APIHoldLimiter *ratelimit.Limiter
 	Checkout       *checkout.Service
@@ -29,14 +29,14 @@ type Deps struct {
 	Waitlist       *waitlist.Service
 }
 
-// Handler holds the handlers.
-type Handler struct {
+// Endpoints holds the public and staff JSON API's handlers.
+type Endpoints struct {
 	deps Deps
 	kit  *httpx.Kit
 	pub  *public.Public
 }
 
 // New makes the handlers.
-func New(deps Deps, kit *httpx.Kit, pub *public.Public) *Handler {
-	return &Handler{deps: deps, kit: kit, pub: pub}
+func New(deps Deps, kit *httpx.Kit, pub *public.Public) *Endpoints {
+	return &Endpoints{deps: deps, kit: kit, pub: pub}
 }

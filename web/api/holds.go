@@ -39,7 +39,7 @@ type createHoldBody struct {
 }
 
 // CreateHold answers POST /v1/holds.
-func (s *Handler) CreateHold(c echo.Context) error {
+func (s *Endpoints) CreateHold(c echo.Context) error {
 	var body createHoldBody
 	if err := httpx.BindJSON(c, &body); err != nil {
 		return err
@@ -84,7 +84,7 @@ type heartbeatBody struct {
 }
 
 // HeartbeatHold answers PATCH /v1/holds.
-func (s *Handler) HeartbeatHold(c echo.Context) error {
+func (s *Endpoints) HeartbeatHold(c echo.Context) error {
 	if err := s.pub.OverHeartbeatLimit(c, "", ""); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ type releaseBody struct {
 
 // ReleaseHold answers DELETE /v1/holds/:holdId, with the clientId in the
 // query (?clientId=) or a JSON body {"clientId": ...}.
-func (s *Handler) ReleaseHold(c echo.Context) error {
+func (s *Endpoints) ReleaseHold(c echo.Context) error {
 	clientID := c.QueryParam("clientId")
 	if clientID == "" && c.Request().ContentLength != 0 {
 		var body releaseBody

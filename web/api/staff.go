@@ -54,7 +54,7 @@ type specialistJSON struct {
 	Hours    []practice.Range `json:"hours"`
 }
 
-func (s *Handler) specialistJSON(c echo.Context, sp practice.Specialist) error {
+func (s *Endpoints) specialistJSON(c echo.Context, sp practice.Specialist) error {
 	hours, err := s.deps.Practice.WeeklyHours(c.Request().Context(), httpx.StaffUser(c), sp.ID)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (s *Handler) specialistJSON(c echo.Context, sp practice.Specialist) error {
 }
 
 // apiSpecialist answers GET /v1/staff/specialists/:id
-func (s *Handler) Specialist(c echo.Context) error {
+func (s *Endpoints) Specialist(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (s *Handler) Specialist(c echo.Context) error {
 }
 
 // apiSpecialistUpdate answers PATCH /v1/staff/specialists/:id {name, priority, active}
-func (s *Handler) SpecialistUpdate(c echo.Context) error {
+func (s *Endpoints) SpecialistUpdate(c echo.Context) error {
 	id, version, err := idIfMatch(c)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (s *Handler) SpecialistUpdate(c echo.Context) error {
 
 // apiHours answers PUT /v1/staff/specialists/:id/hours [{weekday, start, end}]
 // under the specialist's ETag.
-func (s *Handler) Hours(c echo.Context) error {
+func (s *Endpoints) Hours(c echo.Context) error {
 	id, version, err := idIfMatch(c)
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 )
 
 // Timeslots answers GET /v1/appointment-types/:id/timeslots?from=&to=&specialistId=
-func (s *Handler) Timeslots(c echo.Context) error {
+func (s *Endpoints) Timeslots(c echo.Context) error {
 	typeID, err := httpx.UUIDParam(c.Param("id"), "id")
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func viewChecked(v *liveview.View, from, to availability.Date) bool {
 // it. Without a view, sn is the reading when there was one (events got in
 // the way of keeping it: it is as good an answer as any reading); both are
 // nil when this instance keeps no view now.
-func (s *Handler) timeslotsView(ctx context.Context, key grid.View) (*liveview.View, *grid.Snapshot) {
+func (s *Endpoints) timeslotsView(ctx context.Context, key grid.View) (*liveview.View, *grid.Snapshot) {
 	clinicID, err := s.deps.Slots.ClinicOfType(ctx, key.AppointmentTypeID)
 	if err != nil {
 		return nil, nil
@@ -97,7 +97,7 @@ func (s *Handler) timeslotsView(ctx context.Context, key grid.View) (*liveview.V
 }
 
 // timeslotsAnswer is the answer of a live view, encoded once per change.
-func (s *Handler) timeslotsAnswer(c echo.Context, v *liveview.View) error {
+func (s *Endpoints) timeslotsAnswer(c echo.Context, v *liveview.View) error {
 	a, err := v.Answer("json", func(sn *grid.Snapshot) ([]byte, error) {
 		return appendTimeslots(nil, sn.Timezone, sn.Bookable()), nil
 	})
@@ -176,7 +176,7 @@ func encodeUUID(buf *[36]byte, id uuid.UUID) {
 }
 
 // ClinicAppointmentTypes answers GET /v1/clinics/:slug/appointment-types
-func (s *Handler) ClinicAppointmentTypes(c echo.Context) error {
+func (s *Endpoints) ClinicAppointmentTypes(c echo.Context) error {
 	ctx := c.Request().Context()
 	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
 	if err != nil {

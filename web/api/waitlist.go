@@ -69,7 +69,7 @@ func entryView(e waitlist.Entry, url string) entryJSON {
 // with the place and the token of its page (shown once). The limits are
 // the form's: per client address first, then per clinic and e-mail
 // address.
-func (s *Handler) JoinWaitlist(c echo.Context) error {
+func (s *Endpoints) JoinWaitlist(c echo.Context) error {
 	ctx := c.Request().Context()
 	typeID, err := httpx.UUIDParam(c.Param("id"), "id")
 	if err != nil {

@@ -28,7 +28,7 @@ var attendanceWords = map[string]string{
 }
 
 // BookingDialog answers GET /staff/bookings/:id/dialog.
-func (s *Handler) BookingDialog(c echo.Context) error {
+func (s *FrontDesk) BookingDialog(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActCalendar); err != nil {
 		return err
@@ -47,7 +47,7 @@ func (s *Handler) BookingDialog(c echo.Context) error {
 // MarkAttendance answers POST /staff/bookings/:id/attendance (mark,
 // version): the dialog again, with the mark set, or with why it was not
 // (409, the booking's current values shown).
-func (s *Handler) MarkAttendance(c echo.Context) error {
+func (s *FrontDesk) MarkAttendance(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActAttendance); err != nil {
 		return err
@@ -90,7 +90,7 @@ func bookingParam(c echo.Context) (uuid.UUID, error) {
 }
 
 // bookingDialogVM is the dialog of a booking as its viewer may use it at now.
-func (s *Handler) bookingDialogVM(c echo.Context, b desk.BookingCard, now time.Time) views.BookingDialogVM {
+func (s *FrontDesk) bookingDialogVM(c echo.Context, b desk.BookingCard, now time.Time) views.BookingDialogVM {
 	u := httpx.StaffUser(c)
 	loc := b.Location
 	times := b.Start.In(loc).Format("15:04") + "–" + b.End.In(loc).Format("15:04")

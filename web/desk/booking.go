@@ -21,7 +21,7 @@ import (
 
 // StaffBookingPage answers GET /staff/bookings/:id. It shows what the
 // search shows of a booking and more, so it asks the search's action.
-func (s *Handler) StaffBookingPage(c echo.Context) error {
+func (s *FrontDesk) StaffBookingPage(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActSearch); err != nil {
 		return err
@@ -72,7 +72,7 @@ func (s *Handler) StaffBookingPage(c echo.Context) error {
 
 // messageRows are a booking's messages as its page lists them, and
 // whether any of them could not be delivered.
-func (s *Handler) messageRows(msgs []outbox.Status, loc *time.Location) ([]views.StaffMessageVM, bool) {
+func (s *FrontDesk) messageRows(msgs []outbox.Status, loc *time.Location) ([]views.StaffMessageVM, bool) {
 	rows := make([]views.StaffMessageVM, len(msgs))
 	failed := false
 	for i, m := range msgs {

@@ -50,7 +50,7 @@ func (v calView) mode() string {
 	return "week"
 }
 
-func (s *Handler) readCalView(c echo.Context) (calView, error) {
+func (s *FrontDesk) readCalView(c echo.Context) (calView, error) {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActCalendar); err != nil {
@@ -94,7 +94,7 @@ func (s *Handler) readCalView(c echo.Context) (calView, error) {
 
 // calSource is a staff calendar as a live source: one fragment per day.
 type calSource struct {
-	srv *Handler
+	srv *FrontDesk
 	v   calView
 }
 
@@ -223,7 +223,7 @@ func (cs calSource) Snapshot(ctx context.Context) ([]stream.Fragment, func(strin
 }
 
 // Calendar answers GET /staff?date=&view=&specialist=
-func (s *Handler) Calendar(c echo.Context) error {
+func (s *FrontDesk) Calendar(c echo.Context) error {
 	v, err := s.readCalView(c)
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func (s *Handler) Calendar(c echo.Context) error {
 	return s.renderCalendar(c, v, http.StatusOK, "", "")
 }
 
-func (s *Handler) renderCalendar(c echo.Context, v calView, status int, notice, problem string) error {
+func (s *FrontDesk) renderCalendar(c echo.Context, v calView, status int, notice, problem string) error {
 	ctx := c.Request().Context()
 	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Method == http.MethodPost {
 		// A form inside a live day block: show the outcome on the calendar.
@@ -275,7 +275,7 @@ func (s *Handler) renderCalendar(c echo.Context, v calView, status int, notice, 
 }
 
 // CalendarStream answers GET /staff/live: the calendar's day blocks, live.
-func (s *Handler) CalendarStream(c echo.Context) error {
+func (s *FrontDesk) CalendarStream(c echo.Context) error {
 	v, err := s.readCalView(c)
 	if err != nil {
 		return err
@@ -291,7 +291,7 @@ func (s *Handler) CalendarStream(c echo.Context) error {
 // the store (not signed out, expired or deleted) and its account still
 // exists and is not disabled. The streams of one session share the check;
 // a failed check keeps the stream.
-func (s *Handler) staffAccess(c echo.Context) func(context.Context) bool {
+func (s *FrontDesk) staffAccess(c echo.Context) func(context.Context) bool {
 	sm := s.deps.Sessions
 	token := sm.Token(c.Request().Context())
 	id := httpx.StaffUser(c).ID
@@ -313,7 +313,7 @@ func (s *Handler) staffAccess(c echo.Context) func(context.Context) bool {
 }
 
 // PhoneBooking answers POST /staff/bookings: a booking made for a patient.
-func (s *Handler) PhoneBooking(c echo.Context) error {
+func (s *FrontDesk) PhoneBooking(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	ctx := c.Request().Context()
 	v, err := s.readCalView(c)
@@ -345,7 +345,7 @@ func (s *Handler) PhoneBooking(c echo.Context) error {
 }
 
 // StaffCancel answers POST /staff/bookings/:id/cancel.
-func (s *Handler) StaffCancel(c echo.Context) error {
+func (s *FrontDesk) StaffCancel(c echo.Context) error {
 	v, id, err := s.readBookingAction(c)
 	if err != nil {
 		return err
@@ -358,7 +358,7 @@ func (s *Handler) StaffCancel(c echo.Context) error {
 }
 
 // StaffReschedule answers POST /staff/bookings/:id/reschedule.
-func (s *Handler) StaffReschedule(c echo.Context) error {
+func (s *FrontDesk) StaffReschedule(c echo.Context) error {
 	v, id, err := s.readBookingAction(c)
 	if err != nil {
 		return err
@@ -388,7 +388,7 @@ func (s *Handler) StaffReschedule(c echo.Context) error {
 
 // readBookingAction reads the calendar view a booking's form came from and
 // the booking's id in the path.
-func (s *Handler) readBookingAction(c echo.Context) (calView, uuid.UUID, error) {
+func (s *FrontDesk) readBookingAction(c echo.Context) (calView, uuid.UUID, error) {
 	v, err := s.readCalView(c)
 	if err != nil {
 		return calView{}, uuid.Nil, err
@@ -403,7 +403,7 @@ func (s *Handler) readBookingAction(c echo.Context) (calView, uuid.UUID, error) 
 // calendarRefusal shows a refused change to a booking on the calendar it
 // came from, with the refusal's status; a booking that is not there (or
 // not the clinic's) and internal failures take the error page.
-func (s *Handler) calendarRefusal(c echo.Context, v calView, err error) error {
+func (s *FrontDesk) calendarRefusal(c echo.Context, v calView, err error) error {
 	if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {
 		return s.renderCalendar(c, v, httpx.StatusOf[ae.Kind], "", ae.Message)
 	}

@@ -68,7 +68,7 @@ func (v gridView) streamURL() string {
 
 // readGridView reads ?date= and ?specialists= (the day) or ?specialist=
 // (the week); another clinic's specialist is not found.
-func (s *Handler) readGridView(c echo.Context, week bool) (gridView, desk.CalendarChoices, error) {
+func (s *FrontDesk) readGridView(c echo.Context, week bool) (gridView, desk.CalendarChoices, error) {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	choices, err := s.deps.StaffBookings.CalendarChoices(ctx, u)
@@ -125,12 +125,12 @@ func (s *Handler) readGridView(c echo.Context, week bool) (gridView, desk.Calend
 }
 
 // StaffDay answers GET /staff/day?date=&specialists=ID,ID
-func (s *Handler) StaffDay(c echo.Context) error { return s.gridPage(c, false) }
+func (s *FrontDesk) StaffDay(c echo.Context) error { return s.gridPage(c, false) }
 
 // StaffWeek answers GET /staff/week?specialist=&date=
-func (s *Handler) StaffWeek(c echo.Context) error { return s.gridPage(c, true) }
+func (s *FrontDesk) StaffWeek(c echo.Context) error { return s.gridPage(c, true) }
 
-func (s *Handler) gridPage(c echo.Context, week bool) error {
+func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 	v, choices, err := s.readGridView(c, week)
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func (s *Handler) gridPage(c echo.Context, week bool) error {
 }
 
 // StaffGridLive answers GET /staff/day/live and /staff/week/live.
-func (s *Handler) StaffGridLive(week bool) echo.HandlerFunc {
+func (s *FrontDesk) StaffGridLive(week bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v, _, err := s.readGridView(c, week)
 		if err != nil {
@@ -186,7 +186,7 @@ func (s *Handler) StaffGridLive(week bool) echo.HandlerFunc {
 // dayGridSource is a day grid or week view as a live source: the grid as
 // a container (sent when its rows or columns change) and each column.
 type dayGridSource struct {
-	srv *Handler
+	srv *FrontDesk
 	v   gridView
 }
 

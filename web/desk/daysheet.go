@@ -18,7 +18,7 @@ import (
 
 // DaySheet answers GET /staff/day/sheet?date=YYYY-MM-DD (today without
 // one).
-func (s *Handler) DaySheet(c echo.Context) error {
+func (s *FrontDesk) DaySheet(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActCalendar); err != nil {
 		return err

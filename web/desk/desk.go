@@ -23,11 +23,11 @@ import (
 // time. Both render into the page's #desk-dialog container.
 
 // desk is the staff desk service.
-func (s *Handler) desk() *desk.Desk { return s.deps.Desk }
+func (s *FrontDesk) desk() *desk.Desk { return s.deps.Desk }
 
 // DeskNew answers POST /staff/desk/new?specialist=&start= (a POST: it takes a hold, so it needs the CSRF token and counts as a staff write): the booking
 // dialog for that time, which it holds for the dialog.
-func (s *Handler) DeskNew(c echo.Context) error {
+func (s *FrontDesk) DeskNew(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActBook); err != nil {
 		return err
@@ -61,7 +61,7 @@ func readDeskTime(sp, start string) (uuid.UUID, time.Time, error) {
 }
 
 // deskVM is the dialog for a slot, without the patient's details.
-func (s *Handler) deskVM(c echo.Context, slot desk.DeskSlot, client string, typeID uuid.UUID) views.DeskDialogVM {
+func (s *FrontDesk) deskVM(c echo.Context, slot desk.DeskSlot, client string, typeID uuid.UUID) views.DeskDialogVM {
 	vm := views.DeskDialogVM{
 		CSRF: s.kit.CSRFToken(c), ClientID: client,
 		SpecialistID: slot.Specialist.ID.String(), SpecialistName: slot.Specialist.Name,
@@ -87,7 +87,7 @@ func typeOptions(slot desk.DeskSlot, selected uuid.UUID) []views.OptionVM {
 // that is not there for this clinic, a forbidden action and internal
 // failures take the error page. Field errors answer 422, which htmx
 // swaps in as it does the conflicts.
-func (s *Handler) deskRefusal(c echo.Context, vm views.DeskDialogVM, err error, held bool) error {
+func (s *FrontDesk) deskRefusal(c echo.Context, vm views.DeskDialogVM, err error, held bool) error {
 	ae := apperr.As(err)
 	if ae == nil || ae.Kind == apperr.Internal || ae.Kind == apperr.NotFound || ae.Kind == apperr.Forbidden || ae.Kind == apperr.Unauthorized {
 		return err
@@ -118,7 +118,7 @@ func deskField(f string) string {
 
 // DeskHeartbeat answers POST /staff/desk/heartbeat: it keeps the dialog's
 // hold for another while, for the type now chosen.
-func (s *Handler) DeskHeartbeat(c echo.Context) error {
+func (s *FrontDesk) DeskHeartbeat(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	spID, start, err := readDeskTime(c.FormValue("specialist"), c.FormValue("start"))
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Handler) DeskHeartbeat(c echo.Context) error {
 // DeskRelease answers POST /staff/desk/release: the dialog's holds go and
 // the container is emptied. A dialog that holds nothing (a move) only
 // closes.
-func (s *Handler) DeskRelease(c echo.Context) error {
+func (s *FrontDesk) DeskRelease(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if client := c.FormValue("client"); client != "" {
 		if err := s.desk().Release(c.Request().Context(), u, client); err != nil {
@@ -151,7 +151,7 @@ func (s *Handler) DeskRelease(c echo.Context) error {
 
 // DeskBook answers POST /staff/desk/book. The form's Idempotency-Key (or
 // the header) makes a second submit answer with the first one's booking.
-func (s *Handler) DeskBook(c echo.Context) error {
+func (s *FrontDesk) DeskBook(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	ctx := c.Request().Context()
 	spID, start, err := readDeskTime(c.FormValue("specialist"), c.FormValue("start"))
@@ -191,7 +191,7 @@ func (s *Handler) DeskBook(c echo.Context) error {
 
 // deskBooked closes the dialog: in its place, what was booked and the
 // patient's manage link.
-func (s *Handler) deskBooked(c echo.Context, b desk.DeskBooked) error {
+func (s *FrontDesk) deskBooked(c echo.Context, b desk.DeskBooked) error {
 	loc, err := s.deps.Slots.Zone(c.Request().Context(), httpx.StaffUser(c).ClinicID)
 	if err != nil {
 		return err
@@ -205,7 +205,7 @@ func (s *Handler) deskBooked(c echo.Context, b desk.DeskBooked) error {
 
 // DeskNoShows answers GET /staff/desk/noshows?email=&phone=: how often
 // the patient typed in did not come before.
-func (s *Handler) DeskNoShows(c echo.Context) error {
+func (s *FrontDesk) DeskNoShows(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActBook); err != nil {
 		return err
@@ -216,7 +216,7 @@ func (s *Handler) DeskNoShows(c echo.Context) error {
 
 // noShows counts the patient's earlier no-shows; 0 when nothing was typed
 // or the count fails (it is a hint, never a reason to refuse).
-func (s *Handler) noShows(ctx context.Context, u staff.User, email, phone string) int {
+func (s *FrontDesk) noShows(ctx context.Context, u staff.User, email, phone string) int {
 	email, phone = strings.TrimSpace(email), strings.TrimSpace(phone)
 	if email == "" && phone == "" {
 		return 0

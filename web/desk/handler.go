@@ -21,7 +21,7 @@ import (
 	"github.com/clinic/booking/web/stream"
 )
 
-// Deps is what the Handler uses of the server's dependencies.
+// Deps is what the FrontDesk uses of the server's dependencies.
 type Deps struct {
 	Assets        *httpx.Assets
 	Bookings      *booking.Service
@@ -37,8 +37,8 @@ type Deps struct {
 	Waitlist      *waitlist.Service
 }
 
-// Handler holds the handlers.
-type Handler struct {
+// FrontDesk holds the front desk's page handlers.
+type FrontDesk struct {
 	deps Deps
 	kit  *httpx.Kit
 	live *stream.Live
@@ -48,6 +48,6 @@ type Handler struct {
 }
 
 // New makes the handlers.
-func New(deps Deps, kit *httpx.Kit, live *stream.Live) *Handler {
-	return &Handler{deps: deps, kit: kit, live: live, csrfSlot: "csrf-" + httpx.RandomHex(16)}
+func New(deps Deps, kit *httpx.Kit, live *stream.Live) *FrontDesk {
+	return &FrontDesk{deps: deps, kit: kit, live: live, csrfSlot: "csrf-" + httpx.RandomHex(16)}
 }

@@ -18,7 +18,7 @@ import (
 // DeskMove answers GET /staff/bookings/:id/move: the free times that fit
 // the booking, each a button that moves it there through the calendar's
 // reschedule (POST /staff/bookings/:id/reschedule).
-func (s *Handler) DeskMove(c echo.Context) error {
+func (s *FrontDesk) DeskMove(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActMove); err != nil {
 		return err

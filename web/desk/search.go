@@ -15,7 +15,7 @@ import (
 )
 
 // BookingSearch answers GET /staff/bookings/search.
-func (s *Handler) BookingSearch(c echo.Context) error {
+func (s *FrontDesk) BookingSearch(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)

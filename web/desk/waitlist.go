@@ -97,7 +97,7 @@ func (f waitlistFilter) path() string {
 }
 
 // WaitlistPage answers GET /staff/waitlist?type=&day=.
-func (s *Handler) WaitlistPage(c echo.Context) error {
+func (s *FrontDesk) WaitlistPage(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(waitlistAction); err != nil {
 		return err
@@ -182,7 +182,7 @@ func entryTimes(e waitlist.Entry) string {
 // waitlistEntry is one entry of u's clinic's list (waiting, or with a
 // time offered), wherever it stands in the list. Errors: NOT_FOUND (not
 // in the list, or another clinic's).
-func (s *Handler) waitlistEntry(ctx context.Context, u staff.User, id uuid.UUID) (waitlist.Entry, error) {
+func (s *FrontDesk) waitlistEntry(ctx context.Context, u staff.User, id uuid.UUID) (waitlist.Entry, error) {
 	e, err := s.deps.Waitlist.Entry(ctx, u, id)
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
 		return waitlist.Entry{}, errNotOnWaitlist()
@@ -198,7 +198,7 @@ func errNotOnWaitlist() error {
 // confirm=yes it asks first; with it, the patient leaves the list (any
 // time offered to them goes to the next), audited, and the list shows
 // again with its filters.
-func (s *Handler) WaitlistRemove(c echo.Context) error {
+func (s *FrontDesk) WaitlistRemove(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(waitlistRemoveAction); err != nil {
 		return err
@@ -244,7 +244,7 @@ func typeOf(types []clinics.AppointmentType, id uuid.UUID) (clinics.AppointmentT
 // waitingOn is how many wait for day on the waitlist, and their list, for
 // the day grid's header; 0 when the viewer may not see the list or the
 // count fails (it is a hint, never a reason to fail the grid).
-func (s *Handler) waitingOn(c echo.Context, day availability.Date) (int, string) {
+func (s *FrontDesk) waitingOn(c echo.Context, day availability.Date) (int, string) {
 	u := httpx.StaffUser(c)
 	if u.May(waitlistAction) != nil {
 		return 0, ""

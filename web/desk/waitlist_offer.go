@@ -29,7 +29,7 @@ import (
 // WaitlistOfferPage answers GET /staff/waitlist/:id/offer?day=: the free
 // times of the entry's type on day (by default the first of its days
 // still ahead).
-func (s *Handler) WaitlistOfferPage(c echo.Context) error {
+func (s *FrontDesk) WaitlistOfferPage(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(waitlistAction); err != nil {
 		return err
@@ -55,7 +55,7 @@ func (s *Handler) WaitlistOfferPage(c echo.Context) error {
 // times again with the reason, with its status (400 naming the field,
 // 409 for a time taken or held, an entry that left the list, or a
 // patient who booked the type within its cooldown).
-func (s *Handler) WaitlistOffer(c echo.Context) error {
+func (s *FrontDesk) WaitlistOffer(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(waitlistAction); err != nil {
 		return err
@@ -112,7 +112,7 @@ func readOfferTime(sp, start string) (uuid.UUID, time.Time, error) {
 // times: past, outside its days, or not a free time of the specialist
 // that its type fits (booked: SLOT_TAKEN). A time someone holds is the
 // service's to refuse (SLOT_HELD).
-func (s *Handler) checkOfferTime(ctx context.Context, u staff.User, e waitlist.Entry, spID uuid.UUID, start time.Time) error {
+func (s *FrontDesk) checkOfferTime(ctx context.Context, u staff.User, e waitlist.Entry, spID uuid.UUID, start time.Time) error {
 	if !start.After(time.Now()) {
 		return apperr.Invalidf("start", "The time must be ahead.")
 	}
@@ -141,7 +141,7 @@ func (s *Handler) checkOfferTime(ctx context.Context, u staff.User, e waitlist.E
 // offerRefusal shows why an offer to entry e was refused on its page of
 // times; an internal error or a refusal to the viewer goes to the error
 // page.
-func (s *Handler) offerRefusal(c echo.Context, u staff.User, e waitlist.Entry, err error) error {
+func (s *FrontDesk) offerRefusal(c echo.Context, u staff.User, e waitlist.Entry, err error) error {
 	ae := apperr.As(err)
 	if ae == nil || ae.Kind == apperr.Internal || ae.Kind == apperr.Forbidden {
 		return err
@@ -160,7 +160,7 @@ func (s *Handler) offerRefusal(c echo.Context, u staff.User, e waitlist.Entry, e
 
 // waitlistOfferVM is the page of the entry's free times on dayParam
 // (YYYY-MM-DD; "": the first of its days still ahead).
-func (s *Handler) waitlistOfferVM(ctx context.Context, c echo.Context, u staff.User, e waitlist.Entry, dayParam string) (views.WaitlistOfferVM, error) {
+func (s *FrontDesk) waitlistOfferVM(ctx context.Context, c echo.Context, u staff.User, e waitlist.Entry, dayParam string) (views.WaitlistOfferVM, error) {
 	vm := views.WaitlistOfferVM{
 		Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: e.TypeName, Days: entryDays(e), Times: entryTimes(e),
 		Asked: cmp.Or(e.SpecialistName, "Any"), ActionURL: "/staff/waitlist/" + e.ID.String() + "/offer",
@@ -204,7 +204,7 @@ func (s *Handler) waitlistOfferVM(ctx context.Context, c echo.Context, u staff.U
 
 // offerGroups are the free times of the entry's type on day, per active
 // specialist who performs it: the one the patient asked for first.
-func (s *Handler) offerGroups(ctx context.Context, clinicID uuid.UUID, e waitlist.Entry, day availability.Date, loc *time.Location) ([]views.WaitlistOfferGroupVM, error) {
+func (s *FrontDesk) offerGroups(ctx context.Context, clinicID uuid.UUID, e waitlist.Entry, day availability.Date, loc *time.Location) ([]views.WaitlistOfferGroupVM, error) {
 	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinicID)
 	if err != nil {
 		return nil, err

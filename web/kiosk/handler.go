@@ -9,7 +9,7 @@ import (
 	"github.com/clinic/booking/web/stream"
 )
 
-// Deps is what the Handler uses of the server's dependencies.
+// Deps is what the Board uses of the server's dependencies.
 type Deps struct {
 	Assets   *httpx.Assets
 	Clinics  *clinics.Service
@@ -17,14 +17,14 @@ type Deps struct {
 	Slots    *slots.Service
 }
 
-// Handler holds the handlers.
-type Handler struct {
+// Board holds the kiosk board's handlers.
+type Board struct {
 	deps Deps
 	kit  *httpx.Kit
 	live *stream.Live
 }
 
 // New makes the handlers.
-func New(deps Deps, kit *httpx.Kit, live *stream.Live) *Handler {
-	return &Handler{deps: deps, kit: kit, live: live}
+func New(deps Deps, kit *httpx.Kit, live *stream.Live) *Board {
+	return &Board{deps: deps, kit: kit, live: live}
 }

@@ -35,7 +35,7 @@ const kioskDays = 2
 // across all its specialists and how many there are. It has nothing
 // personal: a kiosk shows no patient data and no holds of its own.
 type kioskSource struct {
-	srv    *Handler
+	srv    *Board
 	clinic clinics.Clinic
 }
 
@@ -120,7 +120,7 @@ func (k kioskSource) Snapshot(ctx context.Context) ([]stream.Fragment, func(stri
 // kioskClinic is the board's clinic. Once an admin has made device tokens
 // for a clinic, its board opens only with one of them (?device=); before
 // that it is public, having nothing private on it.
-func (s *Handler) kioskClinic(c echo.Context) (clinics.Clinic, error) {
+func (s *Board) kioskClinic(c echo.Context) (clinics.Clinic, error) {
 	ctx := c.Request().Context()
 	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
 	if err != nil {
@@ -136,7 +136,7 @@ func (s *Handler) kioskClinic(c echo.Context) (clinics.Clinic, error) {
 }
 
 // Kiosk answers GET /kiosk/:slug: the read-only board for a waiting room.
-func (s *Handler) Kiosk(c echo.Context) error {
+func (s *Board) Kiosk(c echo.Context) error {
 	clinic, err := s.kioskClinic(c)
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func (s *Handler) Kiosk(c echo.Context) error {
 }
 
 // KioskStream answers GET /kiosk/:slug/live.
-func (s *Handler) KioskStream(c echo.Context) error {
+func (s *Board) KioskStream(c echo.Context) error {
 	clinic, err := s.kioskClinic(c)
 	if err != nil {
 		return err

@@ -114,7 +114,7 @@ func (p pageView) query() string {
 
 // readPageView reads slug, typeId, week and specialist; the type must be
 // the clinic's.
-func (s *Handler) readPageView(c echo.Context) (pageView, error) {
+func (s *Pages) readPageView(c echo.Context) (pageView, error) {
 	ctx := c.Request().Context()
 	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
 	if err != nil {
@@ -154,7 +154,7 @@ func (s *Handler) readPageView(c echo.Context) (pageView, error) {
 // boundWeek refuses a week that shares no day with the type's booking
 // window (a grid of the year 3000 would be computed and cached for nobody)
 // and notes the window in p.
-func (s *Handler) boundWeek(ctx context.Context, p *pageView) error {
+func (s *Pages) boundWeek(ctx context.Context, p *pageView) error {
 	first, last, err := s.deps.Slots.Window(ctx, p.typeID)
 	if err != nil {
 		return err
@@ -207,7 +207,7 @@ func (p pageView) weekDays(cells []grid.Cell, live bool) []views.DayVM {
 // BookingStream answers GET /c/:slug/book/:typeId/live: the HTML stream a
 // booking page's grid connects to. Each event is named after the cell it
 // replaces and carries that cell as the page renders it for this viewer.
-func (s *Handler) BookingStream(c echo.Context) error {
+func (s *Pages) BookingStream(c echo.Context) error {
 	p, err := s.readPageView(c)
 	if err != nil {
 		return err
@@ -217,6 +217,6 @@ func (s *Handler) BookingStream(c echo.Context) error {
 
 // source is the page's grid as a live source; grids whose cells post
 // elsewhere (booking, moving one booking) are different views.
-func (p pageView) source(s *Handler) gridSource {
+func (p pageView) source(s *Pages) gridSource {
 	return gridSource{srv: s, page: p, memo: &stream.CellMemo{}}
 }

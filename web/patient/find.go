@@ -34,7 +34,7 @@ var findEmail = textfield.Field{Name: "email", Label: "The e-mail address", Max:
 func findPath(slug string) string { return "/c/" + slug + "/find" }
 
 // findClinic reads the clinic of the page and speaks its language.
-func (s *Handler) findClinic(c echo.Context) (clinics.Clinic, *i18n.Localizer, error) {
+func (s *Pages) findClinic(c echo.Context) (clinics.Clinic, *i18n.Localizer, error) {
 	clinic, err := s.deps.Clinics.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
 		return clinics.Clinic{}, nil, err
@@ -42,13 +42,13 @@ func (s *Handler) findClinic(c echo.Context) (clinics.Clinic, *i18n.Localizer, e
 	return clinic, httpx.Speak(c, clinic.Language), nil
 }
 
-func (s *Handler) findForm(c echo.Context, status int, clinic clinics.Clinic, l *i18n.Localizer, vm views.FindVM) error {
+func (s *Pages) findForm(c echo.Context, status int, clinic clinics.Clinic, l *i18n.Localizer, vm views.FindVM) error {
 	vm.Clinic, vm.Action = httpx.ClinicVM(clinic), findPath(clinic.Slug)
 	return s.kit.Page(c, status, l.T("find.title", nil)+" · "+clinic.Name, views.FindPage(vm))
 }
 
 // FindPage answers GET /c/:slug/find: the form.
-func (s *Handler) FindPage(c echo.Context) error {
+func (s *Pages) FindPage(c echo.Context) error {
 	clinic, l, err := s.findClinic(c)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func (s *Handler) FindPage(c echo.Context) error {
 // a valid one within the limits gets the same page: the list is written
 // to the queue either way, and its worker drops it when there is nothing
 // to send.
-func (s *Handler) FindRequest(c echo.Context) error {
+func (s *Pages) FindRequest(c echo.Context) error {
 	clinic, l, err := s.findClinic(c)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func findLimit(c echo.Context, lim *ratelimit.Limiter, key string) error {
 // findRefused is the form again with Retry-After: 503 when the limits
 // could not be counted, else 429. Both are the same for every address,
 // known or not.
-func (s *Handler) findRefused(c echo.Context, clinic clinics.Clinic, l *i18n.Localizer, err error) error {
+func (s *Pages) findRefused(c echo.Context, clinic clinics.Clinic, l *i18n.Localizer, err error) error {
 	httpx.SetRetryAfter(c, err)
 	if apperr.CodeOf(err) == apperr.CodeUnavailable {
 		return s.findForm(c, http.StatusServiceUnavailable, clinic, l, views.FindVM{Problem: l.T("find.unavailable", nil)})
@@ -129,7 +129,7 @@ func (s *Handler) findRefused(c echo.Context, clinic clinics.Clinic, l *i18n.Loc
 
 // FindChooser answers GET /find, where a manage link that no longer works
 // points: the only clinic's form, or the clinics to choose from.
-func (s *Handler) FindChooser(c echo.Context) error {
+func (s *Pages) FindChooser(c echo.Context) error {
 	rows, err := s.deps.Clinics.List(c.Request().Context())
 	if err != nil {
 		return err
@@ -150,7 +150,7 @@ func (s *Handler) FindChooser(c echo.Context) error {
 
 // ManageMissing shows the way to a new link under the error of a manage
 // link that leads nowhere (mistyped, or its booking gone).
-func (s *Handler) ManageMissing(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Pages) ManageMissing(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
 		if apperr.CodeOf(err) != apperr.CodeNotFound || !httpx.WantsHTML(c) || c.Response().Committed {

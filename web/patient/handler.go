@@ -20,7 +20,7 @@ import (
 	"github.com/clinic/booking/web/stream"
 )
 
-// Deps is what the Handler uses of the server's dependencies.
+// Deps is what the Pages uses of the server's dependencies.
 type Deps struct {
 	Assets           *httpx.Assets
 	Bookings         *booking.Service
@@ -38,8 +38,8 @@ type Deps struct {
 	Views            *liveview.Store
 }
 
-// Handler holds the handlers.
-type Handler struct {
+// Pages holds the patients' page handlers.
+type Pages struct {
 	deps Deps
 	kit  *httpx.Kit
 	live *stream.Live
@@ -47,6 +47,6 @@ type Handler struct {
 }
 
 // New makes the handlers.
-func New(deps Deps, kit *httpx.Kit, live *stream.Live, pub *public.Public) *Handler {
-	return &Handler{deps: deps, kit: kit, live: live, pub: pub}
+func New(deps Deps, kit *httpx.Kit, live *stream.Live, pub *public.Public) *Pages {
+	return &Pages{deps: deps, kit: kit, live: live, pub: pub}
 }

@@ -15,7 +15,7 @@ import (
 // gridSource is a booking grid as a live source: a fragment per day (sent
 // when the day's slots change shape) and one per cell.
 type gridSource struct {
-	srv  *Handler
+	srv  *Pages
 	page pageView
 	memo *stream.CellMemo
 }

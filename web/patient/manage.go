@@ -28,7 +28,7 @@ type manageData struct {
 	tr     *i18n.Localizer
 }
 
-func (s *Handler) loadManage(c echo.Context) (manageData, error) {
+func (s *Pages) loadManage(c echo.Context) (manageData, error) {
 	ctx := c.Request().Context()
 	token := c.Param("token")
 	b, err := s.deps.Bookings.ByManageToken(ctx, token)
@@ -68,7 +68,7 @@ func (m manageData) vm() views.ManageVM {
 
 // ManagePage answers GET /manage/:token: the booking, and the confirmation
 // right after booking.
-func (s *Handler) ManagePage(c echo.Context) error {
+func (s *Pages) ManagePage(c echo.Context) error {
 	m, err := s.loadManage(c)
 	if err != nil {
 		return err
@@ -86,7 +86,7 @@ func (s *Handler) ManagePage(c echo.Context) error {
 
 // ManageCancel answers POST /manage/:token/cancel: first a confirmation,
 // then the cancel.
-func (s *Handler) ManageCancel(c echo.Context) error {
+func (s *Pages) ManageCancel(c echo.Context) error {
 	m, err := s.loadManage(c)
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func (s *Handler) ManageCancel(c echo.Context) error {
 
 // ManageReschedulePage answers GET /manage/:token/reschedule?week=: the live
 // grid of the booking's type; a click moves the booking there.
-func (s *Handler) ManageReschedulePage(c echo.Context) error {
+func (s *Pages) ManageReschedulePage(c echo.Context) error {
 	m, p, err := s.manageView(c)
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ func (s *Handler) ManageReschedulePage(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, m.tr.T("booking.heading.move", nil), views.BookingPage(vm))
 }
 
-func (s *Handler) manageView(c echo.Context) (manageData, pageView, error) {
+func (s *Pages) manageView(c echo.Context) (manageData, pageView, error) {
 	m, err := s.loadManage(c)
 	if err != nil {
 		return m, pageView{}, err
@@ -139,7 +139,7 @@ func (s *Handler) manageView(c echo.Context) (manageData, pageView, error) {
 }
 
 // ManageRescheduleStream answers GET /manage/:token/reschedule/live.
-func (s *Handler) ManageRescheduleStream(c echo.Context) error {
+func (s *Pages) ManageRescheduleStream(c echo.Context) error {
 	_, p, err := s.manageView(c)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func (s *Handler) ManageRescheduleStream(c echo.Context) error {
 }
 
 // ManageReschedule answers POST /manage/:token/reschedule (start).
-func (s *Handler) ManageReschedule(c echo.Context) error {
+func (s *Pages) ManageReschedule(c echo.Context) error {
 	m, p, err := s.manageView(c)
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func (s *Handler) ManageReschedule(c echo.Context) error {
 
 // ManageICS answers GET /manage/:token/calendar.ics: one VEVENT with its
 // instants in UTC, which every calendar reads right across DST.
-func (s *Handler) ManageICS(c echo.Context) error {
+func (s *Pages) ManageICS(c echo.Context) error {
 	m, err := s.loadManage(c)
 	if err != nil {
 		return err

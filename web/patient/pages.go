@@ -26,7 +26,7 @@ const createClinicCommand = "bin/clinic clinic create --slug my-clinic --name \"
 
 // Home answers GET /: the clinics, or straight to the only one, or, with
 // none at all, how to create the first.
-func (s *Handler) Home(c echo.Context) error {
+func (s *Pages) Home(c echo.Context) error {
 	rows, err := s.deps.Clinics.List(c.Request().Context())
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func (s *Handler) Home(c echo.Context) error {
 }
 
 // ClinicPage answers GET /c/:slug.
-func (s *Handler) ClinicPage(c echo.Context) error {
+func (s *Pages) ClinicPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *Handler) ClinicPage(c echo.Context) error {
 }
 
 // bookingPageVM builds the week page around a panel.
-func (s *Handler) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanelVM) (views.BookingPageVM, error) {
+func (s *Pages) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanelVM) (views.BookingPageVM, error) {
 	ctx := c.Request().Context()
 	meta, sn, _, err := s.loadPage(ctx, p, false)
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Handler) bookingPageVM(c echo.Context, p pageView, panel views.HoldPane
 // the type, its specialists and the grid. With live, the grid is read fit
 // to be kept as a live view (grid.LiveSnapshot); when it cannot be, it is
 // read as always and live comes back false.
-func (s *Handler) loadPage(ctx context.Context, p pageView, live bool) (*public.PageMeta, *grid.Snapshot, bool, error) {
+func (s *Pages) loadPage(ctx context.Context, p pageView, live bool) (*public.PageMeta, *grid.Snapshot, bool, error) {
 	clinic, err := s.deps.Clinics.BySlug(ctx, p.slug)
 	if err != nil {
 		return nil, nil, false, err
@@ -147,7 +147,7 @@ func (p pageView) bookingVM(ctx context.Context, meta *public.PageMeta, cells []
 // BookingPage answers GET /c/:slug/book/:typeId?week=&specialist=: from
 // the week's live view when this instance keeps one and the viewer holds
 // nothing at the clinic, else from the source (keeping a view of it).
-func (s *Handler) BookingPage(c echo.Context) error {
+func (s *Pages) BookingPage(c echo.Context) error {
 	if done, err := s.bookingPageFromView(c); done {
 		return err
 	}
@@ -172,7 +172,7 @@ func (s *Handler) BookingPage(c echo.Context) error {
 
 // restorePanel shows the hold this browser still has on the page's type,
 // so a reload does not lose it.
-func (s *Handler) restorePanel(c echo.Context, p pageView) views.HoldPanelVM {
+func (s *Pages) restorePanel(c echo.Context, p pageView) views.HoldPanelVM {
 	clientID := s.kit.ExistingClientID(c)
 	if clientID == "" || p.token != "" {
 		return views.HoldPanelVM{}
@@ -192,14 +192,14 @@ func (s *Handler) restorePanel(c echo.Context, p pageView) views.HoldPanelVM {
 // draft is what a patient typed, kept across a lost slot.
 type draft struct{ Name, Email, Phone string }
 
-func (s *Handler) saveDraft(c echo.Context, d draft) {
+func (s *Pages) saveDraft(c echo.Context, d draft) {
 	ctx := c.Request().Context()
 	s.deps.Sessions.Put(ctx, "draft.name", d.Name)
 	s.deps.Sessions.Put(ctx, "draft.email", d.Email)
 	s.deps.Sessions.Put(ctx, "draft.phone", d.Phone)
 }
 
-func (s *Handler) loadDraft(c echo.Context) draft {
+func (s *Pages) loadDraft(c echo.Context) draft {
 	ctx := c.Request().Context()
 	return draft{
 		Name:  s.deps.Sessions.GetString(ctx, "draft.name"),
@@ -208,7 +208,7 @@ func (s *Handler) loadDraft(c echo.Context) draft {
 	}
 }
 
-func (s *Handler) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, errs map[string]string, msg string) views.HoldPanelVM {
+func (s *Pages) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, errs map[string]string, msg string) views.HoldPanelVM {
 	if d == (draft{}) {
 		d = s.loadDraft(c)
 	}
@@ -229,7 +229,7 @@ func (s *Handler) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, e
 
 // panel answers a panel action: the panel alone for htmx, the whole page
 // around it otherwise (the flow works without JavaScript).
-func (s *Handler) panel(c echo.Context, p pageView, status int, panel views.HoldPanelVM) error {
+func (s *Pages) panel(c echo.Context, p pageView, status int, panel views.HoldPanelVM) error {
 	if c.Request().Header.Get("HX-Request") == "true" {
 		return httpx.Render(c, status, nil, views.HoldPanel(panel))
 	}
@@ -290,7 +290,7 @@ func formSpecialist(c echo.Context, p pageView) pageView {
 }
 
 // HoldSlot answers POST /c/:slug/book/:typeId/hold (start, specialist).
-func (s *Handler) HoldSlot(c echo.Context) error {
+func (s *Pages) HoldSlot(c echo.Context) error {
 	p, err := s.readPageView(c)
 	if err != nil {
 		return err
@@ -329,7 +329,7 @@ func (s *Handler) HoldSlot(c echo.Context) error {
 
 // Heartbeat answers POST /c/:slug/book/:typeId/heartbeat: 204 while the
 // hold lives; the "expired" panel when it is gone.
-func (s *Handler) Heartbeat(c echo.Context) error {
+func (s *Pages) Heartbeat(c echo.Context) error {
 	p, err := s.readPageView(c)
 	if err != nil {
 		return err
@@ -354,7 +354,7 @@ func (s *Handler) Heartbeat(c echo.Context) error {
 }
 
 // Release answers POST /c/:slug/book/:typeId/release.
-func (s *Handler) Release(c echo.Context) error {
+func (s *Pages) Release(c echo.Context) error {
 	p, err := s.readPageView(c)
 	if err != nil {
 		return err
@@ -371,7 +371,7 @@ func (s *Handler) Release(c echo.Context) error {
 }
 
 // Confirm answers POST /c/:slug/book/:typeId/confirm.
-func (s *Handler) Confirm(c echo.Context) error {
+func (s *Pages) Confirm(c echo.Context) error {
 	p, err := s.readPageView(c)
 	if err != nil {
 		return err
@@ -408,7 +408,7 @@ func (s *Handler) Confirm(c echo.Context) error {
 }
 
 // ownHold finds the client's hold by id.
-func (s *Handler) ownHold(c echo.Context, p pageView, holdID, clientID string) (holds.Hold, bool) {
+func (s *Pages) ownHold(c echo.Context, p pageView, holdID, clientID string) (holds.Hold, bool) {
 	active, err := s.deps.Holds.Active(c.Request().Context(), p.clinicID)
 	if err != nil {
 		return holds.Hold{}, false

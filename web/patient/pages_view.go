@@ -22,7 +22,7 @@ import (
 
 // keepPageView keeps sn as the live view of p's week, when it was read in
 // the zone and window p was made with (either may have just changed).
-func (s *Handler) keepPageView(t *liveview.Ticket, p pageView, meta *public.PageMeta, sn *grid.Snapshot) {
+func (s *Pages) keepPageView(t *liveview.Ticket, p pageView, meta *public.PageMeta, sn *grid.Snapshot) {
 	if sn.Zone == nil || sn.Zone.String() != p.loc.String() || p.token != "" {
 		return
 	}
@@ -37,7 +37,7 @@ func (s *Handler) keepPageView(t *liveview.Ticket, p pageView, meta *public.Page
 // week, when there is one that fits: done is false when the page is to be
 // made from the source (no view; a viewer who holds a slot at the clinic,
 // whose page is their own; anything the source would refuse).
-func (s *Handler) bookingPageFromView(c echo.Context) (done bool, err error) {
+func (s *Pages) bookingPageFromView(c echo.Context) (done bool, err error) {
 	if s.deps.Views == nil {
 		return false, nil
 	}
@@ -77,7 +77,7 @@ func (s *Handler) bookingPageFromView(c echo.Context) (done bool, err error) {
 // type, the week and the specialist filter. ok is false for anything the
 // source is to judge (a malformed parameter, no week given and the
 // clinic's zone not in memory).
-func (s *Handler) pageViewKey(c echo.Context) (pageView, bool) {
+func (s *Pages) pageViewKey(c echo.Context) (pageView, bool) {
 	typeID, err := uuid.Parse(c.Param("typeId"))
 	if err != nil {
 		return pageView{}, false
@@ -108,7 +108,7 @@ func (p pageView) inWindowOf(meta *public.PageMeta) bool {
 
 // pageAnswer writes a booking page made from the source, with its
 // validators.
-func (s *Handler) pageAnswer(c echo.Context, vm views.BookingPageVM) error {
+func (s *Pages) pageAnswer(c echo.Context, vm views.BookingPageVM) error {
 	body, err := renderBytes(c, s.pageLayout(vm), views.BookingPage(vm))
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func (s *Handler) pageAnswer(c echo.Context, vm views.BookingPageVM) error {
 	return public.WriteAnswer(c, "text/html; charset=UTF-8", liveview.Answer{Body: body, ETag: liveview.ETag(body)})
 }
 
-func (s *Handler) pageLayout(vm views.BookingPageVM) templ.Component {
+func (s *Pages) pageLayout(vm views.BookingPageVM) templ.Component {
 	return views.Page(vm.TypeName+" · "+vm.Clinic.Name, s.deps.Assets)
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // AuditPage answers GET /staff/audit.
-func (s *Handler) AuditPage(c echo.Context) error {
+func (s *Admin) AuditPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)

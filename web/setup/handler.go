@@ -19,7 +19,7 @@ import (
 	"github.com/clinic/booking/web/httpx"
 )
 
-// Deps is what the Handler uses of the server's dependencies.
+// Deps is what the Admin uses of the server's dependencies.
 type Deps struct {
 	Assets              *httpx.Assets
 	Clinics             *clinics.Service
@@ -36,13 +36,13 @@ type Deps struct {
 	Practice            *practice.Service
 }
 
-// Handler holds the handlers.
-type Handler struct {
+// Admin holds the sign-in and set-up page handlers.
+type Admin struct {
 	deps Deps
 	kit  *httpx.Kit
 }
 
 // New makes the handlers.
-func New(deps Deps, kit *httpx.Kit) *Handler {
-	return &Handler{deps: deps, kit: kit}
+func New(deps Deps, kit *httpx.Kit) *Admin {
+	return &Admin{deps: deps, kit: kit}
 }

@@ -15,11 +15,11 @@ import (
 )
 
 // KiosksPage answers GET /staff/kiosks.
-func (s *Handler) KiosksPage(c echo.Context) error {
+func (s *Admin) KiosksPage(c echo.Context) error {
 	return s.renderKiosks(c, http.StatusOK, "", "")
 }
 
-func (s *Handler) renderKiosks(c echo.Context, status int, notice, problem string) error {
+func (s *Admin) renderKiosks(c echo.Context, status int, notice, problem string) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	rows, err := s.deps.Practice.KioskTokens(ctx, u)
@@ -42,7 +42,7 @@ func (s *Handler) renderKiosks(c echo.Context, status int, notice, problem strin
 }
 
 // KioskCreate answers POST /staff/kiosks.
-func (s *Handler) KioskCreate(c echo.Context) error {
+func (s *Admin) KioskCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	token, err := s.deps.Practice.CreateKioskToken(ctx, u, c.FormValue("name"))
@@ -61,7 +61,7 @@ func (s *Handler) KioskCreate(c echo.Context) error {
 }
 
 // KioskRevoke answers POST /staff/kiosks/revoke.
-func (s *Handler) KioskRevoke(c echo.Context) error {
+func (s *Admin) KioskRevoke(c echo.Context) error {
 	id, err := uuid.Parse(c.FormValue("id"))
 	if err != nil {
 		return apperr.NotFoundf("id", "No such kiosk token.")

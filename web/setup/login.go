@@ -16,7 +16,7 @@ import (
 
 // LoginPage answers GET /staff/login. It writes no session: the form's
 // CSRF token is a signed double submit (see loginCSRF).
-func (s *Handler) LoginPage(c echo.Context) error {
+func (s *Admin) LoginPage(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, "Staff sign-in", views.StaffLogin("", "", s.loginCSRF(c)))
 }
 
@@ -25,7 +25,7 @@ func (s *Handler) LoginPage(c echo.Context) error {
 // per account for any other: strangers guessing an account's password use
 // up the account's allowance, never its owner's. A wrong e-mail and a
 // wrong password read the same.
-func (s *Handler) Login(c echo.Context) error {
+func (s *Admin) Login(c echo.Context) error {
 	if !s.loginCSRFValid(c) {
 		return httpx.ErrCSRF()
 	}
@@ -58,7 +58,7 @@ func (s *Handler) Login(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/staff")
 }
 
-func (s *Handler) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
+func (s *Admin) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
 	secs := max(apperr.Seconds(wait), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	return s.kit.Page(c, http.StatusTooManyRequests, "Staff sign-in",
@@ -66,7 +66,7 @@ func (s *Handler) tooManyLogins(c echo.Context, email string, wait time.Duration
 }
 
 // Logout answers POST /staff/logout: the session is deleted from the store.
-func (s *Handler) Logout(c echo.Context) error {
+func (s *Admin) Logout(c echo.Context) error {
 	if err := s.deps.Sessions.Destroy(c.Request().Context()); err != nil {
 		return err
 	}

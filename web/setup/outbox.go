@@ -30,7 +30,7 @@ const outboxAction = staff.ActSearch
 
 // OutboxNav shows the Outbox link in the staff header while messages are
 // kept rather than sent, to those who may read them.
-func (s *Handler) OutboxNav(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Admin) OutboxNav(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.deps.Outbox.Stored() && httpx.StaffUser(c).May(outboxAction) == nil {
 			c.SetRequest(c.Request().WithContext(views.WithOutboxLink(c.Request().Context())))
@@ -41,7 +41,7 @@ func (s *Handler) OutboxNav(next echo.HandlerFunc) echo.HandlerFunc {
 
 // OutboxPage answers GET /staff/outbox: the clinic's kept messages, newest
 // first.
-func (s *Handler) OutboxPage(c echo.Context) error {
+func (s *Admin) OutboxPage(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(outboxAction); err != nil {
 		return err
@@ -71,7 +71,7 @@ func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }
 
 // loadCopy is the kept message the path names, of the viewer's clinic,
 // taken apart.
-func (s *Handler) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
+func (s *Admin) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
 	u := httpx.StaffUser(c)
 	if err := u.May(outboxAction); err != nil {
 		return outbox.Copy{}, mail.Parsed{}, err
@@ -92,7 +92,7 @@ func (s *Handler) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
 }
 
 // OutboxMessage answers GET /staff/outbox/:id: one message.
-func (s *Handler) OutboxMessage(c echo.Context) error {
+func (s *Admin) OutboxMessage(c echo.Context) error {
 	cp, pm, err := s.loadCopy(c)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ const htmlPartPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src d
 // alone, for the message page's iframe. It is served on its own address
 // because an iframe's srcdoc would take the staff pages' policy, which
 // refuses the inline styles e-mails are written with.
-func (s *Handler) OutboxHTML(c echo.Context) error {
+func (s *Admin) OutboxHTML(c echo.Context) error {
 	_, pm, err := s.loadCopy(c)
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func (s *Handler) OutboxHTML(c echo.Context) error {
 
 // OutboxEML answers GET /staff/outbox/:id/message.eml: the message as a
 // mail program would receive it.
-func (s *Handler) OutboxEML(c echo.Context) error {
+func (s *Admin) OutboxEML(c echo.Context) error {
 	cp, _, err := s.loadCopy(c)
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (s *Handler) OutboxEML(c echo.Context) error {
 
 // OutboxICS answers GET /staff/outbox/:id/calendar.ics: the message's
 // calendar file.
-func (s *Handler) OutboxICS(c echo.Context) error {
+func (s *Admin) OutboxICS(c echo.Context) error {
 	_, pm, err := s.loadCopy(c)
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ const zoneMoveLayout = "Mon 2 Jan 15:04"
 
 // settingsNav is the staff header of the settings pages; the role table
 // already allowed the viewer the settings.
-func (s *Handler) settingsNav(c echo.Context) views.StaffNav {
+func (s *Admin) settingsNav(c echo.Context) views.StaffNav {
 	nav := s.kit.Nav(c, "settings")
 	ctx := c.Request().Context()
 	can := httpx.StaffCan(httpx.StaffUser(c))
@@ -45,7 +45,7 @@ func settingsVM(nav views.StaffNav, st clinics.Settings) views.SettingsVM {
 }
 
 // SettingsPage answers GET /staff/settings.
-func (s *Handler) SettingsPage(c echo.Context) error {
+func (s *Admin) SettingsPage(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActSettings); err != nil {
 		return err
@@ -82,7 +82,7 @@ func settingsForm(c echo.Context) clinics.Settings {
 }
 
 // SettingsSave answers POST /staff/settings.
-func (s *Handler) SettingsSave(c echo.Context) error {
+func (s *Admin) SettingsSave(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActSettings); err != nil {
 		return err

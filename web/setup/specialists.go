@@ -17,11 +17,11 @@ import (
 )
 
 // SpecialistList answers GET /staff/specialists.
-func (s *Handler) SpecialistList(c echo.Context) error {
+func (s *Admin) SpecialistList(c echo.Context) error {
 	return s.renderSpecialistList(c, http.StatusOK, nil)
 }
 
-func (s *Handler) renderSpecialistList(c echo.Context, status int, errs map[string]string) error {
+func (s *Admin) renderSpecialistList(c echo.Context, status int, errs map[string]string) error {
 	sps, err := s.deps.Practice.Specialists(c.Request().Context(), httpx.StaffUser(c))
 	if err != nil {
 		return err
@@ -34,7 +34,7 @@ func (s *Handler) renderSpecialistList(c echo.Context, status int, errs map[stri
 }
 
 // SpecialistCreate answers POST /staff/specialists.
-func (s *Handler) SpecialistCreate(c echo.Context) error {
+func (s *Admin) SpecialistCreate(c echo.Context) error {
 	prio, _ := strconv.Atoi(c.FormValue("priority"))
 	sp, err := s.deps.Practice.CreateSpecialist(c.Request().Context(), httpx.StaffUser(c), practice.SpecialistInput{
 		Name: c.FormValue("name"), Priority: prio, Active: c.FormValue("active") != "",
@@ -51,7 +51,7 @@ func (s *Handler) SpecialistCreate(c echo.Context) error {
 
 var weekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday}
 
-func (s *Handler) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEditVM, error) {
+func (s *Admin) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEditVM, error) {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	sp, err := s.deps.Practice.Specialist(ctx, u, id)
@@ -99,7 +99,7 @@ func (s *Handler) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEd
 }
 
 // SpecialistPage answers GET /staff/specialists/:id.
-func (s *Handler) SpecialistPage(c echo.Context) error {
+func (s *Admin) SpecialistPage(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func (s *Handler) SpecialistPage(c echo.Context) error {
 
 // specialistFail re-renders the specialist page with what went wrong: the
 // field in place, or "changed by someone else" with the current values.
-func (s *Handler) specialistFail(c echo.Context, id uuid.UUID, err error) error {
+func (s *Admin) specialistFail(c echo.Context, id uuid.UUID, err error) error {
 	vm, verr := s.specialistVM(c, id)
 	if verr != nil {
 		return verr
@@ -142,7 +142,7 @@ func (s *Handler) specialistFail(c echo.Context, id uuid.UUID, err error) error 
 }
 
 // SpecialistUpdate answers POST /staff/specialists/:id.
-func (s *Handler) SpecialistUpdate(c echo.Context) error {
+func (s *Admin) SpecialistUpdate(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
@@ -190,7 +190,7 @@ func parseHours(c echo.Context) ([]practice.Range, error) {
 }
 
 // HoursUpdate answers POST /staff/specialists/:id/hours.
-func (s *Handler) HoursUpdate(c echo.Context) error {
+func (s *Admin) HoursUpdate(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
@@ -207,7 +207,7 @@ func (s *Handler) HoursUpdate(c echo.Context) error {
 }
 
 // OverrideCreate answers POST /staff/specialists/:id/overrides.
-func (s *Handler) OverrideCreate(c echo.Context) error {
+func (s *Admin) OverrideCreate(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
@@ -234,7 +234,7 @@ func (s *Handler) OverrideCreate(c echo.Context) error {
 }
 
 // OverrideDelete answers POST /staff/overrides/:id/delete.
-func (s *Handler) OverrideDelete(c echo.Context) error {
+func (s *Admin) OverrideDelete(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
 		return apperr.NotFoundf("id", "No such override.")

@@ -17,7 +17,7 @@ import (
 )
 
 // TypeList answers GET /staff/types.
-func (s *Handler) TypeList(c echo.Context) error {
+func (s *Admin) TypeList(c echo.Context) error {
 	types, err := s.deps.Practice.Types(c.Request().Context(), httpx.StaffUser(c))
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (s *Handler) TypeList(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, "Appointment types", views.TypeList(s.kit.Nav(c, "types"), rows))
 }
 
-func (s *Handler) typeFormVM(c echo.Context, t practice.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
+func (s *Admin) typeFormVM(c echo.Context, t practice.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
 	sps, err := s.deps.Practice.Specialists(c.Request().Context(), httpx.StaffUser(c))
 	if err != nil {
 		return views.TypeFormVM{}, err
@@ -53,7 +53,7 @@ func (s *Handler) typeFormVM(c echo.Context, t practice.AppointmentType, chosen 
 }
 
 // TypeNew answers GET /staff/types/new.
-func (s *Handler) TypeNew(c echo.Context) error {
+func (s *Admin) TypeNew(c echo.Context) error {
 	if err := httpx.StaffUser(c).May(staff.ActTypes); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *Handler) TypeNew(c echo.Context) error {
 }
 
 // TypePage answers GET /staff/types/:id.
-func (s *Handler) TypePage(c echo.Context) error {
+func (s *Admin) TypePage(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (s *Handler) TypePage(c echo.Context) error {
 }
 
 // TypeSave answers POST /staff/types and POST /staff/types/:id.
-func (s *Handler) TypeSave(c echo.Context) error {
+func (s *Admin) TypeSave(c echo.Context) error {
 	var id uuid.UUID
 	if c.Param("id") != "" {
 		var err error

@@ -17,11 +17,11 @@ import (
 )
 
 // UsersPage answers GET /staff/users.
-func (s *Handler) UsersPage(c echo.Context) error {
+func (s *Admin) UsersPage(c echo.Context) error {
 	return s.renderUsers(c, http.StatusOK, "", "")
 }
 
-func (s *Handler) renderUsers(c echo.Context, status int, notice, problem string) error {
+func (s *Admin) renderUsers(c echo.Context, status int, notice, problem string) error {
 	rows, err := s.deps.Staff.StaffUsers(c.Request().Context(), httpx.StaffUser(c))
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func (s *Handler) renderUsers(c echo.Context, status int, notice, problem string
 // UserAccess answers POST /staff/users/access (id, action: disable or
 // enable). A disabled account cannot sign in, and its open pages stop
 // working at their next request, its streams within seconds.
-func (s *Handler) UserAccess(c echo.Context) error {
+func (s *Admin) UserAccess(c echo.Context) error {
 	id, err := uuid.Parse(c.FormValue("id"))
 	if err != nil {
 		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
@@ -71,7 +71,7 @@ func (s *Handler) UserAccess(c echo.Context) error {
 // UserLink answers POST /staff/users/link (id): a one-time sign-in link
 // for another account of the clinic, shown once. The account's sessions
 // end at once: a reset means its password may be known to someone else.
-func (s *Handler) UserLink(c echo.Context) error {
+func (s *Admin) UserLink(c echo.Context) error {
 	id, err := uuid.Parse(c.FormValue("id"))
 	if err != nil {
 		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
@@ -96,7 +96,7 @@ func (s *Handler) UserLink(c echo.Context) error {
 }
 
 // UserCreate answers POST /staff/users.
-func (s *Handler) UserCreate(c echo.Context) error {
+func (s *Admin) UserCreate(c echo.Context) error {
 	_, err := s.deps.Staff.CreateStaffUser(c.Request().Context(), httpx.StaffUser(c), c.FormValue("email"), c.FormValue("name"), c.FormValue("password"), c.FormValue("role"))
 	if err != nil {
 		ae := apperr.As(err)

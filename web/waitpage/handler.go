@@ -13,7 +13,7 @@ import (
 	"github.com/clinic/booking/web/public"
 )
 
-// Deps is what the Handler uses of the server's dependencies.
+// Deps is what the WaitPages uses of the server's dependencies.
 type Deps struct {
 	Clinics      *clinics.Service
 	OfferLimiter *ratelimit.Limiter
@@ -22,14 +22,14 @@ type Deps struct {
 	Waitlist     *waitlist.Service
 }
 
-// Handler holds the handlers.
-type Handler struct {
+// WaitPages holds the patients' waitlist page handlers.
+type WaitPages struct {
 	deps Deps
 	kit  *httpx.Kit
 	pub  *public.Public
 }
 
 // New makes the handlers.
-func New(deps Deps, kit *httpx.Kit, pub *public.Public) *Handler {
-	return &Handler{deps: deps, kit: kit, pub: pub}
+func New(deps Deps, kit *httpx.Kit, pub *public.Public) *WaitPages {
+	return &WaitPages{deps: deps, kit: kit, pub: pub}
 }

@@ -62,7 +62,7 @@ func (j joinView) action() string { return j.bookURL() + "/waitlist" }
 
 // loadJoin reads the clinic and the type of the form; the type must be
 // the clinic's.
-func (s *Handler) loadJoin(c echo.Context) (joinView, error) {
+func (s *WaitPages) loadJoin(c echo.Context) (joinView, error) {
 	ctx := c.Request().Context()
 	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
 	if err != nil {
@@ -135,14 +135,14 @@ func (j joinView) vm(f joinForm, errs map[string]string, problem string) views.J
 	}
 }
 
-func (s *Handler) joinFormPage(c echo.Context, status int, j joinView, vm views.JoinWaitlistVM) error {
+func (s *WaitPages) joinFormPage(c echo.Context, status int, j joinView, vm views.JoinWaitlistVM) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return s.kit.Page(c, status, j.tr.T("waitlist.join.title", map[string]any{"Type": j.typ.Name})+" · "+j.clinic.Name, views.JoinWaitlistPage(vm))
 }
 
 // JoinWaitlistPage answers GET /c/:slug/book/:typeId/waitlist
 // (?from=&to=&specialist=): the form.
-func (s *Handler) JoinWaitlistPage(c echo.Context) error {
+func (s *WaitPages) JoinWaitlistPage(c echo.Context) error {
 	j, err := s.loadJoin(c)
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (s *Handler) JoinWaitlistPage(c echo.Context) error {
 // phone, from, to, specialist, times): the limits first (per client
 // address, then per clinic and e-mail address: each place sends an
 // e-mail), then the place, and a page with its link.
-func (s *Handler) JoinWaitlist(c echo.Context) error {
+func (s *WaitPages) JoinWaitlist(c echo.Context) error {
 	j, err := s.loadJoin(c)
 	if err != nil {
 		return err
@@ -198,7 +198,7 @@ func (s *Handler) JoinWaitlist(c echo.Context) error {
 // next to its field (400), above the form (409 already waiting, 429 too
 // many, 503 the limits could not be counted), or as an error page
 // (anything else).
-func (s *Handler) joinRefused(c echo.Context, j joinView, f joinForm, err error) error {
+func (s *WaitPages) joinRefused(c echo.Context, j joinView, f joinForm, err error) error {
 	ae := apperr.As(err)
 	if ae == nil {
 		return err

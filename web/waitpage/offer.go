@@ -19,7 +19,7 @@ import (
 
 // openOffer is openLink for an offer's link; the link of a place alone
 // is no offer's (404).
-func (s *Handler) openOffer(c echo.Context) (waitLink, error) {
+func (s *WaitPages) openOffer(c echo.Context) (waitLink, error) {
 	w, err := s.openLink(c)
 	if err == nil && w.offer.ID == uuid.Nil {
 		err = apperr.NotFoundf("token", "No such offer.")
@@ -35,7 +35,7 @@ const (
 )
 
 // offerVM is the page model of the link's offer.
-func (s *Handler) offerVM(c echo.Context, w waitLink) views.TimeOfferVM {
+func (s *WaitPages) offerVM(c echo.Context, w waitLink) views.TimeOfferVM {
 	o, l := w.offer, w.tr
 	state := offerShown
 	switch {
@@ -58,12 +58,12 @@ func (s *Handler) offerVM(c echo.Context, w waitLink) views.TimeOfferVM {
 	}
 }
 
-func (s *Handler) offerPage(c echo.Context, status int, w waitLink, vm views.TimeOfferVM) error {
+func (s *WaitPages) offerPage(c echo.Context, status int, w waitLink, vm views.TimeOfferVM) error {
 	return s.kit.Page(c, status, w.tr.T("waitlist.offer.title", nil)+" · "+w.clinic.Name, views.TimeOfferPage(vm))
 }
 
 // TimeOfferPage answers GET /c/:slug/offer/:token.
-func (s *Handler) TimeOfferPage(c echo.Context) error {
+func (s *WaitPages) TimeOfferPage(c echo.Context) error {
 	w, err := s.openOffer(c)
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func (s *Handler) TimeOfferPage(c echo.Context) error {
 // booked through the booking gate, and the patient sees the booking's
 // page as after any booking. A refusal the patient can act on, or wait
 // out, is told on the offer's page (see offerRefused).
-func (s *Handler) AcceptOffer(c echo.Context) error {
+func (s *WaitPages) AcceptOffer(c echo.Context) error {
 	w, err := s.openOffer(c)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (s *Handler) AcceptOffer(c echo.Context) error {
 // longer offered, or a detail the booking refused, with the offer as it
 // stands. A time taken, or an offer over, is told as the offer stands
 // now (offerAfterRefusal). Anything else goes to the error page.
-func (s *Handler) offerRefused(c echo.Context, w waitLink, err error) error {
+func (s *WaitPages) offerRefused(c echo.Context, w waitLink, err error) error {
 	ae := apperr.As(err)
 	if ae == nil {
 		return err
@@ -116,7 +116,7 @@ func (s *Handler) offerRefused(c echo.Context, w waitLink, err error) error {
 // with code (SLOT_TAKEN or OFFER_OVER) and shows it: booked by this very
 // offer (a second click), over (410), or still open, its time booked by
 // someone else (409; the offer stands as it is).
-func (s *Handler) offerAfterRefusal(c echo.Context, w waitLink, code string, err error) error {
+func (s *WaitPages) offerAfterRefusal(c echo.Context, w waitLink, code string, err error) error {
 	_, o, rerr := s.deps.Waitlist.ByToken(c.Request().Context(), w.clinic.ID, w.token)
 	if rerr != nil {
 		return err
@@ -140,7 +140,7 @@ func (s *Handler) offerAfterRefusal(c echo.Context, w waitLink, code string, err
 // page of the place then shows. Passing on an offer that is over changes
 // nothing. The place's page then says what became of the offer, as read
 // after the answer: passed on, taken already, or over.
-func (s *Handler) DeclineOffer(c echo.Context) error {
+func (s *WaitPages) DeclineOffer(c echo.Context) error {
 	w, err := s.openOffer(c)
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func (w waitLink) offerOpen() bool {
 // openLink reads the link of the page, after counting the request against
 // the client address's allowance of waitlist links (a link is a secret
 // worth guessing). Every answer is private: it carries the link.
-func (s *Handler) openLink(c echo.Context) (waitLink, error) {
+func (s *WaitPages) openLink(c echo.Context) (waitLink, error) {
 	privatePage(c)
 	ctx := c.Request().Context()
 	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
@@ -98,7 +98,7 @@ func placeTimes(l *i18n.Localizer, times []string) string {
 
 // WaitPlacePage answers GET /c/:slug/waitlist/:token: the place. Opened by
 // a link of an offer that stands, it leads to the offer.
-func (s *Handler) WaitPlacePage(c echo.Context) error {
+func (s *WaitPages) WaitPlacePage(c echo.Context) error {
 	w, err := s.openLink(c)
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func (s *Handler) WaitPlacePage(c echo.Context) error {
 // LeaveWaitlist answers POST /c/:slug/waitlist/:token/leave: the place
 // ends (a time offered to it goes to the next), and the page shows it
 // left. Leaving twice is no error.
-func (s *Handler) LeaveWaitlist(c echo.Context) error {
+func (s *WaitPages) LeaveWaitlist(c echo.Context) error {
 	w, err := s.openLink(c)
 	if err != nil {
 		return err
