@@ -2,7 +2,6 @@ package desk
 
 import (
 	"cmp"
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -179,15 +178,24 @@ func entryTimes(e waitlist.Entry) string {
 	return strings.Join(e.Times, ", ")
 }
 
-// waitlistEntry is one entry of u's clinic's list (waiting, or with a
-// time offered), wherever it stands in the list. Errors: NOT_FOUND (not
-// in the list, or another clinic's).
-func (s *FrontDesk) waitlistEntry(ctx context.Context, u staff.User, id uuid.UUID) (waitlist.Entry, error) {
-	e, err := s.deps.Waitlist.Entry(ctx, u, id)
-	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
-		return waitlist.Entry{}, errNotOnWaitlist()
+// waitlistEntry is the entry the route's :id names, for a staff member
+// who may act: the user and one entry of their clinic's list (waiting, or
+// with a time offered), wherever it stands in the list. Errors: FORBIDDEN,
+// NOT_FOUND (no such id, not in the list, or another clinic's).
+func (s *FrontDesk) waitlistEntry(c echo.Context, act staff.Action) (staff.User, waitlist.Entry, error) {
+	u := httpx.StaffUser(c)
+	if err := u.May(act); err != nil {
+		return u, waitlist.Entry{}, err
 	}
-	return e, err
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return u, waitlist.Entry{}, apperr.NotFoundf("id", "No such waitlist entry.")
+	}
+	e, err := s.deps.Waitlist.Entry(c.Request().Context(), u, id)
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
+		return u, waitlist.Entry{}, errNotOnWaitlist()
+	}
+	return u, e, err
 }
 
 func errNotOnWaitlist() error {
@@ -199,24 +207,17 @@ func errNotOnWaitlist() error {
 // time offered to them goes to the next), audited, and the list shows
 // again with its filters.
 func (s *FrontDesk) WaitlistRemove(c echo.Context) error {
-	u := httpx.StaffUser(c)
-	if err := u.May(waitlistRemoveAction); err != nil {
-		return err
-	}
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		return apperr.NotFoundf("id", "No such waitlist entry.")
-	}
-	ctx := c.Request().Context()
-	// A filter that does not read leads back to the whole list.
-	f, _ := readWaitlistFilter(c.FormValue("type"), c.FormValue("day"))
 	// Only a patient still on the list can be taken off it; one removed
 	// already, or gone, is not found (the service would quietly accept a
 	// second removal).
-	e, err := s.waitlistEntry(ctx, u, id)
+	u, e, err := s.waitlistEntry(c, waitlistRemoveAction)
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
+	id := e.ID
+	// A filter that does not read leads back to the whole list.
+	f, _ := readWaitlistFilter(c.FormValue("type"), c.FormValue("day"))
 	if c.FormValue("confirm") != "yes" {
 		vm := views.WaitlistRemoveVM{
 			Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: e.TypeName, Days: entryDays(e),

@@ -30,19 +30,11 @@ import (
 // times of the entry's type on day (by default the first of its days
 // still ahead).
 func (s *FrontDesk) WaitlistOfferPage(c echo.Context) error {
-	u := httpx.StaffUser(c)
-	if err := u.May(waitlistAction); err != nil {
-		return err
-	}
-	id, err := uuid.Parse(c.Param("id"))
+	u, e, err := s.waitlistEntry(c, waitlistAction)
 	if err != nil {
-		return apperr.NotFoundf("id", "No such waitlist entry.")
+		return err
 	}
 	ctx := c.Request().Context()
-	e, err := s.waitlistEntry(ctx, u, id)
-	if err != nil {
-		return err
-	}
 	vm, err := s.waitlistOfferVM(ctx, c, u, e, c.QueryParam("day"))
 	if err != nil {
 		return err
@@ -56,27 +48,19 @@ func (s *FrontDesk) WaitlistOfferPage(c echo.Context) error {
 // 409 for a time taken or held, an entry that left the list, or a
 // patient who booked the type within its cooldown).
 func (s *FrontDesk) WaitlistOffer(c echo.Context) error {
-	u := httpx.StaffUser(c)
-	if err := u.May(waitlistAction); err != nil {
-		return err
-	}
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		return apperr.NotFoundf("id", "No such waitlist entry.")
-	}
-	ctx := c.Request().Context()
 	// An entry not in the list (gone from it, or another clinic's) is
 	// refused before anything is checked or offered.
-	e, err := s.waitlistEntry(ctx, u, id)
+	u, e, err := s.waitlistEntry(c, waitlistAction)
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	spID, start, err := readOfferTime(c.FormValue("specialist"), c.FormValue("start"))
 	if err == nil {
 		err = s.checkOfferTime(ctx, u, e, spID, start)
 	}
 	if err == nil {
-		err = s.deps.Waitlist.OfferByHand(ctx, u, id, spID, start)
+		err = s.deps.Waitlist.OfferByHand(ctx, u, e.ID, spID, start)
 	}
 	if err != nil {
 		return s.offerRefusal(c, u, e, err)
