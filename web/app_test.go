@@ -58,6 +58,9 @@ type appConfig struct {
 	log       io.Writer
 	listen    bool
 	http2     bool
+	// defaultMetrics leaves /metrics where the server's defaults put it
+	// (nowhere public); see startApp.
+	defaultMetrics bool
 }
 
 // appOption shapes the app newApp boots.
@@ -91,6 +94,10 @@ func listening() appOption { return func(c *appConfig) { c.listen = true } }
 // overHTTP2 serves the app over TLS with HTTP/2 enabled.
 func overHTTP2() appOption { return func(c *appConfig) { c.http2 = true } }
 
+// defaultMetrics serves /metrics as a server with its defaults does: not
+// on the public address.
+func defaultMetrics() appOption { return func(c *appConfig) { c.defaultMetrics = true } }
+
 // newApp boots the app for the test; it stops at the end of the test.
 func newApp(t testing.TB, opts ...appOption) *app {
 	t.Helper()
@@ -114,6 +121,12 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 	}
 	if o.LoginsPerMinute == 0 {
 		o.LoginsPerMinute = 100000
+	}
+	// Tests read /metrics from the test server (metricsText), as with
+	// METRICS_PUBLIC=true, unless they serve it on an address of its own
+	// or ask for the default.
+	if !cfg.defaultMetrics && o.MetricsAddr == "" {
+		o.MetricsPublic = true
 	}
 	// Every test server comes from loopback addresses: none may spend
 	// another's allowance.

@@ -120,6 +120,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		PublicURL:        publicURLIfSet(cfg),
 		SecretKey:        key,
 		MetricsAddr:      cfg.MetricsAddr,
+		MetricsPublic:    cfg.MetricsPublic,
 		WarnHeapMB:       cfg.WarnHeapMB,
 		WarnStreams:      cfg.WarnStreams,
 
@@ -127,6 +128,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		APIHoldsPerMinute: cfg.APIHoldsPerMinute,
 		HoldsPerAddress:   cfg.HoldsPerAddress,
 		HoldMaxLife:       cfg.HoldMaxLife,
+		StreamsPerAddress: cfg.StreamsPerAddress,
 		MovesPerMinute:    cfg.MovesPerMinute,
 		LoginsPerMinute:   cfg.LoginsPerMinute,
 

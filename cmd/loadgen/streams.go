@@ -48,7 +48,8 @@ func streamsScenario(ctx context.Context, pool *pgxpool.Pool, spawn string, coun
 	}
 	var out []streamResult
 	for _, n := range counts {
-		base, stop, err := startChild(ctx, spawn, nil, "serve")
+		// Every stream comes from this one loopback address.
+		base, stop, err := startChild(ctx, spawn, []string{"STREAMS_PER_ADDRESS=" + strconv.Itoa(1<<20)}, "serve")
 		if err != nil {
 			return out, err
 		}
@@ -65,7 +66,8 @@ func streamsScenario(ctx context.Context, pool *pgxpool.Pool, spawn string, coun
 }
 
 // startChild runs a server binary on a free loopback port, with env added
-// to its environment, and waits until it answers /healthz.
+// to its environment, and waits until it answers /healthz. Its /metrics
+// is on that port (METRICS_PUBLIC), where the scenarios read it.
 // args may use the placeholder "{addr}".
 func startChild(ctx context.Context, bin string, env []string, args ...string) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -78,7 +80,7 @@ func startChild(ctx context.Context, bin string, env []string, args ...string) (
 		args[i] = strings.ReplaceAll(a, "{addr}", addr)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(append(os.Environ(), "ADDR="+addr, "LOG_LEVEL=warn"), env...)
+	cmd.Env = append(append(os.Environ(), "ADDR="+addr, "LOG_LEVEL=warn", "METRICS_PUBLIC=true"), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
