@@ -71,6 +71,9 @@ type Booking struct {
 	Language          string
 	Attendance        string
 	AttendanceAt      *time.Time
+	PatientEmailKey   string
+	PatientPhoneKey   string
+	CancelledOnline   bool
 }
 
 type BookingLink struct {
@@ -95,6 +98,7 @@ type Clinic struct {
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
+	Country               string
 }
 
 type IdempotencyKey struct {
