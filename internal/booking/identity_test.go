@@ -194,3 +194,40 @@ func TestCancelOnlineKeepsTheCooldown(t *testing.T) {
 		})
 	}
 }
+
+// A number without its country code is read in the clinic's country: in
+// an Austrian clinic, 01 234567 is +43 1 234567, and Vienna's number in
+// any spelling is one patient.
+func TestPhoneIsReadInTheClinicsCountry(t *testing.T) {
+	t.Parallel()
+	for _, atOnce := range []bool{false, true} {
+		t.Run(map[bool]string{false: "StepByStep", true: "AtOnce"}[atOnce], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setupWith(t, testkit.ClinicOptions{})
+			b.atOnce = atOnce
+			if _, err := b.pool.Exec(ctx, `UPDATE clinics SET country = 'AT' WHERE id = $1`, b.clinic.ID); err != nil {
+				t.Fatal(err)
+			}
+			book := func(hour int, email, phone string) error {
+				r := b.req(0, 0, b.monday(hour, 0))
+				r.Patient = booking.Patient{Name: "Anna Wien", Email: email, Phone: phone}
+				_, err := b.svc.Book(ctx, r)
+				return err
+			}
+			if err := book(9, "anna@example.at", "01 234567"); err != nil {
+				t.Fatal(err)
+			}
+			for i, phone := range []string{"+43 1 234567", "0043 1 234567", "01/234 567"} {
+				err := book(10+i, "other"+string(rune('a'+i))+"@example.at", phone)
+				if e := apperr.As(err); e == nil || e.Code != apperr.CodeCooldown {
+					t.Fatalf("%s: want COOLDOWN, got %v", phone, err)
+				}
+			}
+			// The same digits in Germany are another number.
+			if err := book(14, "berlin@example.de", "+49 1 234567"); err != nil {
+				t.Fatalf("a German number with the same digits: %v", err)
+			}
+		})
+	}
+}

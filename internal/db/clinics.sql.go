@@ -295,11 +295,11 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 const clinicSettingsUpdate = `-- name: ClinicSettingsUpdate :one
 UPDATE clinics SET
     name = $1, address = $2, contact_phone = $3, contact_email = $4,
-    language = $5, timezone = $6,
-    default_slot_step_min = $7, default_min_notice_min = $8,
-    default_max_advance_days = $9, default_cooldown_min = $10,
+    language = $5, timezone = $6, country = $7,
+    default_slot_step_min = $8, default_min_notice_min = $9,
+    default_max_advance_days = $10, default_cooldown_min = $11,
     version = version + 1, updated_at = now()
-WHERE id = $11 AND version = $12
+WHERE id = $12 AND version = $13
 RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country
 `
 
@@ -310,6 +310,7 @@ type ClinicSettingsUpdateParams struct {
 	ContactEmail          string
 	Language              string
 	Timezone              string
+	Country               string
 	DefaultSlotStepMin    int32
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
@@ -327,6 +328,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		arg.ContactEmail,
 		arg.Language,
 		arg.Timezone,
+		arg.Country,
 		arg.DefaultSlotStepMin,
 		arg.DefaultMinNoticeMin,
 		arg.DefaultMaxAdvanceDays,
