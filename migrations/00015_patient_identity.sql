@@ -23,7 +23,7 @@ ALTER TABLE bookings
 -- with a non-ASCII domain may keep a key its next booking does not share,
 -- a bypass for one cooldown's length at most.
 WITH spelled AS (
-    SELECT id, normalize(lower(btrim(patient_email)), NFKC) AS e,
+    SELECT id, lower(normalize(btrim(patient_email), NFKC)) AS e,
            regexp_replace(btrim(patient_phone), '\(0\)', '', 'g') AS p
     FROM bookings
 ), parts AS (
