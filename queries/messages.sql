@@ -1,6 +1,6 @@
 -- name: MessageInsert :batchexec
-INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id, entry_id, offer_id)
-VALUES (@id, @clinic_id, @booking_id, @kind, @recipient, @language, @previous_id, @reason, @send_at, @job_id, @entry_id, @offer_id);
+INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id, entry_id, offer_id, cause)
+VALUES (@id, @clinic_id, @booking_id, @kind, @recipient, @language, @previous_id, @reason, @send_at, @job_id, @entry_id, @offer_id, @cause);
 
 -- name: MessageDelete :exec
 DELETE FROM messages WHERE id = @id;
@@ -26,6 +26,42 @@ WHERE id = @id;
 UPDATE messages
 SET status = @status, last_error = @last_error, updated_at = now()
 WHERE id = @id AND status = 'sending';
+
+-- name: MessageCapLock :exec
+-- Serialises the cap's count and place for one recipient across every
+-- worker of every process, to the end of the transaction.
+SELECT pg_advisory_xact_lock(1835100268, hashtext(@recipient_key::text));
+
+-- name: MessageCapCount :one
+-- The places a recipient's public messages took since @since: at the
+-- clinic, and across the server. A message the mail server refused for
+-- good reached nobody and gives its place back.
+SELECT count(*) FILTER (WHERE clinic_id = @clinic_id)::int AS clinic, count(*)::int AS server
+FROM messages
+WHERE recipient_key = @recipient_key::text AND counted_at > @since::timestamptz AND status <> 'failed';
+
+-- name: MessageCapTake :exec
+-- A public message takes its place under its recipient's cap; a retry
+-- keeps it.
+UPDATE messages SET recipient_key = @recipient_key::text, counted_at = @counted_at::timestamptz, updated_at = now()
+WHERE id = @id;
+
+-- name: MessageHold :exec
+-- Past the cap: not sent, not retried, kept for staff with its reason.
+UPDATE messages SET status = 'held', last_error = @reason, updated_at = now()
+WHERE id = @id AND status = 'sending';
+
+-- name: MessageListHeld :many
+-- A clinic's messages held back in the last days, newest first.
+SELECT id, booking_id, kind, recipient, last_error, updated_at FROM messages
+WHERE clinic_id = @clinic_id AND status = 'held' AND updated_at > @since
+ORDER BY updated_at DESC
+LIMIT 100;
+
+-- name: MessageHeldExists :one
+SELECT EXISTS (
+    SELECT 1 FROM messages WHERE clinic_id = @clinic_id AND status = 'held' AND updated_at > @since
+) AS held;
 
 -- name: MessageCancel :exec
 -- A message that need not go out any more (a reminder of a booking that
