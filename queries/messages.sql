@@ -127,3 +127,14 @@ JOIN clinics c ON c.id = b.clinic_id
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
 WHERE b.id = @id;
+
+-- name: MessageRelease :one
+-- Staff send a held-back message anyway: it goes back to the queue as
+-- staff's own, never counted or held back again.
+UPDATE messages
+SET status = 'queued', cause = 'staff', last_error = '', send_at = @send_at, updated_at = now()
+WHERE id = @id AND clinic_id = @clinic_id AND status = 'held'
+RETURNING id;
+
+-- name: MessageSetJob :exec
+UPDATE messages SET job_id = @job_id WHERE id = @id;

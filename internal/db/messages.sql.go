@@ -471,6 +471,42 @@ func (q *Queries) MessageListHeld(ctx context.Context, arg MessageListHeldParams
 	return items, nil
 }
 
+const messageRelease = `-- name: MessageRelease :one
+UPDATE messages
+SET status = 'queued', cause = 'staff', last_error = '', send_at = $1, updated_at = now()
+WHERE id = $2 AND clinic_id = $3 AND status = 'held'
+RETURNING id
+`
+
+type MessageReleaseParams struct {
+	SendAt   time.Time
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+// Staff send a held-back message anyway: it goes back to the queue as
+// staff's own, never counted or held back again.
+func (q *Queries) MessageRelease(ctx context.Context, arg MessageReleaseParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, messageRelease, arg.SendAt, arg.ID, arg.ClinicID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
+const messageSetJob = `-- name: MessageSetJob :exec
+UPDATE messages SET job_id = $1 WHERE id = $2
+`
+
+type MessageSetJobParams struct {
+	JobID pgtype.Int8
+	ID    uuid.UUID
+}
+
+func (q *Queries) MessageSetJob(ctx context.Context, arg MessageSetJobParams) error {
+	_, err := q.db.Exec(ctx, messageSetJob, arg.JobID, arg.ID)
+	return err
+}
+
 const messageStart = `-- name: MessageStart :one
 UPDATE messages
 SET status = 'sending', attempts = attempts + 1, updated_at = now()
