@@ -20,27 +20,32 @@ import (
 	"github.com/clinic/booking/internal/testkit"
 )
 
-// capClinic is a clinic whose type has no cooldown (a loop of bookings
-// with one address is the point) and whose reminder comes lead before
-// the start (0: the type's default day).
-func capClinic(t *testing.T, r *rig, lead int) testkit.Clinic {
+// capClinic is a clinic with n types without a cooldown, whose reminders
+// come lead minutes before the start (0: the types' default day). A loop
+// of bookings with one address is the point: each booking takes a type of
+// its own, so that no rule of the cooldown stops the loop before the cap.
+func capClinic(t *testing.T, r *rig, lead, n int) testkit.Clinic {
 	t.Helper()
-	tp := db.AppointmentTypeInsertParams{Name: "Consultation", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60}
-	if lead > 0 {
-		tp.ReminderMin = pgtype.Int4{Int32: int32(lead), Valid: true}
+	types := make([]db.AppointmentTypeInsertParams, n)
+	for i := range types {
+		types[i] = db.AppointmentTypeInsertParams{Name: fmt.Sprintf("Consultation %d", i+1), DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60}
+		if lead > 0 {
+			types[i].ReminderMin = pgtype.Int4{Int32: int32(lead), Valid: true}
+		}
 	}
-	return testkit.NewClinic(t, r.pool, testkit.ClinicOptions{Specialists: 1, Types: []db.AppointmentTypeInsertParams{tp}})
+	return testkit.NewClinic(t, r.pool, testkit.ClinicOptions{Specialists: 1, Types: types})
 }
 
-// bookAt books start at clinic c for email, as actor.
-func (r *rig) bookAt(t *testing.T, c testkit.Clinic, start time.Time, email, actor string) booking.Booking {
+// bookAt books the n-th slot of clinic c (slot) with its n-th type (of
+// those there are) for email, as actor.
+func (r *rig) bookAt(t *testing.T, c testkit.Clinic, n int, email, actor string) booking.Booking {
 	t.Helper()
 	conf, err := r.bookings.Book(context.Background(), booking.BookRequest{
-		AppointmentTypeID: c.Types[0].ID, SpecialistID: c.Specialists[0].ID, Start: start,
+		AppointmentTypeID: c.Types[n%len(c.Types)].ID, SpecialistID: c.Specialists[0].ID, Start: slot(c, n),
 		Patient: booking.Patient{Name: "Vic Tim", Email: email}, Actor: actor, Language: "en",
 	})
 	if err != nil {
-		t.Fatalf("book %s: %v", start, err)
+		t.Fatalf("book slot %d: %v", n, err)
 	}
 	return conf.Booking
 }
@@ -109,14 +114,14 @@ func (r *rig) statuses(t *testing.T, clinicID uuid.UUID, email string) map[strin
 func TestCapHoldsBackTheBookCancelLoop(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, rigOptions{workers: 8, cap: &outbox.Cap{}})
-	c := capClinic(t, r, 0)
+	const cycles = 12
+	c := capClinic(t, r, 0, cycles)
 	victim := "victim-" + uuid.NewString()[:8] + "@example.org"
 	spellings := []string{victim, strings.ToUpper(victim), " " + victim}
-	const cycles = 12
 	testkit.Together(cycles, func(i int) {
 		ctx := context.Background()
 		conf, err := r.bookings.Book(ctx, booking.BookRequest{
-			AppointmentTypeID: c.Types[0].ID, SpecialistID: c.Specialists[0].ID, Start: slot(c, i),
+			AppointmentTypeID: c.Types[i].ID, SpecialistID: c.Specialists[0].ID, Start: slot(c, i),
 			Patient: booking.Patient{Name: "Vic Tim", Email: strings.TrimSpace(spellings[i%len(spellings)])}, Actor: booking.ActorPatient, Language: "en",
 		})
 		if err != nil {
@@ -162,21 +167,21 @@ func TestCapNeverHoldsStaffMailOrReminders(t *testing.T) {
 	r := newRig(t, rigOptions{ownDB: true, cap: &outbox.Cap{PerClinic: 1}})
 	first := slot(r.clinic, 0)
 	// The reminder comes a minute or two from now.
-	c := capClinic(t, r, int(time.Until(first)/time.Minute)-1)
+	c := capClinic(t, r, int(time.Until(first)/time.Minute)-1, 4)
 	email := "capped-" + uuid.NewString()[:8] + "@example.org"
-	withReminder := r.bookAt(t, c, first, email, booking.ActorPatient) // the one place
+	withReminder := r.bookAt(t, c, 0, email, booking.ActorPatient) // the one place
 	r.smtp.WaitFor(t, 1, 20*time.Second)
-	held := r.bookAt(t, c, slot(c, 1), email, booking.ActorPatient)
+	held := r.bookAt(t, c, 1, email, booking.ActorPatient)
 	r.waitStatus(t, r.messagesAt(t, c, held.ID)[0].ID, "held")
 
 	desk := "staff:desk@clinic.test"
-	byStaff := r.bookAt(t, c, slot(c, 2), email, desk)
+	byStaff := r.bookAt(t, c, 2, email, desk)
 	r.smtp.WaitFor(t, 2, 20*time.Second) // a cancel would take the confirmation back
 	if _, _, err := r.bookings.Cancel(context.Background(), booking.CancelRequest{BookingID: byStaff.ID, Actor: desk, Reason: "Dr. Weber is away"}); err != nil {
 		t.Fatal(err)
 	}
 	other := "other-" + uuid.NewString()[:8] + "@example.org"
-	r.bookAt(t, c, slot(c, 3), other, booking.ActorPatient)
+	r.bookAt(t, c, 3, other, booking.ActorPatient)
 	r.smtp.WaitFor(t, 4, 20*time.Second)
 
 	reminder := r.messagesAt(t, c, withReminder.ID)[1]
@@ -208,15 +213,15 @@ func TestCapNeverHoldsStaffMailOrReminders(t *testing.T) {
 func TestCapAcrossClinics(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, rigOptions{cap: &outbox.Cap{PerClinic: 3, Server: 4}})
-	a, b := capClinic(t, r, 0), capClinic(t, r, 0)
+	a, b := capClinic(t, r, 0, 3), capClinic(t, r, 0, 3)
 	email := "both-" + uuid.NewString()[:8] + "@example.org"
 	for i := range 3 {
-		r.bookAt(t, a, slot(a, i), email, booking.ActorPatient)
+		r.bookAt(t, a, i, email, booking.ActorPatient)
 	}
 	r.smtp.WaitFor(t, 3, 20*time.Second)
 	var last booking.Booking
 	for i := range 3 {
-		last = r.bookAt(t, b, slot(b, i), email, booking.ActorPatient)
+		last = r.bookAt(t, b, i, email, booking.ActorPatient)
 	}
 	r.waitStatus(t, r.messagesAt(t, b, last.ID)[0].ID, "held")
 	r.drained(t)
@@ -246,7 +251,7 @@ func TestOnlyStaffReasonsAreWritten(t *testing.T) {
 	ctx := context.Background()
 	for i, actor := range []string{booking.ActorPatient, "", "api", "staff:desk@clinic.test"} {
 		email := fmt.Sprintf("reason%d-%s@example.org", i, uuid.NewString()[:8])
-		b := r.bookAt(t, r.clinic, r.at(5, 9+i, 0), email, booking.ActorPatient)
+		b := r.bookAt(t, r.clinic, 2*i, email, booking.ActorPatient)
 		reason := "pay at https://evil.example/pay"
 		if _, _, err := r.bookings.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Actor: actor, Reason: reason}); err != nil {
 			t.Fatal(err)
