@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
@@ -124,6 +126,17 @@ func TestMailBombingLoopDeliversAtMostTheCap(t *testing.T) {
 	}
 	if reason := text(rows.First().Find(`[data-testid="held-reason"]`)); !strings.Contains(reason, "in the last 24 hours") {
 		t.Errorf("a held-back message's reason reads %q", reason)
+	}
+
+	// The booking's own page says the same of its e-mail.
+	var bookingPage string
+	rows.EachWithBreak(func(_ int, row *goquery.Selection) bool {
+		bookingPage, _ = row.Find(`a[href^="/staff/bookings/"]`).Attr("href")
+		return bookingPage == ""
+	})
+	msg := admin.Get(bookingPage).Want(http.StatusOK).Doc().Find(`[data-testid="message"][data-status="held"]`)
+	if msg.Length() != 1 || !strings.Contains(text(msg.Find(`[data-testid="message-error"]`)), "in the last 24 hours") {
+		t.Errorf("the booking's page %s shows %d held-back e-mails", bookingPage, msg.Length())
 	}
 
 	// Staff's own mail to the address still goes out, past the cap.
