@@ -17,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
 )
 
@@ -249,7 +250,8 @@ func TestOnlyStaffReasonsAreWritten(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, rigOptions{})
 	ctx := context.Background()
-	for i, actor := range []string{booking.ActorPatient, "", "api", "staff:desk@clinic.test"} {
+	desk := staff.User{Email: "desk@clinic.test", ClinicID: r.clinic.ID, Role: staff.RoleStaff}.Actor()
+	for i, actor := range []string{booking.ActorPatient, "", "api", desk} {
 		email := fmt.Sprintf("reason%d-%s@example.org", i, uuid.NewString()[:8])
 		b := r.bookAt(t, r.clinic, 2*i, email, booking.ActorPatient)
 		reason := "pay at https://evil.example/pay"
@@ -258,11 +260,11 @@ func TestOnlyStaffReasonsAreWritten(t *testing.T) {
 		}
 		ms := r.messages(t, b.ID)
 		got := ms[len(ms)-1]
-		staff := strings.HasPrefix(actor, "staff:")
-		if got.Kind != "cancellation" || (got.Reason == reason) != staff {
+		byStaff := actor == desk
+		if got.Kind != "cancellation" || (got.Reason == reason) != byStaff {
 			t.Errorf("actor %q: the %s notice keeps the reason %q", actor, got.Kind, got.Reason)
 		}
-		if want := map[bool]string{true: outbox.CauseStaff, false: outbox.CausePublic}[staff]; got.Cause != want {
+		if want := map[bool]string{true: outbox.CauseStaff, false: outbox.CausePublic}[byStaff]; got.Cause != want {
 			t.Errorf("actor %q: cause %q, want %q", actor, got.Cause, want)
 		}
 	}
