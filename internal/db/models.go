@@ -122,24 +122,27 @@ type KioskToken struct {
 }
 
 type Message struct {
-	ID         uuid.UUID
-	ClinicID   uuid.UUID
-	BookingID  uuid.NullUUID
-	Kind       string
-	Recipient  string
-	Language   string
-	PreviousID uuid.NullUUID
-	Reason     string
-	Status     string
-	JobID      pgtype.Int8
-	SendAt     time.Time
-	Attempts   int32
-	LastError  string
-	AcceptedAt *time.Time
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	EntryID    uuid.NullUUID
-	OfferID    uuid.NullUUID
+	ID           uuid.UUID
+	ClinicID     uuid.UUID
+	BookingID    uuid.NullUUID
+	Kind         string
+	Recipient    string
+	Language     string
+	PreviousID   uuid.NullUUID
+	Reason       string
+	Status       string
+	JobID        pgtype.Int8
+	SendAt       time.Time
+	Attempts     int32
+	LastError    string
+	AcceptedAt   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	EntryID      uuid.NullUUID
+	OfferID      uuid.NullUUID
+	Cause        string
+	RecipientKey pgtype.Text
+	CountedAt    *time.Time
 }
 
 type OutboxCopy struct {
