@@ -39,6 +39,7 @@ import (
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/verify"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web/httpx"
@@ -59,6 +60,8 @@ type Deps struct {
 	SetupChanges slots.SetupChanges
 	Holds        *holds.Store
 	Checkout     *checkout.Service
+	// Verify checks the e-mailed codes and the tokens they earn.
+	Verify *verify.Service
 	Outbox       *outbox.Outbox
 	Waitlist     *waitlist.Service
 

@@ -16,6 +16,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/verify"
 )
 
 // PinFor is how long a confirm keeps its hold alive while the insert runs.
@@ -29,6 +30,7 @@ type Service struct {
 	bookings *booking.Service
 	logger   *slog.Logger
 	limits   Limits
+	verify   *verify.Service // nil: online bookings prove nothing (SetVerification)
 	now      func() time.Time
 }
 

@@ -70,6 +70,13 @@ type Config struct {
 	HoldsPerAddress int
 	// HoldMaxLife is the longest heartbeats keep a hold, from its claim.
 	HoldMaxLife time.Duration
+	// BookingsPerAddress is how many online bookings without a verified
+	// contact one client address network may make at one clinic per hour;
+	// past it the clinic asks for an e-mailed code (or refuses).
+	BookingsPerAddress int
+	// CodesPerRecipient is how many verification codes one e-mail address
+	// may be sent per hour.
+	CodesPerRecipient int
 
 	// SMTP is the mail server patients' e-mails go through (SMTP_URL);
 	// nil: none, and the e-mails are kept for the staff's outbox page.
@@ -141,6 +148,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.HeartbeatsPerMin = intVar("HEARTBEATS_PER_MINUTE", 120, 1, 1<<24)
 	c.HoldsPerAddress = intVar("HOLDS_PER_ADDRESS", 4, 1, 10000)
 	c.HoldMaxLife = time.Duration(intVar("HOLD_MAX_SECONDS", 600, 10, 86400)) * time.Second
+	c.BookingsPerAddress = intVar("BOOKINGS_PER_ADDRESS", 3, 1, 1<<24)
+	c.CodesPerRecipient = intVar("CODES_PER_RECIPIENT", 5, 1, 1000)
 	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
@@ -218,6 +227,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("heartbeats_per_minute", c.HeartbeatsPerMin),
 		slog.Int("holds_per_address", c.HoldsPerAddress),
 		slog.Duration("hold_max_life", c.HoldMaxLife),
+		slog.Int("bookings_per_address", c.BookingsPerAddress),
+		slog.Int("codes_per_recipient", c.CodesPerRecipient),
 		slog.Int("moves_per_minute", c.MovesPerMinute),
 		slog.Int("logins_per_minute", c.LoginsPerMinute),
 		slog.Int("staff_writes_per_minute", c.StaffWritesPerMin),
