@@ -39,8 +39,8 @@ import (
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
-	"github.com/clinic/booking/internal/verify"
 	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/verify"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web/httpx"
 )
@@ -61,9 +61,9 @@ type Deps struct {
 	Holds        *holds.Store
 	Checkout     *checkout.Service
 	// Verify checks the e-mailed codes and the tokens they earn.
-	Verify *verify.Service
-	Outbox       *outbox.Outbox
-	Waitlist     *waitlist.Service
+	Verify   *verify.Service
+	Outbox   *outbox.Outbox
+	Waitlist *waitlist.Service
 
 	Staff               *staff.Service
 	Practice            *practice.Service
