@@ -185,7 +185,7 @@ func TestVerificationCodeStepOverTheAPI(t *testing.T) {
 		t.Fatalf("%d codes sent, want 1", got)
 	}
 
-	wrong := fmt.Sprintf("%06d", (mustAtoi(t, code)+1)%1000000)
+	wrong := wrongCode(t, code)
 	e := wantError(t, a.redeem(t, p.Email, wrong), http.StatusBadRequest, "VERIFICATION_CODE_WRONG", "code")
 	if e.Error.Details["triesLeft"] != 4.0 {
 		t.Fatalf("after one wrong try: %v", e.Error.Details)
@@ -223,7 +223,7 @@ func TestVerificationCodeDiesAfterFiveTries(t *testing.T) {
 	h := a.holdOf(t, c.Types[0].ID, c.Specialists[0].ID, freeStarts(c, 1)[0], client)
 	wantError(t, a.tryBook(t, c.Types[0].ID, h, client, p), http.StatusPreconditionRequired, "VERIFICATION_REQUIRED", "code")
 	code := codeSentTo(t, srv, 1, p.Email)
-	wrong := fmt.Sprintf("%06d", (mustAtoi(t, code)+1)%1000000)
+	wrong := wrongCode(t, code)
 	for left := 4; left >= 0; left-- {
 		e := wantError(t, a.redeem(t, p.Email, wrong), http.StatusBadRequest, "VERIFICATION_CODE_WRONG", "code")
 		if e.Error.Details["triesLeft"] != float64(left) {
@@ -246,7 +246,7 @@ func TestVerificationCodesPerRecipient(t *testing.T) {
 	h := a.holdOf(t, c.Types[0].ID, c.Specialists[0].ID, freeStarts(c, 1)[0], client)
 	wantError(t, a.tryBook(t, c.Types[0].ID, h, client, p), http.StatusPreconditionRequired, "VERIFICATION_REQUIRED", "code")
 	code := codeSentTo(t, srv, 1, p.Email)
-	wrong := fmt.Sprintf("%06d", (mustAtoi(t, code)+1)%1000000)
+	wrong := wrongCode(t, code)
 	for range 5 { // the code dies
 		a.redeem(t, p.Email, wrong)
 	}
