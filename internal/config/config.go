@@ -174,12 +174,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.TrustedProxies, bad = trustedProxies(getenv("TRUSTED_PROXIES"))
 	errs = append(errs, bad...)
 
-	if c.HoldMaxLife < c.HoldTTL {
-		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
-	}
-	if c.DBMinConns > c.DBMaxConns {
-		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
-	}
+	errs = append(errs, c.conflicts()...)
 	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
 		errs = append(errs, fmt.Sprintf("LOG_LEVEL=%q: want debug, info, warn or error", getenv("LOG_LEVEL")))
 	}
@@ -202,6 +197,18 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// conflicts are the settings that are each fine but do not go together.
+func (c Config) conflicts() []string {
+	var errs []string
+	if c.HoldMaxLife < c.HoldTTL {
+		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
+	}
+	if c.DBMinConns > c.DBMaxConns {
+		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
+	}
+	return errs
 }
 
 // LogValue prints the settings with passwords masked.
