@@ -180,6 +180,15 @@ func TestVerificationCodeStepOverTheAPI(t *testing.T) {
 	// Asking again while the code lives sends no second one.
 	wantError(t, a.tryBook(t, c.Types[0].ID, h, client, p), http.StatusPreconditionRequired, "VERIFICATION_REQUIRED", "code")
 
+	// The hold lives as long as the code, not just the confirm's pin of
+	// 30 s, and no longer than its longest life (10 min from its claim).
+	live, err := a.Deps.Holds.Active(context.Background(), c.ID)
+	if err != nil || len(live) != 1 || live[0].HoldID != h.HoldID {
+		t.Fatalf("live holds %+v, %v", live, err)
+	}
+	if exp := live[0].ExpiresAt; exp.Before(time.Now().Add(9*time.Minute)) || exp.After(live[0].KeepUntil) {
+		t.Fatalf("the hold expires at %s (keep until %s): not pinned for the code", exp, live[0].KeepUntil)
+	}
 	time.Sleep(3 * time.Second) // past the hold's TTL, no heartbeat: the patient reads their mail
 	if got := len(srv.Messages()); got != 1 {
 		t.Fatalf("%d codes sent, want 1", got)
@@ -281,6 +290,9 @@ func TestVerificationNeverRefusesPastTheAllowance(t *testing.T) {
 	}
 	if got := len(srv.Messages()); got != 0 {
 		t.Fatalf("%d e-mails sent, want none", got)
+	}
+	if v := a.metricSum(t, `clinic_verification_steps_total\{step="allowance_refused"\}`); v != 1 {
+		t.Fatalf("allowance_refused counted %v, want 1", v)
 	}
 }
 
