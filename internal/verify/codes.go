@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"html"
 	"math/big"
+	"regexp"
 	"time"
 
 	"github.com/google/uuid"
@@ -146,11 +147,15 @@ func (s *Service) SendCode(ctx context.Context, email, lang string, life time.Du
 	if err := s.cfg.Sender.Send(sendCtx, codeMessage(email, code, lang, life)); err != nil {
 		_ = dropCode.Run(context.WithoutCancel(ctx), s.rdb, []string{key}, mac).Err()
 		_ = s.cfg.Codes.GiveBack(context.WithoutCancel(ctx), res)
-		return time.Time{}, codeUnavailable(fmt.Errorf("send code: %w", err))
+		return time.Time{}, codeUnavailable(fmt.Errorf("send code: %s", addresses.ReplaceAllString(err.Error(), "<address>")))
 	}
 	s.Count(StepCodeSent)
 	return until, nil
 }
+
+// addresses finds e-mail addresses in a mail server's answer, which the
+// logs must not keep.
+var addresses = regexp.MustCompile(`[^\s<>"'(),;:]+@[^\s<>"'(),;:]+`)
 
 func codeUnavailable(err error) *apperr.Error {
 	return &apperr.Error{Kind: apperr.Unavailable, Code: apperr.CodeUnavailable,

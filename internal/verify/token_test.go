@@ -33,3 +33,11 @@ func TestTokenVerifiesItsAddressOnly(t *testing.T) {
 		t.Fatal("an expired token verifies")
 	}
 }
+
+// A mail server's refusal reaches the logs without the address it names.
+func TestSendFailureKeepsNoAddress(t *testing.T) {
+	got := addresses.ReplaceAllString(`550 5.1.1 <Victim.Name+x@example.org>: Recipient address rejected`, "<address>")
+	if strings.Contains(got, "example.org") || !strings.Contains(got, "Recipient address rejected") {
+		t.Fatalf("redacted %q", got)
+	}
+}
