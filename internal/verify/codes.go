@@ -128,7 +128,7 @@ func (s *Service) SendCode(ctx context.Context, email, lang string, life time.Du
 	}
 	code, err := newCode()
 	if err != nil {
-		s.cfg.Codes.GiveBack(context.WithoutCancel(ctx), res)
+		_ = s.cfg.Codes.GiveBack(context.WithoutCancel(ctx), res)
 		return time.Time{}, codeUnavailable(err)
 	}
 	mac := s.codeMAC(email, code)
