@@ -134,14 +134,15 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	api.PUT("/specialists/:id/hours", s.api.Hours)
 }
 
-// outboxRoutes are the staff's pages of the e-mails kept without a mail
-// server.
+// outboxRoutes are the staff's pages of the e-mails held back by the cap
+// on one address, and of those kept without a mail server.
 func (s *Server) outboxRoutes(st *echo.Group) {
 	st.GET("/outbox", s.setup.OutboxPage)
 	st.GET("/outbox/:id", s.setup.OutboxMessage)
 	st.GET("/outbox/:id/message.html", s.setup.OutboxHTML)
 	st.GET("/outbox/:id/message.eml", s.setup.OutboxEML)
 	st.GET("/outbox/:id/calendar.ics", s.setup.OutboxICS)
+	st.POST("/outbox/held/:id/send", s.setup.OutboxSendHeld)
 }
 
 // apiRoutes are the public JSON API: types, times, holds, appointments.
@@ -154,6 +155,7 @@ func (s *Server) apiRoutes(e *echo.Echo) {
 	v1.PATCH("/holds", s.api.HeartbeatHold)
 	v1.DELETE("/holds/:holdId", s.api.ReleaseHold)
 	v1.POST("/appointment-types/:id/book", s.api.Book)
+	v1.POST("/verifications", s.api.Verify)
 	v1.GET("/appointments/:id", s.api.GetAppointment)
 	v1.DELETE("/appointments/:id", s.api.CancelAppointment)
 	v1.PATCH("/appointments/:id", s.api.RescheduleAppointment)

@@ -124,13 +124,15 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		WarnHeapMB:       cfg.WarnHeapMB,
 		WarnStreams:      cfg.WarnStreams,
 
-		HoldsPerMinute:    cfg.HoldsPerMinute,
-		APIHoldsPerMinute: cfg.APIHoldsPerMinute,
-		HoldsPerAddress:   cfg.HoldsPerAddress,
-		HoldMaxLife:       cfg.HoldMaxLife,
-		StreamsPerAddress: cfg.StreamsPerAddress,
-		MovesPerMinute:    cfg.MovesPerMinute,
-		LoginsPerMinute:   cfg.LoginsPerMinute,
+		HoldsPerMinute:     cfg.HoldsPerMinute,
+		APIHoldsPerMinute:  cfg.APIHoldsPerMinute,
+		HoldsPerAddress:    cfg.HoldsPerAddress,
+		HoldMaxLife:        cfg.HoldMaxLife,
+		BookingsPerAddress: cfg.BookingsPerAddress,
+		StreamsPerAddress:  cfg.StreamsPerAddress,
+		CodesPerRecipient:  cfg.CodesPerRecipient,
+		MovesPerMinute:     cfg.MovesPerMinute,
+		LoginsPerMinute:    cfg.LoginsPerMinute,
 
 		StaffWritesPerMinute: cfg.StaffWritesPerMin,
 		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
@@ -256,6 +258,7 @@ func mailOptions(cfg config.Config) (app.MailOptions, error) {
 	o := app.MailOptions{
 		LinkBase: cfg.PublicURL, From: cfg.MailFrom, Workers: cfg.MailWorkers,
 		Retry: outbox.Retry{Base: cfg.MailRetry},
+		Cap:   outbox.Cap{PerClinic: cfg.MailsPerRecipient, Server: cfg.MailsPerRecipientServer},
 	}
 	if cfg.SMTP == nil {
 		return o, nil

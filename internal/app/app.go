@@ -77,6 +77,14 @@ type Options struct {
 	// address (HOLDS_PER_ADDRESS, 4 by default in the server); 0: no
 	// address limit (tests, which all come from 127.0.0.1).
 	HoldsPerAddress int
+	// BookingsPerAddress is how many online bookings without a verified
+	// e-mail address one client address network may make at one clinic
+	// per hour (BOOKINGS_PER_ADDRESS); 0: 3. Past it the clinic asks for a
+	// code, or refuses. Tests that book many times from 127.0.0.1 raise it.
+	BookingsPerAddress int
+	// CodesPerRecipient is how many verification codes one e-mail address
+	// may be sent per hour (CODES_PER_RECIPIENT); 0: 5.
+	CodesPerRecipient int
 	// HoldMaxLife is the longest heartbeats keep a hold, from its claim
 	// (HOLD_MAX_SECONDS); 0: 10 min.
 	HoldMaxLife time.Duration
@@ -136,6 +144,10 @@ type MailOptions struct {
 	// scope's own, so that no test server sends another's messages.
 	Queue string
 	Retry outbox.Retry
+	// Cap is how many e-mails public requests may cause to one address a
+	// day (MAILS_PER_RECIPIENT, MAILS_PER_RECIPIENT_SERVER); zero fields
+	// take the defaults (6, and three times that across the server).
+	Cap outbox.Cap
 	// Clock, when set, is the queue's time (tests move it to make a
 	// reminder due).
 	Clock rivertype.TimeGenerator
@@ -239,6 +251,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Waitlist:          wl,
 	}
 	setLimiters(&d, rdb, logger, o)
+	d.Verify = newVerification(rdb, reg, logger, o, d.Secret)
+	co.SetVerification(d.Verify)
 	return &App{
 		Deps:        d,
 		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
@@ -252,6 +266,7 @@ func newOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options) *outbox.Outbo
 	ob, err := outbox.New(pool, outbox.Config{
 		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
 		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
+		Cap: o.Mail.Cap,
 	})
 	if err != nil {
 		// Only a client the queue refuses gets here: a programming error.

@@ -76,6 +76,13 @@ type Config struct {
 	// StreamsPerAddress is how many public event streams one client
 	// address network may keep open on one server process.
 	StreamsPerAddress int
+	// BookingsPerAddress is how many online bookings without a verified
+	// contact one client address network may make at one clinic per hour;
+	// past it the clinic asks for an e-mailed code (or refuses).
+	BookingsPerAddress int
+	// CodesPerRecipient is how many verification codes one e-mail address
+	// may be sent per hour.
+	CodesPerRecipient int
 
 	// SMTP is the mail server patients' e-mails go through (SMTP_URL);
 	// nil: none, and the e-mails are kept for the staff's outbox page.
@@ -90,6 +97,14 @@ type Config struct {
 	// MailRetry is the wait after a failed send, doubling with each
 	// further failure up to an hour.
 	MailRetry time.Duration
+	// MailsPerRecipient is how many e-mails public requests (online
+	// bookings, cancels, moves, lookups, waitlist joins) may cause to one
+	// address from one clinic in 24 hours (MAILS_PER_RECIPIENT, 6);
+	// MailsPerRecipientServer from every clinic of the server together
+	// (MAILS_PER_RECIPIENT_SERVER, three times the first). Past them a
+	// message is held back for staff.
+	MailsPerRecipient       int
+	MailsPerRecipientServer int
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -147,6 +162,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.HeartbeatsPerMin = intVar("HEARTBEATS_PER_MINUTE", 120, 1, 1<<24)
 	c.HoldsPerAddress = intVar("HOLDS_PER_ADDRESS", 4, 1, 10000)
 	c.HoldMaxLife = time.Duration(intVar("HOLD_MAX_SECONDS", 600, 10, 86400)) * time.Second
+	c.BookingsPerAddress = intVar("BOOKINGS_PER_ADDRESS", 3, 1, 1<<24)
+	c.CodesPerRecipient = intVar("CODES_PER_RECIPIENT", 5, 1, 1000)
 	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
@@ -156,6 +173,11 @@ func Load(getenv func(string) string) (Config, error) {
 	c.MailWorkers = intVar("MAIL_WORKERS", 4, 1, 100)
 	c.MailRetry = time.Duration(intVar("MAIL_RETRY_SECONDS", 30, 1, 3600)) * time.Second
 	c.WaitlistOfferFor = time.Duration(intVar("WAITLIST_OFFER_MINUTES", 15, 1, 24*60)) * time.Minute
+	c.MailsPerRecipient = intVar("MAILS_PER_RECIPIENT", 6, 1, 1<<20)
+	// The server's own cap guards the one sender every clinic shares;
+	// how many clinics share it is the operator's to weigh, so it has a
+	// setting of its own, three clinics' worth unless set.
+	c.MailsPerRecipientServer = intVar("MAILS_PER_RECIPIENT_SERVER", 3*c.MailsPerRecipient, 1, 1<<22)
 	if raw := getenv("SMTP_URL"); raw != "" {
 		m, err := mail.ParseURL(raw)
 		if err != nil {
@@ -173,12 +195,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.TrustedProxies, bad = trustedProxies(getenv("TRUSTED_PROXIES"))
 	errs = append(errs, bad...)
 
-	if c.HoldMaxLife < c.HoldTTL {
-		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
-	}
-	if c.DBMinConns > c.DBMaxConns {
-		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
-	}
+	errs = append(errs, c.conflicts()...)
 	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
 		errs = append(errs, fmt.Sprintf("LOG_LEVEL=%q: want debug, info, warn or error", getenv("LOG_LEVEL")))
 	}
@@ -203,6 +220,21 @@ func Load(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
+// conflicts are the settings that are each fine but do not go together.
+func (c Config) conflicts() []string {
+	var errs []string
+	if c.HoldMaxLife < c.HoldTTL {
+		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
+	}
+	if c.MailsPerRecipientServer < c.MailsPerRecipient {
+		errs = append(errs, fmt.Sprintf("MAILS_PER_RECIPIENT_SERVER=%d is below MAILS_PER_RECIPIENT=%d", c.MailsPerRecipientServer, c.MailsPerRecipient))
+	}
+	if c.DBMinConns > c.DBMaxConns {
+		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
+	}
+	return errs
+}
+
 // LogValue prints the settings with passwords masked.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
@@ -220,6 +252,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("smtp_url", smtpText(c.SMTP)),
 		slog.String("mail_from", c.MailFrom),
 		slog.Duration("waitlist_offer", c.WaitlistOfferFor),
+		slog.Int("mails_per_recipient", c.MailsPerRecipient),
+		slog.Int("mails_per_recipient_server", c.MailsPerRecipientServer),
 		slog.Int("warn_heap_mb", c.WarnHeapMB),
 		slog.Int("holds_per_minute", c.HoldsPerMinute),
 		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),
@@ -227,6 +261,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("holds_per_address", c.HoldsPerAddress),
 		slog.Duration("hold_max_life", c.HoldMaxLife),
 		slog.Int("streams_per_address", c.StreamsPerAddress),
+		slog.Int("bookings_per_address", c.BookingsPerAddress),
+		slog.Int("codes_per_recipient", c.CodesPerRecipient),
 		slog.Int("moves_per_minute", c.MovesPerMinute),
 		slog.Int("logins_per_minute", c.LoginsPerMinute),
 		slog.Int("staff_writes_per_minute", c.StaffWritesPerMin),
