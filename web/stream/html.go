@@ -42,7 +42,9 @@ const AccessCheckEvery = 2 * time.Second
 
 // ServeHTMLStream joins a live view and writes its events until the
 // stream ends. Every connect starts with every cell: the SSE extension
-// reconnects without Last-Event-ID.
+// reconnects without Last-Event-ID. A stream of a viewer who is not
+// signed in counts against its address network until it ends: past the
+// limit it is refused with 429 RATE_LIMITED (see addressStreams).
 //
 // Once the first events are out, an HTTP/1.1 stream leaves net/http: the
 // connection is hijacked and served by a goroutine of its own (see
@@ -52,10 +54,10 @@ const AccessCheckEvery = 2 * time.Second
 // serves the stream itself.
 func (s *Live) ServeHTMLStream(c echo.Context, src liveSource, scope string, who Viewer) error {
 	ctx := c.Request().Context()
-	counted := func() {}
+	uncount := func() {}
 	if !who.SignedIn {
 		var err error
-		if counted, err = s.perAddress.take(c.RealIP()); err != nil {
+		if uncount, err = s.perAddress.take(c.RealIP()); err != nil {
 			return err
 		}
 	}
@@ -66,13 +68,13 @@ func (s *Live) ServeHTMLStream(c echo.Context, src liveSource, scope string, who
 	st := &htmlStream{clientID: who.ClientID, out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
 	lv, first, err := s.live.join(ctx, src, st, c.QueryParam("state"))
 	if err != nil {
-		counted()
+		uncount()
 		m.StreamEnded("html", scope, events.ReasonInitFailed)
 		return err
 	}
 	finish := func(reason string) {
 		lv.leave(st)
-		counted()
+		uncount()
 		m.StreamEnded("html", scope, reason)
 	}
 	w := startSSE(c)
