@@ -23,6 +23,7 @@ import (
 
 	// The assembly, as program: app is this harness's own type.
 	program "github.com/clinic/booking/internal/app"
+	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
@@ -58,6 +59,9 @@ type appConfig struct {
 	log       io.Writer
 	listen    bool
 	http2     bool
+	// mailCapDefault keeps the server's default cap on e-mails to one
+	// address (see withDefaultMailCap).
+	mailCapDefault bool
 }
 
 // appOption shapes the app newApp boots.
@@ -87,6 +91,12 @@ func withLog(w io.Writer) appOption { return func(c *appConfig) { c.log = w } }
 // timeouts of program.Options included) on a free loopback address, not on an
 // httptest server.
 func listening() appOption { return func(c *appConfig) { c.listen = true } }
+
+// withDefaultMailCap keeps the default cap on the e-mails public requests
+// cause to one address. Without it, unless the options set one, the cap
+// is lifted: the tests of a process share a database and mail a few
+// fixed addresses many times.
+func withDefaultMailCap() appOption { return func(c *appConfig) { c.mailCapDefault = true } }
 
 // overHTTP2 serves the app over TLS with HTTP/2 enabled.
 func overHTTP2() appOption { return func(c *appConfig) { c.http2 = true } }
@@ -119,6 +129,9 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 		// Every test books from 127.0.0.1; the tests of the allowance set
 		// the server's default (3) themselves.
 		o.BookingsPerAddress = 100000
+	}
+	if o.Mail.Cap == (outbox.Cap{}) && !cfg.mailCapDefault {
+		o.Mail.Cap = outbox.Cap{PerClinic: 1 << 20}
 	}
 	// Every test server comes from loopback addresses: none may spend
 	// another's allowance.

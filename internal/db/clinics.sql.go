@@ -60,7 +60,7 @@ const clinicCreate = `-- name: ClinicCreate :one
 INSERT INTO clinics (slug, name, timezone, address, language)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (slug) DO NOTHING
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
 `
 
 type ClinicCreateParams struct {
@@ -98,12 +98,13 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
 		&i.Verification,
+		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGet = `-- name: ClinicGet :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification FROM clinics WHERE id = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE id = $1
 `
 
 func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
@@ -126,12 +127,13 @@ func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
 		&i.Verification,
+		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGetBySlug = `-- name: ClinicGetBySlug :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification FROM clinics WHERE slug = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE slug = $1
 `
 
 func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, error) {
@@ -154,12 +156,13 @@ func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, err
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
 		&i.Verification,
+		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGetForUpdate = `-- name: ClinicGetForUpdate :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification FROM clinics WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE id = $1 FOR UPDATE
 `
 
 // The clinic, locked until the settings change that read it commits.
@@ -183,12 +186,13 @@ func (q *Queries) ClinicGetForUpdate(ctx context.Context, id uuid.UUID) (Clinic,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
 		&i.Verification,
+		&i.Country,
 	)
 	return i, err
 }
 
 const clinicList = `-- name: ClinicList :many
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification FROM clinics ORDER BY name
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics ORDER BY name
 `
 
 func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
@@ -217,6 +221,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 			&i.DefaultMaxAdvanceDays,
 			&i.DefaultCooldownMin,
 			&i.Verification,
+			&i.Country,
 		); err != nil {
 			return nil, err
 		}
@@ -229,7 +234,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 }
 
 const clinicListWithStaffCount = `-- name: ClinicListWithStaffCount :many
-SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
+SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
 FROM clinics c
 ORDER BY c.slug
 `
@@ -251,6 +256,7 @@ type ClinicListWithStaffCountRow struct {
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
 	Verification          string
+	Country               string
 	StaffCount            int64
 }
 
@@ -280,6 +286,7 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 			&i.DefaultMaxAdvanceDays,
 			&i.DefaultCooldownMin,
 			&i.Verification,
+			&i.Country,
 			&i.StaffCount,
 		); err != nil {
 			return nil, err
@@ -295,13 +302,13 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 const clinicSettingsUpdate = `-- name: ClinicSettingsUpdate :one
 UPDATE clinics SET
     name = $1, address = $2, contact_phone = $3, contact_email = $4,
-    language = $5, timezone = $6,
-    default_slot_step_min = $7, default_min_notice_min = $8,
-    default_max_advance_days = $9, default_cooldown_min = $10,
-    verification = $11,
+    language = $5, timezone = $6, country = $7,
+    default_slot_step_min = $8, default_min_notice_min = $9,
+    default_max_advance_days = $10, default_cooldown_min = $11,
+    verification = $12,
     version = version + 1, updated_at = now()
-WHERE id = $12 AND version = $13
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification
+WHERE id = $13 AND version = $14
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
 `
 
 type ClinicSettingsUpdateParams struct {
@@ -311,6 +318,7 @@ type ClinicSettingsUpdateParams struct {
 	ContactEmail          string
 	Language              string
 	Timezone              string
+	Country               string
 	DefaultSlotStepMin    int32
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
@@ -329,6 +337,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		arg.ContactEmail,
 		arg.Language,
 		arg.Timezone,
+		arg.Country,
 		arg.DefaultSlotStepMin,
 		arg.DefaultMinNoticeMin,
 		arg.DefaultMaxAdvanceDays,
@@ -355,6 +364,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
 		&i.Verification,
+		&i.Country,
 	)
 	return i, err
 }
@@ -374,7 +384,7 @@ const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
 `
 
 type ClinicUpsertParams struct {
@@ -409,6 +419,7 @@ func (q *Queries) ClinicUpsert(ctx context.Context, arg ClinicUpsertParams) (Cli
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
 		&i.Verification,
+		&i.Country,
 	)
 	return i, err
 }

@@ -71,6 +71,9 @@ type Booking struct {
 	Language          string
 	Attendance        string
 	AttendanceAt      *time.Time
+	PatientEmailKey   string
+	PatientPhoneKey   string
+	CancelledOnline   bool
 }
 
 type BookingLink struct {
@@ -96,6 +99,7 @@ type Clinic struct {
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
 	Verification          string
+	Country               string
 }
 
 type IdempotencyKey struct {
@@ -119,24 +123,27 @@ type KioskToken struct {
 }
 
 type Message struct {
-	ID         uuid.UUID
-	ClinicID   uuid.UUID
-	BookingID  uuid.NullUUID
-	Kind       string
-	Recipient  string
-	Language   string
-	PreviousID uuid.NullUUID
-	Reason     string
-	Status     string
-	JobID      pgtype.Int8
-	SendAt     time.Time
-	Attempts   int32
-	LastError  string
-	AcceptedAt *time.Time
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	EntryID    uuid.NullUUID
-	OfferID    uuid.NullUUID
+	ID           uuid.UUID
+	ClinicID     uuid.UUID
+	BookingID    uuid.NullUUID
+	Kind         string
+	Recipient    string
+	Language     string
+	PreviousID   uuid.NullUUID
+	Reason       string
+	Status       string
+	JobID        pgtype.Int8
+	SendAt       time.Time
+	Attempts     int32
+	LastError    string
+	AcceptedAt   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	EntryID      uuid.NullUUID
+	OfferID      uuid.NullUUID
+	Cause        string
+	RecipientKey pgtype.Text
+	CountedAt    *time.Time
 }
 
 type OutboxCopy struct {
