@@ -125,13 +125,13 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 	if o.LoginsPerMinute == 0 {
 		o.LoginsPerMinute = 100000
 	}
+	if o.Mail.Cap == (outbox.Cap{}) && !cfg.mailCapDefault {
+		o.Mail.Cap = outbox.Cap{PerClinic: 1 << 20}
+	}
 	if o.BookingsPerAddress == 0 {
 		// Every test books from 127.0.0.1; the tests of the allowance set
 		// the server's default (3) themselves.
 		o.BookingsPerAddress = 100000
-	}
-	if o.Mail.Cap == (outbox.Cap{}) && !cfg.mailCapDefault {
-		o.Mail.Cap = outbox.Cap{PerClinic: 1 << 20}
 	}
 	// Every test server comes from loopback addresses: none may spend
 	// another's allowance.
