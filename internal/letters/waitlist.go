@@ -53,7 +53,7 @@ func (w writer) waitlistJoined() (views.EmailVM, error) {
 	facts = append(facts, views.EmailFact{Label: w.l.T("mail.where", nil), Value: w.place()})
 	if p.Unconfirmed {
 		return views.EmailVM{
-			Title:      w.l.T("mail.waitlist_confirm.subject", map[string]any{"Type": p.TypeName}),
+			Title:      w.l.T("mail.waitlist_joined.subject", map[string]any{"Type": p.TypeName}),
 			Heading:    w.l.T("mail.waitlist_confirm.heading", nil),
 			Greeting:   w.greeting(p.Patient),
 			Paragraphs: []string{w.l.T("mail.waitlist_confirm.intro", w.clinicData()), w.l.T("mail.waitlist_confirm.within", nil)},
