@@ -81,6 +81,12 @@ bench: build
 	@go build -o bin/loadgen ./cmd/loadgen
 	@$(WITH_SERVICES) ./bin/loadgen -mode suite -patients 8 -duration 15s
 
+## abuse: serve a build with its default limits and run an attacker's scripts against it (invented patients, e-mail bombing, hold renewal, cooldown spellings, names with links, streams, bad UTF-8, /metrics); prints what each got
+.PHONY: abuse
+abuse: build
+	@go build -o bin/loadgen ./cmd/loadgen
+	@$(WITH_SERVICES) ./bin/loadgen -mode abuse -spawn bin/clinic
+
 ## faults: the fault tests under longer load (PostgreSQL restarted, an instance killed, one killed during a mail outage, SIGTERM, Redis stopped)
 .PHONY: faults
 faults: static

@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
 	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
-	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint), waitlist (cancel to offer under load, against -spawn), roundtrips (Redis round trips per booking, against -spawn), rush (many patients, few slots, against -spawn) or suite (everything, with references)")
+	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page and timeslots vs a trivial endpoint), waitlist (cancel to offer under load, against -spawn), roundtrips (Redis round trips per booking, against -spawn), rush (many patients, few slots, against -spawn), abuse (what one person with a script gets, against -spawn with default limits) or suite (everything, with references)")
 	fs.IntVar(&o.attempts, "attempts", 1000, "-mode hot: concurrent attempts on the one slot")
 	fs.IntVar(&o.bookings, "bookings", 200, "-mode roundtrips: bookings, one after the other")
 	fs.StringVar(&o.streams, "streams", "1000,5000,10000", "stream counts for -mode streams")
@@ -130,6 +130,8 @@ func run(ctx context.Context, args []string) error {
 	switch o.mode {
 	case "suite":
 		return suite(ctx, pool, o)
+	case "abuse":
+		return abuseMode(ctx, pool, o)
 	case "hot":
 		raiseFileLimit()
 		_, err = hotScenario(ctx, pool, strings.TrimRight(o.url, "/"), o.attempts)
@@ -162,7 +164,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	case "book":
 	default:
-		return fmt.Errorf("-mode %q: want book, hot, streams, pages, waitlist, roundtrips, rush or suite", o.mode)
+		return fmt.Errorf("-mode %q: want book, hot, streams, pages, waitlist, roundtrips, rush, abuse or suite", o.mode)
 	}
 	_, err = bookScenario(ctx, pool, o)
 	return err
