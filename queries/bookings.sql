@@ -3,10 +3,12 @@
 -- exclusion constraint cannot be an arbiter and surfaces as SQLSTATE 23P01.
 INSERT INTO bookings (
     clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
-    patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, language
+    patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
+    client_id, manage_token_hash, rescheduled_from, language
 ) VALUES (
     @clinic_id, @appointment_type_id, @specialist_id, @slot_start, @slot_end,
-    @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @rescheduled_from, @language
+    @patient_name, @patient_email, @patient_phone, @patient_email_key, @patient_phone_key,
+    @client_id, @manage_token_hash, @rescheduled_from, @language
 )
 ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
 RETURNING *;
@@ -32,8 +34,10 @@ INSERT INTO booking_links (token_hash, booking_id) VALUES (@token_hash, @booking
 UPDATE booking_links SET booking_id = @to_id WHERE booking_id = @from_id;
 
 -- name: BookingSetStatus :one
+-- cancelled_online: the patient cancelled it themselves (a manage link,
+-- the API), which keeps it in their cooldown for a while.
 UPDATE bookings
-SET status = @status, cancel_reason = @cancel_reason, cancelled_at = now(),
+SET status = @status, cancel_reason = @cancel_reason, cancelled_at = now(), cancelled_online = @cancelled_online,
     manage_token_hash = CASE WHEN @keep_token::boolean THEN manage_token_hash ELSE NULL END,
     version = version + 1
 WHERE id = @id
@@ -116,38 +120,52 @@ SELECT sqlc.embed(appointment_types),
        EXISTS (
            SELECT 1 FROM appointment_type_specialists ats
            WHERE ats.appointment_type_id = appointment_types.id AND ats.specialist_id = @specialist_id
-       )::boolean AS performs
+       )::boolean AS performs,
+       (SELECT c.country FROM clinics c WHERE c.id = appointment_types.clinic_id)::text AS clinic_country
 FROM appointment_types
 LEFT JOIN specialists s ON s.id = @specialist_id
 WHERE appointment_types.id = @appointment_type_id;
 
+-- name: BookingClinicCountry :one
+-- The region a clinic's patients' phone numbers are read in.
+SELECT country FROM clinics WHERE id = @clinic_id;
+
 -- name: BookingPatientLock :exec
--- Serialises one patient's bookings of one type, by e-mail (case aside)
--- and by phone digits when there are any, until the transaction ends: the
--- cooldown check that follows, a statement of its own, then sees the
--- other's commit. The e-mail's lock is always taken first.
+-- Serialises one patient's bookings of one type, by the e-mail's key and
+-- by the phone's key when there is one (internal/identity), until the
+-- transaction ends: the cooldown check that follows, a statement of its
+-- own, then sees the other's commit. The e-mail's lock is always taken
+-- first.
 SELECT pg_advisory_xact_lock(hashtextextended('booking-patient:' || sqlc.arg(appointment_type_id)::uuid::text || ':' || k, 0))
 FROM unnest(ARRAY[
-    'e:' || lower(sqlc.arg(email)::text),
-    CASE WHEN regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g') <> '' THEN 'p:' || regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g') END
+    'e:' || sqlc.arg(email_key)::text,
+    CASE WHEN sqlc.arg(phone_key)::text <> '' THEN 'p:' || sqlc.arg(phone_key)::text END
 ]) WITH ORDINALITY AS keys (k, n)
 WHERE k IS NOT NULL
 ORDER BY n;
 
 -- name: BookingPatientCooldownUntil :one
--- When the patient's cooldown for the type ends: the latest of their
--- confirmed bookings of it (the same e-mail, case aside, or the same phone
--- digits), other than exclude_id, plus the type's cooldown; the epoch when
--- none runs.
-SELECT COALESCE(max(b.created_at + make_interval(mins => t.cooldown_min)), 'epoch')::timestamptz AS until
+-- When the patient's cooldown for the type ends: the latest end of the
+-- cooldowns of their bookings of it (the same e-mail key, or the same
+-- phone key; internal/identity), other than exclude_id; the epoch when
+-- none runs. A confirmed booking's cooldown is the type's from its
+-- making; one the patient cancelled online keeps it until cancel_keeps_sec
+-- after the cancel, so booking and cancelling again and again is no way
+-- around it; one cancelled by staff has none.
+SELECT COALESCE(max(LEAST(
+           b.created_at + make_interval(mins => t.cooldown_min),
+           CASE WHEN b.status = 'confirmed' THEN 'infinity'::timestamptz
+                ELSE b.cancelled_at + make_interval(secs => sqlc.arg(cancel_keeps_sec)::int) END
+       )), 'epoch')::timestamptz AS until
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
-WHERE b.appointment_type_id = @appointment_type_id AND b.status = 'confirmed' AND t.cooldown_min > 0
+WHERE b.appointment_type_id = @appointment_type_id AND t.cooldown_min > 0
+  AND (b.status = 'confirmed'
+       OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => sqlc.arg(cancel_keeps_sec)::int)))
   AND b.id <> @exclude_id
   AND b.created_at > now() - make_interval(mins => t.cooldown_min)
-  AND (lower(b.patient_email) = lower(sqlc.arg(email)::text)
-       OR (regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g') <> ''
-           AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(sqlc.arg(phone)::text, '\D', '', 'g')));
+  AND (b.patient_email_key = sqlc.arg(email_key)::text
+       OR (sqlc.arg(phone_key)::text <> '' AND b.patient_phone_key = sqlc.arg(phone_key)::text));
 
 -- name: BookingSpecialistLock :exec
 -- Serialises the bookings of one specialist until the transaction ends.
@@ -175,11 +193,12 @@ WITH cooling AS (
     FROM bookings b
     JOIN appointment_types t ON t.id = b.appointment_type_id
     WHERE sqlc.arg(check_cooldown)::boolean
-      AND b.appointment_type_id = @appointment_type_id AND b.status = 'confirmed' AND t.cooldown_min > 0
+      AND b.appointment_type_id = @appointment_type_id AND t.cooldown_min > 0
+      AND (b.status = 'confirmed'
+           OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => sqlc.arg(cancel_keeps_sec)::int)))
       AND b.created_at > now() - make_interval(mins => t.cooldown_min)
-      AND (lower(b.patient_email) = lower(sqlc.arg(patient_email)::text)
-           OR (regexp_replace(sqlc.arg(patient_phone)::text, '\D', '', 'g') <> ''
-               AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(sqlc.arg(patient_phone)::text, '\D', '', 'g')))
+      AND (b.patient_email_key = sqlc.arg(patient_email_key)::text
+           OR (sqlc.arg(patient_phone_key)::text <> '' AND b.patient_phone_key = sqlc.arg(patient_phone_key)::text))
 ), specialist_lock AS (
     -- BookingSpecialistLock, taken before the row is inserted: the insert
     -- reads its row from this.
@@ -197,10 +216,12 @@ WITH cooling AS (
 ), booked AS (
     INSERT INTO bookings (
         id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
-        patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at, language
+        patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
+        client_id, manage_token_hash, created_at, language
     )
     SELECT @id, target.clinic_id, @appointment_type_id, @specialist_id, sqlc.arg(slot_start)::timestamptz, sqlc.arg(slot_end)::timestamptz,
-           @patient_name, @patient_email, @patient_phone, @client_id, @manage_token_hash, @created_at, @language
+           @patient_name, @patient_email, @patient_phone, sqlc.arg(patient_email_key)::text, sqlc.arg(patient_phone_key)::text,
+           @client_id, @manage_token_hash, @created_at, @language
     FROM target CROSS JOIN specialist_lock
     ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id

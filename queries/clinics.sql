@@ -36,7 +36,7 @@ SELECT * FROM clinics WHERE id = @id FOR UPDATE;
 -- The settings page's save; no row when version is no longer current.
 UPDATE clinics SET
     name = @name, address = @address, contact_phone = @contact_phone, contact_email = @contact_email,
-    language = @language, timezone = @timezone,
+    language = @language, timezone = @timezone, country = @country,
     default_slot_step_min = @default_slot_step_min, default_min_notice_min = @default_min_notice_min,
     default_max_advance_days = @default_max_advance_days, default_cooldown_min = @default_cooldown_min,
     version = version + 1, updated_at = now()

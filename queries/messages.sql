@@ -1,6 +1,6 @@
 -- name: MessageInsert :batchexec
-INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id, entry_id, offer_id)
-VALUES (@id, @clinic_id, @booking_id, @kind, @recipient, @language, @previous_id, @reason, @send_at, @job_id, @entry_id, @offer_id);
+INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id, entry_id, offer_id, cause)
+VALUES (@id, @clinic_id, @booking_id, @kind, @recipient, @language, @previous_id, @reason, @send_at, @job_id, @entry_id, @offer_id, @cause);
 
 -- name: MessageDelete :exec
 DELETE FROM messages WHERE id = @id;
@@ -26,6 +26,42 @@ WHERE id = @id;
 UPDATE messages
 SET status = @status, last_error = @last_error, updated_at = now()
 WHERE id = @id AND status = 'sending';
+
+-- name: MessageCapLock :exec
+-- Serialises the cap's count and place for one recipient across every
+-- worker of every process, to the end of the transaction.
+SELECT pg_advisory_xact_lock(1835100268, hashtext(@recipient_key::text));
+
+-- name: MessageCapCount :one
+-- The places a recipient's public messages took since @since: at the
+-- clinic, and across the server. A message the mail server refused for
+-- good reached nobody and gives its place back.
+SELECT count(*) FILTER (WHERE clinic_id = @clinic_id)::int AS clinic, count(*)::int AS server
+FROM messages
+WHERE recipient_key = @recipient_key::text AND counted_at > @since::timestamptz AND status <> 'failed';
+
+-- name: MessageCapTake :exec
+-- A public message takes its place under its recipient's cap; a retry
+-- keeps it.
+UPDATE messages SET recipient_key = @recipient_key::text, counted_at = @counted_at::timestamptz, updated_at = now()
+WHERE id = @id;
+
+-- name: MessageHold :exec
+-- Past the cap: not sent, not retried, kept for staff with its reason.
+UPDATE messages SET status = 'held', last_error = @reason, updated_at = now()
+WHERE id = @id AND status = 'sending';
+
+-- name: MessageListHeld :many
+-- A clinic's messages held back in the last days, newest first.
+SELECT id, booking_id, kind, recipient, last_error, updated_at FROM messages
+WHERE clinic_id = @clinic_id AND status = 'held' AND updated_at > @since
+ORDER BY updated_at DESC
+LIMIT 100;
+
+-- name: MessageHeldExists :one
+SELECT EXISTS (
+    SELECT 1 FROM messages WHERE clinic_id = @clinic_id AND status = 'held' AND updated_at > @since
+) AS held;
 
 -- name: MessageCancel :exec
 -- A message that need not go out any more (a reminder of a booking that
@@ -91,3 +127,14 @@ JOIN clinics c ON c.id = b.clinic_id
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
 WHERE b.id = @id;
+
+-- name: MessageRelease :one
+-- Staff send a held-back message anyway: it goes back to the queue as
+-- staff's own, never counted or held back again.
+UPDATE messages
+SET status = 'queued', cause = 'staff', last_error = '', send_at = @send_at, updated_at = now()
+WHERE id = @id AND clinic_id = @clinic_id AND status = 'held'
+RETURNING id;
+
+-- name: MessageSetJob :exec
+UPDATE messages SET job_id = @job_id WHERE id = @id;

@@ -37,11 +37,11 @@ type StaffBookingVM struct {
 // StaffMessageVM is one e-mail about a booking.
 type StaffMessageVM struct {
 	Kind     string
-	Status   string // queued, sending, sent, retrying, failed, cancelled
+	Status   string // queued, sending, sent, retrying, failed, cancelled, held
 	Due      string
 	Sent     string
 	Attempts string
-	Error    string
+	Error    string // the last failed attempt's answer, or why it was held back
 	Failed   bool
 	CopyURL  string // the copy kept on the outbox page
 }

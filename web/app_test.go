@@ -23,6 +23,7 @@ import (
 
 	// The assembly, as program: app is this harness's own type.
 	program "github.com/clinic/booking/internal/app"
+	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/testkit"
 	"github.com/clinic/booking/web"
@@ -58,6 +59,9 @@ type appConfig struct {
 	log       io.Writer
 	listen    bool
 	http2     bool
+	// mailCapDefault keeps the server's default cap on e-mails to one
+	// address (see withDefaultMailCap).
+	mailCapDefault bool
 }
 
 // appOption shapes the app newApp boots.
@@ -88,6 +92,12 @@ func withLog(w io.Writer) appOption { return func(c *appConfig) { c.log = w } }
 // httptest server.
 func listening() appOption { return func(c *appConfig) { c.listen = true } }
 
+// withDefaultMailCap keeps the default cap on the e-mails public requests
+// cause to one address. Without it, unless the options set one, the cap
+// is lifted: the tests of a process share a database and mail a few
+// fixed addresses many times.
+func withDefaultMailCap() appOption { return func(c *appConfig) { c.mailCapDefault = true } }
+
 // overHTTP2 serves the app over TLS with HTTP/2 enabled.
 func overHTTP2() appOption { return func(c *appConfig) { c.http2 = true } }
 
@@ -114,6 +124,9 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 	}
 	if o.LoginsPerMinute == 0 {
 		o.LoginsPerMinute = 100000
+	}
+	if o.Mail.Cap == (outbox.Cap{}) && !cfg.mailCapDefault {
+		o.Mail.Cap = outbox.Cap{PerClinic: 1 << 20}
 	}
 	// Every test server comes from loopback addresses: none may spend
 	// another's allowance.

@@ -93,7 +93,7 @@ func raceToBook(t *testing.T, holdOn, bookOn *app, typeID uuid.UUID, start time.
 	var h holdView
 	_ = json.Unmarshal([]byte(r.Body), &h)
 	r = bookOn.do(t, "POST", bookPath(typeID),
-		fmt.Sprintf(`{"holdId":%q,"clientId":%q,"patient":{"name":"P %d","email":"p%d@example.org"}}`, h.HoldID, client, p, p))
+		fmt.Sprintf(`{"holdId":%q,"clientId":%q,"patient":{"name":"Load Patient","email":"p%d@example.org"}}`, h.HoldID, client, p))
 	switch r.Status {
 	case 201:
 		return true

@@ -20,6 +20,7 @@ const outboxBacklogTimeout = 2 * time.Second
 type outboxCollector struct {
 	ob       *outbox.Outbox
 	attempts *prometheus.Desc
+	held     *prometheus.Desc
 	depth    *prometheus.Desc
 	oldest   *prometheus.Desc
 }
@@ -28,8 +29,11 @@ func newOutboxCollector(ob *outbox.Outbox) *outboxCollector {
 	return &outboxCollector{
 		ob: ob,
 		attempts: prometheus.NewDesc("clinic_mail_messages_total",
-			"E-mail send attempts of this process by kind and outcome (sent, retried, failed, cancelled).",
+			"E-mail send attempts of this process by kind and outcome (sent, retried, failed, cancelled, held).",
 			[]string{"kind", "outcome"}, nil),
+		held: prometheus.NewDesc("clinic_mail_held_back_total",
+			"E-mails this process held back because public requests had caused too many to one address in a day, by the cap met (clinic: MAILS_PER_RECIPIENT, server: MAILS_PER_RECIPIENT_SERVER).",
+			[]string{"cap"}, nil),
 		depth: prometheus.NewDesc("clinic_mail_queue_depth",
 			"E-mails due and not yet sent or given up, in the whole queue.", nil, nil),
 		oldest: prometheus.NewDesc("clinic_mail_oldest_waiting_seconds",
@@ -39,6 +43,7 @@ func newOutboxCollector(ob *outbox.Outbox) *outboxCollector {
 
 func (oc *outboxCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- oc.attempts
+	ch <- oc.held
 	ch <- oc.depth
 	ch <- oc.oldest
 }
@@ -50,6 +55,10 @@ func (oc *outboxCollector) Collect(ch chan<- prometheus.Metric) {
 			n := counts[[2]string{kind, outcome}]
 			ch <- prometheus.MustNewConstMetric(oc.attempts, prometheus.CounterValue, float64(n), kind, outcome)
 		}
+	}
+	held := oc.ob.HeldCounts()
+	for _, scope := range outbox.Scopes {
+		ch <- prometheus.MustNewConstMetric(oc.held, prometheus.CounterValue, float64(held[scope]), scope)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), outboxBacklogTimeout)
 	defer cancel()

@@ -135,14 +135,15 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	api.PUT("/specialists/:id/hours", s.api.Hours)
 }
 
-// outboxRoutes are the staff's pages of the e-mails kept without a mail
-// server.
+// outboxRoutes are the staff's pages of the e-mails held back by the cap
+// on one address, and of those kept without a mail server.
 func (s *Server) outboxRoutes(st *echo.Group) {
 	st.GET("/outbox", s.setup.OutboxPage)
 	st.GET("/outbox/:id", s.setup.OutboxMessage)
 	st.GET("/outbox/:id/message.html", s.setup.OutboxHTML)
 	st.GET("/outbox/:id/message.eml", s.setup.OutboxEML)
 	st.GET("/outbox/:id/calendar.ics", s.setup.OutboxICS)
+	st.POST("/outbox/held/:id/send", s.setup.OutboxSendHeld)
 }
 
 // apiRoutes are the public JSON API: types, times, holds, appointments.

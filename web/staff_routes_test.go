@@ -78,6 +78,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"GET", "/outbox/:id/message.html", "/staff/outbox/" + bkS + "/message.html", nil},
 		{"GET", "/outbox/:id/message.eml", "/staff/outbox/" + bkS + "/message.eml", nil},
 		{"GET", "/outbox/:id/calendar.ics", "/staff/outbox/" + bkS + "/calendar.ics", nil},
+		{"POST", "/outbox/held/:id/send", "/staff/outbox/held/" + bkS + "/send", url.Values{}},
 		{"POST", "/logout", "/staff/logout", url.Values{}},
 		{"POST", "/bookings", "/staff/bookings", url.Values{"type": {typS}, "specialist": {spS}, "date": {"2030-01-07"}, "time": {"10:00"}, "name": {"X"}, "email": {"x@example.org"}}},
 		{"POST", "/bookings/:id/cancel", "/staff/bookings/" + bkS + "/cancel", url.Values{"reason": {"r"}}},

@@ -254,6 +254,7 @@ func mailOptions(cfg config.Config) (app.MailOptions, error) {
 	o := app.MailOptions{
 		LinkBase: cfg.PublicURL, From: cfg.MailFrom, Workers: cfg.MailWorkers,
 		Retry: outbox.Retry{Base: cfg.MailRetry},
+		Cap:   outbox.Cap{PerClinic: cfg.MailsPerRecipient, Server: cfg.MailsPerRecipientServer},
 	}
 	if cfg.SMTP == nil {
 		return o, nil

@@ -130,6 +130,10 @@ type MailOptions struct {
 	// scope's own, so that no test server sends another's messages.
 	Queue string
 	Retry outbox.Retry
+	// Cap is how many e-mails public requests may cause to one address a
+	// day (MAILS_PER_RECIPIENT, MAILS_PER_RECIPIENT_SERVER); zero fields
+	// take the defaults (6, and three times that across the server).
+	Cap outbox.Cap
 	// Clock, when set, is the queue's time (tests move it to make a
 	// reminder due).
 	Clock rivertype.TimeGenerator
@@ -244,6 +248,7 @@ func newOutbox(pool *pgxpool.Pool, logger *slog.Logger, o Options) *outbox.Outbo
 	ob, err := outbox.New(pool, outbox.Config{
 		Sender: o.Mail.Sender, PublicURL: cmp.Or(o.Mail.LinkBase, o.PublicURL, "http://localhost:8080"),
 		From: o.Mail.From, Workers: o.Mail.Workers, Queue: mailQueue(o), Retry: o.Mail.Retry, Clock: o.Mail.Clock, Log: logger,
+		Cap: o.Mail.Cap,
 	})
 	if err != nil {
 		// Only a client the queue refuses gets here: a programming error.

@@ -269,9 +269,10 @@ const ActorPatient = "patient"
 // Book inserts a confirmed booking.
 //
 // A patient's booking (Actor ActorPatient) is refused while the same
-// e-mail (case aside) or the same phone number (its digits) has a
-// confirmed booking of the type made within the type's cooldown, whatever
-// client made it. The check runs under a transaction-scoped lock per
+// e-mail address or the same phone number, in any spelling of it
+// (identity.EmailKey, identity.PhoneKey), has a booking of the type made
+// within the type's cooldown, whatever client made it: a confirmed one,
+// or one the patient cancelled online less than CancelKeepsCooldown ago. The check runs under a transaction-scoped lock per
 // patient and type, so two bookings of one patient at once cannot both
 // pass it. Staff bookings are not bound by it.
 //

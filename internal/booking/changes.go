@@ -30,7 +30,9 @@ type CancelRequest struct {
 // already cancelled changes nothing and is not an error; changed says
 // which. A booking that was moved is not cancelled in its successor's
 // stead: the caller (a stale page, or a cancel that lost the race with
-// the move) is told so.
+// the move) is told so. A cancel by the patient (Actor ActorPatient)
+// keeps the booking in their cooldown for CancelKeepsCooldown at most; a
+// cancel by staff takes it out at once.
 //
 // Errors: NOT_FOUND, INVALID_ARGUMENT (reason: see textfield.Reason),
 // BOOKING_NOT_ACTIVE (409: the booking was moved).
@@ -54,7 +56,8 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 		if err := s.before(ctx, tx, Change{Kind: ChangeCancel, Booking: old, Actor: req.Actor, Reason: req.Reason}); err != nil {
 			return err
 		}
-		b, err = setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true)
+		// The patient's own cancel keeps their cooldown for a while; staff's lifts it.
+		b, err = setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true, req.Actor == ActorPatient)
 		if err != nil {
 			return err
 		}
@@ -137,7 +140,7 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		if err := s.before(ctx, tx, Change{Kind: ChangeReschedule, Booking: next, Previous: &old, Actor: req.Actor, Reason: req.Reason}); err != nil {
 			return err
 		}
-		if prev, err = setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false); err != nil {
+		if prev, err = setStatus(ctx, q, old.ID, StatusRescheduled, req.Reason, false, false); err != nil {
 			return err
 		}
 		params.ManageTokenHash = row.ManageTokenHash
@@ -173,9 +176,9 @@ func lockBooking(ctx context.Context, q *db.Queries, id, clinicID uuid.UUID) (Bo
 	return fromRow(row), nil
 }
 
-func setStatus(ctx context.Context, q *db.Queries, id uuid.UUID, status, reason string, keepToken bool) (Booking, error) {
+func setStatus(ctx context.Context, q *db.Queries, id uuid.UUID, status, reason string, keepToken, online bool) (Booking, error) {
 	row, err := q.BookingSetStatus(ctx, db.BookingSetStatusParams{
-		ID: id, Status: status, CancelReason: reason, KeepToken: keepToken,
+		ID: id, Status: status, CancelReason: reason, KeepToken: keepToken, CancelledOnline: online,
 	})
 	if err != nil {
 		return Booking{}, fmt.Errorf("set booking status: %w", err)

@@ -22,7 +22,7 @@ import (
 // so two bookings never wait for each other's lock and row at once.
 func lockPatient(ctx context.Context, q *db.Queries, p db.BookingInsertParams) error {
 	if err := q.BookingPatientLock(ctx, db.BookingPatientLockParams{
-		AppointmentTypeID: p.AppointmentTypeID, Email: p.PatientEmail, Phone: p.PatientPhone,
+		AppointmentTypeID: p.AppointmentTypeID, EmailKey: p.PatientEmailKey, PhoneKey: p.PatientPhoneKey,
 	}); err != nil {
 		return fmt.Errorf("lock patient: %w", err)
 	}
@@ -40,21 +40,20 @@ func lockSpecialist(ctx context.Context, q *db.Queries, id uuid.UUID) error {
 	return nil
 }
 
-// checkCooldown refuses a patient's booking b within the type's cooldown
-// of another. Run under lockPatient, it sees a booking that a concurrent
-// request committed: the check is a later statement than the lock.
-func checkCooldown(ctx context.Context, q *db.Queries, b Booking) error {
-	until, err := q.BookingPatientCooldownUntil(ctx, db.BookingPatientCooldownUntilParams{
-		AppointmentTypeID: b.AppointmentTypeID, Email: b.Patient.Email, Phone: b.Patient.Phone, ExcludeID: b.ID,
-	})
+// checkCooldown refuses a patient's booking p (inserted as id) within the
+// type's cooldown of another. Run under lockPatient, it sees a booking
+// that a concurrent request committed: the check is a later statement
+// than the lock.
+func checkCooldown(ctx context.Context, q *db.Queries, p db.BookingInsertParams, id uuid.UUID) error {
+	until, err := cooldownUntil(ctx, q, p.AppointmentTypeID, p.PatientEmailKey, p.PatientPhoneKey, id)
 	if err != nil {
-		return fmt.Errorf("check cooldown: %w", err)
+		return err
 	}
 	rem := time.Until(until)
 	if rem <= 0 {
 		return nil
 	}
-	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
+	t, err := q.AppointmentTypeGet(ctx, p.AppointmentTypeID)
 	if err != nil {
 		return fmt.Errorf("load appointment type: %w", err)
 	}
@@ -92,7 +91,7 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 		}
 		// After the insert, so a lost slot is told as such first.
 		if patient {
-			if err := checkCooldown(ctx, q, b); err != nil {
+			if err := checkCooldown(ctx, q, params, b.ID); err != nil {
 				return err
 			}
 		}
@@ -194,6 +193,7 @@ func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingIn
 			return db.BookingInsertParams{}, err
 		}
 	}
+	emailKey, phoneKey := keys(p, row.ClinicCountry)
 	return db.BookingInsertParams{
 		ClinicID:          at.ClinicID,
 		AppointmentTypeID: at.ID,
@@ -203,6 +203,8 @@ func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingIn
 		PatientName:       p.Name,
 		PatientEmail:      p.Email,
 		PatientPhone:      p.Phone,
+		PatientEmailKey:   emailKey,
+		PatientPhoneKey:   phoneKey,
 		ClientID:          req.ClientID,
 	}, nil
 }

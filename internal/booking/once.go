@@ -15,6 +15,7 @@ import (
 
 	"github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/identity"
 )
 
 // bookAtOnce runs the gate as one statement (BookingCreate) instead of
@@ -37,6 +38,15 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		(req.Remember != nil && req.Remember.Key.ClinicID != req.ClinicID) {
 		return Confirmation{}, false, nil
 	}
+	// Only a phone number without its country code needs the clinic's
+	// country, which costs a round trip of its own.
+	region := identity.DefaultRegion
+	if identity.NeedsRegion(patient.Phone) {
+		if region, err = clinicRegion(ctx, db.New(s.pool), req.ClinicID); err != nil {
+			return Confirmation{}, false, err
+		}
+	}
+	emailKey, phoneKey := keys(patient, region)
 	b := Booking{
 		ID: uuid.New(), ClinicID: req.ClinicID, AppointmentTypeID: req.AppointmentTypeID, SpecialistID: req.SpecialistID,
 		Start: start, End: end, Status: StatusConfirmed, Patient: patient, ClientID: req.ClientID,
@@ -54,6 +64,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 	p := db.BookingCreateParams{
 		ID: b.ID, ClinicID: b.ClinicID, AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
 		SlotStart: start, SlotEnd: end, PatientName: patient.Name, PatientEmail: patient.Email, PatientPhone: patient.Phone,
+		PatientEmailKey: emailKey, PatientPhoneKey: phoneKey, CancelKeepsSec: int32(CancelKeepsCooldown / time.Second),
 		ClientID: req.ClientID, ManageTokenHash: hash, CreatedAt: b.CreatedAt, Actor: row.Actor, AuditAfter: row.After,
 	}
 	if r := req.Remember; r != nil {
@@ -77,7 +88,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 			// once. Without a Before step, the statement takes them alone.
 			tq := db.New(tx)
 			if req.Actor == ActorPatient {
-				if err := lockPatient(ctx, tq, db.BookingInsertParams{AppointmentTypeID: p.AppointmentTypeID, PatientEmail: p.PatientEmail, PatientPhone: p.PatientPhone}); err != nil {
+				if err := lockPatient(ctx, tq, db.BookingInsertParams{AppointmentTypeID: p.AppointmentTypeID, PatientEmailKey: p.PatientEmailKey, PatientPhoneKey: p.PatientPhoneKey}); err != nil {
 					return err
 				}
 			}
@@ -142,7 +153,7 @@ func (s *Service) atomically(ctx context.Context, f func(q conn, tx pgx.Tx) erro
 func createAsPatient(ctx context.Context, q conn, p db.BookingCreateParams) (int64, error) {
 	b := &pgx.Batch{}
 	queued := db.New(queue{b})
-	_ = queued.BookingPatientLock(ctx, db.BookingPatientLockParams{AppointmentTypeID: p.AppointmentTypeID, Email: p.PatientEmail, Phone: p.PatientPhone})
+	_ = queued.BookingPatientLock(ctx, db.BookingPatientLockParams{AppointmentTypeID: p.AppointmentTypeID, EmailKey: p.PatientEmailKey, PhoneKey: p.PatientPhoneKey})
 	_, _ = queued.BookingCreate(ctx, p)
 	br := q.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {

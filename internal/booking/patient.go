@@ -5,6 +5,10 @@ package booking
 import (
 	"net/mail"
 	"strings"
+	"unicode"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/i18n"
@@ -12,7 +16,13 @@ import (
 )
 
 // ValidatePatient trims the patient's details and names the first field that
-// is wrong; textfield has the limits and the characters refused.
+// is wrong; textfield has the limits and the characters refused. The
+// e-mail address is kept as typed: only its key (identity.EmailKey) is
+// compared.
+//
+// Every way a patient's name enters goes through here, the staff desk's
+// too: staff are trusted, but the name is written into the patient's
+// e-mails, where a link in it would be the clinic's word.
 func ValidatePatient(p Patient) (Patient, error) {
 	var nameErr, emailErr, phoneErr error
 	p.Name, nameErr = textfield.PatientName.Check(p.Name)
@@ -23,18 +33,113 @@ func ValidatePatient(p Patient) (Patient, error) {
 		return p, nameErr
 	case p.Name == "":
 		return p, apperr.Invalidf("patient.name", "Please enter your name.")
+	}
+	if err := checkName(p.Name); err != nil {
+		return p, err
+	}
+	switch {
 	case emailErr != nil:
 		return p, emailErr
 	case p.Email == "":
 		return p, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
-	case !validEmail(p.Email):
-		return p, apperr.Invalidf("patient.email", "That does not look like an e-mail address.")
+	}
+	if err := checkEmail(p.Email); err != nil {
+		return p, err
+	}
+	switch {
 	case phoneErr != nil:
 		return p, phoneErr
 	case !validPhone(p.Phone):
 		return p, apperr.Invalidf("patient.phone", "A phone number has digits, spaces and + - ( ) only.")
 	}
 	return p, nil
+}
+
+// checkName refuses a name that is not one: a name is letters, combining
+// marks, spaces and the punctuation names are written with (apostrophes,
+// hyphens, dots, commas, the Catalan middle dot). Nothing a mail client
+// makes a link of gets through: no "<", ">", ":", "/" or "@" (none is
+// allowed), no "www." and no word ending in a public suffix ("evil.com",
+// "böse.de"; "St.Clair" and "J.R.R." end in none). Digits are refused
+// too, not only in runs: a name never needs one (generations are written
+// "III" and "Jr."), and any digits allowed would let a phone number or an
+// amount through a few at a time ("0 9 0 0 …").
+//
+// Errors: INVALID_ARGUMENT naming patient.name.
+func checkName(name string) error {
+	if r, ok := textfield.Invisible(name); ok {
+		return apperr.Invalidf("patient.name", "The name holds an invisible character (U+%04X). Please type it again without it.", r)
+	}
+	letters := 0
+	for _, r := range name {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case unicode.IsMark(r), r == ' ', strings.ContainsRune(nameMarks, r):
+		default:
+			return apperr.Invalidf("patient.name", "A name has letters, spaces, apostrophes, hyphens and dots only: no digits, links or addresses.")
+		}
+	}
+	if letters == 0 {
+		return apperr.Invalidf("patient.name", "Please enter your name.")
+	}
+	if !textfield.Compatible(name) {
+		return apperr.Invalidf("patient.name", "The name holds a special form of a letter (such as a full-width one). Please type it with ordinary letters.")
+	}
+	for _, word := range strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if linkLike(word) {
+			return apperr.Invalidf("patient.name", "A name cannot hold a web address such as %q.", word)
+		}
+	}
+	return nil
+}
+
+// nameMarks is the punctuation names are written with: apostrophes
+// (straight, typographic, the modifier letter's), hyphens (ASCII and
+// Unicode's own, non-breaking too), dots, commas and the middle dot of
+// Catalan's "l·l".
+const nameMarks = "'’‘ʼ-‐‑.,·"
+
+// linkLike reports whether a word of a name reads as a web address: it
+// starts with "www." or ends in a public suffix (a top-level domain such
+// as .com or .de, or one under which people register names, such as
+// .co.uk). Trailing dots, as in initials, do not count.
+func linkLike(word string) bool {
+	w := strings.ToLower(strings.TrimRight(word, "."))
+	if strings.HasPrefix(w, "www.") {
+		return true
+	}
+	if !strings.Contains(w, ".") {
+		return false
+	}
+	if a, err := idna.ToASCII(w); err == nil {
+		w = a
+	}
+	suffix, icann := publicsuffix.PublicSuffix(w)
+	// An unknown last label is its own suffix by the list's default rule;
+	// only a listed one names a domain.
+	return (icann || strings.Contains(suffix, ".")) && suffix != w
+}
+
+// checkEmail refuses an address that is not one, or that is written to
+// look like another: a character that shows nothing, a compatibility form
+// (a full-width "ｅ"), or letters of two scripts in one part.
+//
+// Errors: INVALID_ARGUMENT naming patient.email.
+func checkEmail(email string) error {
+	if r, ok := textfield.Invisible(email); ok {
+		return apperr.Invalidf("patient.email", "The e-mail address holds an invisible character (U+%04X). Please type it again without it.", r)
+	}
+	if !validEmail(email) {
+		return apperr.Invalidf("patient.email", "That does not look like an e-mail address.")
+	}
+	if !textfield.Compatible(email) {
+		return apperr.Invalidf("patient.email", "The e-mail address holds a special form of a letter (such as a full-width one). Please type it with ordinary letters.")
+	}
+	if textfield.MixedScripts(email) {
+		return apperr.Invalidf("patient.email", "The e-mail address mixes letters of different alphabets in one part (such as a Cyrillic letter among Latin ones).")
+	}
+	return nil
 }
 
 func validEmail(s string) bool {

@@ -33,7 +33,9 @@ func TestCooldown(t *testing.T) {
 		e.hold(e.typeID(0), e.monday(11, 0), uuid.Nil, newClient()) // others are not affected
 	})
 
-	t.Run("ClearedByCancel", func(t *testing.T) {
+	// The patient's own cancel keeps the cooldown for an hour at most, so
+	// booking and cancelling in a loop renews nothing; staff's lifts it.
+	t.Run("KeptForAnHourByThePatientsCancel", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, 0, testkit.ClinicOptions{})
 		client := newClient()
@@ -41,13 +43,28 @@ func TestCooldown(t *testing.T) {
 		if _, err := e.co.CancelAppointment(t.Context(), c.Booking.ID, c.ManageToken, "changed my mind"); err != nil {
 			t.Fatal(err)
 		}
+		if d := e.cooldown(client); d < 59*time.Minute || d > booking.CancelKeepsCooldown {
+			t.Fatalf("cooldown %s after the patient's cancel, want the hour it keeps", d)
+		}
+		_, err := e.tryHold(e.typeID(0), e.monday(11, 0), client)
+		wantCode(t, err, "COOLDOWN", apperr.TooMany)
+	})
+
+	t.Run("ClearedByStaffCancel", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 0, testkit.ClinicOptions{})
+		client := newClient()
+		c := e.mustConfirm(e.hold(e.typeID(0), e.monday(10, 0), uuid.Nil, client))
+		if _, _, err := e.bookings.Cancel(t.Context(), booking.CancelRequest{BookingID: c.Booking.ID, Actor: "staff:" + uuid.NewString()}); err != nil {
+			t.Fatal(err)
+		}
 		if d := e.cooldown(client); d != 0 {
-			t.Fatalf("cooldown %s after cancel, want none", d)
+			t.Fatalf("cooldown %s after a staff cancel, want none", d)
 		}
 		e.hold(e.typeID(0), e.monday(11, 0), uuid.Nil, client)
 	})
 
-	t.Run("ClearedByCancelAfterReschedule", func(t *testing.T) {
+	t.Run("KeptAfterCancelOfARescheduledBooking", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, 0, testkit.ClinicOptions{})
 		client := newClient()
@@ -62,8 +79,8 @@ func TestCooldown(t *testing.T) {
 		if _, err := e.co.CancelAppointment(t.Context(), moved.ID, c.ManageToken, ""); err != nil {
 			t.Fatal(err)
 		}
-		if d := e.cooldown(client); d != 0 {
-			t.Fatalf("cooldown %s left after cancelling the rescheduled booking, want none", d)
+		if d := e.cooldown(client); d < 59*time.Minute || d > booking.CancelKeepsCooldown {
+			t.Fatalf("cooldown %s left after cancelling the rescheduled booking, want the hour a cancel keeps", d)
 		}
 	})
 

@@ -4,6 +4,7 @@ package checkout
 
 import (
 	"context"
+	"time"
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/holds"
@@ -45,8 +46,15 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 		publish(ev(holds.EventConfirm, ch.Booking))
 	case booking.ChangeCancel:
 		publish(ev(holds.EventCancel, ch.Booking))
-		if err := s.holds.ClearCooldown(ctx, ch.Booking.ClinicID, ch.Booking.ID); err != nil {
-			s.logger.Warn("clear cooldown", "err", err)
+		// A patient's own cancel keeps the client's cooldown for a while,
+		// as it keeps the patient's (booking.CancelKeepsCooldown); staff's
+		// lifts it.
+		keep := time.Duration(0)
+		if ch.Actor == booking.ActorPatient {
+			keep = booking.CancelKeepsCooldown
+		}
+		if err := s.holds.ShortenCooldown(ctx, ch.Booking.ClinicID, ch.Booking.ID, keep); err != nil {
+			s.logger.Warn("shorten cooldown", "err", err)
 		}
 	case booking.ChangeReschedule:
 		if ch.Previous != nil {

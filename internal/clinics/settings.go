@@ -20,6 +20,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	auditlog "github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/identity"
 	"github.com/clinic/booking/internal/textfield"
 )
 
@@ -43,20 +44,24 @@ type TypeDefaults struct {
 // Settings are what the settings page shows and saves. Version is the one
 // the editor saw.
 type Settings struct {
-	Name         string       `json:"name"`
-	Address      string       `json:"address"`
-	ContactPhone string       `json:"contactPhone"`
-	ContactEmail string       `json:"contactEmail"`
-	Language     string       `json:"language"`
-	Timezone     string       `json:"timezone"`
-	Defaults     TypeDefaults `json:"defaults"`
-	Version      int32        `json:"-"`
+	Name         string `json:"name"`
+	Address      string `json:"address"`
+	ContactPhone string `json:"contactPhone"`
+	ContactEmail string `json:"contactEmail"`
+	Language     string `json:"language"`
+	Timezone     string `json:"timezone"`
+	// Country is the ISO 3166 region patients' phone numbers are read in
+	// when written without a country code, for telling one patient's
+	// spellings of a number apart from another patient's.
+	Country  string       `json:"country"`
+	Defaults TypeDefaults `json:"defaults"`
+	Version  int32        `json:"-"`
 }
 
 func settingsFromRow(r db.Clinic) Settings {
 	return Settings{
 		Name: r.Name, Address: r.Address, ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail,
-		Language: r.Language, Timezone: r.Timezone, Version: r.Version,
+		Language: r.Language, Timezone: r.Timezone, Country: r.Country, Version: r.Version,
 		Defaults: TypeDefaults{SlotStepMin: r.DefaultSlotStepMin, MinNoticeMin: r.DefaultMinNoticeMin,
 			MaxAdvanceDays: r.DefaultMaxAdvanceDays, CooldownMin: r.DefaultCooldownMin},
 	}
@@ -109,6 +114,11 @@ func (in *Settings) check() error {
 	in.Timezone = strings.TrimSpace(in.Timezone)
 	if _, err := LoadZone(in.Timezone); err != nil {
 		return err
+	}
+	// An empty country (a form from before the field) keeps the clinic's.
+	in.Country = strings.ToUpper(strings.TrimSpace(in.Country))
+	if in.Country != "" && !identity.ValidRegion(in.Country) {
+		return apperr.Invalidf("country", "%q is not a country code whose phone numbers are known: want two letters such as DE, AT or CH.", in.Country)
 	}
 	return in.Defaults.check()
 }
@@ -224,6 +234,9 @@ func (s *Service) SaveSettings(ctx context.Context, clinicID uuid.UUID, actor st
 			return staleSettings(before)
 		}
 		in.Version = before.Version
+		if in.Country == "" {
+			in.Country = before.Country
+		}
 		if in == before {
 			res.Settings = before
 			return nil
@@ -237,7 +250,7 @@ func (s *Service) SaveSettings(ctx context.Context, clinicID uuid.UUID, actor st
 		row, err = q.ClinicSettingsUpdate(ctx, db.ClinicSettingsUpdateParams{
 			ID: clinicID, Version: in.Version,
 			Name: in.Name, Address: in.Address, ContactPhone: in.ContactPhone, ContactEmail: in.ContactEmail,
-			Language: in.Language, Timezone: in.Timezone,
+			Language: in.Language, Timezone: in.Timezone, Country: in.Country,
 			DefaultSlotStepMin: in.Defaults.SlotStepMin, DefaultMinNoticeMin: in.Defaults.MinNoticeMin,
 			DefaultMaxAdvanceDays: in.Defaults.MaxAdvanceDays, DefaultCooldownMin: in.Defaults.CooldownMin,
 		})

@@ -84,6 +84,14 @@ type Config struct {
 	// MailRetry is the wait after a failed send, doubling with each
 	// further failure up to an hour.
 	MailRetry time.Duration
+	// MailsPerRecipient is how many e-mails public requests (online
+	// bookings, cancels, moves, lookups, waitlist joins) may cause to one
+	// address from one clinic in 24 hours (MAILS_PER_RECIPIENT, 6);
+	// MailsPerRecipientServer from every clinic of the server together
+	// (MAILS_PER_RECIPIENT_SERVER, three times the first). Past them a
+	// message is held back for staff.
+	MailsPerRecipient       int
+	MailsPerRecipientServer int
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -148,6 +156,11 @@ func Load(getenv func(string) string) (Config, error) {
 	c.MailWorkers = intVar("MAIL_WORKERS", 4, 1, 100)
 	c.MailRetry = time.Duration(intVar("MAIL_RETRY_SECONDS", 30, 1, 3600)) * time.Second
 	c.WaitlistOfferFor = time.Duration(intVar("WAITLIST_OFFER_MINUTES", 15, 1, 24*60)) * time.Minute
+	c.MailsPerRecipient = intVar("MAILS_PER_RECIPIENT", 6, 1, 1<<20)
+	// The server's own cap guards the one sender every clinic shares;
+	// how many clinics share it is the operator's to weigh, so it has a
+	// setting of its own, three clinics' worth unless set.
+	c.MailsPerRecipientServer = intVar("MAILS_PER_RECIPIENT_SERVER", 3*c.MailsPerRecipient, 1, 1<<22)
 	if raw := getenv("SMTP_URL"); raw != "" {
 		m, err := mail.ParseURL(raw)
 		if err != nil {
@@ -167,6 +180,9 @@ func Load(getenv func(string) string) (Config, error) {
 
 	if c.HoldMaxLife < c.HoldTTL {
 		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
+	}
+	if c.MailsPerRecipientServer < c.MailsPerRecipient {
+		errs = append(errs, fmt.Sprintf("MAILS_PER_RECIPIENT_SERVER=%d is below MAILS_PER_RECIPIENT=%d", c.MailsPerRecipientServer, c.MailsPerRecipient))
 	}
 	if c.DBMinConns > c.DBMaxConns {
 		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
@@ -212,6 +228,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("smtp_url", smtpText(c.SMTP)),
 		slog.String("mail_from", c.MailFrom),
 		slog.Duration("waitlist_offer", c.WaitlistOfferFor),
+		slog.Int("mails_per_recipient", c.MailsPerRecipient),
+		slog.Int("mails_per_recipient_server", c.MailsPerRecipientServer),
 		slog.Int("warn_heap_mb", c.WarnHeapMB),
 		slog.Int("holds_per_minute", c.HoldsPerMinute),
 		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),

@@ -20,8 +20,8 @@ var (
 )
 
 const messageInsert = `-- name: MessageInsert :batchexec
-INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id, entry_id, offer_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, send_at, job_id, entry_id, offer_id, cause)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 `
 
 type MessageInsertBatchResults struct {
@@ -43,6 +43,7 @@ type MessageInsertParams struct {
 	JobID      pgtype.Int8
 	EntryID    uuid.NullUUID
 	OfferID    uuid.NullUUID
+	Cause      string
 }
 
 func (q *Queries) MessageInsert(ctx context.Context, arg []MessageInsertParams) *MessageInsertBatchResults {
@@ -61,6 +62,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg []MessageInsertParams) 
 			a.JobID,
 			a.EntryID,
 			a.OfferID,
+			a.Cause,
 		}
 		batch.Queue(messageInsert, vals...)
 	}

@@ -81,6 +81,18 @@ func (q *Queries) BookingCalendar(ctx context.Context, arg BookingCalendarParams
 	return items, nil
 }
 
+const bookingClinicCountry = `-- name: BookingClinicCountry :one
+SELECT country FROM clinics WHERE id = $1
+`
+
+// The region a clinic's patients' phone numbers are read in.
+func (q *Queries) BookingClinicCountry(ctx context.Context, clinicID uuid.UUID) (string, error) {
+	row := q.db.QueryRow(ctx, bookingClinicCountry, clinicID)
+	var country string
+	err := row.Scan(&country)
+	return country, err
+}
+
 const bookingCountConfirmedAt = `-- name: BookingCountConfirmedAt :one
 SELECT count(*) FROM bookings
 WHERE specialist_id = $1 AND slot_start = $2 AND status = 'confirmed'
@@ -104,42 +116,45 @@ WITH cooling AS (
     FROM bookings b
     JOIN appointment_types t ON t.id = b.appointment_type_id
     WHERE $1::boolean
-      AND b.appointment_type_id = $2 AND b.status = 'confirmed' AND t.cooldown_min > 0
+      AND b.appointment_type_id = $2 AND t.cooldown_min > 0
+      AND (b.status = 'confirmed'
+           OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => $3::int)))
       AND b.created_at > now() - make_interval(mins => t.cooldown_min)
-      AND (lower(b.patient_email) = lower($3::text)
-           OR (regexp_replace($4::text, '\D', '', 'g') <> ''
-               AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace($4::text, '\D', '', 'g')))
+      AND (b.patient_email_key = $4::text
+           OR ($5::text <> '' AND b.patient_phone_key = $5::text))
 ), specialist_lock AS (
     -- BookingSpecialistLock, taken before the row is inserted: the insert
     -- reads its row from this.
-    SELECT pg_advisory_xact_lock(hashtextextended('booking-specialist:' || $5::uuid::text, 0))
+    SELECT pg_advisory_xact_lock(hashtextextended('booking-specialist:' || $6::uuid::text, 0))
 ), target AS (
     SELECT at.clinic_id
     FROM appointment_types at
     JOIN appointment_type_specialists ats
-      ON ats.appointment_type_id = at.id AND ats.specialist_id = $5
+      ON ats.appointment_type_id = at.id AND ats.specialist_id = $6
     JOIN specialists s
       ON s.id = ats.specialist_id AND s.clinic_id = at.clinic_id AND s.active
-    WHERE at.id = $2 AND at.clinic_id = $6
-      AND $7::timestamptz - $8::timestamptz = make_interval(mins => at.duration_min)
+    WHERE at.id = $2 AND at.clinic_id = $7
+      AND $8::timestamptz - $9::timestamptz = make_interval(mins => at.duration_min)
       AND NOT EXISTS (SELECT 1 FROM cooling)
 ), booked AS (
     INSERT INTO bookings (
         id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
-        patient_name, patient_email, patient_phone, client_id, manage_token_hash, created_at, language
+        patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
+        client_id, manage_token_hash, created_at, language
     )
-    SELECT $9, target.clinic_id, $2, $5, $8::timestamptz, $7::timestamptz,
-           $10, $3, $4, $11, $12, $13, $14
+    SELECT $10, target.clinic_id, $2, $6, $9::timestamptz, $8::timestamptz,
+           $11, $12, $13, $4::text, $5::text,
+           $14, $15, $16, $17
     FROM target CROSS JOIN specialist_lock
     ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id
 ), audited AS (
     INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after)
-    SELECT clinic_id, $15, 'booking.create', 'booking', id::text, $16 FROM booked
+    SELECT clinic_id, $18, 'booking.create', 'booking', id::text, $19 FROM booked
 ), remembered AS (
     INSERT INTO idempotency_keys (clinic_id, principal, route, key, request_hash, status_code, body)
-    SELECT clinic_id, $17, $18, $19, $20, $21, $22
-    FROM booked WHERE $23::boolean
+    SELECT clinic_id, $20, $21, $22, $23, $24, $25
+    FROM booked WHERE $26::boolean
 )
 SELECT count(*) FROM booked
 `
@@ -147,14 +162,17 @@ SELECT count(*) FROM booked
 type BookingCreateParams struct {
 	CheckCooldown     bool
 	AppointmentTypeID uuid.UUID
-	PatientEmail      string
-	PatientPhone      string
+	CancelKeepsSec    int32
+	PatientEmailKey   string
+	PatientPhoneKey   string
 	SpecialistID      uuid.UUID
 	ClinicID          uuid.UUID
 	SlotEnd           time.Time
 	SlotStart         time.Time
 	ID                uuid.UUID
 	PatientName       string
+	PatientEmail      string
+	PatientPhone      string
 	ClientID          string
 	ManageTokenHash   []byte
 	CreatedAt         time.Time
@@ -184,14 +202,17 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 	row := q.db.QueryRow(ctx, bookingCreate,
 		arg.CheckCooldown,
 		arg.AppointmentTypeID,
-		arg.PatientEmail,
-		arg.PatientPhone,
+		arg.CancelKeepsSec,
+		arg.PatientEmailKey,
+		arg.PatientPhoneKey,
 		arg.SpecialistID,
 		arg.ClinicID,
 		arg.SlotEnd,
 		arg.SlotStart,
 		arg.ID,
 		arg.PatientName,
+		arg.PatientEmail,
+		arg.PatientPhone,
 		arg.ClientID,
 		arg.ManageTokenHash,
 		arg.CreatedAt,
@@ -212,7 +233,7 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at FROM bookings WHERE id = $1
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -239,12 +260,15 @@ func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error)
 		&i.Language,
 		&i.Attendance,
 		&i.AttendanceAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
+		&i.CancelledOnline,
 	)
 	return i, err
 }
 
 const bookingGetByTokenHash = `-- name: BookingGetByTokenHash :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at FROM bookings
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online FROM bookings
 WHERE manage_token_hash = $1
    OR id = (SELECT booking_id FROM booking_links WHERE token_hash = $1)
 `
@@ -275,12 +299,15 @@ func (q *Queries) BookingGetByTokenHash(ctx context.Context, manageTokenHash []b
 		&i.Language,
 		&i.Attendance,
 		&i.AttendanceAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
+		&i.CancelledOnline,
 	)
 	return i, err
 }
 
 const bookingGetForUpdate = `-- name: BookingGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -307,6 +334,9 @@ func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Bookin
 		&i.Language,
 		&i.Attendance,
 		&i.AttendanceAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
+		&i.CancelledOnline,
 	)
 	return i, err
 }
@@ -314,13 +344,15 @@ func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Bookin
 const bookingInsert = `-- name: BookingInsert :one
 INSERT INTO bookings (
     clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
-    patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, language
+    patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
+    client_id, manage_token_hash, rescheduled_from, language
 ) VALUES (
     $1, $2, $3, $4, $5,
-    $6, $7, $8, $9, $10, $11, $12
+    $6, $7, $8, $9, $10,
+    $11, $12, $13, $14
 )
 ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online
 `
 
 type BookingInsertParams struct {
@@ -332,6 +364,8 @@ type BookingInsertParams struct {
 	PatientName       string
 	PatientEmail      string
 	PatientPhone      string
+	PatientEmailKey   string
+	PatientPhoneKey   string
 	ClientID          string
 	ManageTokenHash   []byte
 	RescheduledFrom   uuid.NullUUID
@@ -350,6 +384,8 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		arg.PatientName,
 		arg.PatientEmail,
 		arg.PatientPhone,
+		arg.PatientEmailKey,
+		arg.PatientPhoneKey,
 		arg.ClientID,
 		arg.ManageTokenHash,
 		arg.RescheduledFrom,
@@ -377,6 +413,9 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		&i.Language,
 		&i.Attendance,
 		&i.AttendanceAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
+		&i.CancelledOnline,
 	)
 	return i, err
 }
@@ -581,34 +620,44 @@ func (q *Queries) BookingOverlapExists(ctx context.Context, arg BookingOverlapEx
 }
 
 const bookingPatientCooldownUntil = `-- name: BookingPatientCooldownUntil :one
-SELECT COALESCE(max(b.created_at + make_interval(mins => t.cooldown_min)), 'epoch')::timestamptz AS until
+SELECT COALESCE(max(LEAST(
+           b.created_at + make_interval(mins => t.cooldown_min),
+           CASE WHEN b.status = 'confirmed' THEN 'infinity'::timestamptz
+                ELSE b.cancelled_at + make_interval(secs => $1::int) END
+       )), 'epoch')::timestamptz AS until
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
-WHERE b.appointment_type_id = $1 AND b.status = 'confirmed' AND t.cooldown_min > 0
-  AND b.id <> $2
+WHERE b.appointment_type_id = $2 AND t.cooldown_min > 0
+  AND (b.status = 'confirmed'
+       OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => $1::int)))
+  AND b.id <> $3
   AND b.created_at > now() - make_interval(mins => t.cooldown_min)
-  AND (lower(b.patient_email) = lower($3::text)
-       OR (regexp_replace($4::text, '\D', '', 'g') <> ''
-           AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace($4::text, '\D', '', 'g')))
+  AND (b.patient_email_key = $4::text
+       OR ($5::text <> '' AND b.patient_phone_key = $5::text))
 `
 
 type BookingPatientCooldownUntilParams struct {
+	CancelKeepsSec    int32
 	AppointmentTypeID uuid.UUID
 	ExcludeID         uuid.UUID
-	Email             string
-	Phone             string
+	EmailKey          string
+	PhoneKey          string
 }
 
-// When the patient's cooldown for the type ends: the latest of their
-// confirmed bookings of it (the same e-mail, case aside, or the same phone
-// digits), other than exclude_id, plus the type's cooldown; the epoch when
-// none runs.
+// When the patient's cooldown for the type ends: the latest end of the
+// cooldowns of their bookings of it (the same e-mail key, or the same
+// phone key; internal/identity), other than exclude_id; the epoch when
+// none runs. A confirmed booking's cooldown is the type's from its
+// making; one the patient cancelled online keeps it until cancel_keeps_sec
+// after the cancel, so booking and cancelling again and again is no way
+// around it; one cancelled by staff has none.
 func (q *Queries) BookingPatientCooldownUntil(ctx context.Context, arg BookingPatientCooldownUntilParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, bookingPatientCooldownUntil,
+		arg.CancelKeepsSec,
 		arg.AppointmentTypeID,
 		arg.ExcludeID,
-		arg.Email,
-		arg.Phone,
+		arg.EmailKey,
+		arg.PhoneKey,
 	)
 	var until time.Time
 	err := row.Scan(&until)
@@ -618,8 +667,8 @@ func (q *Queries) BookingPatientCooldownUntil(ctx context.Context, arg BookingPa
 const bookingPatientLock = `-- name: BookingPatientLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended('booking-patient:' || $1::uuid::text || ':' || k, 0))
 FROM unnest(ARRAY[
-    'e:' || lower($2::text),
-    CASE WHEN regexp_replace($3::text, '\D', '', 'g') <> '' THEN 'p:' || regexp_replace($3::text, '\D', '', 'g') END
+    'e:' || $2::text,
+    CASE WHEN $3::text <> '' THEN 'p:' || $3::text END
 ]) WITH ORDINALITY AS keys (k, n)
 WHERE k IS NOT NULL
 ORDER BY n
@@ -627,16 +676,17 @@ ORDER BY n
 
 type BookingPatientLockParams struct {
 	AppointmentTypeID uuid.UUID
-	Email             string
-	Phone             string
+	EmailKey          string
+	PhoneKey          string
 }
 
-// Serialises one patient's bookings of one type, by e-mail (case aside)
-// and by phone digits when there are any, until the transaction ends: the
-// cooldown check that follows, a statement of its own, then sees the
-// other's commit. The e-mail's lock is always taken first.
+// Serialises one patient's bookings of one type, by the e-mail's key and
+// by the phone's key when there is one (internal/identity), until the
+// transaction ends: the cooldown check that follows, a statement of its
+// own, then sees the other's commit. The e-mail's lock is always taken
+// first.
 func (q *Queries) BookingPatientLock(ctx context.Context, arg BookingPatientLockParams) error {
-	_, err := q.db.Exec(ctx, bookingPatientLock, arg.AppointmentTypeID, arg.Email, arg.Phone)
+	_, err := q.db.Exec(ctx, bookingPatientLock, arg.AppointmentTypeID, arg.EmailKey, arg.PhoneKey)
 	return err
 }
 
@@ -711,24 +761,28 @@ func (q *Queries) BookingSearch(ctx context.Context, arg BookingSearchParams) ([
 
 const bookingSetStatus = `-- name: BookingSetStatus :one
 UPDATE bookings
-SET status = $1, cancel_reason = $2, cancelled_at = now(),
-    manage_token_hash = CASE WHEN $3::boolean THEN manage_token_hash ELSE NULL END,
+SET status = $1, cancel_reason = $2, cancelled_at = now(), cancelled_online = $3,
+    manage_token_hash = CASE WHEN $4::boolean THEN manage_token_hash ELSE NULL END,
     version = version + 1
-WHERE id = $4
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at
+WHERE id = $5
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online
 `
 
 type BookingSetStatusParams struct {
-	Status       string
-	CancelReason string
-	KeepToken    bool
-	ID           uuid.UUID
+	Status          string
+	CancelReason    string
+	CancelledOnline bool
+	KeepToken       bool
+	ID              uuid.UUID
 }
 
+// cancelled_online: the patient cancelled it themselves (a manage link,
+// the API), which keeps it in their cooldown for a while.
 func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusParams) (Booking, error) {
 	row := q.db.QueryRow(ctx, bookingSetStatus,
 		arg.Status,
 		arg.CancelReason,
+		arg.CancelledOnline,
 		arg.KeepToken,
 		arg.ID,
 	)
@@ -754,6 +808,9 @@ func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusPara
 		&i.Language,
 		&i.Attendance,
 		&i.AttendanceAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
+		&i.CancelledOnline,
 	)
 	return i, err
 }
@@ -782,7 +839,8 @@ SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name
        EXISTS (
            SELECT 1 FROM appointment_type_specialists ats
            WHERE ats.appointment_type_id = appointment_types.id AND ats.specialist_id = $1
-       )::boolean AS performs
+       )::boolean AS performs,
+       (SELECT c.country FROM clinics c WHERE c.id = appointment_types.clinic_id)::text AS clinic_country
 FROM appointment_types
 LEFT JOIN specialists s ON s.id = $1
 WHERE appointment_types.id = $2
@@ -799,6 +857,7 @@ type BookingTargetGetRow struct {
 	SameClinic       bool
 	SpecialistActive bool
 	Performs         bool
+	ClinicCountry    string
 }
 
 // What the gate checks before an insert, in one round trip: the type, and
@@ -828,6 +887,7 @@ func (q *Queries) BookingTargetGet(ctx context.Context, arg BookingTargetGetPara
 		&i.SameClinic,
 		&i.SpecialistActive,
 		&i.Performs,
+		&i.ClinicCountry,
 	)
 	return i, err
 }

@@ -60,7 +60,7 @@ const clinicCreate = `-- name: ClinicCreate :one
 INSERT INTO clinics (slug, name, timezone, address, language)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (slug) DO NOTHING
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country
 `
 
 type ClinicCreateParams struct {
@@ -97,12 +97,13 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGet = `-- name: ClinicGet :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min FROM clinics WHERE id = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country FROM clinics WHERE id = $1
 `
 
 func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
@@ -124,12 +125,13 @@ func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGetBySlug = `-- name: ClinicGetBySlug :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min FROM clinics WHERE slug = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country FROM clinics WHERE slug = $1
 `
 
 func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, error) {
@@ -151,12 +153,13 @@ func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, err
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGetForUpdate = `-- name: ClinicGetForUpdate :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min FROM clinics WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country FROM clinics WHERE id = $1 FOR UPDATE
 `
 
 // The clinic, locked until the settings change that read it commits.
@@ -179,12 +182,13 @@ func (q *Queries) ClinicGetForUpdate(ctx context.Context, id uuid.UUID) (Clinic,
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Country,
 	)
 	return i, err
 }
 
 const clinicList = `-- name: ClinicList :many
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min FROM clinics ORDER BY name
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country FROM clinics ORDER BY name
 `
 
 func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
@@ -212,6 +216,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 			&i.DefaultMinNoticeMin,
 			&i.DefaultMaxAdvanceDays,
 			&i.DefaultCooldownMin,
+			&i.Country,
 		); err != nil {
 			return nil, err
 		}
@@ -224,7 +229,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 }
 
 const clinicListWithStaffCount = `-- name: ClinicListWithStaffCount :many
-SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
+SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.country, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
 FROM clinics c
 ORDER BY c.slug
 `
@@ -245,6 +250,7 @@ type ClinicListWithStaffCountRow struct {
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
+	Country               string
 	StaffCount            int64
 }
 
@@ -273,6 +279,7 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 			&i.DefaultMinNoticeMin,
 			&i.DefaultMaxAdvanceDays,
 			&i.DefaultCooldownMin,
+			&i.Country,
 			&i.StaffCount,
 		); err != nil {
 			return nil, err
@@ -288,12 +295,12 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 const clinicSettingsUpdate = `-- name: ClinicSettingsUpdate :one
 UPDATE clinics SET
     name = $1, address = $2, contact_phone = $3, contact_email = $4,
-    language = $5, timezone = $6,
-    default_slot_step_min = $7, default_min_notice_min = $8,
-    default_max_advance_days = $9, default_cooldown_min = $10,
+    language = $5, timezone = $6, country = $7,
+    default_slot_step_min = $8, default_min_notice_min = $9,
+    default_max_advance_days = $10, default_cooldown_min = $11,
     version = version + 1, updated_at = now()
-WHERE id = $11 AND version = $12
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min
+WHERE id = $12 AND version = $13
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country
 `
 
 type ClinicSettingsUpdateParams struct {
@@ -303,6 +310,7 @@ type ClinicSettingsUpdateParams struct {
 	ContactEmail          string
 	Language              string
 	Timezone              string
+	Country               string
 	DefaultSlotStepMin    int32
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
@@ -320,6 +328,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		arg.ContactEmail,
 		arg.Language,
 		arg.Timezone,
+		arg.Country,
 		arg.DefaultSlotStepMin,
 		arg.DefaultMinNoticeMin,
 		arg.DefaultMaxAdvanceDays,
@@ -344,6 +353,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Country,
 	)
 	return i, err
 }
@@ -363,7 +373,7 @@ const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country
 `
 
 type ClinicUpsertParams struct {
@@ -397,6 +407,7 @@ func (q *Queries) ClinicUpsert(ctx context.Context, arg ClinicUpsertParams) (Cli
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Country,
 	)
 	return i, err
 }

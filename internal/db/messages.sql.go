@@ -14,7 +14,7 @@ import (
 )
 
 const bookingUpcomingByEmail = `-- name: BookingUpcomingByEmail :many
-SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, t.name AS type_name, s.name AS specialist_name
+SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, t.name AS type_name, s.name AS specialist_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
@@ -69,6 +69,9 @@ func (q *Queries) BookingUpcomingByEmail(ctx context.Context, arg BookingUpcomin
 			&i.Booking.Language,
 			&i.Booking.Attendance,
 			&i.Booking.AttendanceAt,
+			&i.Booking.PatientEmailKey,
+			&i.Booking.PatientPhoneKey,
+			&i.Booking.CancelledOnline,
 			&i.TypeName,
 			&i.SpecialistName,
 		); err != nil {
@@ -132,7 +135,7 @@ func (q *Queries) MessageBacklog(ctx context.Context) (MessageBacklogRow, error)
 }
 
 const messageBookingContext = `-- name: MessageBookingContext :one
-SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, t.name AS type_name, s.name AS specialist_name
+SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.country, t.name AS type_name, s.name AS specialist_name
 FROM bookings b
 JOIN clinics c ON c.id = b.clinic_id
 JOIN appointment_types t ON t.id = b.appointment_type_id
@@ -172,6 +175,9 @@ func (q *Queries) MessageBookingContext(ctx context.Context, id uuid.UUID) (Mess
 		&i.Booking.Language,
 		&i.Booking.Attendance,
 		&i.Booking.AttendanceAt,
+		&i.Booking.PatientEmailKey,
+		&i.Booking.PatientPhoneKey,
+		&i.Booking.CancelledOnline,
 		&i.Clinic.ID,
 		&i.Clinic.Slug,
 		&i.Clinic.Name,
@@ -187,6 +193,7 @@ func (q *Queries) MessageBookingContext(ctx context.Context, id uuid.UUID) (Mess
 		&i.Clinic.DefaultMinNoticeMin,
 		&i.Clinic.DefaultMaxAdvanceDays,
 		&i.Clinic.DefaultCooldownMin,
+		&i.Clinic.Country,
 		&i.TypeName,
 		&i.SpecialistName,
 	)
@@ -235,6 +242,62 @@ func (q *Queries) MessageCancelPending(ctx context.Context, bookingID uuid.NullU
 	return items, nil
 }
 
+const messageCapCount = `-- name: MessageCapCount :one
+SELECT count(*) FILTER (WHERE clinic_id = $1)::int AS clinic, count(*)::int AS server
+FROM messages
+WHERE recipient_key = $2::text AND counted_at > $3::timestamptz AND status <> 'failed'
+`
+
+type MessageCapCountParams struct {
+	ClinicID     uuid.UUID
+	RecipientKey string
+	Since        time.Time
+}
+
+type MessageCapCountRow struct {
+	Clinic int32
+	Server int32
+}
+
+// The places a recipient's public messages took since @since: at the
+// clinic, and across the server. A message the mail server refused for
+// good reached nobody and gives its place back.
+func (q *Queries) MessageCapCount(ctx context.Context, arg MessageCapCountParams) (MessageCapCountRow, error) {
+	row := q.db.QueryRow(ctx, messageCapCount, arg.ClinicID, arg.RecipientKey, arg.Since)
+	var i MessageCapCountRow
+	err := row.Scan(&i.Clinic, &i.Server)
+	return i, err
+}
+
+const messageCapLock = `-- name: MessageCapLock :exec
+SELECT pg_advisory_xact_lock(1835100268, hashtext($1::text))
+`
+
+// Serialises the cap's count and place for one recipient across every
+// worker of every process, to the end of the transaction.
+func (q *Queries) MessageCapLock(ctx context.Context, recipientKey string) error {
+	_, err := q.db.Exec(ctx, messageCapLock, recipientKey)
+	return err
+}
+
+const messageCapTake = `-- name: MessageCapTake :exec
+UPDATE messages SET recipient_key = $1::text, counted_at = $2::timestamptz, updated_at = now()
+WHERE id = $3
+`
+
+type MessageCapTakeParams struct {
+	RecipientKey string
+	CountedAt    time.Time
+	ID           uuid.UUID
+}
+
+// A public message takes its place under its recipient's cap; a retry
+// keeps it.
+func (q *Queries) MessageCapTake(ctx context.Context, arg MessageCapTakeParams) error {
+	_, err := q.db.Exec(ctx, messageCapTake, arg.RecipientKey, arg.CountedAt, arg.ID)
+	return err
+}
+
 const messageDelete = `-- name: MessageDelete :exec
 DELETE FROM messages WHERE id = $1
 `
@@ -245,7 +308,7 @@ func (q *Queries) MessageDelete(ctx context.Context, id uuid.UUID) error {
 }
 
 const messageGet = `-- name: MessageGet :one
-SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id FROM messages WHERE id = $1
+SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id, cause, recipient_key, counted_at FROM messages WHERE id = $1
 `
 
 func (q *Queries) MessageGet(ctx context.Context, id uuid.UUID) (Message, error) {
@@ -270,12 +333,49 @@ func (q *Queries) MessageGet(ctx context.Context, id uuid.UUID) (Message, error)
 		&i.UpdatedAt,
 		&i.EntryID,
 		&i.OfferID,
+		&i.Cause,
+		&i.RecipientKey,
+		&i.CountedAt,
 	)
 	return i, err
 }
 
+const messageHeldExists = `-- name: MessageHeldExists :one
+SELECT EXISTS (
+    SELECT 1 FROM messages WHERE clinic_id = $1 AND status = 'held' AND updated_at > $2
+) AS held
+`
+
+type MessageHeldExistsParams struct {
+	ClinicID uuid.UUID
+	Since    time.Time
+}
+
+func (q *Queries) MessageHeldExists(ctx context.Context, arg MessageHeldExistsParams) (bool, error) {
+	row := q.db.QueryRow(ctx, messageHeldExists, arg.ClinicID, arg.Since)
+	var held bool
+	err := row.Scan(&held)
+	return held, err
+}
+
+const messageHold = `-- name: MessageHold :exec
+UPDATE messages SET status = 'held', last_error = $1, updated_at = now()
+WHERE id = $2 AND status = 'sending'
+`
+
+type MessageHoldParams struct {
+	Reason string
+	ID     uuid.UUID
+}
+
+// Past the cap: not sent, not retried, kept for staff with its reason.
+func (q *Queries) MessageHold(ctx context.Context, arg MessageHoldParams) error {
+	_, err := q.db.Exec(ctx, messageHold, arg.Reason, arg.ID)
+	return err
+}
+
 const messageListByBooking = `-- name: MessageListByBooking :many
-SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id FROM messages
+SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id, cause, recipient_key, counted_at FROM messages
 WHERE clinic_id = $1 AND (booking_id = $2 OR previous_id = $2)
 ORDER BY created_at, send_at
 `
@@ -315,6 +415,9 @@ func (q *Queries) MessageListByBooking(ctx context.Context, arg MessageListByBoo
 			&i.UpdatedAt,
 			&i.EntryID,
 			&i.OfferID,
+			&i.Cause,
+			&i.RecipientKey,
+			&i.CountedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -326,11 +429,96 @@ func (q *Queries) MessageListByBooking(ctx context.Context, arg MessageListByBoo
 	return items, nil
 }
 
+const messageListHeld = `-- name: MessageListHeld :many
+SELECT id, booking_id, kind, recipient, last_error, updated_at FROM messages
+WHERE clinic_id = $1 AND status = 'held' AND updated_at > $2
+ORDER BY updated_at DESC
+LIMIT 100
+`
+
+type MessageListHeldParams struct {
+	ClinicID uuid.UUID
+	Since    time.Time
+}
+
+type MessageListHeldRow struct {
+	ID        uuid.UUID
+	BookingID uuid.NullUUID
+	Kind      string
+	Recipient string
+	LastError string
+	UpdatedAt time.Time
+}
+
+// A clinic's messages held back in the last days, newest first.
+func (q *Queries) MessageListHeld(ctx context.Context, arg MessageListHeldParams) ([]MessageListHeldRow, error) {
+	rows, err := q.db.Query(ctx, messageListHeld, arg.ClinicID, arg.Since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageListHeldRow{}
+	for rows.Next() {
+		var i MessageListHeldRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.BookingID,
+			&i.Kind,
+			&i.Recipient,
+			&i.LastError,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageRelease = `-- name: MessageRelease :one
+UPDATE messages
+SET status = 'queued', cause = 'staff', last_error = '', send_at = $1, updated_at = now()
+WHERE id = $2 AND clinic_id = $3 AND status = 'held'
+RETURNING id
+`
+
+type MessageReleaseParams struct {
+	SendAt   time.Time
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+// Staff send a held-back message anyway: it goes back to the queue as
+// staff's own, never counted or held back again.
+func (q *Queries) MessageRelease(ctx context.Context, arg MessageReleaseParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, messageRelease, arg.SendAt, arg.ID, arg.ClinicID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
+const messageSetJob = `-- name: MessageSetJob :exec
+UPDATE messages SET job_id = $1 WHERE id = $2
+`
+
+type MessageSetJobParams struct {
+	JobID pgtype.Int8
+	ID    uuid.UUID
+}
+
+func (q *Queries) MessageSetJob(ctx context.Context, arg MessageSetJobParams) error {
+	_, err := q.db.Exec(ctx, messageSetJob, arg.JobID, arg.ID)
+	return err
+}
+
 const messageStart = `-- name: MessageStart :one
 UPDATE messages
 SET status = 'sending', attempts = attempts + 1, updated_at = now()
 WHERE id = $1 AND status IN ('queued', 'retrying', 'sending')
-RETURNING id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id
+RETURNING id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id, cause, recipient_key, counted_at
 `
 
 // An attempt begins: counted before the mail server is spoken to. No row
@@ -357,6 +545,9 @@ func (q *Queries) MessageStart(ctx context.Context, id uuid.UUID) (Message, erro
 		&i.UpdatedAt,
 		&i.EntryID,
 		&i.OfferID,
+		&i.Cause,
+		&i.RecipientKey,
+		&i.CountedAt,
 	)
 	return i, err
 }

@@ -71,6 +71,9 @@ type Booking struct {
 	Language          string
 	Attendance        string
 	AttendanceAt      *time.Time
+	PatientEmailKey   string
+	PatientPhoneKey   string
+	CancelledOnline   bool
 }
 
 type BookingLink struct {
@@ -95,6 +98,7 @@ type Clinic struct {
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
+	Country               string
 }
 
 type IdempotencyKey struct {
@@ -118,24 +122,27 @@ type KioskToken struct {
 }
 
 type Message struct {
-	ID         uuid.UUID
-	ClinicID   uuid.UUID
-	BookingID  uuid.NullUUID
-	Kind       string
-	Recipient  string
-	Language   string
-	PreviousID uuid.NullUUID
-	Reason     string
-	Status     string
-	JobID      pgtype.Int8
-	SendAt     time.Time
-	Attempts   int32
-	LastError  string
-	AcceptedAt *time.Time
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	EntryID    uuid.NullUUID
-	OfferID    uuid.NullUUID
+	ID           uuid.UUID
+	ClinicID     uuid.UUID
+	BookingID    uuid.NullUUID
+	Kind         string
+	Recipient    string
+	Language     string
+	PreviousID   uuid.NullUUID
+	Reason       string
+	Status       string
+	JobID        pgtype.Int8
+	SendAt       time.Time
+	Attempts     int32
+	LastError    string
+	AcceptedAt   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	EntryID      uuid.NullUUID
+	OfferID      uuid.NullUUID
+	Cause        string
+	RecipientKey pgtype.Text
+	CountedAt    *time.Time
 }
 
 type OutboxCopy struct {

@@ -174,7 +174,7 @@ func (l *load) patient(p int) {
 			}
 			in := l.pick(rng)
 			st, body = l.post(in, "book", "/v1/appointment-types/"+l.typeID.String()+"/book",
-				fmt.Sprintf(`{"holdId":%q,"clientId":%q,"patient":{"name":"Patient %d","email":"p%d@example.org"}}`, h.HoldID, client, p, p))
+				fmt.Sprintf(`{"holdId":%q,"clientId":%q,"patient":{"name":"Load Patient","email":"p%d@example.org"}}`, h.HoldID, client, p))
 			if st == http.StatusCreated {
 				var a struct {
 					Appointment struct {

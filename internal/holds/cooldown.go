@@ -107,3 +107,45 @@ func (s *Store) MoveCooldown(ctx context.Context, clinicID, fromBookingID, toBoo
 	}
 	return nil
 }
+
+// shortenCooldownScript ends a cooldown through its reverse key no later
+// than ARGV[2] milliseconds from now, but only if the cooldown is still
+// this booking's (as clearCooldownScript).
+//
+//	KEYS[1] cooldown key  KEYS[2] reverse key  ARGV[1] bookingId  ARGV[2] ms
+var shortenCooldownScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 or ttl > tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
+end
+redis.call('DEL', KEYS[2])
+return 1
+`)
+
+// ShortenCooldown follows a patient's own cancel: the cooldown the
+// booking started runs on for at most keep (it lifts at once for keep
+// <= 0, as ClearCooldown), so that booking and cancelling in a loop does
+// not renew a client's holds.
+func (s *Store) ShortenCooldown(ctx context.Context, clinicID, bookingID uuid.UUID, keep time.Duration) error {
+	if keep <= 0 {
+		return s.ClearCooldown(ctx, clinicID, bookingID)
+	}
+	rev := cooldownReverseKey(clinicID, bookingID)
+	key, err := s.rdb.Get(ctx, rev).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("holds: shorten cooldown: %w", err)
+	}
+	if !strings.HasPrefix(key, "client_limit:"+tag(clinicID)+":") {
+		return fmt.Errorf("holds: shorten cooldown: reverse key %s names %q", rev, key)
+	}
+	ms := max(keep.Milliseconds(), 1)
+	if err := shortenCooldownScript.Run(ctx, s.rdb, []string{key, rev}, bookingID.String(), ms).Err(); err != nil {
+		return fmt.Errorf("holds: shorten cooldown: %w", err)
+	}
+	return nil
+}

@@ -74,7 +74,8 @@
 //	                               within the hour (set by the claim, EX 3600).
 //	client_limit:{c}:<clientId>:<atid>     booking cooldown; value = booking id.
 //	client_limit:booking:{c}:<bookingId>   reverse key -> the cooldown key, so a
-//	                                       cancellation clears the cooldown without SCAN.
+//	                                       cancellation clears (staff's) or cuts
+//	                                       (the patient's) the cooldown without SCAN.
 //
 // A hold's id encodes its clinic ("h" + hex(clinic uuid) + hex(10 random
 // bytes)), so heartbeat and release requests, which carry only holdId and

@@ -32,7 +32,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 	var msgs []message
 	switch ch.Kind {
 	case booking.ChangeConfirm:
-		msgs = append(msgs, o.about(b, KindConfirmation, b.CreatedAt))
+		msgs = append(msgs, o.about(b, KindConfirmation, b.CreatedAt, causeOf(ch.Actor)))
 		r, ok, err := o.reminder(ctx, q, b)
 		if err != nil {
 			return err
@@ -44,7 +44,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 		if err := o.cancelPending(ctx, tx, q, b.ID); err != nil {
 			return err
 		}
-		m := o.about(b, KindCancellation, o.now())
+		m := o.about(b, KindCancellation, o.now(), causeOf(ch.Actor))
 		m.Reason = staffReason(ch)
 		msgs = append(msgs, m)
 	case booking.ChangeReschedule:
@@ -53,7 +53,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 				return err
 			}
 		}
-		m := o.about(b, KindChange, o.now())
+		m := o.about(b, KindChange, o.now(), causeOf(ch.Actor))
 		m.Reason = staffReason(ch)
 		if ch.Previous != nil {
 			m.PreviousID = uuid.NullUUID{UUID: ch.Previous.ID, Valid: true}
@@ -75,19 +75,22 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 	return o.write(ctx, tx, msgs)
 }
 
-// staffReason is the reason a notice gives: the one staff wrote; a
-// patient's own change needs none told back.
+// staffReason is the reason a notice gives: the one a staff member
+// wrote. What anyone else typed (through a manage link, the public API)
+// is never put in an e-mail: it would carry a stranger's words, links
+// among them, from the clinic's own address to whatever address they
+// booked with.
 func staffReason(ch booking.Change) string {
-	if ch.Actor == booking.ActorPatient {
+	if causeOf(ch.Actor) != CauseStaff {
 		return ""
 	}
 	return ch.Reason
 }
 
-func (o *Outbox) about(b booking.Booking, kind string, at time.Time) message {
+func (o *Outbox) about(b booking.Booking, kind string, at time.Time, cause string) message {
 	return message{
 		ID: uuid.New(), ClinicID: b.ClinicID, BookingID: uuid.NullUUID{UUID: b.ID, Valid: true},
-		Kind: kind, Recipient: b.Patient.Email, Language: b.Language, SendAt: at.UTC(),
+		Kind: kind, Recipient: b.Patient.Email, Language: b.Language, SendAt: at.UTC(), Cause: cause,
 	}
 }
 
@@ -105,7 +108,7 @@ func (o *Outbox) reminder(ctx context.Context, q *db.Queries, b booking.Booking)
 	if !at.After(o.now()) {
 		return message{}, false, nil
 	}
-	return o.about(b, KindReminder, at), true, nil
+	return o.about(b, KindReminder, at, CauseSchedule), true, nil
 }
 
 // cancelPending cancels the messages of a booking, cancelled or moved,
@@ -147,6 +150,9 @@ func (o *Outbox) write(ctx context.Context, tx pgx.Tx, msgs []message) error {
 	rows := make([]db.MessageInsertParams, len(msgs))
 	for i, m := range msgs {
 		rows[i] = m
+		if m.Cause == "" {
+			rows[i].Cause = defaultCause(m.Kind)
+		}
 		rows[i].JobID = pgtype.Int8{Int64: res[i].Job.ID, Valid: true}
 	}
 	var ierr error
@@ -168,6 +174,7 @@ func (o *Outbox) write(ctx context.Context, tx pgx.Tx, msgs []message) error {
 func (o *Outbox) RequestLookup(ctx context.Context, clinicID uuid.UUID, email, language string) error {
 	m := message{
 		ID: uuid.New(), ClinicID: clinicID, Kind: KindLookup, Recipient: email, Language: language, SendAt: o.now().UTC(),
+		Cause: CausePublic,
 	}
 	return pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error { return o.write(ctx, tx, []message{m}) })
 }

@@ -1,6 +1,8 @@
 // Package outbox tells patients of their bookings by e-mail: a
 // confirmation, a reminder before the appointment, a notice when it is
 // moved or cancelled, and the list of their bookings when they ask for it.
+// The e-mails a stranger's request causes are capped per recipient and
+// day (cap.go).
 //
 // Every message is written in the transaction of the change it tells of,
 // as a row of messages and a job of the queue (River, on the same
@@ -80,6 +82,9 @@ type Config struct {
 	// server of one database must use the same; tests that share a
 	// database give each server its own so none sends another's messages.
 	Queue string
+	// Cap is how many e-mails public requests may cause to one address
+	// a day; zero fields take the defaults.
+	Cap Cap
 	// Clock is the queue's and the outbox's time; nil is the real clock.
 	// Tests move it to make reminders due without waiting.
 	Clock rivertype.TimeGenerator
@@ -130,6 +135,7 @@ type Outbox struct {
 	river   *river.Client[pgx.Tx]
 	worker  *river.Client[pgx.Tx]
 	cfg     Config
+	cap     Cap
 	clinics *clinics.Service
 	log     *slog.Logger
 	stats   *stats
@@ -172,7 +178,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Outbox, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	o := &Outbox{pool: pool, cfg: cfg, clinics: clinics.NewService(pool), log: cfg.Log, stats: newStats(), recordFor: recordFor,
+	o := &Outbox{pool: pool, cfg: cfg, cap: cfg.Cap.withDefaults(), clinics: clinics.NewService(pool), log: cfg.Log, stats: newStats(), recordFor: recordFor,
 		leads: map[uuid.UUID]lead{}}
 	// A client without workers only inserts: the jobs' workers, the
 	// waitlist's among them, are known once Start is given them.
@@ -254,7 +260,8 @@ func (o *Outbox) Stop(ctx context.Context) error {
 }
 
 // Write writes messages of other kinds than the bookings' (the
-// waitlist's), with their jobs, in tx.
+// waitlist's), with their jobs, in tx. A message without a Cause is
+// public (capped), unless it is a waitlist offer or a reminder.
 func (o *Outbox) Write(ctx context.Context, tx pgx.Tx, msgs ...db.MessageInsertParams) error {
 	return o.write(ctx, tx, msgs)
 }

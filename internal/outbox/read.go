@@ -21,11 +21,11 @@ import (
 type Status struct {
 	ID       uuid.UUID
 	Kind     string
-	Status   string // queued, sending, sent, retrying, failed, cancelled
+	Status   string // queued, sending, sent, retrying, failed, cancelled, held
 	SendAt   time.Time
 	Sent     *time.Time // when the mail server accepted it
 	Attempts int
-	Error    string // the last failed attempt's answer
+	Error    string // the last failed attempt's answer; why it was held back
 }
 
 // Undeliverable says the mail server refused the message for good.
@@ -118,17 +118,36 @@ func (o *Outbox) Backlog(ctx context.Context) (waiting int64, oldest time.Durati
 }
 
 // Outcomes of attempts, for metrics; "handled" is a lookup's only one.
-var Outcomes = []string{"sent", "retried", "failed", "cancelled", "handled"}
+var Outcomes = []string{"sent", "retried", "failed", "cancelled", "held", "handled"}
 
 // Counts is the number of attempts of this process by kind and outcome.
 func (o *Outbox) Counts() map[[2]string]int64 { return o.stats.snapshot() }
 
-type stats struct {
-	mu sync.Mutex
-	n  map[[2]string]int64
+// HeldCounts is the number of messages this process held back, by the
+// scope of the cap they met (ScopeClinic, ScopeServer).
+func (o *Outbox) HeldCounts() map[string]int64 {
+	o.stats.mu.Lock()
+	defer o.stats.mu.Unlock()
+	out := make(map[string]int64, len(o.stats.byScope))
+	for k, v := range o.stats.byScope {
+		out[k] = v
+	}
+	return out
 }
 
-func newStats() *stats { return &stats{n: map[[2]string]int64{}} }
+type stats struct {
+	mu      sync.Mutex
+	n       map[[2]string]int64
+	byScope map[string]int64
+}
+
+func newStats() *stats { return &stats{n: map[[2]string]int64{}, byScope: map[string]int64{}} }
+
+func (s *stats) held(scope string) {
+	s.mu.Lock()
+	s.byScope[scope]++
+	s.mu.Unlock()
+}
 
 // count counts an outcome. A lookup is counted once, as handled, when its
 // job ends, whether or not the address had bookings (and so a list was

@@ -26,12 +26,14 @@ type sendWorker struct {
 }
 
 // Work sends one message. The row says where it stands: a message sent,
-// failed for good or cancelled is done with. An attempt is counted before
-// the mail server is spoken to, and the server's acceptance is recorded
-// before Work returns, so the queue can never run an accepted message
-// again. (A process that dies between the server's "accepted" and that
-// record sends the message again on its retry; the Message-ID stays the
-// same, so receivers can tell the repeat.)
+// failed for good, cancelled or held back is done with. A public message
+// takes its place under its recipient's cap before it is sent, or is
+// held back (cap.go). An attempt is counted before the mail server is
+// spoken to, and the server's acceptance is recorded before Work
+// returns, so the queue can never run an accepted message again. (A
+// process that dies between the server's "accepted" and that record
+// sends the message again on its retry; the Message-ID stays the same,
+// so receivers can tell the repeat.)
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
 	o := w.o
 	q := db.New(o.pool)
@@ -46,6 +48,12 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
 	if errors.Is(err, errNothingToSend) {
 		o.stats.count(m.Kind, "cancelled")
 		return o.nothingToSend(ctx, m)
+	}
+	if err == nil {
+		var scope string
+		if scope, err = o.place(ctx, m, msg.To); err == nil && scope != "" {
+			return o.holdBack(ctx, m, scope)
+		}
 	}
 	if err == nil {
 		err = o.deliver(ctx, m, msg)

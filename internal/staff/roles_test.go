@@ -83,6 +83,8 @@ var methodActions = map[string]staff.Action{
 	"outbox.Outbox.ForBooking":            outbox.ActStatus,
 	"outbox.Outbox.Copies":                outbox.ActCopies,
 	"outbox.Outbox.CopyOf":                outbox.ActCopies,
+	"outbox.Outbox.Held":                  outbox.ActCopies,
+	"outbox.Outbox.SendHeld":              outbox.ActSendHeld,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.

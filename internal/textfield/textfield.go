@@ -9,6 +9,10 @@
 // U+2066-U+2069), which make a name or an address read differently from
 // what it is. Every form field is a one-line input, so a line break can
 // only come from a script; none is kept.
+//
+// A patient's name and e-mail address, which the clinic compares and
+// writes into its e-mails, pass stricter tests besides (Invisible,
+// Compatible, MixedScripts), applied by the booking's validation.
 package textfield
 
 import (

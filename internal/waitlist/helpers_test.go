@@ -123,7 +123,7 @@ func (r *rig) joinUnconfirmed(t *testing.T, email string, start time.Time) waitl
 	day := start.In(r.loc).Format(time.DateOnly)
 	e, _, err := r.waitlist.Join(context.Background(), waitlist.JoinRequest{
 		ClinicID: r.clinic.ID, AppointmentTypeID: r.clinic.Types[0].ID, From: day, To: day,
-		Patient: booking.Patient{Name: "Waiting " + email, Email: email}, ClientID: "c-" + email, Language: "en",
+		Patient: booking.Patient{Name: "Waiting Patient", Email: email}, ClientID: "c-" + email, Language: "en",
 	})
 	if err != nil {
 		t.Fatalf("join %s: %v", email, err)

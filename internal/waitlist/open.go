@@ -169,17 +169,16 @@ func (s *Openings) next(ctx context.Context, q *db.Queries, b booking.Booking, o
 }
 
 // cooling says whether e's patient booked e's type within the type's
-// cooldown, by the booking gate's own test (BookingPatientCooldownUntil)
+// cooldown, by the booking gate's own test (booking.PatientCooldownUntil)
 // at the database's time now: an Accept would be refused, so the time is
 // not offered to them. The gate judges later, at the Accept, when a
 // cooldown can only have run further: who passes now passes then, unless
 // they book the type again meanwhile.
 func (s *Openings) cooling(ctx context.Context, q *db.Queries, e db.WaitlistEntry) (bool, error) {
-	until, err := q.BookingPatientCooldownUntil(ctx, db.BookingPatientCooldownUntilParams{
-		AppointmentTypeID: e.AppointmentTypeID, Email: e.PatientEmail, Phone: e.PatientPhone,
-	})
+	until, err := booking.PatientCooldownUntil(ctx, q, e.ClinicID, e.AppointmentTypeID,
+		booking.Patient{Email: e.PatientEmail, Phone: e.PatientPhone})
 	if err != nil {
-		return false, fmt.Errorf("check cooldown: %w", err)
+		return false, err
 	}
 	// Only a cooldown still running is found: none is the epoch.
 	return until.After(time.Unix(0, 0)), nil

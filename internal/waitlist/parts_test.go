@@ -54,7 +54,7 @@ func TestFreedTimeIsOfferedOnlyInThePartsAskedFor(t *testing.T) {
 		day := morning.In(r.loc).Format(time.DateOnly)
 		e, _, err := r.waitlist.Join(ctx, waitlist.JoinRequest{
 			ClinicID: r.clinic.ID, AppointmentTypeID: r.clinic.Types[0].ID, From: day, To: day, Times: []string{part},
-			Patient: booking.Patient{Name: "Waiting " + email, Email: email}, ClientID: "c-" + email, Language: "en",
+			Patient: booking.Patient{Name: "Waiting Patient", Email: email}, ClientID: "c-" + email, Language: "en",
 		})
 		if err != nil {
 			t.Fatalf("join %s: %v", email, err)

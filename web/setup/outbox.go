@@ -1,7 +1,9 @@
-// The development outbox: without a mail server configured, the e-mails
-// patients would get are kept, and staff read them here (the list, one
-// message with its text and HTML parts, the raw message and its calendar
-// file). With a mail server the list stays empty and says so.
+// The outbox page: the e-mails the cap on one address held back, which an
+// admin may send anyway; and the development outbox: without a mail
+// server configured, the e-mails patients would get are kept, and staff
+// read them here (the list, one message with its text and HTML parts,
+// the raw message and its calendar file). With a mail server that list
+// stays empty and says so.
 
 package setup
 
@@ -11,6 +13,7 @@ import (
 	netmail "net/mail"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -28,15 +31,28 @@ import (
 // and appointments), and the desk is who answers "I got no e-mail".
 const outboxAction = staff.ActSearch
 
-// OutboxNav shows the Outbox link in the staff header while messages are
-// kept rather than sent, to those who may read them.
+// OutboxNav shows the Outbox link in the staff header, to those who may
+// read it, while messages are kept rather than sent, or while the clinic
+// has messages held back to show.
 func (s *Admin) OutboxNav(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.deps.Outbox.Stored() && httpx.StaffUser(c).May(outboxAction) == nil {
+		u := httpx.StaffUser(c)
+		if u.May(outboxAction) == nil && (s.deps.Outbox.Stored() || s.anyHeld(c, u)) {
 			c.SetRequest(c.Request().WithContext(views.WithOutboxLink(c.Request().Context())))
 		}
 		return next(c)
 	}
+}
+
+// anyHeld says the clinic has messages held back; a failure to tell
+// leaves the link out rather than failing the page (the outbox page
+// itself still answers).
+func (s *Admin) anyHeld(c echo.Context, u staff.User) bool {
+	held, err := s.deps.Outbox.AnyHeld(c.Request().Context(), u.ClinicID)
+	if err != nil {
+		httpx.LoggerFrom(c).Warn("outbox link", "err", err)
+	}
+	return held
 }
 
 // OutboxPage answers GET /staff/outbox: the clinic's kept messages, newest
@@ -48,11 +64,14 @@ func (s *Admin) OutboxPage(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	vm := views.OutboxVM{Nav: s.kit.Nav(c, "outbox"), Stored: s.deps.Outbox.Stored()}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return err
+	}
+	if vm.Held, err = s.heldRows(c, u, loc); err != nil {
+		return err
+	}
 	if vm.Stored {
-		loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
-		if err != nil {
-			return err
-		}
 		copies, err := s.deps.Outbox.Copies(ctx, u)
 		if err != nil {
 			return err
@@ -68,6 +87,41 @@ func (s *Admin) OutboxPage(c echo.Context) error {
 }
 
 func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }
+
+// heldRows are the clinic's held-back messages as the page lists them.
+func (s *Admin) heldRows(c echo.Context, u staff.User, loc *time.Location) ([]views.OutboxHeldVM, error) {
+	held, err := s.deps.Outbox.Held(c.Request().Context(), u)
+	if err != nil {
+		return nil, err
+	}
+	maySend := u.May(outbox.ActSendHeld) == nil
+	rows := make([]views.OutboxHeldVM, len(held))
+	for i, h := range held {
+		rows[i] = views.OutboxHeldVM{
+			When: h.At.In(loc).Format(httpx.StaffTimeLayout), Recipient: h.Recipient, Kind: h.Kind, Reason: h.Reason,
+		}
+		if h.BookingID != uuid.Nil {
+			rows[i].BookingURL = "/staff/bookings/" + h.BookingID.String()
+		}
+		if maySend {
+			rows[i].SendURL = "/staff/outbox/held/" + h.ID.String() + "/send"
+		}
+	}
+	return rows, nil
+}
+
+// OutboxSendHeld answers POST /staff/outbox/held/:id/send: an admin sends
+// a held-back message anyway.
+func (s *Admin) OutboxSendHeld(c echo.Context) error {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such held-back message.")
+	}
+	if err := s.deps.Outbox.SendHeld(c.Request().Context(), httpx.StaffUser(c), id); err != nil {
+		return err
+	}
+	return httpx.Redirect(c, "/staff/outbox")
+}
 
 // loadCopy is the kept message the path names, of the viewer's clinic,
 // taken apart.

@@ -37,7 +37,7 @@ func (s *Admin) settingsNav(c echo.Context) views.StaffNav {
 func settingsVM(nav views.StaffNav, st clinics.Settings) views.SettingsVM {
 	return views.SettingsVM{
 		Nav: nav, Name: st.Name, Address: st.Address, ContactPhone: st.ContactPhone, ContactEmail: st.ContactEmail,
-		Language: st.Language, Timezone: st.Timezone, Languages: clinics.Languages,
+		Language: st.Language, Timezone: st.Timezone, Country: st.Country, Languages: clinics.Languages,
 		SlotStepMin: st.Defaults.SlotStepMin, MinNoticeMin: st.Defaults.MinNoticeMin,
 		MaxAdvanceDays: st.Defaults.MaxAdvanceDays, CooldownMin: st.Defaults.CooldownMin,
 		Version: st.Version, Errors: map[string]string{},
@@ -72,7 +72,7 @@ func settingsForm(c echo.Context) clinics.Settings {
 	return clinics.Settings{
 		Name: c.FormValue("name"), Address: c.FormValue("address"),
 		ContactPhone: c.FormValue("contactPhone"), ContactEmail: c.FormValue("contactEmail"),
-		Language: c.FormValue("language"), Timezone: c.FormValue("timezone"),
+		Language: c.FormValue("language"), Timezone: c.FormValue("timezone"), Country: c.FormValue("country"),
 		Defaults: clinics.TypeDefaults{
 			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: num("defaultMinNoticeMin"),
 			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: num("defaultCooldownMin"),
