@@ -39,6 +39,7 @@ UPDATE clinics SET
     language = @language, timezone = @timezone, country = @country,
     default_slot_step_min = @default_slot_step_min, default_min_notice_min = @default_min_notice_min,
     default_max_advance_days = @default_max_advance_days, default_cooldown_min = @default_cooldown_min,
+    verification = @verification,
     version = version + 1, updated_at = now()
 WHERE id = @id AND version = @version
 RETURNING *;
@@ -48,3 +49,7 @@ RETURNING *;
 SELECT id, specialist_id, slot_start, slot_end FROM bookings
 WHERE clinic_id = @clinic_id AND status = 'confirmed' AND slot_end > @since::timestamptz
 ORDER BY slot_start, id;
+
+-- name: ClinicVerification :one
+-- When the clinic asks online bookings for an e-mailed code.
+SELECT verification FROM clinics WHERE id = @id;

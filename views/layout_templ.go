@@ -28,7 +28,7 @@ func langOf(ctx context.Context) string { return i18n.FromContext(ctx).Lang() }
 // htmxConfig: htmx 2 does not swap 4xx answers by default; ours carry a
 // message to show in place (409 taken, 410 expired, 422 form errors, 423
 // held, 429 too many), so they are swapped like successes.
-const htmxConfig = `{"historyRestoreAsHxRequest":false,"includeIndicatorStyles":false,"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"(409|410|422|423|429)","swap":true,"error":false},{"code":"[45]..","swap":false,"error":true}]}`
+const htmxConfig = `{"historyRestoreAsHxRequest":false,"includeIndicatorStyles":false,"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"(409|410|422|423|428|429)","swap":true,"error":false},{"code":"[45]..","swap":false,"error":true}]}`
 
 // Page is the frame of every page: the stylesheet, htmx and its SSE
 // extension from our own origin, with versioned URLs.

@@ -41,12 +41,12 @@ func newHandlers(d Deps) handlers {
 		kit: kit, live: live, pub: pub,
 		api: api.New(api.Deps{
 			APIHoldLimiter: d.APIHoldLimiter, Checkout: d.Checkout, Clinics: d.Clinics, Grid: d.Grid,
-			MoveLimiter: d.MoveLimiter, Practice: d.Practice, Slots: d.Slots, Views: d.Views, Waitlist: d.Waitlist,
+			MoveLimiter: d.MoveLimiter, Practice: d.Practice, Slots: d.Slots, Verify: d.Verify, Views: d.Views, Waitlist: d.Waitlist,
 		}, kit, pub),
 		patient: patient.New(patient.Deps{
 			Assets: d.Assets, Bookings: d.Bookings, Checkout: d.Checkout, Clinics: d.Clinics,
 			FindEmailLimiter: d.FindEmailLimiter, FindIPLimiter: d.FindIPLimiter, Grid: d.Grid, HoldLimiter: d.HoldLimiter,
-			Holds: d.Holds, MoveLimiter: d.MoveLimiter, Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Views: d.Views,
+			Holds: d.Holds, MoveLimiter: d.MoveLimiter, Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Verify: d.Verify, Views: d.Views,
 		}, kit, live, pub),
 		waitpage: waitpage.New(waitpage.Deps{
 			Clinics: d.Clinics, OfferLimiter: d.OfferLimiter, Sessions: d.Sessions, Slots: d.Slots, Waitlist: d.Waitlist,

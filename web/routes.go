@@ -156,6 +156,7 @@ func (s *Server) apiRoutes(e *echo.Echo) {
 	v1.PATCH("/holds", s.api.HeartbeatHold)
 	v1.DELETE("/holds/:holdId", s.api.ReleaseHold)
 	v1.POST("/appointment-types/:id/book", s.api.Book)
+	v1.POST("/verifications", s.api.Verify)
 	v1.GET("/appointments/:id", s.api.GetAppointment)
 	v1.DELETE("/appointments/:id", s.api.CancelAppointment)
 	v1.PATCH("/appointments/:id", s.api.RescheduleAppointment)

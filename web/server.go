@@ -40,6 +40,7 @@ import (
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/internal/verify"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web/httpx"
 )
@@ -59,8 +60,10 @@ type Deps struct {
 	SetupChanges slots.SetupChanges
 	Holds        *holds.Store
 	Checkout     *checkout.Service
-	Outbox       *outbox.Outbox
-	Waitlist     *waitlist.Service
+	// Verify checks the e-mailed codes and the tokens they earn.
+	Verify   *verify.Service
+	Outbox   *outbox.Outbox
+	Waitlist *waitlist.Service
 
 	Staff               *staff.Service
 	Practice            *practice.Service

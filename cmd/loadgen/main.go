@@ -137,7 +137,7 @@ func run(ctx context.Context, args []string) error {
 		_, err = hotScenario(ctx, pool, strings.TrimRight(o.url, "/"), o.attempts)
 		return err
 	case "waitlist":
-		base, stop, err := startChild(ctx, o.spawn, nil, "serve")
+		base, stop, err := startChild(ctx, o.spawn, loadEnv(), "serve")
 		if err != nil {
 			return err
 		}

@@ -258,7 +258,7 @@ func roundtripsScenario(ctx context.Context, pool *pgxpool.Pool, spawn string, n
 		return roundtripResult{}, err
 	}
 	defer meter.close(context.WithoutCancel(ctx))
-	base, stop, err := startChild(ctx, spawn, nil, "serve")
+	base, stop, err := startChild(ctx, spawn, loadEnv(), "serve")
 	if err != nil {
 		return roundtripResult{}, err
 	}

@@ -100,7 +100,7 @@ func rushMode(ctx context.Context, pool *pgxpool.Pool, o options) error {
 // X-Forwarded-For) meets the per-address limits, which stay as the server
 // sets them. It prints the figures and checks them.
 func rushChild(ctx context.Context, pool *pgxpool.Pool, o options) (rushResult, error) {
-	base, stop, err := startChild(ctx, o.spawn, []string{"TRUSTED_PROXIES=127.0.0.1/32"}, "serve")
+	base, stop, err := startChild(ctx, o.spawn, loadEnv("TRUSTED_PROXIES=127.0.0.1/32"), "serve")
 	if err != nil {
 		return rushResult{}, err
 	}

@@ -29,6 +29,9 @@ func serveInProcess(t *testing.T, pool *pgxpool.Pool) string {
 		HoldsPerMinute:    30,
 		APIHoldsPerMinute: 120,
 		HoldsPerAddress:   4,
+		// Every patient books once, from an address of its own; the raise
+		// keeps the scenario about the rush, not the allowance.
+		BookingsPerAddress: 100000,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	built.RunBackground(ctx)

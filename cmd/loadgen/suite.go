@@ -27,7 +27,7 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	// The load generator's own address is the "load balancer" of the
 	// second throughput run; patients of the first come from addresses of
 	// their own in 127.0.0.0/8, never 127.0.0.1 (patientTransport).
-	base, stop, err := startChild(ctx, o.spawn, []string{"TRUSTED_PROXIES=127.0.0.1"}, "serve")
+	base, stop, err := startChild(ctx, o.spawn, loadEnv("TRUSTED_PROXIES=127.0.0.1"), "serve")
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	if err != nil {
 		return err
 	}
-	base, stop, err = startChild(ctx, o.spawn, nil, "serve")
+	base, stop, err = startChild(ctx, o.spawn, loadEnv(), "serve")
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	if err != nil {
 		return err
 	}
-	base, stop, err = startChild(ctx, o.spawn, nil, "serve")
+	base, stop, err = startChild(ctx, o.spawn, loadEnv(), "serve")
 	if err != nil {
 		return err
 	}

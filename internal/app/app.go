@@ -77,6 +77,14 @@ type Options struct {
 	// address (HOLDS_PER_ADDRESS, 4 by default in the server); 0: no
 	// address limit (tests, which all come from 127.0.0.1).
 	HoldsPerAddress int
+	// BookingsPerAddress is how many online bookings without a verified
+	// e-mail address one client address network may make at one clinic
+	// per hour (BOOKINGS_PER_ADDRESS); 0: 3. Past it the clinic asks for a
+	// code, or refuses. Tests that book many times from 127.0.0.1 raise it.
+	BookingsPerAddress int
+	// CodesPerRecipient is how many verification codes one e-mail address
+	// may be sent per hour (CODES_PER_RECIPIENT); 0: 5.
+	CodesPerRecipient int
 	// HoldMaxLife is the longest heartbeats keep a hold, from its claim
 	// (HOLD_MAX_SECONDS); 0: 10 min.
 	HoldMaxLife time.Duration
@@ -235,6 +243,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Waitlist:          wl,
 	}
 	setLimiters(&d, rdb, logger, o)
+	d.Verify = newVerification(rdb, reg, logger, o, d.Secret)
+	co.SetVerification(d.Verify)
 	return &App{
 		Deps:        d,
 		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,

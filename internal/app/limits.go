@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/ratelimit"
+	"github.com/clinic/booking/internal/verify"
 	"github.com/clinic/booking/web"
 )
 
@@ -55,4 +57,14 @@ func setLimiters(d *web.Deps, rdb redis.UniversalClient, logger *slog.Logger, o 
 	}
 	d.HeartbeatHoldLimiter = limiter("heartbeat-hold", heartbeatsPerHold, time.Minute)
 	d.HeartbeatIPLimiter = limiter("heartbeat-ip", cmp.Or(max(o.HeartbeatsPerMinute, 0), 120), time.Minute)
+}
+
+// newVerification builds the allowance of unverified bookings per address
+// and the e-mailed codes, with their limits (see package verify).
+func newVerification(rdb redis.UniversalClient, reg prometheus.Registerer, logger *slog.Logger, o Options, key []byte) *verify.Service {
+	return verify.New(rdb, verify.Config{
+		Allowance: ratelimit.New(rdb, o.LimitScope+"booking-address", cmp.Or(max(o.BookingsPerAddress, 0), 3), time.Hour, logger),
+		Codes:     ratelimit.New(rdb, o.LimitScope+"code-recipient", cmp.Or(max(o.CodesPerRecipient, 0), 5), time.Hour, logger),
+		Sender:    o.Mail.Sender, Key: key, Scope: o.LimitScope, Registry: reg, Logger: logger,
+	})
 }

@@ -149,6 +149,21 @@ const (
 	// CodeWaitlistUnconfirmed: a waitlist place its patient has not
 	// confirmed from its e-mail is offered nothing.
 	CodeWaitlistUnconfirmed = "WAITLIST_UNCONFIRMED"
+	// CodeVerificationRequired: the booking needs the code e-mailed to
+	// the patient (428).
+	CodeVerificationRequired = "VERIFICATION_REQUIRED"
+	// CodeBookingAllowance: the client's network made its allowance of
+	// unverified bookings this hour, at a clinic that asks no code (429).
+	CodeBookingAllowance = "BOOKING_ALLOWANCE"
+	// CodeVerificationCodeWrong: a code guessed wrong; details say how
+	// many tries are left (400).
+	CodeVerificationCodeWrong = "VERIFICATION_CODE_WRONG"
+	// CodeVerificationCodeGone: no live code (lapsed, never sent, or its
+	// tries spent) (410).
+	CodeVerificationCodeGone = "VERIFICATION_CODE_GONE"
+	// CodeVerificationCodeQuota: the address was sent its allowance of
+	// codes this hour (429).
+	CodeVerificationCodeQuota = "VERIFICATION_CODE_QUOTA"
 )
 
 // SlotUnavailable is a held time that hours or an override closed since.

@@ -1,8 +1,9 @@
 // Package checkout is the patient's path to a booking: hold a slot,
 // keep it with heartbeats, confirm it, and later cancel or reschedule it
 // through the manage link. It joins the Redis holds (friendly, fast) to the
-// database gate (correct): cooldown, slot check, claim; then pin, gate,
-// and the observers that follow a committed booking. Its ClaimLine lets
+// database gate (correct): cooldown, slot check, claim; then pin, the
+// proof an online booking past its address's allowance owes (package
+// verify), gate, and the observers that follow a committed booking. Its ClaimLine lets
 // this process's claims of one time reach Redis one after another.
 package checkout
 
@@ -16,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/verify"
 )
 
 // PinFor is how long a confirm keeps its hold alive while the insert runs.
@@ -29,6 +31,7 @@ type Service struct {
 	bookings *booking.Service
 	logger   *slog.Logger
 	limits   Limits
+	verify   *verify.Service // nil: online bookings prove nothing (SetVerification)
 	now      func() time.Time
 }
 

@@ -33,6 +33,14 @@ type ConfirmRequest struct {
 	RequestHash    []byte
 	// Encode renders the success answer, which is stored with the key.
 	Encode func(booking.Confirmation) (status int, body []byte, err error)
+	// Address is the client's IP address (Echo's RealIP): an online
+	// booking counts against its network's allowance of bookings without
+	// a verified e-mail address. "": a booking that proves nothing.
+	Address string
+	// VerificationToken is a token of verify.Service.Redeem that proves
+	// the patient's e-mail address; one that does not (expired, another
+	// address's) is ignored.
+	VerificationToken string
 }
 
 // Confirmed is the answer to a confirm: a fresh booking, or a replay of the
@@ -48,7 +56,10 @@ type Confirmed struct {
 // HOLD_EXPIRED (410), NOT_YOUR_HOLD (403), SLOT_TAKEN (409),
 // SLOT_UNAVAILABLE (409: hours or an override closed the time since it
 // was held), COOLDOWN (429: this patient, by e-mail or phone, booked the
-// type recently), IDEMPOTENCY_MISMATCH (422), UNAVAILABLE (503).
+// type recently), IDEMPOTENCY_MISMATCH (422), UNAVAILABLE (503), and for
+// an online booking past its address's allowance BOOKING_ALLOWANCE (429),
+// VERIFICATION_REQUIRED (428: a code was e-mailed), or
+// VERIFICATION_CODE_QUOTA (429).
 func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (Confirmed, error) {
 	key, err := idempotencyKey(req)
 	if err != nil {
@@ -120,6 +131,10 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	if err := s.stillOffered(ctx, h); err != nil {
 		return Confirmed{}, err
 	}
+	place, err := s.verifyBooking(ctx, req, h, patient)
+	if err != nil {
+		return Confirmed{}, err
+	}
 
 	breq := booking.BookRequest{
 		AppointmentTypeID: h.AppointmentTypeID,
@@ -147,6 +162,10 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		breq.Remember = &booking.Remember{Key: *key, Encode: req.Encode}
 	}
 	conf, err := s.bookings.Book(ctx, breq)
+	if err != nil {
+		// No new booking: its place of the allowance goes back.
+		s.giveBack(ctx, place)
+	}
 	var replay *idempotency.ReplayError
 	if errors.As(err, &replay) {
 		return Confirmed{Replay: replay.Record}, nil

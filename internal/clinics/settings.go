@@ -55,13 +55,32 @@ type Settings struct {
 	// spellings of a number apart from another patient's.
 	Country  string       `json:"country"`
 	Defaults TypeDefaults `json:"defaults"`
-	Version  int32        `json:"-"`
+	// Verification is when online bookings must prove their e-mail
+	// address with a code: one of Verifications.
+	Verification string `json:"verification"`
+	Version      int32  `json:"-"`
 }
+
+// When a clinic asks a patient booking online for an e-mailed code.
+const (
+	// VerifyNever confirms online bookings at once; past an address's
+	// allowance of unverified bookings they are refused.
+	VerifyNever = "never"
+	// VerifyPastAllowance asks for a code only past the allowance (the
+	// default).
+	VerifyPastAllowance = "past_allowance"
+	// VerifyAlways asks every online booking without a verified contact.
+	VerifyAlways = "always"
+)
+
+// Verifications are the values of Settings.Verification, as the settings
+// page offers them.
+var Verifications = []string{VerifyNever, VerifyPastAllowance, VerifyAlways}
 
 func settingsFromRow(r db.Clinic) Settings {
 	return Settings{
 		Name: r.Name, Address: r.Address, ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail,
-		Language: r.Language, Timezone: r.Timezone, Country: r.Country, Version: r.Version,
+		Language: r.Language, Timezone: r.Timezone, Country: r.Country, Version: r.Version, Verification: r.Verification,
 		Defaults: TypeDefaults{SlotStepMin: r.DefaultSlotStepMin, MinNoticeMin: r.DefaultMinNoticeMin,
 			MaxAdvanceDays: r.DefaultMaxAdvanceDays, CooldownMin: r.DefaultCooldownMin},
 	}
@@ -119,6 +138,9 @@ func (in *Settings) check() error {
 	in.Country = strings.ToUpper(strings.TrimSpace(in.Country))
 	if in.Country != "" && !identity.ValidRegion(in.Country) {
 		return apperr.Invalidf("country", "%q is not a country code whose phone numbers are known: want two letters such as DE, AT or CH.", in.Country)
+	}
+	if !slices.Contains(Verifications, in.Verification) {
+		return apperr.Invalidf("verification", "%q is not a verification setting: want one of %s.", in.Verification, strings.Join(Verifications, ", "))
 	}
 	return in.Defaults.check()
 }
@@ -253,6 +275,7 @@ func (s *Service) SaveSettings(ctx context.Context, clinicID uuid.UUID, actor st
 			Language: in.Language, Timezone: in.Timezone, Country: in.Country,
 			DefaultSlotStepMin: in.Defaults.SlotStepMin, DefaultMinNoticeMin: in.Defaults.MinNoticeMin,
 			DefaultMaxAdvanceDays: in.Defaults.MaxAdvanceDays, DefaultCooldownMin: in.Defaults.CooldownMin,
+			Verification: in.Verification,
 		})
 		if err != nil {
 			return fmt.Errorf("save clinic settings: %w", err)

@@ -70,6 +70,13 @@ type Config struct {
 	HoldsPerAddress int
 	// HoldMaxLife is the longest heartbeats keep a hold, from its claim.
 	HoldMaxLife time.Duration
+	// BookingsPerAddress is how many online bookings without a verified
+	// contact one client address network may make at one clinic per hour;
+	// past it the clinic asks for an e-mailed code (or refuses).
+	BookingsPerAddress int
+	// CodesPerRecipient is how many verification codes one e-mail address
+	// may be sent per hour.
+	CodesPerRecipient int
 
 	// SMTP is the mail server patients' e-mails go through (SMTP_URL);
 	// nil: none, and the e-mails are kept for the staff's outbox page.
@@ -149,6 +156,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.HeartbeatsPerMin = intVar("HEARTBEATS_PER_MINUTE", 120, 1, 1<<24)
 	c.HoldsPerAddress = intVar("HOLDS_PER_ADDRESS", 4, 1, 10000)
 	c.HoldMaxLife = time.Duration(intVar("HOLD_MAX_SECONDS", 600, 10, 86400)) * time.Second
+	c.BookingsPerAddress = intVar("BOOKINGS_PER_ADDRESS", 3, 1, 1<<24)
+	c.CodesPerRecipient = intVar("CODES_PER_RECIPIENT", 5, 1, 1000)
 	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
@@ -178,15 +187,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.TrustedProxies, bad = trustedProxies(getenv("TRUSTED_PROXIES"))
 	errs = append(errs, bad...)
 
-	if c.HoldMaxLife < c.HoldTTL {
-		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
-	}
-	if c.MailsPerRecipientServer < c.MailsPerRecipient {
-		errs = append(errs, fmt.Sprintf("MAILS_PER_RECIPIENT_SERVER=%d is below MAILS_PER_RECIPIENT=%d", c.MailsPerRecipientServer, c.MailsPerRecipient))
-	}
-	if c.DBMinConns > c.DBMaxConns {
-		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
-	}
+	errs = append(errs, c.conflicts()...)
 	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
 		errs = append(errs, fmt.Sprintf("LOG_LEVEL=%q: want debug, info, warn or error", getenv("LOG_LEVEL")))
 	}
@@ -209,6 +210,21 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// conflicts are the settings that are each fine but do not go together.
+func (c Config) conflicts() []string {
+	var errs []string
+	if c.HoldMaxLife < c.HoldTTL {
+		errs = append(errs, fmt.Sprintf("HOLD_MAX_SECONDS=%d is below HOLD_TTL_SECONDS=%d", int(c.HoldMaxLife/time.Second), int(c.HoldTTL/time.Second)))
+	}
+	if c.MailsPerRecipientServer < c.MailsPerRecipient {
+		errs = append(errs, fmt.Sprintf("MAILS_PER_RECIPIENT_SERVER=%d is below MAILS_PER_RECIPIENT=%d", c.MailsPerRecipientServer, c.MailsPerRecipient))
+	}
+	if c.DBMinConns > c.DBMaxConns {
+		errs = append(errs, fmt.Sprintf("DB_MIN_CONNS=%d is above DB_MAX_CONNS=%d", c.DBMinConns, c.DBMaxConns))
+	}
+	return errs
 }
 
 // LogValue prints the settings with passwords masked.
@@ -236,6 +252,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("heartbeats_per_minute", c.HeartbeatsPerMin),
 		slog.Int("holds_per_address", c.HoldsPerAddress),
 		slog.Duration("hold_max_life", c.HoldMaxLife),
+		slog.Int("bookings_per_address", c.BookingsPerAddress),
+		slog.Int("codes_per_recipient", c.CodesPerRecipient),
 		slog.Int("moves_per_minute", c.MovesPerMinute),
 		slog.Int("logins_per_minute", c.LoginsPerMinute),
 		slog.Int("staff_writes_per_minute", c.StaffWritesPerMin),

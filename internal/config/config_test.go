@@ -84,3 +84,19 @@ func TestLoadHoldLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadVerificationLimits(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BookingsPerAddress != 3 || c.CodesPerRecipient != 5 {
+		t.Fatalf("verification limits by default: %d, %d", c.BookingsPerAddress, c.CodesPerRecipient)
+	}
+	_, err = Load(env(map[string]string{"BOOKINGS_PER_ADDRESS": "0", "CODES_PER_RECIPIENT": "5000"}))
+	for _, name := range []string{"BOOKINGS_PER_ADDRESS", "CODES_PER_RECIPIENT"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+}

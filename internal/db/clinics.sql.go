@@ -60,7 +60,7 @@ const clinicCreate = `-- name: ClinicCreate :one
 INSERT INTO clinics (slug, name, timezone, address, language)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (slug) DO NOTHING
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
 `
 
 type ClinicCreateParams struct {
@@ -97,13 +97,14 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Verification,
 		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGet = `-- name: ClinicGet :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country FROM clinics WHERE id = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE id = $1
 `
 
 func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
@@ -125,13 +126,14 @@ func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Verification,
 		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGetBySlug = `-- name: ClinicGetBySlug :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country FROM clinics WHERE slug = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE slug = $1
 `
 
 func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, error) {
@@ -153,13 +155,14 @@ func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, err
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Verification,
 		&i.Country,
 	)
 	return i, err
 }
 
 const clinicGetForUpdate = `-- name: ClinicGetForUpdate :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country FROM clinics WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE id = $1 FOR UPDATE
 `
 
 // The clinic, locked until the settings change that read it commits.
@@ -182,13 +185,14 @@ func (q *Queries) ClinicGetForUpdate(ctx context.Context, id uuid.UUID) (Clinic,
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Verification,
 		&i.Country,
 	)
 	return i, err
 }
 
 const clinicList = `-- name: ClinicList :many
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country FROM clinics ORDER BY name
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics ORDER BY name
 `
 
 func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
@@ -216,6 +220,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 			&i.DefaultMinNoticeMin,
 			&i.DefaultMaxAdvanceDays,
 			&i.DefaultCooldownMin,
+			&i.Verification,
 			&i.Country,
 		); err != nil {
 			return nil, err
@@ -229,7 +234,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 }
 
 const clinicListWithStaffCount = `-- name: ClinicListWithStaffCount :many
-SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.country, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
+SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
 FROM clinics c
 ORDER BY c.slug
 `
@@ -250,6 +255,7 @@ type ClinicListWithStaffCountRow struct {
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
+	Verification          string
 	Country               string
 	StaffCount            int64
 }
@@ -279,6 +285,7 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 			&i.DefaultMinNoticeMin,
 			&i.DefaultMaxAdvanceDays,
 			&i.DefaultCooldownMin,
+			&i.Verification,
 			&i.Country,
 			&i.StaffCount,
 		); err != nil {
@@ -298,9 +305,10 @@ UPDATE clinics SET
     language = $5, timezone = $6, country = $7,
     default_slot_step_min = $8, default_min_notice_min = $9,
     default_max_advance_days = $10, default_cooldown_min = $11,
+    verification = $12,
     version = version + 1, updated_at = now()
-WHERE id = $12 AND version = $13
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country
+WHERE id = $13 AND version = $14
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
 `
 
 type ClinicSettingsUpdateParams struct {
@@ -315,6 +323,7 @@ type ClinicSettingsUpdateParams struct {
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
+	Verification          string
 	ID                    uuid.UUID
 	Version               int32
 }
@@ -333,6 +342,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		arg.DefaultMinNoticeMin,
 		arg.DefaultMaxAdvanceDays,
 		arg.DefaultCooldownMin,
+		arg.Verification,
 		arg.ID,
 		arg.Version,
 	)
@@ -353,6 +363,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Verification,
 		&i.Country,
 	)
 	return i, err
@@ -373,7 +384,7 @@ const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, country
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
 `
 
 type ClinicUpsertParams struct {
@@ -407,7 +418,20 @@ func (q *Queries) ClinicUpsert(ctx context.Context, arg ClinicUpsertParams) (Cli
 		&i.DefaultMinNoticeMin,
 		&i.DefaultMaxAdvanceDays,
 		&i.DefaultCooldownMin,
+		&i.Verification,
 		&i.Country,
 	)
 	return i, err
+}
+
+const clinicVerification = `-- name: ClinicVerification :one
+SELECT verification FROM clinics WHERE id = $1
+`
+
+// When the clinic asks online bookings for an e-mailed code.
+func (q *Queries) ClinicVerification(ctx context.Context, id uuid.UUID) (string, error) {
+	row := q.db.QueryRow(ctx, clinicVerification, id)
+	var verification string
+	err := row.Scan(&verification)
+	return verification, err
 }

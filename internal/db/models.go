@@ -98,6 +98,7 @@ type Clinic struct {
 	DefaultMinNoticeMin   int32
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
+	Verification          string
 	Country               string
 }
 

@@ -47,6 +47,8 @@ func (s *Endpoints) Book(c echo.Context) error {
 		Language:          apiLanguage(c.Request()),
 		IdempotencyKey:    c.Request().Header.Get("Idempotency-Key"),
 		RequestHash:       idempotency.HashRequest([]byte(typeID.String()), canonical),
+		Address:           c.RealIP(),
+		VerificationToken: c.Request().Header.Get(VerificationTokenHeader),
 		Encode: func(conf booking.Confirmation) (int, []byte, error) {
 			b, err := json.Marshal(bookAnswer{Appointment: conf.Booking, ManageToken: conf.ManageToken})
 			return http.StatusCreated, b, err

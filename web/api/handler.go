@@ -11,6 +11,7 @@ import (
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/verify"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/public"
@@ -25,6 +26,7 @@ type Deps struct {
 	MoveLimiter    *ratelimit.Limiter
 	Practice       *practice.Service
 	Slots          *slots.Service
+	Verify         *verify.Service
 	Views          *liveview.Store
 	Waitlist       *waitlist.Service
 }

@@ -101,6 +101,12 @@ var errorKeys = map[string]string{
 	apperr.CodeInternal:            "error.INTERNAL",
 	apperr.CodeMethodNotAllowed:    "error.ERROR",
 	apperr.CodeError:               "error.ERROR",
+
+	apperr.CodeVerificationRequired:  "error.VERIFICATION_REQUIRED",
+	apperr.CodeBookingAllowance:      "error.BOOKING_ALLOWANCE",
+	apperr.CodeVerificationCodeQuota: "error.VERIFICATION_CODE_QUOTA",
+	apperr.CodeVerificationCodeGone:  "error.VERIFICATION_CODE_GONE",
+	apperr.CodeVerificationCodeWrong: "error.VERIFICATION_CODE_WRONG",
 }
 
 // fieldKeys name the message of a patient's form field that was refused.

@@ -15,6 +15,7 @@ import (
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
+	"github.com/clinic/booking/internal/verify"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/public"
 	"github.com/clinic/booking/web/stream"
@@ -35,6 +36,7 @@ type Deps struct {
 	Outbox           *outbox.Outbox
 	Sessions         *scs.SessionManager
 	Slots            *slots.Service
+	Verify           *verify.Service
 	Views            *liveview.Store
 }
 

@@ -262,7 +262,8 @@ func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, 
 		status = http.StatusGone
 		panel.Message = p.tr.T("panel.expired", nil)
 		panel.Retry = true
-	case apperr.CodeHoldQuota, apperr.CodeAddressHoldQuota, apperr.CodeHoldReclaimTooSoon, apperr.CodeCooldown, apperr.CodeRateLimited:
+	case apperr.CodeHoldQuota, apperr.CodeAddressHoldQuota, apperr.CodeHoldReclaimTooSoon, apperr.CodeCooldown, apperr.CodeRateLimited,
+		apperr.CodeBookingAllowance, apperr.CodeVerificationCodeQuota:
 		status = http.StatusTooManyRequests
 		panel.Message = own
 	case apperr.CodeNotYourHold:
@@ -381,30 +382,46 @@ func (s *Pages) Confirm(c echo.Context) error {
 	d := draft{Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone")}
 	holdID := c.FormValue("holdId")
 	clientID := s.kit.ClientID(c)
+	res, err := s.book(c, p, d, holdID, clientID)
+	if err == nil {
+		s.saveDraft(c, draft{})
+		s.deps.Sessions.Put(ctx, "justBooked", res.Confirmation.Booking.ID.String())
+		return httpx.Redirect(c, "/manage/"+res.Confirmation.ManageToken)
+	}
+	if answered, aerr := s.codeAnswer(c, p, holdID, clientID, d, err); answered {
+		return aerr
+	}
+	ae := apperr.As(err)
+	if ae != nil && ae.Kind == apperr.Invalid && strings.HasPrefix(ae.Field(), "patient.") {
+		// Field errors in place, with what was typed; the hold stays.
+		if h, ok := s.ownHold(c, p, holdID, clientID); ok {
+			return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)}, ""))
+		}
+	}
+	s.saveDraft(c, d) // a lost slot must not lose what was typed
+	if status, panel, ok := problemPanel(p, err, c.FormValue("start")); ok {
+		return s.panel(c, p, status, panel)
+	}
+	return err
+}
+
+// book books the client's hold for what the patient typed, with the token
+// of their verified address (a code typed in the form redeemed first).
+func (s *Pages) book(c echo.Context, p pageView, d draft, holdID, clientID string) (checkout.Confirmed, error) {
+	token, err := s.verification(c, d.Email)
+	if err != nil {
+		return checkout.Confirmed{}, err
+	}
+	ctx := c.Request().Context()
 	res, err := s.deps.Checkout.Confirm(ctx, checkout.ConfirmRequest{
 		AppointmentTypeID: p.typeID, HoldID: holdID, ClientID: clientID,
 		Patient:  booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
 		Language: i18n.FromContext(ctx).Lang(), // the page's, for the e-mails
+		Address:  c.RealIP(), VerificationToken: token,
 	})
 	s.deps.Views.Changed(p.clinicID)
-	s.kit.Metrics.Outcome(c.Request().Context(), "booking", err)
-	if err != nil {
-		ae := apperr.As(err)
-		if ae != nil && ae.Kind == apperr.Invalid && strings.HasPrefix(ae.Field(), "patient.") {
-			// Field errors in place, with what was typed; the hold stays.
-			if h, ok := s.ownHold(c, p, holdID, clientID); ok {
-				return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)}, ""))
-			}
-		}
-		s.saveDraft(c, d) // a lost slot must not lose what was typed
-		if status, panel, ok := problemPanel(p, err, c.FormValue("start")); ok {
-			return s.panel(c, p, status, panel)
-		}
-		return err
-	}
-	s.saveDraft(c, draft{})
-	s.deps.Sessions.Put(ctx, "justBooked", res.Confirmation.Booking.ID.String())
-	return httpx.Redirect(c, "/manage/"+res.Confirmation.ManageToken)
+	s.kit.Metrics.Outcome(ctx, "booking", err)
+	return res, err
 }
 
 // ownHold finds the client's hold by id.

@@ -40,6 +40,7 @@ func settingsVM(nav views.StaffNav, st clinics.Settings) views.SettingsVM {
 		Language: st.Language, Timezone: st.Timezone, Country: st.Country, Languages: clinics.Languages,
 		SlotStepMin: st.Defaults.SlotStepMin, MinNoticeMin: st.Defaults.MinNoticeMin,
 		MaxAdvanceDays: st.Defaults.MaxAdvanceDays, CooldownMin: st.Defaults.CooldownMin,
+		Verification: st.Verification, Verifications: clinics.Verifications,
 		Version: st.Version, Errors: map[string]string{},
 	}
 }
@@ -73,6 +74,7 @@ func settingsForm(c echo.Context) clinics.Settings {
 		Name: c.FormValue("name"), Address: c.FormValue("address"),
 		ContactPhone: c.FormValue("contactPhone"), ContactEmail: c.FormValue("contactEmail"),
 		Language: c.FormValue("language"), Timezone: c.FormValue("timezone"), Country: c.FormValue("country"),
+		Verification: c.FormValue("verification"),
 		Defaults: clinics.TypeDefaults{
 			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: num("defaultMinNoticeMin"),
 			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: num("defaultCooldownMin"),

@@ -1,0 +1,89 @@
+package checkout
+
+// What an online booking must prove before it is made: nothing within
+// its address's allowance, else (or always, as the clinic says) the code
+// e-mailed to the patient.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/verify"
+)
+
+// SetVerification makes online bookings (those with an Address) count
+// against their network's allowance and ask for codes as their clinic
+// says. Without it nothing is asked (the service's own tests).
+func (s *Service) SetVerification(v *verify.Service) { s.verify = v }
+
+// reserved is what verifyBooking leaves to settle after the booking: a
+// place of the allowance to give back should the booking fail.
+type reserved struct {
+	r  verify.Reservation
+	ok bool
+}
+
+// giveBack returns the place of a booking that did not happen.
+func (s *Service) giveBack(ctx context.Context, res reserved) {
+	if res.ok {
+		s.verify.GiveBack(ctx, res.r)
+	}
+}
+
+// verifyBooking lets an online booking of hold h through when its e-mail
+// is verified by req's token, or when its address's allowance has room
+// (reserved in the answer); otherwise it refuses it with BOOKING_ALLOWANCE
+// at a clinic that asks no code, or e-mails the patient a code, pins the
+// hold while the code lives, and answers VERIFICATION_REQUIRED. Staff
+// bookings, which carry no address, pass.
+//
+// Errors: BOOKING_ALLOWANCE (429), VERIFICATION_REQUIRED (428),
+// VERIFICATION_CODE_QUOTA (429), UNAVAILABLE (503).
+func (s *Service) verifyBooking(ctx context.Context, req ConfirmRequest, h holds.Hold, patient booking.Patient) (reserved, error) {
+	if s.verify == nil || req.Address == "" {
+		return reserved{}, nil
+	}
+	if req.VerificationToken != "" && s.verify.Verifies(req.VerificationToken, patient.Email) {
+		s.verify.Count(verify.StepTokenAccepted)
+		return reserved{}, nil
+	}
+	mode, err := db.New(s.pool).ClinicVerification(ctx, h.ClinicID)
+	if err != nil {
+		return reserved{}, unavailable(fmt.Errorf("clinic verification: %w", err))
+	}
+	if !s.verify.Sends() {
+		// Without a mail server no code can reach anyone.
+		mode = clinics.VerifyNever
+	}
+	if mode != clinics.VerifyAlways {
+		r, ok, wait, err := s.verify.Reserve(ctx, h.ClinicID, req.Address)
+		switch {
+		case err != nil:
+			return reserved{}, err
+		case ok:
+			return reserved{r: r, ok: true}, nil
+		case mode == clinics.VerifyNever:
+			s.verify.Count(verify.StepAllowanceRefused)
+			return reserved{}, verify.Refused(wait)
+		}
+	}
+	life := verify.CodeLife
+	if !h.KeepUntil.IsZero() {
+		life = h.KeepUntil.Sub(s.now())
+	}
+	until, err := s.verify.SendCode(ctx, patient.Email, req.Language, life)
+	if err != nil {
+		return reserved{}, err
+	}
+	// The patient is off reading their mail, their page's heartbeats
+	// perhaps stopped: the hold waits for them while the code lives.
+	if _, err := s.holds.PinUntil(ctx, h.HoldID, req.ClientID, until); err != nil {
+		s.logger.Warn("pin hold for the code step", "err", err)
+	}
+	s.verify.Count(verify.StepCodeRequired)
+	return reserved{}, verify.Required(until)
+}
