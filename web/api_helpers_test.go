@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -101,6 +102,24 @@ func (a *app) holdOf(t testing.TB, typeID, sp uuid.UUID, start time.Time, client
 	r := a.postHold(t, typeID, sp, start, client)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("hold %s for %s: %d %s", start, client, r.Status, r.Body)
+	}
+	var h holdView
+	r.Decode(&h)
+	return h
+}
+
+// loopbackProxy trusts the test's own address as a load balancer: a
+// request's X-Forwarded-For then names the client address it comes from
+// (holdFrom), and one without comes from 127.0.0.1.
+var loopbackProxy = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+
+// holdFrom is holdOf from the client address addr, for an app that
+// trusts loopbackProxy: a patient on another network than the test's.
+func (a *app) holdFrom(t testing.TB, typeID, sp uuid.UUID, start time.Time, client, addr string) holdView {
+	t.Helper()
+	r := a.postHold(t, typeID, sp, start, client, "X-Forwarded-For", addr)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("hold %s for %s from %s: %d %s", start, client, addr, r.Status, r.Body)
 	}
 	var h holdView
 	r.Decode(&h)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,4 +244,62 @@ func TestReleaseHoldWithAJSONBody(t *testing.T) {
 	}
 	// The query string still works, and without either the clientId is missing.
 	wantError(t, a.do(t, "DELETE", "/v1/holds/"+h.HoldID, nil), http.StatusBadRequest, "INVALID_ARGUMENT", "clientId")
+}
+
+// Letting a hold go and claiming it again is no way to renew its life:
+// the releaser's network is refused the time until the released hold's
+// life is over, while another network takes it at once. On the API and
+// on the booking page, in both languages.
+func TestReleaseBarsTheNetworkFromTheTime(t *testing.T) {
+	t.Parallel()
+
+	t.Run("API", func(t *testing.T) {
+		t.Parallel()
+		a := newApp(t, withOptions(program.Options{TrustedProxies: loopbackProxy}))
+		c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+		start := freeStarts(c, 1)[0]
+		h := a.holdFrom(t, c.Types[0].ID, uuid.Nil, start, "releaser", "198.51.100.40")
+		if r := a.do(t, "DELETE", "/v1/holds/"+h.HoldID+"?clientId=releaser", nil, "X-Forwarded-For", "198.51.100.40"); r.Status != http.StatusNoContent {
+			t.Fatalf("release: %d %s", r.Status, r.Body)
+		}
+		for _, client := range []string{"releaser", "releaser-with-a-new-id"} {
+			r := apiHold(t, a, c, start, client, "X-Forwarded-For", "198.51.100.40")
+			e := wantError(t, r, http.StatusTooManyRequests, "HOLD_RECLAIM_TOO_SOON", "")
+			// The rest of the released hold's ten minutes.
+			if s := retryAfter(t, r); s < 590 || s > 600 || e.Error.Details["retryAfterSeconds"] != float64(s) {
+				t.Fatalf("Retry-After %d (details %v), want the rest of the hold's 600 s", s, e.Error.Details)
+			}
+		}
+		a.holdFrom(t, c.Types[0].ID, uuid.Nil, start, "competitor", "198.51.100.41")
+	})
+
+	for _, tc := range []struct{ lang, released, refused string }{
+		{"en", "Released.", "This time was held from your network until a moment ago."},
+		{"de", "Freigegeben.", "Diese Zeit war bis eben von Ihrem Netzwerk aus reserviert."},
+	} {
+		t.Run("Page-"+tc.lang, func(t *testing.T) {
+			t.Parallel()
+			a := newApp(t)
+			c := a.speaking(t, a.patientClinic(t), tc.lang)
+			typ, sp := c.Type0(), c.Specialists[0]
+			start := c.At(3, 11, 0)
+			cl := a.newClient(t)
+			held := holdHX(t, cl, c, typ, sp.ID, start).Want(http.StatusOK)
+			rel := formOf(t, held.Doc().Find(`[data-testid="held"] form`).Last(), "release form")
+			if r := cl.HXPost(rel.Action, rel.Values).Want(http.StatusOK); !strings.Contains(text(r.Doc().Find("body")), tc.released) {
+				t.Errorf("after the release: %q", text(r.Doc().Find("body")))
+			}
+			r := holdHX(t, cl, c, typ, sp.ID, start).Want(http.StatusTooManyRequests)
+			if s := retryAfter(t, r); s < 590 || s > 600 {
+				t.Errorf("Retry-After %d, want the rest of the hold's 600 s", s)
+			}
+			if p := text(r.Doc().Find(`[data-testid="problem"]`)); !strings.Contains(p, tc.refused) {
+				t.Errorf("the problem panel says %q, want %q", p, tc.refused)
+			}
+			// Each test browser has a loopback address of its own: another network.
+			if r := holdHX(t, a.newClient(t), c, typ, sp.ID, start).Want(http.StatusOK); r.Doc().Find(`[data-testid="held"]`).Length() != 1 {
+				t.Errorf("another network's browser did not get the time: %s", clip(r.Body, 500))
+			}
+		})
+	}
 }

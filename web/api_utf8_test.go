@@ -43,6 +43,12 @@ func TestAPIBodyNotUTF8Is400NamingTheField(t *testing.T) {
 	h := a.hold(t, c.Types[0].ID, start, client)
 	book := `{"holdId":"` + h.HoldID + `","clientId":"` + client + `","patient":{"email":"utf8@example.org","name":"A` + "\xff\xfe" + `B"}}`
 	wantField(t, a.do(t, "POST", "/v1/appointment-types/"+c.Types[0].ID.String()+"/book", book), "patient.name")
+	// Half a surrogate pair, escaped, decodes to U+FFFD just the same;
+	// so do bad bytes deep in a nested value.
+	book = `{"holdId":"` + h.HoldID + `","clientId":"` + client + `","patient":{"email":"utf8@example.org","name":"A\ud800B"}}`
+	wantField(t, a.do(t, "POST", "/v1/appointment-types/"+c.Types[0].ID.String()+"/book", book), "patient.name")
+	book = `{"holdId":"` + h.HoldID + `","clientId":"` + client + `","patient":{"email":"utf8@example.org","name":"AB","extra":{"list":["` + "\xc0" + `"]}}}`
+	wantField(t, a.do(t, "POST", "/v1/appointment-types/"+c.Types[0].ID.String()+"/book", book), "patient.extra.list")
 	var n int
 	if err := a.Pool.QueryRow(t.Context(), `SELECT count(*) FROM bookings WHERE clinic_id = $1`, c.ID).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d bookings after the refused body (%v), want none", n, err)

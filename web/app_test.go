@@ -59,6 +59,9 @@ type appConfig struct {
 	log       io.Writer
 	listen    bool
 	http2     bool
+	// defaultMetrics leaves /metrics where the server's defaults put it
+	// (nowhere public); see startApp.
+	defaultMetrics bool
 	// mailCapDefault keeps the server's default cap on e-mails to one
 	// address (see withDefaultMailCap).
 	mailCapDefault bool
@@ -101,6 +104,10 @@ func withDefaultMailCap() appOption { return func(c *appConfig) { c.mailCapDefau
 // overHTTP2 serves the app over TLS with HTTP/2 enabled.
 func overHTTP2() appOption { return func(c *appConfig) { c.http2 = true } }
 
+// defaultMetrics serves /metrics as a server with its defaults does: not
+// on the public address.
+func defaultMetrics() appOption { return func(c *appConfig) { c.defaultMetrics = true } }
+
 // newApp boots the app for the test; it stops at the end of the test.
 func newApp(t testing.TB, opts ...appOption) *app {
 	t.Helper()
@@ -124,6 +131,12 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 	}
 	if o.LoginsPerMinute == 0 {
 		o.LoginsPerMinute = 100000
+	}
+	// Tests read /metrics from the test server (metricsText), as with
+	// METRICS_PUBLIC=true, unless they serve it on an address of its own
+	// or ask for the default.
+	if !cfg.defaultMetrics && o.MetricsAddr == "" {
+		o.MetricsPublic = true
 	}
 	if o.Mail.Cap == (outbox.Cap{}) && !cfg.mailCapDefault {
 		o.Mail.Cap = outbox.Cap{PerClinic: 1 << 20}

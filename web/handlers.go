@@ -31,7 +31,8 @@ func newHandlers(d Deps) handlers {
 		Assets: d.Assets, Clinics: d.Clinics, Logger: d.Logger, PublicURL: d.PublicURL,
 		Sessions: d.Sessions, Staff: d.Staff, StaffWriteLimiter: d.StaffWriteLimiter,
 	}, httpx.Signer{Key: d.Secret}, httpx.NewMetrics(d.Registry))
-	live := stream.New(stream.Deps{Holds: d.Holds, Hub: d.Hub, Logger: d.Logger, Slots: d.Slots, StreamMetrics: d.StreamMetrics})
+	live := stream.New(stream.Deps{Holds: d.Holds, Hub: d.Hub, Logger: d.Logger, Slots: d.Slots, StreamMetrics: d.StreamMetrics,
+		StreamsPerAddress: d.StreamsPerAddress, Registry: d.Registry})
 	pub := public.New(public.Deps{
 		Checkout: d.Checkout, Slots: d.Slots, Views: d.Views,
 		HeartbeatHoldLimiter: d.HeartbeatHoldLimiter, HeartbeatIPLimiter: d.HeartbeatIPLimiter, MoveLinkLimiter: d.MoveLinkLimiter,

@@ -62,7 +62,7 @@ func countingApp(t *testing.T) (*app, *requestCounts) {
 	rdb.AddHook(&n.redis)
 	t.Cleanup(func() { _ = rdb.Close() })
 	built := program.Build(pool, rdb, slog.New(slog.NewTextHandler(newTestLog(t), &slog.HandlerOptions{Level: slog.LevelWarn})),
-		program.Options{HoldsPerMinute: 100000, LoginsPerMinute: 100000, BookingsPerAddress: 100000, LimitScope: uuid.NewString() + ":", HashCost: bcrypt.MinCost})
+		program.Options{HoldsPerMinute: 100000, LoginsPerMinute: 100000, BookingsPerAddress: 100000, LimitScope: uuid.NewString() + ":", HashCost: bcrypt.MinCost, MetricsPublic: true})
 	deps := built.Deps
 	bg, stop := context.WithCancel(context.Background())
 	built.RunBackground(bg)

@@ -14,11 +14,17 @@ func (s *Server) metricsHandler() http.Handler {
 }
 
 // listenMetrics serves GET /metrics on the private metrics address (the
-// metrics name clinics and their load: not for the public address). It
-// returns the server to close at shutdown, or nil without METRICS_ADDR.
+// metrics name clinics and their load: not for the public address unless
+// the operator says so with METRICS_PUBLIC). It returns the server to
+// close at shutdown, or nil without METRICS_ADDR.
 func (s *Server) listenMetrics() (*http.Server, error) {
+	if s.deps.MetricsPublic {
+		s.deps.Logger.Warn("metrics are public at /metrics on the main address (METRICS_PUBLIC=true): anyone who reaches it sees clinics' bookings, e-mails and staff online")
+	}
 	if s.deps.MetricsAddr == "" {
-		s.deps.Logger.Warn("metrics are public at /metrics on the main address; set METRICS_ADDR to serve them on a private one")
+		if !s.deps.MetricsPublic {
+			s.deps.Logger.Info("metrics are not served; set METRICS_ADDR to serve /metrics on a private address")
+		}
 		return nil, nil
 	}
 	ln, err := net.Listen("tcp", s.deps.MetricsAddr)

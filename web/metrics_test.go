@@ -72,6 +72,19 @@ func TestMetricsShowPoolsAndSweeper(t *testing.T) {
 	}
 }
 
+// By default /metrics is served nowhere public: the metrics name clinics,
+// their bookings and e-mails, and which staff are online.
+func TestMetricsAreNotPublicByDefault(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, defaultMetrics())
+	if r := a.do(t, "GET", "/metrics", nil); r.Status != http.StatusNotFound {
+		t.Fatalf("public /metrics by default: %d, want 404", r.Status)
+	}
+	if r := a.do(t, "GET", "/healthz", nil); r.Status != http.StatusOK {
+		t.Fatalf("public /healthz: %d", r.Status)
+	}
+}
+
 // With METRICS_ADDR, /metrics is served there and not on the public address.
 func TestMetricsOnAPrivateAddress(t *testing.T) {
 	t.Parallel()

@@ -20,8 +20,8 @@ func (s *Server) routes() {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	if s.deps.MetricsAddr == "" {
-		// Otherwise served on the private METRICS_ADDR only (see serveMetrics).
+	if s.deps.MetricsPublic {
+		// Only when asked for: otherwise on METRICS_ADDR only (see listenMetrics).
 		e.GET("/metrics", echo.WrapHandler(s.metricsHandler()))
 	}
 

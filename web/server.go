@@ -96,9 +96,17 @@ type Deps struct {
 
 	// Secret signs the sign-in form's CSRF token, device cookies and
 	// client cookies.
-	Secret      []byte
-	MetricsAddr string // "": /metrics on the public router
-	PublicURL   string // "": links from each request's scheme and host
+	Secret []byte
+	// MetricsAddr serves /metrics on a listener of its own ("": none).
+	MetricsAddr string
+	// MetricsPublic also serves /metrics on the public address; without
+	// it the public address answers 404 there (the metrics name clinics
+	// and their load).
+	MetricsPublic bool
+	PublicURL     string // "": links from each request's scheme and host
+	// StreamsPerAddress is how many public event streams one address
+	// network may keep open on this process (0: 50).
+	StreamsPerAddress int
 	// TrustedProxies are the load balancers whose X-Forwarded-For names
 	// the client (see clientIP); none: the peer is the client.
 	TrustedProxies []netip.Prefix

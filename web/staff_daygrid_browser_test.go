@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/testkit"
@@ -98,7 +99,7 @@ func axeSerious(t *testing.T, b *browserTab) []string {
 func TestStaffDayGridBrowser(t *testing.T) {
 	t.Parallel()
 	needChromium(t)
-	a := newApp(t)
+	a := newApp(t, withOptions(program.Options{TrustedProxies: loopbackProxy}))
 	c := a.deskClinic(t)
 	sp1, sp2 := c.Specialists[0], c.Specialists[1]
 	day := c.Next(time.Wednesday, 9, 0)
@@ -186,8 +187,10 @@ func gridLiveOnline(t *testing.T, a *app, c clinic, s *browserTab, day time.Time
 	if !s.Until(stafferWait, held+` === null`) {
 		t.Fatal("the released hold stayed on the grid")
 	}
-	h = a.holdOf(t, c.Type0().ID, sp.ID, start, client)
-	bk := a.book(t, c.Type0().ID, h, client)
+	// Another patient, on another network, takes the released time.
+	other := clientID()
+	h = a.holdFrom(t, c.Type0().ID, sp.ID, start, other, "198.51.100.32")
+	bk := a.book(t, c.Type0().ID, h, other)
 	if !s.Until(stafferWait, blockAt(bk.Appointment.ID, "14:00", sp.Name)) {
 		t.Fatalf("the online booking never appeared in place\n%s", s.snapshot())
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/grid"
@@ -66,14 +67,14 @@ func TestLiveGridBeginsWithEveryDayAndCellExactlyAsThePageRendersThem(t *testing
 
 func TestLiveGridCellFollowsHoldsReleasesBookingsAndCancellations(t *testing.T) {
 	t.Parallel()
-	a := newApp(t)
+	a := newApp(t, withOptions(program.Options{TrustedProxies: loopbackProxy}))
 	c := a.clinic(t, testkit.ClinicOptions{})
 	typ := c.Types[0].ID
 	v := a.viewer(t, c.Slug, typ, "week="+c.NextWeek())
 	s := v.open()
 	at := c.Monday(10, 0)
 	id := grid.CellID(uuid.Nil, at)
-	x, y := liveClient("x"), liveClient("y")
+	x, y, z := liveClient("x"), liveClient("y"), liveClient("z")
 
 	// One specialist held: still free in the pooled view; both: held.
 	hx := a.hold(t, typ, at, x)
@@ -86,11 +87,13 @@ func TestLiveGridCellFollowsHoldsReleasesBookingsAndCancellations(t *testing.T) 
 	a.release(t, hy, y)
 	v.cellChange(s, id, "free")
 
-	hy = a.hold(t, typ, at, y)
+	// Someone on another network takes the released time (y's own
+	// network may not until the hold's life is over).
+	hz := a.holdFrom(t, typ, uuid.Nil, at, z, "198.51.100.31")
 	v.cellChange(s, id, "held")
 
 	bx := a.bookLive(t, typ, hx, x)
-	a.bookLive(t, typ, hy, y)
+	a.bookLive(t, typ, hz, z)
 	v.cellChange(s, id, "taken")
 
 	a.cancelBooking(t, bx)

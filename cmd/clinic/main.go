@@ -120,6 +120,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		PublicURL:        publicURLIfSet(cfg),
 		SecretKey:        key,
 		MetricsAddr:      cfg.MetricsAddr,
+		MetricsPublic:    cfg.MetricsPublic,
 		WarnHeapMB:       cfg.WarnHeapMB,
 		WarnStreams:      cfg.WarnStreams,
 
@@ -128,6 +129,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		HoldsPerAddress:    cfg.HoldsPerAddress,
 		HoldMaxLife:        cfg.HoldMaxLife,
 		BookingsPerAddress: cfg.BookingsPerAddress,
+		StreamsPerAddress:  cfg.StreamsPerAddress,
 		CodesPerRecipient:  cfg.CodesPerRecipient,
 		MovesPerMinute:     cfg.MovesPerMinute,
 		LoginsPerMinute:    cfg.LoginsPerMinute,

@@ -139,6 +139,9 @@ func scrapeNoDB(base string) (float64, error) {
 		return 0, err
 	}
 	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s/metrics: %d (a server started by hand needs METRICS_PUBLIC=true)", base, res.StatusCode)
+	}
 	var buf strings.Builder
 	if _, err := bufio.NewReader(res.Body).WriteTo(&buf); err != nil {
 		return 0, err

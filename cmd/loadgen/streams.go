@@ -48,7 +48,8 @@ func streamsScenario(ctx context.Context, pool *pgxpool.Pool, spawn string, coun
 	}
 	var out []streamResult
 	for _, n := range counts {
-		base, stop, err := startChild(ctx, spawn, loadEnv(), "serve")
+		// Every stream comes from this one loopback address.
+		base, stop, err := startChild(ctx, spawn, loadEnv("STREAMS_PER_ADDRESS="+strconv.Itoa(1<<20)), "serve")
 		if err != nil {
 			return out, err
 		}
@@ -64,16 +65,17 @@ func streamsScenario(ctx context.Context, pool *pgxpool.Pool, spawn string, coun
 	return out, nil
 }
 
+// loadEnv is env with what the load scenarios need raised: they book many
+// times from a few loopback addresses, so the allowance of unverified
+// bookings per address is lifted, and they read the server's /metrics on
+// its one port (METRICS_PUBLIC). The abuse scenario keeps the defaults.
+func loadEnv(env ...string) []string {
+	return append([]string{"BOOKINGS_PER_ADDRESS=1000000", "METRICS_PUBLIC=true"}, env...)
+}
+
 // startChild runs a server binary on a free loopback port, with env added
 // to its environment, and waits until it answers /healthz.
 // args may use the placeholder "{addr}".
-// loadEnv is env with what the load scenarios need raised: they book many
-// times from a few loopback addresses, so the allowance of unverified
-// bookings per address is lifted. The abuse scenario keeps the defaults.
-func loadEnv(env ...string) []string {
-	return append([]string{"BOOKINGS_PER_ADDRESS=1000000"}, env...)
-}
-
 func startChild(ctx context.Context, bin string, env []string, args ...string) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

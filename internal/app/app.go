@@ -96,9 +96,15 @@ type Options struct {
 	// (SECRET_KEY). Empty: the key kept in PostgreSQL (secret.Load; main
 	// loads it first, so a failure stops the start).
 	SecretKey []byte
-	// MetricsAddr serves /metrics there only, not on the public address
-	// (METRICS_ADDR). Empty: /metrics is public.
+	// MetricsAddr serves /metrics on a listener of its own (METRICS_ADDR).
 	MetricsAddr string
+	// MetricsPublic also serves /metrics on the public address
+	// (METRICS_PUBLIC); without it the public address answers 404 there.
+	MetricsPublic bool
+	// StreamsPerAddress is how many public event streams one client
+	// address network may keep open on this process
+	// (STREAMS_PER_ADDRESS); 0: 50.
+	StreamsPerAddress int
 
 	// TrustedProxies are the load balancers whose X-Forwarded-For names the
 	// client the rate limits count (TRUSTED_PROXIES); none: the peer is.
@@ -222,6 +228,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Desk:              desk.NewDesk(staffBookings, co, slotSvc),
 		Secret:            serverKey(pool, logger, o.SecretKey),
 		MetricsAddr:       o.MetricsAddr,
+		MetricsPublic:     o.MetricsPublic,
+		StreamsPerAddress: o.StreamsPerAddress,
 		PublicURL:         o.PublicURL,
 		Sessions:          httpx.NewSessions(pool, o.SecureCookies),
 		Grid:              grid.New(slotSvc, holdStore),

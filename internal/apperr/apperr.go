@@ -138,7 +138,8 @@ const (
 	// CodeAddressHoldQuota: the client's address holds as many slots as it may.
 	CodeAddressHoldQuota = "ADDRESS_HOLD_QUOTA"
 	// CodeHoldReclaimTooSoon: the client's network let its hold of this
-	// slot lapse a moment ago and may not take it again yet.
+	// slot lapse at the end of its life, or released it, a moment ago and
+	// may not take it again yet.
 	CodeHoldReclaimTooSoon = "HOLD_RECLAIM_TOO_SOON"
 	// CodeWaitlistDuplicate: the address already waits for this type.
 	CodeWaitlistDuplicate = "WAITLIST_DUPLICATE"
@@ -181,12 +182,13 @@ func Cooldown(typeName string, remaining time.Duration) *Error {
 }
 
 // ReclaimTooSoon refuses a slot whose hold, taken from the client's
-// network, lapsed a moment ago: holding a slot by letting holds lapse and
-// claiming it again is no way around their longest life.
+// network, lapsed at the end of its life or was released a moment ago:
+// holding a slot by letting holds go and claiming it again is no way
+// around their longest life.
 func ReclaimTooSoon(remaining time.Duration) *Error {
 	return &Error{
 		Kind: TooMany, Code: CodeHoldReclaimTooSoon, RetryAfter: remaining,
-		Message: fmt.Sprintf("A hold on this time lapsed a moment ago. Pick another time, or try this one again in %s.", humanDuration(remaining)),
+		Message: fmt.Sprintf("This time was held from your network until a moment ago. Pick another time, or try this one again in %s.", humanDuration(remaining)),
 		Details: map[string]any{"retryAfterSeconds": Seconds(remaining)},
 	}
 }

@@ -224,9 +224,10 @@ func (s *Service) stillOffered(ctx context.Context, h holds.Hold) error {
 }
 
 // releaseHold lets go of a hold that can no longer be booked while its slot
-// is free for others, announced like any release.
+// is free for others, announced like any release. Its patient did not
+// choose to let go, so nothing bars them from the time should it open again.
 func (s *Service) releaseHold(ctx context.Context, h holds.Hold) {
-	if _, err := s.holds.Release(context.WithoutCancel(ctx), h.HoldID, h.ClientID); err != nil {
+	if _, err := s.holds.Withdraw(context.WithoutCancel(ctx), h.HoldID, h.ClientID); err != nil {
 		s.logger.Warn("release unusable hold", "err", err)
 	}
 }

@@ -90,8 +90,9 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	case errors.As(err, &held):
 		return holds.Hold{}, apperr.SlotHeld(held.RetryAfter)
 	case errors.As(err, &reclaim):
-		// This network let its hold of this slot lapse a moment ago, with
-		// every specialist free then.
+		// This network let its hold of this slot lapse at the end of its
+		// life, or released it, a moment ago, with every specialist free
+		// then.
 		return holds.Hold{}, apperr.ReclaimTooSoon(reclaim.RetryAfter)
 	case errors.Is(err, holds.ErrQuota):
 		return holds.Hold{}, &apperr.Error{
@@ -153,6 +154,9 @@ func (s *Service) Heartbeat(ctx context.Context, holdID, clientID string) (holds
 }
 
 // Release lets go of a hold; releasing a hold that is gone is not an error.
+// The client's network may not hold that time again until the hold's life
+// would have ended (holds.Store.Release): claiming it then answers
+// HOLD_RECLAIM_TOO_SOON.
 //
 // Errors: INVALID_ARGUMENT, NOT_YOUR_HOLD (403), UNAVAILABLE.
 func (s *Service) Release(ctx context.Context, holdID, clientID string) error {

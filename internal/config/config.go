@@ -38,9 +38,12 @@ type Config struct {
 	// (SECRET_KEY, at least 32 bytes). Empty: a key made once and kept in
 	// PostgreSQL, shared by every instance.
 	SecretKey string
-	// MetricsAddr serves /metrics on a private address of its own (and not
-	// on Addr). Empty: /metrics is on Addr, readable by anyone who reaches it.
+	// MetricsAddr serves /metrics on a private address of its own
+	// (METRICS_ADDR). Empty: no listener of its own.
 	MetricsAddr string
+	// MetricsPublic also serves /metrics on Addr, readable by anyone who
+	// reaches it (METRICS_PUBLIC, false: Addr answers 404 there).
+	MetricsPublic bool
 
 	// PublicURL is the address people reach the server at (PUBLIC_URL),
 	// without a trailing slash: links the command line prints (a new
@@ -70,6 +73,9 @@ type Config struct {
 	HoldsPerAddress int
 	// HoldMaxLife is the longest heartbeats keep a hold, from its claim.
 	HoldMaxLife time.Duration
+	// StreamsPerAddress is how many public event streams one client
+	// address network may keep open on one server process.
+	StreamsPerAddress int
 	// BookingsPerAddress is how many online bookings without a verified
 	// contact one client address network may make at one clinic per hour;
 	// past it the clinic asks for an e-mailed code (or refuses).
@@ -161,7 +167,9 @@ func Load(getenv func(string) string) (Config, error) {
 	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
+	c.StreamsPerAddress = intVar("STREAMS_PER_ADDRESS", 50, 1, 1<<20)
 	c.MetricsAddr = getenv("METRICS_ADDR")
+	c.MetricsPublic = boolVar("METRICS_PUBLIC", false)
 	c.MailWorkers = intVar("MAIL_WORKERS", 4, 1, 100)
 	c.MailRetry = time.Duration(intVar("MAIL_RETRY_SECONDS", 30, 1, 3600)) * time.Second
 	c.WaitlistOfferFor = time.Duration(intVar("WAITLIST_OFFER_MINUTES", 15, 1, 24*60)) * time.Minute
@@ -260,6 +268,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("heartbeats_per_minute", c.HeartbeatsPerMin),
 		slog.Int("holds_per_address", c.HoldsPerAddress),
 		slog.Duration("hold_max_life", c.HoldMaxLife),
+		slog.Int("streams_per_address", c.StreamsPerAddress),
 		slog.Int("bookings_per_address", c.BookingsPerAddress),
 		slog.Int("codes_per_recipient", c.CodesPerRecipient),
 		slog.Int("moves_per_minute", c.MovesPerMinute),
@@ -269,6 +278,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 		slog.String("metrics_addr", c.MetricsAddr),
+		slog.Bool("metrics_public", c.MetricsPublic),
 		slog.String("public_url", c.PublicURL),
 	)
 }

@@ -22,6 +22,28 @@ func TestLoadDefaults(t *testing.T) {
 	if c.HoldsPerMinute != 30 || c.APIHoldsPerMinute != 120 || c.MovesPerMinute != 60 || c.LoginsPerMinute != 5 {
 		t.Fatalf("rate limits are on by default: %+v", c)
 	}
+	if c.StreamsPerAddress != 50 {
+		t.Fatalf("streams per address by default: %d, want 50", c.StreamsPerAddress)
+	}
+	if c.MetricsPublic || c.MetricsAddr != "" {
+		t.Fatalf("metrics served by default: public %v, address %q", c.MetricsPublic, c.MetricsAddr)
+	}
+}
+
+func TestStreamAndMetricsSettings(t *testing.T) {
+	c, err := Load(env(map[string]string{"STREAMS_PER_ADDRESS": "5000", "METRICS_PUBLIC": "true", "METRICS_ADDR": "127.0.0.1:9090"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StreamsPerAddress != 5000 || !c.MetricsPublic || c.MetricsAddr != "127.0.0.1:9090" {
+		t.Fatalf("settings: streams %d, public %v, address %q", c.StreamsPerAddress, c.MetricsPublic, c.MetricsAddr)
+	}
+	_, err = Load(env(map[string]string{"STREAMS_PER_ADDRESS": "0", "METRICS_PUBLIC": "sometimes"}))
+	for _, name := range []string{"STREAMS_PER_ADDRESS", "METRICS_PUBLIC"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
 }
 
 func TestLoadNamesEveryBadSetting(t *testing.T) {

@@ -30,7 +30,7 @@ type ClaimRequest struct {
 	// (an IPv6 address counts by its /64). An empty Address or a quota
 	// below 1 means no address limit (internal callers). A hold claimed
 	// with an address also gets the re-claim cool-off when it lapses (see
-	// SetReclaimCoolOff), whatever the quota.
+	// SetReclaimCoolOff) or is released (see Release), whatever the quota.
 	Address      string
 	AddressQuota int
 	// Cooldown refuses the claim with a *CooldownError while the client's
@@ -48,7 +48,8 @@ type ClaimRequest struct {
 // *HeldError (also errors.Is ErrHeld: the slot, or with the buffers an
 // overlapping time of the same specialist, is another client's),
 // *ReclaimError (also errors.Is ErrReclaimTooSoon: a hold on this slot
-// claimed from the same network lapsed within the cool-off), *CooldownError
+// claimed from the same network lapsed within the cool-off, or was
+// released by its owner and would still live), *CooldownError
 // (also errors.Is ErrCooldown; only with req.Cooldown), ErrInvalid,
 // or a Redis error. Claiming a slot the client already holds returns that
 // hold unchanged and no error (a re-click), and publishes nothing.
@@ -204,7 +205,7 @@ func (s *Store) registerClaimed(ctx context.Context, req ClaimRequest, h Hold, n
 	}
 	if err != nil {
 		s.registered.Delete(req.ClinicID)
-		_, _ = s.Release(context.WithoutCancel(ctx), h.HoldID, req.ClientID)
+		_, _ = s.Withdraw(context.WithoutCancel(ctx), h.HoldID, req.ClientID)
 		return fmt.Errorf("holds: register clinic: %w", err)
 	}
 	if ahead || !marked {

@@ -9,10 +9,12 @@
 // renewed in place by claiming it again the moment it lapses: a hold
 // claimed from an address that lapses at the end of its longest life bars
 // that address's network from the same slot for a cool-off (the longest
-// life by default, SetReclaimCoolOff), while anyone else may take it. A
+// life by default, SetReclaimCoolOff), while anyone else may take it. Nor
+// by letting it go and claiming it again: its owner's release bars the
+// network from the slot until the end of the life its claim gave it. A
 // hold that lapses earlier (a page closed, a laptop asleep) bars nothing:
-// its patient may hold the time again at once. Three things in this lifecycle are easy to get almost right; this
-// package makes them exact:
+// its patient may hold the time again at once. Three things in this
+// lifecycle are easy to get almost right; this package makes them exact:
 //
 //   - The per-client quota, the per-address quota and the specialist's
 //     other holds are checked and the slot claimed in ONE script, so twenty
@@ -64,8 +66,10 @@
 //	                               name) for one network; value = when it ends (unix
 //	                               ms), the key's TTL about the same. Started by the
 //	                               sweep of a lapsed hold whose payload names the
-//	                               network it was claimed from (addrNet), or by a
-//	                               claim that meets that hold before the sweep.
+//	                               network it was claimed from (addrNet), by a
+//	                               claim that meets that hold before the sweep, or
+//	                               by its owner's release (until its KeepUntil). A
+//	                               later end never shortens a bar that runs longer.
 //	holds:clinics                  set of clinic ids that ever had a hold (never
 //	                               shrinks); the sweeper iterates it. It has no tag:
 //	                               it is written with a plain SADD, outside scripts,

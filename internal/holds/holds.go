@@ -276,10 +276,12 @@ func (e *HeldError) Error() string {
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
 // ReclaimError is returned by Claim when a hold on the same slot, claimed
-// from the same network, lapsed less than the re-claim cool-off ago
-// (Store.SetReclaimCoolOff). Other networks may claim the slot meanwhile.
+// from the same network, lapsed at the end of its life less than the
+// re-claim cool-off ago (Store.SetReclaimCoolOff), or was released by its
+// owner and would still be within its life (Store.Release). Other networks
+// may claim the slot meanwhile.
 type ReclaimError struct {
-	RetryAfter time.Duration // until the cool-off ends
+	RetryAfter time.Duration // until the cool-off or the bar ends
 }
 
 func (e *ReclaimError) Error() string {
@@ -350,8 +352,9 @@ func specialistKey(clinicID, specialistID uuid.UUID) string {
 	return "holds:specialist:" + tag(clinicID) + ":" + specialistID.String()
 }
 
-// reclaimKey is the re-claim cool-off of one slot (a hold key) for one
-// network: hold:{c}:<rest> becomes reclaim:{c}:<rest>:<network>.
+// reclaimKey is the re-claim cool-off (or a release's bar) of one slot (a
+// hold key) for one network: hold:{c}:<rest> becomes
+// reclaim:{c}:<rest>:<network>.
 func reclaimKey(holdKey, network string) string {
 	return "reclaim:" + strings.TrimPrefix(holdKey, "hold:") + ":" + network
 }

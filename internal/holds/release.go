@@ -16,22 +16,50 @@ import (
 // client's live hold: ErrNotOwner, and the hold stays. Publishes "release"
 // (reason "released"), in the step that deletes it, only when something
 // was released.
+//
+// A hold claimed from an address bars that address's network from its
+// slot (specialist and start) until the hold's KeepUntil, the end of the
+// life its claim gave it, in the same step: a claim meets a *ReclaimError
+// until then, while other networks may claim the slot at once. Letting go
+// and claiming again is thus no way to renew a hold's life. A hold that
+// lapses early bars nothing (see SetReclaimCoolOff); Withdraw lets go of
+// a hold without the bar.
 func (s *Store) Release(ctx context.Context, holdID, clientID string) (bool, error) {
+	return s.release(ctx, holdID, clientID, true)
+}
+
+// Withdraw is Release for a hold the server lets go of on its owner's
+// behalf (a claim it could not complete, a time that closed under a
+// confirm): announced the same way, but it bars nothing, since the owner
+// did not choose to let it go.
+func (s *Store) Withdraw(ctx context.Context, holdID, clientID string) (bool, error) {
+	return s.release(ctx, holdID, clientID, false)
+}
+
+func (s *Store) release(ctx context.Context, holdID, clientID string, bar bool) (bool, error) {
 	h, ok, err := s.lookup(ctx, holdID)
 	if err != nil || !ok {
 		return false, err
 	}
 	// The event is the hold as its payload in holds:meta reads; the script
-	// releases only the hold of this id, so it is this one.
+	// releases only the hold of this id, so it is this one (its network
+	// and KeepUntil name the bar: the first never changes, the second
+	// only for the server's own holds, which have no network).
 	msg, channels, err := eventMessage(Event{Type: EventRelease, Hold: h, Reason: ReasonReleased})
 	if err != nil {
 		return false, err
 	}
-	args := []any{holdID, clientID, string(msg)}
+	keys := h.scriptKeys()
+	var until int64
+	if bar && h.network != "" && !h.KeepUntil.IsZero() {
+		keys = append(keys, reclaimKey(h.key(), h.network))
+		until = h.KeepUntil.UnixMilli()
+	}
+	args := []any{holdID, clientID, s.now().UnixMilli(), until, string(msg)}
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
-	res, err := releaseScript.Run(ctx, s.rdb, h.scriptKeys(), args...).Slice()
+	res, err := releaseScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return false, fmt.Errorf("holds: release: %w", err)
 	}

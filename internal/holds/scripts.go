@@ -7,8 +7,8 @@ import "github.com/redis/go-redis/v9"
 // hold in between. Scripts run
 // atomically, so here the check and the write are one step.
 //
-// Every operation on one hold declares the same four keys (a claim, which
-// may try several specialists at once, has a layout of its own; see
+// Every operation on one hold declares the same four keys, first (a claim,
+// which may try several specialists at once, has a layout of its own; see
 // claimScript):
 //
 //	KEYS[1] hold key   KEYS[2] client set   KEYS[3] holds:meta   KEYS[4] holds:expiry
@@ -333,10 +333,13 @@ return {'ok', payload, 1}
 `)
 
 // releaseScript deletes the caller's live hold and its index entries, and
-// announces it.
+// announces it; an owner's release also bars the network the hold was
+// claimed from from its slot until the hold's end of life.
 //
-//	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] the "release" event
-//	ARGV[4...] the channels to publish it on
+//	with a bar: KEYS[5] the slot's re-claim key for that network
+//	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] now
+//	ARGV[4] when the bar ends (the hold's KeepUntil), 0 for none
+//	ARGV[5] the "release" event  ARGV[6...] the channels to publish it on
 //
 // Replies: {'ok', payload} | {'gone'} | {'notowner'}.
 //
@@ -345,8 +348,11 @@ return {'ok', payload, 1}
 // is published in the same step as the deletion, as a claim publishes its
 // hold: no page (and no live view, which refuses claims of times it shows
 // held) keeps a released hold because the process died, or its request
-// ended, right after the script.
-var releaseScript = redis.NewScript(ownedHold + `
+// ended, right after the script. The bar is written in that step too, so
+// no claim from the network can come between the release and the bar: a
+// release followed by a claim is not a way to renew a hold's life, while
+// every other network may take the time at once.
+var releaseScript = redis.NewScript(coolOff + ownedHold + `
 local cur, _, refused = ownedHold(KEYS[1], ARGV[1], ARGV[2])
 if refused then
   return {refused}
@@ -355,8 +361,11 @@ redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('SREM', KEYS[2], ARGV[1])
-for i = 4, #ARGV do
-  redis.call('PUBLISH', ARGV[i], ARGV[3])
+if KEYS[5] then
+  coolOff(KEYS[5], tonumber(ARGV[4]), tonumber(ARGV[3]))
+end
+for i = 6, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[5])
 end
 return {'ok', cur}
 `)

@@ -75,7 +75,8 @@ func (s *Store) SetMaxLife(d time.Duration) {
 // SetReclaimCoolOff sets how long, after a hold lapsed at the end of its
 // longest life (its last heartbeat could only reach KeepUntil), no client
 // from the network that claimed it may claim that slot again; other
-// networks may at once. A hold that lapsed earlier bars nothing. d <= 0
+// networks may at once. A hold that lapsed earlier bars nothing (one its
+// owner released bars the network until its KeepUntil: see Release). d <= 0
 // means the max life (the default): a hold cannot be renewed in place, and
 // a patient who kept one to its end waits that long for that one slot
 // only. Call it while wiring, before the store is used.

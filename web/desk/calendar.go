@@ -284,6 +284,7 @@ func (s *FrontDesk) CalendarStream(c echo.Context) error {
 	return s.live.ServeHTMLStream(c, calSource{srv: s, v: v}, "staff:"+v.clinicID.String(), stream.Viewer{
 		Access:      s.staffAccess(c),
 		Personalize: func(b []byte) []byte { return bytes.ReplaceAll(b, slot, token) },
+		SignedIn:    true,
 	})
 }
 

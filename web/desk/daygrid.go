@@ -179,7 +179,7 @@ func (s *FrontDesk) StaffGridLive(week bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.live.ServeHTMLStream(c, dayGridSource{srv: s, v: v}, "staff:"+v.clinicID.String(), stream.Viewer{Access: s.staffAccess(c)})
+		return s.live.ServeHTMLStream(c, dayGridSource{srv: s, v: v}, "staff:"+v.clinicID.String(), stream.Viewer{Access: s.staffAccess(c), SignedIn: true})
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -33,7 +32,7 @@ func BindJSON(c echo.Context, dst any) error {
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return apperr.Invalidf("body", "A JSON body is required.")
 	}
-	if !utf8.Valid(raw) {
+	if !validText(raw) {
 		f := invalidUTF8Field(raw)
 		return apperr.Invalidf(f, "%s is not valid UTF-8 text.", f)
 	}

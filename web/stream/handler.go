@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clinic/booking/internal/events"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
@@ -21,6 +23,11 @@ type Deps struct {
 	Logger        *slog.Logger
 	Slots         *slots.Service
 	StreamMetrics *events.Metrics
+	// StreamsPerAddress is how many public streams one address network
+	// may keep open on this process (0: DefaultStreamsPerAddress).
+	StreamsPerAddress int
+	// Registry takes the count of refused streams; nil: not registered.
+	Registry prometheus.Registerer
 }
 
 // Live serves the streams and keeps their shared state.
@@ -32,6 +39,8 @@ type Live struct {
 	streams sync.WaitGroup
 	// access shares the streams' periodic access checks (see accessCache).
 	access *accessCache
+	// perAddress counts the public streams of each address network.
+	perAddress *addressStreams
 }
 
 // New makes the streams' handler.
@@ -39,6 +48,7 @@ func New(deps Deps) *Live {
 	l := &Live{deps: deps}
 	l.live = newLiveGrids(l)
 	l.access = newAccessCache(AccessCheckEvery*3/4, deps.Logger)
+	l.perAddress = newAddressStreams(deps.StreamsPerAddress, deps.Registry)
 	return l
 }
 

@@ -66,6 +66,11 @@ func (s *Live) HoldStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	counted, err := s.perAddress.take(c.RealIP())
+	if err != nil {
+		return err
+	}
+	defer counted()
 	hc := &holdStreamConn{
 		s: s, c: c, ctx: ctx, typeID: typeID, clinicID: clinicID, lease: lease,
 		own: holds.ClientHash(clientID), reason: events.ReasonClientAbort,

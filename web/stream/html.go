@@ -26,6 +26,12 @@ type Viewer struct {
 	// Personalize, when set, makes each event the viewer's own (the live
 	// view is shared, so a viewer's CSRF token is put in as it is sent).
 	Personalize func([]byte) []byte
+	// SignedIn marks a signed-in staff member's stream, which does not
+	// count against its address network's streams (see addressStreams):
+	// a clinic's staff share one network, and their streams end with
+	// their sessions. Every other stream counts, kiosks' too (a board
+	// may be public).
+	SignedIn bool
 }
 
 // AccessCheckEvery is how often a stream with an access check makes it:
@@ -46,6 +52,13 @@ const AccessCheckEvery = 2 * time.Second
 // serves the stream itself.
 func (s *Live) ServeHTMLStream(c echo.Context, src liveSource, scope string, who Viewer) error {
 	ctx := c.Request().Context()
+	counted := func() {}
+	if !who.SignedIn {
+		var err error
+		if counted, err = s.perAddress.take(c.RealIP()); err != nil {
+			return err
+		}
+	}
 	m := s.deps.StreamMetrics
 	m.StreamOpened("html", scope)
 
@@ -53,11 +66,13 @@ func (s *Live) ServeHTMLStream(c echo.Context, src liveSource, scope string, who
 	st := &htmlStream{clientID: who.ClientID, out: make(chan []byte, htmlStreamBuffer), done: make(chan struct{})}
 	lv, first, err := s.live.join(ctx, src, st, c.QueryParam("state"))
 	if err != nil {
+		counted()
 		m.StreamEnded("html", scope, events.ReasonInitFailed)
 		return err
 	}
 	finish := func(reason string) {
 		lv.leave(st)
+		counted()
 		m.StreamEnded("html", scope, reason)
 	}
 	w := startSSE(c)
