@@ -1,24 +1,27 @@
 -- name: WaitlistEntryInsert :one
 INSERT INTO waitlist_entries (
     id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times,
-    patient_name, patient_email, patient_phone, language, client_id, joined_at
+    patient_name, patient_email, patient_phone, language, client_id, joined_at, queued_at
 ) VALUES (
     @id, @clinic_id, @appointment_type_id, @specialist_id, @from_date, @to_date, @times,
-    @patient_name, @patient_email, @patient_phone, @language, @client_id, @joined_at
+    @patient_name, @patient_email, @patient_phone, @language, @client_id, @joined_at, @joined_at
 )
 RETURNING *;
 
 -- name: WaitlistLinkAdd :exec
-INSERT INTO waitlist_links (token_hash, entry_id, offer_id) VALUES (@token_hash, @entry_id, @offer_id);
+-- A link to an entry's page; mailed when it goes out in an e-mail (only
+-- such a link confirms the place).
+INSERT INTO waitlist_links (token_hash, entry_id, offer_id, mailed) VALUES (@token_hash, @entry_id, @offer_id, @mailed);
 
 -- name: WaitlistByLink :one
--- The entry a link opens, its offer if the link is an offer's, and where
--- the entry stands: how many waiting for the same type joined before it.
-SELECT sqlc.embed(e), l.offer_id,
+-- The entry a link opens, its offer if the link is an offer's, whether
+-- the link came by e-mail, and where the entry stands: how many confirmed
+-- places for the same type stand before it.
+SELECT sqlc.embed(e), l.offer_id, l.mailed,
        t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
        (SELECT count(*) FROM waitlist_entries o
          WHERE o.appointment_type_id = e.appointment_type_id AND o.state IN ('waiting', 'offered')
-           AND o.joined_at < e.joined_at)::int AS ahead
+           AND o.confirmed_at IS NOT NULL AND o.queued_at < e.queued_at)::int AS ahead
 FROM waitlist_links l
 JOIN waitlist_entries e ON e.id = l.entry_id
 JOIN appointment_types t ON t.id = e.appointment_type_id
@@ -39,9 +42,20 @@ RETURNING *;
 -- name: WaitlistEntrySetState :exec
 UPDATE waitlist_entries SET state = @state WHERE id = @id;
 
+-- name: WaitlistEntryConfirm :one
+-- A place still on the list is confirmed; no row when it was already, or
+-- has ended.
+UPDATE waitlist_entries SET confirmed_at = @confirmed_at
+WHERE id = @id AND confirmed_at IS NULL AND state IN ('waiting', 'offered')
+RETURNING *;
+
+-- name: WaitlistEntryRequeue :exec
+-- An entry that passed a time on waits again, at the end of its list.
+UPDATE waitlist_entries SET state = 'waiting', queued_at = @queued_at WHERE id = @id AND state IN ('waiting', 'offered');
+
 -- name: WaitlistEntriesByClinic :many
--- The clinic's list for staff: who waits (and who has an offer), oldest
--- first, optionally for one type and for entries whose days include a day.
+-- The clinic's list for staff: who waits (and who has an offer), in the
+-- list's order, optionally for one type and for entries whose days include a day.
 SELECT sqlc.embed(e), t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
        COALESCE(o.id, '00000000-0000-0000-0000-000000000000'::uuid) AS offer_id,
        o.expires_at AS offer_expires_at, op.slot_start AS offer_start
@@ -53,21 +67,23 @@ LEFT JOIN waitlist_openings op ON op.id = o.opening_id
 WHERE e.clinic_id = @clinic_id AND e.state IN ('waiting', 'offered')
   AND (sqlc.narg(appointment_type_id)::uuid IS NULL OR e.appointment_type_id = sqlc.narg(appointment_type_id))
   AND (sqlc.narg(day)::date IS NULL OR sqlc.narg(day)::date BETWEEN e.from_date AND e.to_date)
-ORDER BY e.joined_at
+ORDER BY e.queued_at, e.id
 LIMIT 500;
 
 -- name: WaitlistCountByDay :many
--- How many wait for each of a range of days, for the staff calendar.
+-- How many wait for each of a range of days, for the staff calendar
+-- (confirmed places only: the others are offered nothing).
 SELECT d::date AS day, count(e.id)::int AS waiting
 FROM generate_series(@from_day::date, @to_day::date, interval '1 day') d
-JOIN waitlist_entries e ON e.clinic_id = @clinic_id AND e.state IN ('waiting', 'offered')
+JOIN waitlist_entries e ON e.clinic_id = @clinic_id AND e.state IN ('waiting', 'offered') AND e.confirmed_at IS NOT NULL
   AND d::date BETWEEN e.from_date AND e.to_date
 GROUP BY d
 ORDER BY d;
 
 -- name: WaitlistMatching :one
--- Whether anyone waits for a time: the first waiting entry, oldest first,
--- for its type, with its specialist or none named, whose days hold the
+-- Whether anyone waits for a time: the first confirmed waiting entry, in
+-- the list's order (queued_at: joining, or the last time passed on), for
+-- its type, with its specialist or none named, whose days hold the
 -- time's day and whose times of day (if any) hold its start, in the
 -- clinic's zone (the parts' boundaries are given, from the waitlist's one
 -- rule for them); who has not been offered this opening already; and who
@@ -85,7 +101,7 @@ ORDER BY d;
 SELECT e.*
 FROM waitlist_entries e
 JOIN clinics c ON c.id = e.clinic_id
-WHERE e.appointment_type_id = @appointment_type_id AND e.state = 'waiting'
+WHERE e.appointment_type_id = @appointment_type_id AND e.state = 'waiting' AND e.confirmed_at IS NOT NULL
   AND (e.specialist_id IS NULL OR e.specialist_id = @specialist_id)
   AND (sqlc.arg(slot_start)::timestamptz AT TIME ZONE c.timezone)::date BETWEEN e.from_date AND e.to_date
   AND (cardinality(e.times) = 0 OR
@@ -101,7 +117,7 @@ WHERE e.appointment_type_id = @appointment_type_id AND e.state = 'waiting'
       AND (lower(b.patient_email) = lower(e.patient_email)
            OR (regexp_replace(e.patient_phone, '\D', '', 'g') <> ''
                AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(e.patient_phone, '\D', '', 'g'))))
-ORDER BY e.joined_at, e.id
+ORDER BY e.queued_at, e.id
 LIMIT 1
 FOR NO KEY UPDATE OF e SKIP LOCKED;
 
@@ -154,9 +170,11 @@ WHERE id = @id AND state = 'open'
 RETURNING *;
 
 -- name: WaitlistStats :one
--- The list's size now, for metrics.
+-- The list's size now, for metrics: confirmed places waiting, places not
+-- confirmed (yet), offers standing, freed times being offered.
 SELECT
-    (SELECT count(*) FROM waitlist_entries WHERE state = 'waiting')::bigint AS waiting,
+    (SELECT count(*) FROM waitlist_entries WHERE state = 'waiting' AND confirmed_at IS NOT NULL)::bigint AS waiting,
+    (SELECT count(*) FROM waitlist_entries WHERE state = 'waiting' AND confirmed_at IS NULL)::bigint AS unconfirmed,
     (SELECT count(*) FROM waitlist_offers WHERE state = 'open')::bigint AS offered,
     (SELECT count(*) FROM waitlist_openings WHERE state = 'open')::bigint AS openings;
 
@@ -202,3 +220,10 @@ FROM clinics c
 WHERE c.id = e.clinic_id AND e.state = 'waiting'
   AND (sqlc.narg(clinic_id)::uuid IS NULL OR e.clinic_id = sqlc.narg(clinic_id))
   AND e.to_date < (sqlc.arg(now)::timestamptz AT TIME ZONE c.timezone)::date;
+
+-- name: WaitlistLapseUnconfirmed :execrows
+-- Places not confirmed since before @joined_before leave the list. A null
+-- @clinic_id is every clinic.
+UPDATE waitlist_entries SET state = 'lapsed', ended_at = sqlc.arg(now)::timestamptz
+WHERE state = 'waiting' AND confirmed_at IS NULL AND joined_at < @joined_before
+  AND (sqlc.narg(clinic_id)::uuid IS NULL OR clinic_id = sqlc.narg(clinic_id));

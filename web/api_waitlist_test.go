@@ -85,6 +85,7 @@ func TestWaitlistAPIJoin(t *testing.T) {
 	if n := messageRows(t, a, email, outbox.KindWaitlistJoined); n != 1 {
 		t.Errorf("%d e-mails of the place, want 1", n)
 	}
+	pwConfirm(t, a, c, e.ID) // from the e-mail: the place counts
 
 	// With a specialist and parts of the day; the second waits behind the first.
 	body = pwBody(c, uniqueEmail("api2"), day)

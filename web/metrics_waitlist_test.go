@@ -52,16 +52,17 @@ func (c *shiftClock) add(d time.Duration) {
 
 // wlSeries are the waitlist's series a test follows, by a short name.
 var wlSeries = map[string]string{
-	"waiting":  `clinic_waitlist_entries{state="waiting"}`,
-	"offered":  `clinic_waitlist_entries{state="offered"}`,
-	"openings": `clinic_waitlist_openings_open`,
-	"joined":   `clinic_waitlist_joined_total`,
-	"made":     `clinic_waitlist_offers_total{outcome="made"}`,
-	"accepted": `clinic_waitlist_offers_total{outcome="accepted"}`,
-	"declined": `clinic_waitlist_offers_total{outcome="declined"}`,
-	"expired":  `clinic_waitlist_offers_total{outcome="expired"}`,
-	"released": `clinic_waitlist_released_total`,
-	"rebooked": `clinic_waitlist_rebooked_total`,
+	"waiting":     `clinic_waitlist_entries{state="waiting"}`,
+	"unconfirmed": `clinic_waitlist_entries{state="unconfirmed"}`,
+	"offered":     `clinic_waitlist_entries{state="offered"}`,
+	"openings":    `clinic_waitlist_openings_open`,
+	"joined":      `clinic_waitlist_joined_total`,
+	"made":        `clinic_waitlist_offers_total{outcome="made"}`,
+	"accepted":    `clinic_waitlist_offers_total{outcome="accepted"}`,
+	"declined":    `clinic_waitlist_offers_total{outcome="declined"}`,
+	"expired":     `clinic_waitlist_offers_total{outcome="expired"}`,
+	"released":    `clinic_waitlist_released_total`,
+	"rebooked":    `clinic_waitlist_rebooked_total`,
 }
 
 // wantWaitlistMetrics waits until /metrics shows every series of
@@ -164,7 +165,23 @@ func TestWaitlistMetricsFollowTheList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want["offered"], want["openings"], want["expired"], want["released"] = 0, 0, 1, 1
-	text = wantWaitlistMetrics(t, a, "an offer run out", want)
+	wantWaitlistMetrics(t, a, "an offer run out", want)
+
+	// A place not confirmed counts apart from those waiting, until it is.
+	day := second.In(c.Loc).Format(time.DateOnly)
+	idle, _, err := a.Deps.Waitlist.Join(ctx, waitlist.JoinRequest{ClinicID: c.ID, AppointmentTypeID: c.Types[0].ID, From: day, To: day,
+		Patient: booking.Patient{Name: "Ida Unconfirmed", Email: "ida-" + uuid.NewString()[:8] + "@example.org"}, ClientID: "c-ida", Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want["joined"], want["unconfirmed"] = 3, 1
+	text = wantWaitlistMetrics(t, a, "a join not confirmed", want)
+	if strings.Contains(text, idle.Patient.Email) {
+		t.Errorf("/metrics names %q", idle.Patient.Email)
+	}
+	pwConfirm(t, a, c, idle.ID)
+	want["unconfirmed"], want["waiting"] = 0, 1
+	text = wantWaitlistMetrics(t, a, "the place confirmed", want)
 
 	for _, secret := range []string{taker.Patient.Email, taker.Patient.Name, late.Patient.Email, c.ID.String(), c.Slug} {
 		if strings.Contains(text, secret) {

@@ -38,6 +38,7 @@ func TestE2EBrowserOfferedTimeNeverLooksFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pwConfirm(t, a, c, entry.ID)
 
 	tab := startBrowser(t, "watcher", 1280, 900)
 	defer tab.Report()

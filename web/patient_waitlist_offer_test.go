@@ -38,6 +38,7 @@ func pwOffered(t *testing.T, a *app, c clinic, start time.Time, names ...string)
 		if err != nil {
 			t.Fatalf("join %s: %v", name, err)
 		}
+		pwConfirm(t, a, c, e.ID)
 		entries[i] = e
 		time.Sleep(2 * time.Millisecond) // joined in this order
 	}
@@ -74,7 +75,7 @@ func pwOfferLink(t *testing.T, a *app, c clinic, entry uuid.UUID) string {
 		t.Fatal(err)
 	}
 	if err := db.New(a.Pool).WaitlistLinkAdd(ctx, db.WaitlistLinkAddParams{
-		TokenHash: secret.Hash(token), EntryID: entry, OfferID: uuid.NullUUID{UUID: offer, Valid: true},
+		TokenHash: secret.Hash(token), EntryID: entry, OfferID: uuid.NullUUID{UUID: offer, Valid: true}, Mailed: true,
 	}); err != nil {
 		t.Fatal(err)
 	}

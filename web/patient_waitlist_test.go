@@ -117,8 +117,11 @@ func TestWaitlistJoinThroughThePage(t *testing.T) {
 	if n := messageRows(t, a, first, outbox.KindWaitlistJoined); n != 1 {
 		t.Errorf("%d e-mails of the place queued, want 1", n)
 	}
+	pwConfirmEmail(t, a, c, first)
 	// A second patient waits behind the first.
-	second := pwJoinNoJS(t, a.newClient(t), c, typ, pwValues(c, "Bo Later", uniqueEmail("second"), today, today.AddDate(0, 0, 3)))
+	secondEmail := uniqueEmail("second")
+	second := pwJoinNoJS(t, a.newClient(t), c, typ, pwValues(c, "Bo Later", secondEmail, today, today.AddDate(0, 0, 3)))
+	pwConfirmEmail(t, a, c, secondEmail)
 
 	page := a.newClient(t).Get(link).Want(http.StatusOK)
 	wantPrivate(t, page)

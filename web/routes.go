@@ -59,6 +59,7 @@ func (s *Server) patientRoutes(pages *echo.Group) {
 	pages.GET("/c/:slug/book/:typeId/waitlist", s.waitpage.JoinWaitlistPage)
 	pages.POST("/c/:slug/book/:typeId/waitlist", s.waitpage.JoinWaitlist)
 	pages.GET("/c/:slug/waitlist/:token", s.waitpage.WaitPlacePage)
+	pages.POST("/c/:slug/waitlist/:token/confirm", s.waitpage.ConfirmWaitPlace)
 	pages.POST("/c/:slug/waitlist/:token/leave", s.waitpage.LeaveWaitlist)
 	pages.GET("/c/:slug/offer/:token", s.waitpage.TimeOfferPage)
 	pages.POST("/c/:slug/offer/:token/accept", s.waitpage.AcceptOffer)

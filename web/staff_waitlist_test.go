@@ -37,6 +37,7 @@ func (a *app) wlJoin(t testing.TB, c clinic, typ db.AppointmentType, from, to ti
 	if err != nil {
 		t.Fatalf("join %s: %v", name, err)
 	}
+	pwConfirm(t, a, c, e.ID)
 	// Joined in this order: the next joins a moment later.
 	time.Sleep(2 * time.Millisecond)
 	return e
@@ -104,6 +105,46 @@ func wantRows(t testing.TB, r *response, entries []waitlist.Entry, places []stri
 			want = append(want, places[i]+" "+e.Patient.Name)
 		}
 		t.Fatalf("%s lists %+v, want %v", r.what, rows, want)
+	}
+}
+
+// A place its patient has not confirmed is listed as such, with no place
+// in the list's order and no way to offer it a time (the offer page says
+// why); confirmed, it is an ordinary place.
+func TestStaffWaitlistShowsUnconfirmedPlaces(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.deskClinic(t)
+	wed := c.Next(time.Wednesday, 9, 0)
+	ada := a.wlJoin(t, c, c.Types[0], wed, wed, "Ada Waiting")
+	email := "una-" + uuid.NewString()[:8] + "@example.org"
+	una, _, err := a.Deps.Waitlist.Join(context.Background(), waitlist.JoinRequest{
+		ClinicID: c.ID, AppointmentTypeID: c.Types[0].ID, From: wed.In(c.Loc).Format(time.DateOnly), To: wed.In(c.Loc).Format(time.DateOnly),
+		Patient: booking.Patient{Name: "Una Unconfirmed", Email: email}, ClientID: "c-" + email, Language: "en",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := a.signIn(t, a.newAccount(t, c.ID, staff.RoleReception))
+	page := rec.Get("/staff/waitlist").Want(http.StatusOK)
+	wantRows(t, page, []waitlist.Entry{ada, una}, []string{"1", "–"})
+	row := page.Doc().Find(`[data-testid="waitlist-row"][data-entry="` + una.ID.String() + `"]`)
+	if st := row.Find(`[data-testid="wl-state"]`); st.AttrOr("data-confirmed", "") != "no" || !strings.Contains(st.Text(), "Not confirmed") {
+		t.Errorf("the unconfirmed place's state reads %q (%s)", strings.TrimSpace(st.Text()), st.AttrOr("data-confirmed", ""))
+	}
+	if row.Find(`[data-testid="wl-offer"]`).Length() != 0 {
+		t.Error("the unconfirmed place can be offered a time from the list")
+	}
+	offerPage := rec.Get("/staff/waitlist/" + una.ID.String() + "/offer").Want(http.StatusOK)
+	if got := offerPage.Text(`[data-testid="wl-offered"]`); !strings.Contains(got, "has not confirmed") {
+		t.Errorf("the offer page of an unconfirmed place says %q", got)
+	}
+	pwConfirm(t, a, c, una.ID)
+	page = rec.Get("/staff/waitlist").Want(http.StatusOK)
+	wantRows(t, page, []waitlist.Entry{ada, una}, []string{"1", "2"})
+	row = page.Doc().Find(`[data-testid="waitlist-row"][data-entry="` + una.ID.String() + `"]`)
+	if row.Find(`[data-testid="wl-state"]`).AttrOr("data-confirmed", "") != "yes" || row.Find(`[data-testid="wl-offer"]`).Length() != 1 {
+		t.Error("the confirmed place is not listed as an ordinary place")
 	}
 }
 

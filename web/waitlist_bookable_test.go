@@ -30,6 +30,7 @@ func TestWaitlistOffersNoTimeOnADayClosedSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pwConfirm(t, a, c, e.ID)
 	local := start.In(c.Loc)
 	day := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, time.UTC)
 	if _, err := db.New(a.Pool).OverrideInsert(ctx, db.OverrideInsertParams{ClinicID: c.ID, SpecialistID: sp.ID, Day: day, Closed: true, Note: "closed"}); err != nil {

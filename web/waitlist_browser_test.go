@@ -46,12 +46,20 @@ func TestE2EBrowserWaitlistJoinAndTakeAnOffer(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="waitlist-joined"]`)))
 	tab.Shot("waitlist-joined")
 	tab.Do(wait, "open the place", chromedp.Click(chromedp.CSS(`[data-testid="waitlist-place-link"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="waitlist-place"][data-state="waiting"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="waitlist-place"][data-state="waiting"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="waitlist-unconfirmed"]`)))
 
 	var entry uuid.UUID
 	if err := a.Pool.QueryRow(ctx, `SELECT id FROM waitlist_entries WHERE patient_email = $1`, email).Scan(&entry); err != nil {
 		t.Fatalf("the form made no entry: %v", err)
 	}
+	// The link of the place's e-mail, and its Confirm button.
+	tab.Do(wait, "open the e-mailed link", chromedp.Navigate(a.URL+pwMailedLink(t, a, c, entry)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="waitlist-confirm"]`)))
+	tab.Shot("waitlist-confirm")
+	tab.Do(wait, "confirm", chromedp.Click(chromedp.CSS(`[data-testid="waitlist-confirm"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="waitlist-place"][data-confirmed="yes"]`)))
+	tab.Shot("waitlist-confirmed")
 	if _, _, err := a.Deps.Bookings.Cancel(ctx, booking.CancelRequest{BookingID: week[0].Booking.ID, Actor: "staff:test", Reason: "ill"}); err != nil {
 		t.Fatal(err)
 	}

@@ -184,6 +184,7 @@ func abuseMode(ctx context.Context, pool *pgxpool.Pool, o options) error {
 		reclaimRow(ctx, base, ac),
 		spellingsRow(ctx, base, ac),
 		namesRow(ctx, base, ac, mb),
+		waitlistRow(ctx, base, ac, mb, pool),
 		streamsRow(ctx, base, ac),
 		utf8Row(ctx, base, ac),
 		metricsRow(ctx, base),

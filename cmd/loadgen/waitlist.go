@@ -16,7 +16,9 @@ import (
 	"github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/config"
+	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/platform/redisx"
+	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/web"
 )
@@ -54,7 +56,7 @@ func waitlistScenario(ctx context.Context, pool *pgxpool.Pool, base string, n in
 	if err := pool.QueryRow(ctx, `SELECT t.clinic_id, s.id FROM appointment_types t JOIN specialists s ON s.clinic_id = t.clinic_id WHERE t.id = $1`, typeID).Scan(&clinicID, &specialistID); err != nil {
 		return waitlistResult{}, err
 	}
-	booked, err := fillForWaitlist(ctx, deps, clinicID, typeID, specialistID, week, n)
+	booked, err := fillForWaitlist(ctx, pool, deps, clinicID, typeID, specialistID, week, n)
 	if err != nil {
 		return waitlistResult{}, err
 	}
@@ -85,8 +87,9 @@ func waitlistScenario(ctx context.Context, pool *pgxpool.Pool, base string, n in
 
 // fillForWaitlist books n times of the specialist in the week (from the
 // first day's 08:00 on, 30 minutes apart, over the days) and puts one
-// patient on the list for each time's day.
-func fillForWaitlist(ctx context.Context, deps web.Deps, clinicID, typeID, specialistID uuid.UUID, week string, n int) ([]booking.Booking, error) {
+// patient on the list for each time's day, confirmed (an unconfirmed
+// place is offered nothing).
+func fillForWaitlist(ctx context.Context, pool *pgxpool.Pool, deps web.Deps, clinicID, typeID, specialistID uuid.UUID, week string, n int) ([]booking.Booking, error) {
 	loc, _ := time.LoadLocation("Europe/Berlin")
 	monday, _ := time.ParseInLocation(time.DateOnly, week, loc)
 	var out []booking.Booking
@@ -101,14 +104,34 @@ func fillForWaitlist(ctx context.Context, deps web.Deps, clinicID, typeID, speci
 		}
 		out = append(out, c.Booking)
 		day := start.Format(time.DateOnly)
-		if _, _, err := deps.Waitlist.Join(ctx, waitlist.JoinRequest{
+		e, _, err := deps.Waitlist.Join(ctx, waitlist.JoinRequest{
 			ClinicID: clinicID, AppointmentTypeID: typeID, From: day, To: day, ClientID: "bench",
 			Patient: booking.Patient{Name: "Waiting", Email: fmt.Sprintf("waiting%d@bench.test", i)},
-		}); err != nil {
+		})
+		if err != nil {
 			return nil, fmt.Errorf("join: %w", err)
+		}
+		if err := confirmPlace(ctx, pool, deps, clinicID, e.ID); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// confirmPlace confirms a place as its patient does, from a link of the
+// kind its e-mail carries (minted here: the bench reads no mail).
+func confirmPlace(ctx context.Context, pool *pgxpool.Pool, deps web.Deps, clinicID, entryID uuid.UUID) error {
+	token, err := secret.NewToken(32)
+	if err != nil {
+		return err
+	}
+	if err := db.New(pool).WaitlistLinkAdd(ctx, db.WaitlistLinkAddParams{TokenHash: secret.Hash(token), EntryID: entryID, Mailed: true}); err != nil {
+		return fmt.Errorf("mint a place's link: %w", err)
+	}
+	if _, err := deps.Waitlist.Confirm(ctx, clinicID, token); err != nil {
+		return fmt.Errorf("confirm: %w", err)
+	}
+	return nil
 }
 
 // offersOf waits (up to 30 s) for n openings of the clinic to be offered

@@ -45,7 +45,7 @@ func newWaitlistCollector(wl *waitlist.Service) *waitlistCollector {
 	wc := &waitlistCollector{
 		stats: wl.Stats(), wl: wl,
 		entries: prometheus.NewDesc("clinic_waitlist_entries",
-			"Patients on the waitlist now, by state (waiting; offered: a time is offered to them).", []string{"state"}, nil),
+			"Patients on the waitlist now, by state (waiting: confirmed, without an offer; unconfirmed: waiting for the patient to confirm the place from its e-mail, offered nothing; offered: a time is offered to them).", []string{"state"}, nil),
 		openings: prometheus.NewDesc("clinic_waitlist_openings_open",
 			"Freed times being offered from the waitlist now (each held while it is).", nil, nil),
 		joined: prometheus.NewDesc("clinic_waitlist_joined_total",
@@ -88,6 +88,7 @@ func (wc *waitlistCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(wc.entries, prometheus.GaugeValue, float64(n.Waiting), "waiting")
+	ch <- prometheus.MustNewConstMetric(wc.entries, prometheus.GaugeValue, float64(n.Unconfirmed), "unconfirmed")
 	ch <- prometheus.MustNewConstMetric(wc.entries, prometheus.GaugeValue, float64(n.Offered), "offered")
 	ch <- prometheus.MustNewConstMetric(wc.openings, prometheus.GaugeValue, float64(n.Openings))
 }

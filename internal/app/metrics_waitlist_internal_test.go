@@ -36,7 +36,7 @@ func TestWaitlistMetricsRegisterOnce(t *testing.T) {
 		}
 	}
 	for name, n := range map[string]int{
-		"clinic_waitlist_joined_total": 1, "clinic_waitlist_offers_total": 4, "clinic_waitlist_entries": 2,
+		"clinic_waitlist_joined_total": 1, "clinic_waitlist_offers_total": 4, "clinic_waitlist_entries": 3,
 		"clinic_waitlist_openings_open": 1, "clinic_waitlist_rebooked_total": 1,
 	} {
 		if seen[name] != n {

@@ -147,6 +147,9 @@ const (
 	CodeOfferOver = "OFFER_OVER"
 	// CodeEntryOver: a waitlist entry left the list.
 	CodeEntryOver = "WAITLIST_ENTRY_OVER"
+	// CodeWaitlistUnconfirmed: a waitlist place its patient has not
+	// confirmed from its e-mail is offered nothing.
+	CodeWaitlistUnconfirmed = "WAITLIST_UNCONFIRMED"
 	// CodeVerificationRequired: the booking needs the code e-mailed to
 	// the patient (428).
 	CodeVerificationRequired = "VERIFICATION_REQUIRED"

@@ -139,7 +139,9 @@ func (in *Settings) check() error {
 	if in.Country != "" && !identity.ValidRegion(in.Country) {
 		return apperr.Invalidf("country", "%q is not a country code whose phone numbers are known: want two letters such as DE, AT or CH.", in.Country)
 	}
-	if !slices.Contains(Verifications, in.Verification) {
+	// An empty verification (a form from before the field) keeps the
+	// clinic's too.
+	if in.Verification != "" && !slices.Contains(Verifications, in.Verification) {
 		return apperr.Invalidf("verification", "%q is not a verification setting: want one of %s.", in.Verification, strings.Join(Verifications, ", "))
 	}
 	return in.Defaults.check()
@@ -258,6 +260,9 @@ func (s *Service) SaveSettings(ctx context.Context, clinicID uuid.UUID, actor st
 		in.Version = before.Version
 		if in.Country == "" {
 			in.Country = before.Country
+		}
+		if in.Verification == "" {
+			in.Verification = before.Verification
 		}
 		if in == before {
 			res.Settings = before

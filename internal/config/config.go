@@ -178,18 +178,7 @@ func Load(getenv func(string) string) (Config, error) {
 	// how many clinics share it is the operator's to weigh, so it has a
 	// setting of its own, three clinics' worth unless set.
 	c.MailsPerRecipientServer = intVar("MAILS_PER_RECIPIENT_SERVER", 3*c.MailsPerRecipient, 1, 1<<22)
-	if raw := getenv("SMTP_URL"); raw != "" {
-		m, err := mail.ParseURL(raw)
-		if err != nil {
-			errs = append(errs, err.Error())
-		}
-		c.SMTP = &m
-	}
-	if c.SecretKey = getenv("SECRET_KEY"); c.SecretKey != "" {
-		if err := secret.Check(c.SecretKey); err != nil {
-			errs = append(errs, "SECRET_KEY: "+err.Error())
-		}
-	}
+	errs = append(errs, c.readCredentials(getenv)...)
 
 	var bad []string
 	c.TrustedProxies, bad = trustedProxies(getenv("TRUSTED_PROXIES"))
@@ -218,6 +207,25 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// readCredentials reads the settings that carry secrets: the mail
+// server's URL and the signing key.
+func (c *Config) readCredentials(getenv func(string) string) []string {
+	var errs []string
+	if raw := getenv("SMTP_URL"); raw != "" {
+		m, err := mail.ParseURL(raw)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		c.SMTP = &m
+	}
+	if c.SecretKey = getenv("SECRET_KEY"); c.SecretKey != "" {
+		if err := secret.Check(c.SecretKey); err != nil {
+			errs = append(errs, "SECRET_KEY: "+err.Error())
+		}
+	}
+	return errs
 }
 
 // conflicts are the settings that are each fine but do not go together.

@@ -229,6 +229,8 @@ type WaitlistEntry struct {
 	JoinedAt          time.Time
 	EndedAt           *time.Time
 	BookingID         uuid.NullUUID
+	ConfirmedAt       *time.Time
+	QueuedAt          time.Time
 }
 
 type WaitlistLink struct {
@@ -236,6 +238,7 @@ type WaitlistLink struct {
 	EntryID   uuid.UUID
 	OfferID   uuid.NullUUID
 	CreatedAt time.Time
+	Mailed    bool
 }
 
 type WaitlistOffer struct {

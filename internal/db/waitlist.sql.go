@@ -14,11 +14,11 @@ import (
 )
 
 const waitlistByLink = `-- name: WaitlistByLink :one
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, l.offer_id,
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, l.offer_id, l.mailed,
        t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
        (SELECT count(*) FROM waitlist_entries o
          WHERE o.appointment_type_id = e.appointment_type_id AND o.state IN ('waiting', 'offered')
-           AND o.joined_at < e.joined_at)::int AS ahead
+           AND o.confirmed_at IS NOT NULL AND o.queued_at < e.queued_at)::int AS ahead
 FROM waitlist_links l
 JOIN waitlist_entries e ON e.id = l.entry_id
 JOIN appointment_types t ON t.id = e.appointment_type_id
@@ -29,13 +29,15 @@ WHERE l.token_hash = $1
 type WaitlistByLinkRow struct {
 	WaitlistEntry  WaitlistEntry
 	OfferID        uuid.NullUUID
+	Mailed         bool
 	TypeName       string
 	SpecialistName string
 	Ahead          int32
 }
 
-// The entry a link opens, its offer if the link is an offer's, and where
-// the entry stands: how many waiting for the same type joined before it.
+// The entry a link opens, its offer if the link is an offer's, whether
+// the link came by e-mail, and where the entry stands: how many confirmed
+// places for the same type stand before it.
 func (q *Queries) WaitlistByLink(ctx context.Context, tokenHash []byte) (WaitlistByLinkRow, error) {
 	row := q.db.QueryRow(ctx, waitlistByLink, tokenHash)
 	var i WaitlistByLinkRow
@@ -56,7 +58,10 @@ func (q *Queries) WaitlistByLink(ctx context.Context, tokenHash []byte) (Waitlis
 		&i.WaitlistEntry.JoinedAt,
 		&i.WaitlistEntry.EndedAt,
 		&i.WaitlistEntry.BookingID,
+		&i.WaitlistEntry.ConfirmedAt,
+		&i.WaitlistEntry.QueuedAt,
 		&i.OfferID,
+		&i.Mailed,
 		&i.TypeName,
 		&i.SpecialistName,
 		&i.Ahead,
@@ -67,7 +72,7 @@ func (q *Queries) WaitlistByLink(ctx context.Context, tokenHash []byte) (Waitlis
 const waitlistCountByDay = `-- name: WaitlistCountByDay :many
 SELECT d::date AS day, count(e.id)::int AS waiting
 FROM generate_series($1::date, $2::date, interval '1 day') d
-JOIN waitlist_entries e ON e.clinic_id = $3 AND e.state IN ('waiting', 'offered')
+JOIN waitlist_entries e ON e.clinic_id = $3 AND e.state IN ('waiting', 'offered') AND e.confirmed_at IS NOT NULL
   AND d::date BETWEEN e.from_date AND e.to_date
 GROUP BY d
 ORDER BY d
@@ -84,7 +89,8 @@ type WaitlistCountByDayRow struct {
 	Waiting int32
 }
 
-// How many wait for each of a range of days, for the staff calendar.
+// How many wait for each of a range of days, for the staff calendar
+// (confirmed places only: the others are offered nothing).
 func (q *Queries) WaitlistCountByDay(ctx context.Context, arg WaitlistCountByDayParams) ([]WaitlistCountByDayRow, error) {
 	rows, err := q.db.Query(ctx, waitlistCountByDay, arg.FromDay, arg.ToDay, arg.ClinicID)
 	if err != nil {
@@ -106,7 +112,7 @@ func (q *Queries) WaitlistCountByDay(ctx context.Context, arg WaitlistCountByDay
 }
 
 const waitlistEntriesByClinic = `-- name: WaitlistEntriesByClinic :many
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
        COALESCE(o.id, '00000000-0000-0000-0000-000000000000'::uuid) AS offer_id,
        o.expires_at AS offer_expires_at, op.slot_start AS offer_start
 FROM waitlist_entries e
@@ -117,7 +123,7 @@ LEFT JOIN waitlist_openings op ON op.id = o.opening_id
 WHERE e.clinic_id = $1 AND e.state IN ('waiting', 'offered')
   AND ($2::uuid IS NULL OR e.appointment_type_id = $2)
   AND ($3::date IS NULL OR $3::date BETWEEN e.from_date AND e.to_date)
-ORDER BY e.joined_at
+ORDER BY e.queued_at, e.id
 LIMIT 500
 `
 
@@ -136,8 +142,8 @@ type WaitlistEntriesByClinicRow struct {
 	OfferStart     *time.Time
 }
 
-// The clinic's list for staff: who waits (and who has an offer), oldest
-// first, optionally for one type and for entries whose days include a day.
+// The clinic's list for staff: who waits (and who has an offer), in the
+// list's order, optionally for one type and for entries whose days include a day.
 func (q *Queries) WaitlistEntriesByClinic(ctx context.Context, arg WaitlistEntriesByClinicParams) ([]WaitlistEntriesByClinicRow, error) {
 	rows, err := q.db.Query(ctx, waitlistEntriesByClinic, arg.ClinicID, arg.AppointmentTypeID, arg.Day)
 	if err != nil {
@@ -164,6 +170,8 @@ func (q *Queries) WaitlistEntriesByClinic(ctx context.Context, arg WaitlistEntri
 			&i.WaitlistEntry.JoinedAt,
 			&i.WaitlistEntry.EndedAt,
 			&i.WaitlistEntry.BookingID,
+			&i.WaitlistEntry.ConfirmedAt,
+			&i.WaitlistEntry.QueuedAt,
 			&i.TypeName,
 			&i.SpecialistName,
 			&i.OfferID,
@@ -180,11 +188,50 @@ func (q *Queries) WaitlistEntriesByClinic(ctx context.Context, arg WaitlistEntri
 	return items, nil
 }
 
+const waitlistEntryConfirm = `-- name: WaitlistEntryConfirm :one
+UPDATE waitlist_entries SET confirmed_at = $1
+WHERE id = $2 AND confirmed_at IS NULL AND state IN ('waiting', 'offered')
+RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at
+`
+
+type WaitlistEntryConfirmParams struct {
+	ConfirmedAt *time.Time
+	ID          uuid.UUID
+}
+
+// A place still on the list is confirmed; no row when it was already, or
+// has ended.
+func (q *Queries) WaitlistEntryConfirm(ctx context.Context, arg WaitlistEntryConfirmParams) (WaitlistEntry, error) {
+	row := q.db.QueryRow(ctx, waitlistEntryConfirm, arg.ConfirmedAt, arg.ID)
+	var i WaitlistEntry
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.AppointmentTypeID,
+		&i.SpecialistID,
+		&i.FromDate,
+		&i.ToDate,
+		&i.Times,
+		&i.PatientName,
+		&i.PatientEmail,
+		&i.PatientPhone,
+		&i.Language,
+		&i.ClientID,
+		&i.State,
+		&i.JoinedAt,
+		&i.EndedAt,
+		&i.BookingID,
+		&i.ConfirmedAt,
+		&i.QueuedAt,
+	)
+	return i, err
+}
+
 const waitlistEntryEnd = `-- name: WaitlistEntryEnd :one
 UPDATE waitlist_entries
 SET state = $1, ended_at = $2, booking_id = $3
 WHERE id = $4 AND state IN ('waiting', 'offered')
-RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id
+RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at
 `
 
 type WaitlistEntryEndParams struct {
@@ -221,12 +268,14 @@ func (q *Queries) WaitlistEntryEnd(ctx context.Context, arg WaitlistEntryEndPara
 		&i.JoinedAt,
 		&i.EndedAt,
 		&i.BookingID,
+		&i.ConfirmedAt,
+		&i.QueuedAt,
 	)
 	return i, err
 }
 
 const waitlistEntryGetForUpdate = `-- name: WaitlistEntryGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id FROM waitlist_entries WHERE id = $1 FOR NO KEY UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at FROM waitlist_entries WHERE id = $1 FOR NO KEY UPDATE
 `
 
 func (q *Queries) WaitlistEntryGetForUpdate(ctx context.Context, id uuid.UUID) (WaitlistEntry, error) {
@@ -249,6 +298,8 @@ func (q *Queries) WaitlistEntryGetForUpdate(ctx context.Context, id uuid.UUID) (
 		&i.JoinedAt,
 		&i.EndedAt,
 		&i.BookingID,
+		&i.ConfirmedAt,
+		&i.QueuedAt,
 	)
 	return i, err
 }
@@ -256,12 +307,12 @@ func (q *Queries) WaitlistEntryGetForUpdate(ctx context.Context, id uuid.UUID) (
 const waitlistEntryInsert = `-- name: WaitlistEntryInsert :one
 INSERT INTO waitlist_entries (
     id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times,
-    patient_name, patient_email, patient_phone, language, client_id, joined_at
+    patient_name, patient_email, patient_phone, language, client_id, joined_at, queued_at
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12, $13
+    $8, $9, $10, $11, $12, $13, $13
 )
-RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id
+RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at
 `
 
 type WaitlistEntryInsertParams struct {
@@ -314,8 +365,25 @@ func (q *Queries) WaitlistEntryInsert(ctx context.Context, arg WaitlistEntryInse
 		&i.JoinedAt,
 		&i.EndedAt,
 		&i.BookingID,
+		&i.ConfirmedAt,
+		&i.QueuedAt,
 	)
 	return i, err
+}
+
+const waitlistEntryRequeue = `-- name: WaitlistEntryRequeue :exec
+UPDATE waitlist_entries SET state = 'waiting', queued_at = $1 WHERE id = $2 AND state IN ('waiting', 'offered')
+`
+
+type WaitlistEntryRequeueParams struct {
+	QueuedAt time.Time
+	ID       uuid.UUID
+}
+
+// An entry that passed a time on waits again, at the end of its list.
+func (q *Queries) WaitlistEntryRequeue(ctx context.Context, arg WaitlistEntryRequeueParams) error {
+	_, err := q.db.Exec(ctx, waitlistEntryRequeue, arg.QueuedAt, arg.ID)
+	return err
 }
 
 const waitlistEntrySetState = `-- name: WaitlistEntrySetState :exec
@@ -355,26 +423,56 @@ func (q *Queries) WaitlistLapsePast(ctx context.Context, arg WaitlistLapsePastPa
 	return result.RowsAffected(), nil
 }
 
+const waitlistLapseUnconfirmed = `-- name: WaitlistLapseUnconfirmed :execrows
+UPDATE waitlist_entries SET state = 'lapsed', ended_at = $1::timestamptz
+WHERE state = 'waiting' AND confirmed_at IS NULL AND joined_at < $2
+  AND ($3::uuid IS NULL OR clinic_id = $3)
+`
+
+type WaitlistLapseUnconfirmedParams struct {
+	Now          time.Time
+	JoinedBefore time.Time
+	ClinicID     uuid.NullUUID
+}
+
+// Places not confirmed since before @joined_before leave the list. A null
+// @clinic_id is every clinic.
+func (q *Queries) WaitlistLapseUnconfirmed(ctx context.Context, arg WaitlistLapseUnconfirmedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, waitlistLapseUnconfirmed, arg.Now, arg.JoinedBefore, arg.ClinicID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const waitlistLinkAdd = `-- name: WaitlistLinkAdd :exec
-INSERT INTO waitlist_links (token_hash, entry_id, offer_id) VALUES ($1, $2, $3)
+INSERT INTO waitlist_links (token_hash, entry_id, offer_id, mailed) VALUES ($1, $2, $3, $4)
 `
 
 type WaitlistLinkAddParams struct {
 	TokenHash []byte
 	EntryID   uuid.UUID
 	OfferID   uuid.NullUUID
+	Mailed    bool
 }
 
+// A link to an entry's page; mailed when it goes out in an e-mail (only
+// such a link confirms the place).
 func (q *Queries) WaitlistLinkAdd(ctx context.Context, arg WaitlistLinkAddParams) error {
-	_, err := q.db.Exec(ctx, waitlistLinkAdd, arg.TokenHash, arg.EntryID, arg.OfferID)
+	_, err := q.db.Exec(ctx, waitlistLinkAdd,
+		arg.TokenHash,
+		arg.EntryID,
+		arg.OfferID,
+		arg.Mailed,
+	)
 	return err
 }
 
 const waitlistMatching = `-- name: WaitlistMatching :one
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at
 FROM waitlist_entries e
 JOIN clinics c ON c.id = e.clinic_id
-WHERE e.appointment_type_id = $1 AND e.state = 'waiting'
+WHERE e.appointment_type_id = $1 AND e.state = 'waiting' AND e.confirmed_at IS NOT NULL
   AND (e.specialist_id IS NULL OR e.specialist_id = $2)
   AND ($3::timestamptz AT TIME ZONE c.timezone)::date BETWEEN e.from_date AND e.to_date
   AND (cardinality(e.times) = 0 OR
@@ -390,7 +488,7 @@ WHERE e.appointment_type_id = $1 AND e.state = 'waiting'
       AND (lower(b.patient_email) = lower(e.patient_email)
            OR (regexp_replace(e.patient_phone, '\D', '', 'g') <> ''
                AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(e.patient_phone, '\D', '', 'g'))))
-ORDER BY e.joined_at, e.id
+ORDER BY e.queued_at, e.id
 LIMIT 1
 FOR NO KEY UPDATE OF e SKIP LOCKED
 `
@@ -404,8 +502,9 @@ type WaitlistMatchingParams struct {
 	OpeningID         uuid.NullUUID
 }
 
-// Whether anyone waits for a time: the first waiting entry, oldest first,
-// for its type, with its specialist or none named, whose days hold the
+// Whether anyone waits for a time: the first confirmed waiting entry, in
+// the list's order (queued_at: joining, or the last time passed on), for
+// its type, with its specialist or none named, whose days hold the
 // time's day and whose times of day (if any) hold its start, in the
 // clinic's zone (the parts' boundaries are given, from the waitlist's one
 // rule for them); who has not been offered this opening already; and who
@@ -447,6 +546,8 @@ func (q *Queries) WaitlistMatching(ctx context.Context, arg WaitlistMatchingPara
 		&i.JoinedAt,
 		&i.EndedAt,
 		&i.BookingID,
+		&i.ConfirmedAt,
+		&i.QueuedAt,
 	)
 	return i, err
 }
@@ -790,22 +891,30 @@ func (q *Queries) WaitlistOpeningsAdrift(ctx context.Context, arg WaitlistOpenin
 
 const waitlistStats = `-- name: WaitlistStats :one
 SELECT
-    (SELECT count(*) FROM waitlist_entries WHERE state = 'waiting')::bigint AS waiting,
+    (SELECT count(*) FROM waitlist_entries WHERE state = 'waiting' AND confirmed_at IS NOT NULL)::bigint AS waiting,
+    (SELECT count(*) FROM waitlist_entries WHERE state = 'waiting' AND confirmed_at IS NULL)::bigint AS unconfirmed,
     (SELECT count(*) FROM waitlist_offers WHERE state = 'open')::bigint AS offered,
     (SELECT count(*) FROM waitlist_openings WHERE state = 'open')::bigint AS openings
 `
 
 type WaitlistStatsRow struct {
-	Waiting  int64
-	Offered  int64
-	Openings int64
+	Waiting     int64
+	Unconfirmed int64
+	Offered     int64
+	Openings    int64
 }
 
-// The list's size now, for metrics.
+// The list's size now, for metrics: confirmed places waiting, places not
+// confirmed (yet), offers standing, freed times being offered.
 func (q *Queries) WaitlistStats(ctx context.Context) (WaitlistStatsRow, error) {
 	row := q.db.QueryRow(ctx, waitlistStats)
 	var i WaitlistStatsRow
-	err := row.Scan(&i.Waiting, &i.Offered, &i.Openings)
+	err := row.Scan(
+		&i.Waiting,
+		&i.Unconfirmed,
+		&i.Offered,
+		&i.Openings,
+	)
 	return i, err
 }
 

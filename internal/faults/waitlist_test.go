@@ -230,6 +230,29 @@ func (f *waitlistFixture) join(t *testing.T, client *http.Client, on *server) {
 	if err != nil || st != http.StatusCreated {
 		t.Fatalf("join on %s: %d %s %v", on.name, st, b, err)
 	}
+	f.confirm(t, client, on)
+}
+
+// confirm confirms the waiting patient's place as they would, pressing
+// Confirm on the page of a link from their e-mail (minted here as the
+// outbox mints one: the join's e-mail may be held up by the fault under
+// test).
+func (f *waitlistFixture) confirm(t *testing.T, client *http.Client, on *server) {
+	t.Helper()
+	token := "m" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	if _, err := f.pool.Exec(ctxTimeout(t, 10*time.Second), `INSERT INTO waitlist_links (token_hash, entry_id, mailed)
+		SELECT sha256($1::bytea), id, true FROM waitlist_entries WHERE patient_email = $2 AND state = 'waiting'`,
+		[]byte(token), f.waiting); err != nil {
+		t.Fatal(err)
+	}
+	res, err := client.PostForm(on.URL+"/c/"+f.clinic.Slug+"/waitlist/"+token+"/confirm", nil)
+	if err != nil {
+		t.Fatalf("confirm on %s: %v", on.name, err)
+	}
+	res.Body.Close()
+	if n := count(t, f.pool, `SELECT count(*) FROM waitlist_entries WHERE patient_email = '`+f.waiting+`' AND confirmed_at IS NOT NULL`); n != 1 {
+		t.Fatalf("confirm on %s: %d, the place is not confirmed", on.name, res.StatusCode)
+	}
 }
 
 // cancel cancels the booking through the patients' API.

@@ -17,6 +17,9 @@ type Waitlist struct {
 	From, To   time.Time // the days they can come, as dates (the date in the time's own location counts)
 	Times      []string  // parts of the day, "morning", "afternoon", "evening"; none: any time
 	URL        string    // the absolute link: the place's page, or for an offer the offer's page
+	// Unconfirmed: the place waits for its patient to confirm it, which
+	// the letter of the place taken asks them to do (on the link's page).
+	Unconfirmed bool
 }
 
 // Offer is a time offered to a patient waiting.
@@ -48,6 +51,18 @@ func (w writer) waitlistJoined() (views.EmailVM, error) {
 		facts = append(facts, views.EmailFact{Label: w.l.T("mail.waitlist.times", nil), Value: times})
 	}
 	facts = append(facts, views.EmailFact{Label: w.l.T("mail.where", nil), Value: w.place()})
+	if p.Unconfirmed {
+		return views.EmailVM{
+			Title:      w.l.T("mail.waitlist_joined.subject", map[string]any{"Type": p.TypeName}),
+			Heading:    w.l.T("mail.waitlist_confirm.heading", nil),
+			Greeting:   w.greeting(p.Patient),
+			Paragraphs: []string{w.l.T("mail.waitlist_confirm.intro", w.clinicData()), w.l.T("mail.waitlist_confirm.within", nil)},
+			Facts:      facts,
+			Action:     views.EmailAction{Label: w.l.T("mail.waitlist_confirm.action", nil), URL: p.URL},
+			After: []string{w.l.T("mail.waitlist_joined.nothing_booked", nil), w.l.T("mail.waitlist_confirm.not_you", nil),
+				w.l.T("mail.waitlist_joined.private", nil)},
+		}, nil
+	}
 	return views.EmailVM{
 		Title:      w.l.T("mail.waitlist_joined.subject", map[string]any{"Type": p.TypeName}),
 		Heading:    w.l.T("mail.waitlist_joined.heading", nil),

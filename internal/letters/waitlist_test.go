@@ -136,3 +136,29 @@ func TestWaitlistOfferUntilAnotherDay(t *testing.T) {
 		t.Errorf("the end of the offer on the same day:\n%s", l.Text)
 	}
 }
+
+// The place taken, not confirmed yet: the letter asks to confirm it, with
+// the button to its page, says that unconfirmed places end, and tells a
+// stranger to the request to ignore it; in both languages.
+func TestWaitlistJoinedAsksToConfirm(t *testing.T) {
+	t.Parallel()
+	for lang, want := range map[string][3]string{
+		"en": {"Confirm your place", "24 hours", "ignore this e-mail"},
+		"de": {"Ihren Platz bestätigen", "24 Stunden", "ignorieren"},
+	} {
+		in := input(letters.WaitlistJoined, lang, december)
+		in.Waitlist.Unconfirmed = true
+		l := compose(t, in)
+		for _, w := range []string{want[0] + ":", want[1], want[2]} {
+			if !strings.Contains(flat(l), w) {
+				t.Errorf("%s: the text part does not say %q:\n%s", lang, w, l.Text)
+			}
+		}
+		if a := doc(t, l).Find("a:contains('" + want[0] + "')"); a.Length() != 1 {
+			t.Errorf("%s: no button %q", lang, want[0])
+		}
+		if !slices.Contains(hrefs(doc(t, l)), manageURL) {
+			t.Errorf("%s: the place's link is not the button's", lang)
+		}
+	}
+}

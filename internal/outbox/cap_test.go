@@ -269,3 +269,32 @@ func TestOnlyStaffReasonsAreWritten(t *testing.T) {
 		}
 	}
 }
+
+// A lookup is public: past the cap the list is held back like any other
+// public e-mail. The metric by kind still counts every lookup as handled,
+// so it tells nothing of whether an address had bookings.
+func TestCapHoldsBackALookup(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{cap: &outbox.Cap{PerClinic: 1}})
+	email := "looked-up-" + uuid.NewString()[:8] + "@example.org"
+	b := r.bookAt(t, r.clinic, 0, email, booking.ActorPatient)
+	r.waitStatus(t, r.messagesAt(t, r.clinic, b.ID)[0].ID, "sent")
+	ctx := context.Background()
+	if err := r.outbox.RequestLookup(ctx, r.clinic.ID, strings.ToUpper(email), "en"); err != nil {
+		t.Fatal(err)
+	}
+	var id uuid.UUID
+	if err := r.pool.QueryRow(ctx, `SELECT id FROM messages WHERE kind = 'lookup' AND clinic_id = $1`, r.clinic.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus(t, id, "held")
+	r.drained(t)
+	if n := len(delivered(r, email)); n != 1 {
+		t.Fatalf("the address got %d e-mails, want its one confirmation", n)
+	}
+	counts := r.outbox.Counts()
+	if counts[[2]string{outbox.KindLookup, "handled"}] != 1 || counts[[2]string{outbox.KindLookup, "held"}] != 0 {
+		t.Errorf("lookups by outcome: handled %d, held %d; want 1 and 0",
+			counts[[2]string{outbox.KindLookup, "handled"}], counts[[2]string{outbox.KindLookup, "held"}])
+	}
+}

@@ -56,7 +56,7 @@ func (o *Outbox) waitlistInput(ctx context.Context, m db.Message, in *letters.In
 	}
 	in.Waitlist = letters.Waitlist{
 		Patient: e.PatientName, TypeName: r.TypeName, Specialist: r.EntrySpecialistName,
-		From: e.FromDate, To: e.ToDate, Times: e.Times,
+		From: e.FromDate, To: e.ToDate, Times: e.Times, Unconfirmed: !offer && e.ConfirmedAt == nil,
 	}
 	path := "waitlist"
 	if offer {
@@ -90,14 +90,15 @@ func waitlistStale(r db.WaitlistMailContextRow, offer bool, now time.Time) bool 
 
 // waitlistLink mints a new link to an entry's page, or with offerID to
 // its offer's, and returns its token. Only the hash is kept, as with the
-// manage links.
+// manage links. The link is marked as mailed: its page can confirm the
+// place, since whoever opens it reads the address's mail.
 func (o *Outbox) waitlistLink(ctx context.Context, entryID uuid.UUID, offerID uuid.NullUUID) (string, error) {
 	token, err := secret.NewToken(32)
 	if err != nil {
 		return "", fmt.Errorf("waitlist link: %w", err)
 	}
 	if err := db.New(o.pool).WaitlistLinkAdd(ctx, db.WaitlistLinkAddParams{
-		TokenHash: secret.Hash(token), EntryID: entryID, OfferID: offerID,
+		TokenHash: secret.Hash(token), EntryID: entryID, OfferID: offerID, Mailed: true,
 	}); err != nil {
 		return "", fmt.Errorf("store waitlist link: %w", err)
 	}

@@ -50,6 +50,9 @@ func newWaitlistRig(t *testing.T, tz string) *wlRig {
 		PublicURL: "http://clinic.test", Workers: 2, Clock: base.clock, Sender: base.sender(t),
 		Queue: base.queue,
 		Retry: outbox.Retry{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Attempts: 5},
+		// The rigs of the package share a database and mail a few fixed
+		// addresses: the cap on one address is lifted out of their way.
+		Cap: outbox.Cap{PerClinic: 1 << 20},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +85,25 @@ func (r *wlRig) start(t *testing.T) {
 	})
 }
 
-// join puts email on the list for the first type on start's day.
+// join puts email on the list for the first type on start's day, and
+// confirms the place as its patient would from its e-mail (joinOnly
+// does not).
 func (r *wlRig) join(t *testing.T, email, lang string, start time.Time) (waitlist.Entry, string) {
+	t.Helper()
+	e, token := r.joinOnly(t, email, lang, start)
+	mailed := "m" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	if _, err := r.pool.Exec(context.Background(), `INSERT INTO waitlist_links (token_hash, entry_id, mailed)
+		VALUES (sha256($1::bytea), $2, true)`, []byte(mailed), e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.waitlist.Confirm(context.Background(), r.clinic.ID, mailed); err != nil {
+		t.Fatalf("confirm %s: %v", email, err)
+	}
+	return e, token
+}
+
+// joinOnly puts email on the list, unconfirmed.
+func (r *wlRig) joinOnly(t *testing.T, email, lang string, start time.Time) (waitlist.Entry, string) {
 	t.Helper()
 	day := start.In(r.loc).Format(time.DateOnly)
 	e, token, err := r.waitlist.Join(context.Background(), waitlist.JoinRequest{
@@ -198,13 +218,14 @@ func (r *wlRig) linkIn(t *testing.T, text, path string) string {
 }
 
 // Joining sends one e-mail to the entry's address whose link opens the
-// place (not an offer).
+// place (not an offer), asks to confirm it, and confirms it (the token
+// shown on joining does not).
 func TestWaitlistJoinedMailOpensThePlace(t *testing.T) {
 	t.Parallel()
 	r := newWaitlistRig(t, "")
 	r.start(t)
 	const to = "joined@example.org"
-	e, _ := r.join(t, to, "en", r.at(4, 10, 0))
+	e, joinToken := r.joinOnly(t, to, "en", r.at(4, 10, 0))
 
 	got := r.waitReceived(t, to, 1)[0]
 	if !strings.Contains(got.Subject, "You are on the waitlist for "+r.clinic.Types[0].Name) {
@@ -217,6 +238,15 @@ func TestWaitlistJoinedMailOpensThePlace(t *testing.T) {
 	}
 	if _, _, err := r.waitlist.ByToken(context.Background(), testkit.NewClinic(t, r.pool, testkit.ClinicOptions{}).ID, token); err == nil {
 		t.Error("the link opens the place at another clinic")
+	}
+	if flat := strings.Join(strings.Fields(got.Text), " "); !strings.Contains(flat, "Confirm your place") {
+		t.Errorf("the place's e-mail does not ask to confirm it:\n%s", got.Text)
+	}
+	if _, err := r.waitlist.Confirm(context.Background(), r.clinic.ID, joinToken); err == nil {
+		t.Error("the token shown on joining confirms the place")
+	}
+	if c, err := r.waitlist.Confirm(context.Background(), r.clinic.ID, token); err != nil || !c.Confirmed() {
+		t.Errorf("the e-mail's link does not confirm the place: %v", err)
 	}
 	r.waitStatus(t, r.mailOf(t, e.ID, outbox.KindWaitlistJoined).ID, "sent")
 	r.settle(t)

@@ -64,8 +64,9 @@ func (s *Service) Accept(ctx context.Context, clinicID uuid.UUID, token string) 
 }
 
 // Decline passes the offered time on to the next waiting patient at once;
-// the entry stays in the list for other times. Declining an offer that is
-// over already is no error.
+// the entry stays in the list for other times, at its end, so the next
+// time goes to those who waited behind it rather than to it again.
+// Declining an offer that is over already is no error.
 func (s *Service) Decline(ctx context.Context, clinicID uuid.UUID, token string) error {
 	_, o, err := s.ByToken(ctx, clinicID, token)
 	if err != nil {
@@ -83,7 +84,7 @@ func (s *Service) Decline(ctx context.Context, clinicID uuid.UUID, token string)
 		if err != nil {
 			return fmt.Errorf("decline offer: %w", err)
 		}
-		if err := q.WaitlistEntrySetState(ctx, db.WaitlistEntrySetStateParams{ID: ended.EntryID, State: StateWaiting}); err != nil {
+		if err := q.WaitlistEntryRequeue(ctx, db.WaitlistEntryRequeueParams{ID: ended.EntryID, QueuedAt: s.now().UTC()}); err != nil {
 			return fmt.Errorf("entry waits again: %w", err)
 		}
 		s.stats.Declined.Add(1)
@@ -97,7 +98,9 @@ func (s *Service) Decline(ctx context.Context, clinicID uuid.UUID, token string)
 // specialist not of the clinic), INVALID_ARGUMENT (a time not ahead, or
 // a specialist who does not perform the type), SLOT_TAKEN (booked),
 // SLOT_HELD (held, or offered from the list already),
-// WAITLIST_ENTRY_OVER (the entry left the list or has an offer), COOLDOWN
+// WAITLIST_ENTRY_OVER (the entry left the list or has an offer),
+// WAITLIST_UNCONFIRMED (a conflict: the patient has not confirmed the
+// place from its e-mail, so nothing proves the address is theirs), COOLDOWN
 // (a conflict: the patient booked the type within its cooldown, so the
 // booking would refuse their Accept).
 func (s *Service) OfferByHand(ctx context.Context, u staff.User, entryID, specialistID uuid.UUID, start time.Time) error {
@@ -116,6 +119,10 @@ func (s *Service) OfferByHand(ctx context.Context, u staff.User, entryID, specia
 		}
 		if e.State != StateWaiting {
 			return apperr.New(apperr.Conflict, apperr.CodeEntryOver, "This patient is no longer waiting, or has an offer already.")
+		}
+		if e.ConfirmedAt == nil {
+			return apperr.New(apperr.Conflict, apperr.CodeWaitlistUnconfirmed,
+				"This patient has not confirmed their place from the e-mail we sent them, so no time is offered to them yet.")
 		}
 		// The list passes such a patient over; so does an offer by hand,
 		// rather than hold a time for an Accept the booking would refuse.

@@ -107,8 +107,18 @@ func (r *rig) cancel(t *testing.T, b booking.Booking) {
 	}
 }
 
-// join puts email on the list for the first type, for the days around start.
+// join puts email on the list for the first type, for the days around
+// start, and confirms the place as its patient would from the e-mail.
 func (r *rig) join(t *testing.T, email string, start time.Time) waitlist.Entry {
+	t.Helper()
+	e := r.joinUnconfirmed(t, email, start)
+	r.confirm(t, e.ID)
+	return e
+}
+
+// joinUnconfirmed is join without the confirmation: a place typed in by
+// someone who does not read the address's mail.
+func (r *rig) joinUnconfirmed(t *testing.T, email string, start time.Time) waitlist.Entry {
 	t.Helper()
 	day := start.In(r.loc).Format(time.DateOnly)
 	e, _, err := r.waitlist.Join(context.Background(), waitlist.JoinRequest{
@@ -121,6 +131,27 @@ func (r *rig) join(t *testing.T, email string, start time.Time) waitlist.Entry {
 	// Joined in this order: the next joins a moment later.
 	time.Sleep(2 * time.Millisecond)
 	return e
+}
+
+// mailedLink mints a link to the entry's place as its e-mail carries one
+// (the outbox mints them when it sends), and returns its token.
+func (r *rig) mailedLink(t *testing.T, entry uuid.UUID) string {
+	t.Helper()
+	token := "m" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	_, err := r.pool.Exec(context.Background(), `INSERT INTO waitlist_links (token_hash, entry_id, mailed)
+		VALUES (sha256($1::bytea), $2, true)`, []byte(token), entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// confirm confirms the entry's place from a link of its e-mail.
+func (r *rig) confirm(t *testing.T, entry uuid.UUID) {
+	t.Helper()
+	if _, err := r.waitlist.Confirm(context.Background(), r.clinic.ID, r.mailedLink(t, entry)); err != nil {
+		t.Fatalf("confirm %s: %v", entry, err)
+	}
 }
 
 // opening is the id of the one opening of the time start.

@@ -32,9 +32,11 @@ type JoinRequest struct {
 	ClientID, Language          string
 }
 
-// Join puts the patient on the list and writes the e-mail that confirms
-// their place, with a link to it. It returns the entry and the token of
-// its page (shown once). Errors: INVALID_ARGUMENT naming the field (from,
+// Join puts the patient on the list, unconfirmed, and writes the e-mail
+// whose link leads to the page that confirms the place (Confirm). It
+// returns the entry and the token of its page (shown once), which shows
+// the place but cannot confirm it: whoever joins need not own the
+// address. Errors: INVALID_ARGUMENT naming the field (from,
 // to, times, specialistId, patient.*), NOT_FOUND for a type not of the
 // clinic, WAITLIST_DUPLICATE (409) when the address already waits for
 // the type.
@@ -191,7 +193,7 @@ func (s *Service) ByToken(ctx context.Context, clinicID uuid.UUID, token string)
 		return Entry{}, Offer{}, fmt.Errorf("read waitlist link: %w", err)
 	}
 	e := entryFromRow(r.WaitlistEntry)
-	e.TypeName, e.SpecialistName, e.Ahead = r.TypeName, r.SpecialistName, int(r.Ahead)
+	e.TypeName, e.SpecialistName, e.Ahead, e.ByMail = r.TypeName, r.SpecialistName, int(r.Ahead), r.Mailed
 	if !r.OfferID.Valid {
 		return e, Offer{}, nil
 	}
@@ -281,7 +283,16 @@ func entryFromRow(r db.WaitlistEntry) Entry {
 		From: r.FromDate, To: r.ToDate, Times: r.Times,
 		Patient:  booking.Patient{Name: r.PatientName, Email: r.PatientEmail, Phone: r.PatientPhone},
 		Language: r.Language, State: r.State, JoinedAt: r.JoinedAt,
+		ConfirmedAt: deref(r.ConfirmedAt),
 	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func offerFromRows(o db.WaitlistOffer, op db.WaitlistOpening) Offer {

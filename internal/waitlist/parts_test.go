@@ -59,6 +59,7 @@ func TestFreedTimeIsOfferedOnlyInThePartsAskedFor(t *testing.T) {
 		if err != nil {
 			t.Fatalf("join %s: %v", email, err)
 		}
+		r.confirm(t, e.ID)
 		time.Sleep(2 * time.Millisecond) // joined in this order
 		return e
 	}

@@ -205,9 +205,10 @@ func (s *Service) pick(ctx context.Context, q *db.Queries, b booking.Booking, op
 		return s.next(ctx, q, b, openingID)
 	}
 	// The time staff chose is for that patient alone: if they no longer
-	// wait, it goes back to everyone rather than down the list.
+	// wait, it goes back to everyone rather than down the list. A place
+	// not confirmed is never offered, whoever asks.
 	e, err := q.WaitlistEntryGetForUpdate(ctx, chosen)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && e.State != StateWaiting) {
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (e.State != StateWaiting || e.ConfirmedAt == nil)) {
 		return db.WaitlistEntry{}, false, nil
 	}
 	if err != nil {

@@ -31,7 +31,7 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 }
 
 // Sweep lapses the places whose last day is over (in their clinic's
-// zone), and steps on every opening that no job moves on: an offer whose
+// zone) and those nobody confirmed within ConfirmWithin, and steps on every opening that no job moves on: an offer whose
 // follow-up job was lost or gave up, or a freed time whose first job did.
 // Each step locks its opening, so a sweep racing a job makes one offer.
 func (s *Service) Sweep(ctx context.Context) error {
@@ -47,6 +47,9 @@ func (s *Service) sweep(ctx context.Context, clinic uuid.NullUUID) error {
 	q := db.New(s.pool)
 	if _, err := q.WaitlistLapsePast(ctx, db.WaitlistLapsePastParams{Now: now, ClinicID: clinic}); err != nil {
 		return fmt.Errorf("lapse places whose days are over: %w", err)
+	}
+	if err := s.lapseUnconfirmed(ctx, q, clinic); err != nil {
+		return err
 	}
 	ids, err := q.WaitlistOpeningsAdrift(ctx, db.WaitlistOpeningsAdriftParams{
 		ExpiredBefore: now.Add(-time.Minute), QuietSince: now.Add(-2 * time.Minute), ClinicID: clinic,

@@ -2,6 +2,12 @@
 // offers them, one at a time and in order of joining, each time that
 // becomes free.
 //
+// A place counts once confirmed: joining writes an e-mail whose link
+// leads to a page with a Confirm button (a POST, which mail scanners that
+// open links do not make), and until it is pressed the place is never
+// offered a time; a place not confirmed within ConfirmWithin ends. A
+// patient who passes an offered time on goes to the end of the list.
+//
 // A time becomes free when a booking is cancelled or moved away (or staff
 // offer one by hand). If anyone waits for it, the change's own transaction
 // records an opening and its first job, and the time is held (the same
@@ -36,6 +42,12 @@ import (
 
 // DefaultOfferFor is how long an offer stands when Config says nothing.
 const DefaultOfferFor = 15 * time.Minute
+
+// ConfirmWithin is how long a place may wait for its patient to confirm
+// it from the e-mailed link: a day gives a patient who joined in the
+// evening the next morning, and a place joined in someone else's name
+// leaves the list (and the address's one place per type) soon after.
+const ConfirmWithin = 24 * time.Hour
 
 // grace is how much longer than its offer an offer's hold lives: the job
 // that passes the time on runs at the expiry, and until it has, the time
@@ -178,19 +190,20 @@ func (s *Service) Stats() *Stats { return &s.stats }
 
 // Sizes are the list's sizes at one moment, every clinic's.
 type Sizes struct {
-	Waiting  int64 // patients waiting without an offer
-	Offered  int64 // offers standing
-	Openings int64 // freed times being offered
+	Waiting     int64 // confirmed places waiting without an offer
+	Unconfirmed int64 // places waiting for their patient to confirm them
+	Offered     int64 // offers standing
+	Openings    int64 // freed times being offered
 }
 
-// Sizes is the list now, every clinic's: patients waiting, offers
-// standing, and freed times being offered.
+// Sizes is the list now, every clinic's: patients waiting, places not
+// confirmed, offers standing, and freed times being offered.
 func (s *Service) Sizes(ctx context.Context) (Sizes, error) {
 	r, err := db.New(s.pool).WaitlistStats(ctx)
 	if err != nil {
 		return Sizes{}, fmt.Errorf("waitlist sizes: %w", err)
 	}
-	return Sizes{Waiting: r.Waiting, Offered: r.Offered, Openings: r.Openings}, nil
+	return Sizes{Waiting: r.Waiting, Unconfirmed: r.Unconfirmed, Offered: r.Offered, Openings: r.Openings}, nil
 }
 
 func (s *Openings) now() time.Time {
@@ -210,14 +223,24 @@ type Entry struct {
 	Language                        string
 	State                           string
 	JoinedAt                        time.Time
+	// ConfirmedAt is when the patient confirmed the place from its
+	// e-mailed link; zero: not confirmed, and never offered a time.
+	ConfirmedAt time.Time
+	// ByMail, read by ByToken, says the link that opened the entry came in
+	// an e-mail, so it can confirm the place.
+	ByMail bool
 	// Read with the entry for its pages and the staff's list.
 	TypeName, SpecialistName string
-	Ahead                    int // how many waiting for the type joined before
+	Ahead                    int // how many confirmed places for the type stand before it
 	// The live offer to the entry, if any (the staff's list).
 	OfferID    uuid.UUID
 	OfferStart time.Time
 	OfferUntil time.Time
 }
+
+// Confirmed says the patient confirmed the place: only then is it
+// offered times.
+func (e Entry) Confirmed() bool { return !e.ConfirmedAt.IsZero() }
 
 // Offer is a time offered to an entry.
 type Offer struct {

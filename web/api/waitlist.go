@@ -42,6 +42,10 @@ type entryJSON struct {
 	JoinedAt          string     `json:"joinedAt"`
 	Ahead             int        `json:"ahead"`
 	URL               string     `json:"url"` // the place's page
+	// Confirmed: the patient confirmed the place from the link e-mailed to
+	// them; until then it is offered nothing. The token of the answer
+	// opens the place but cannot confirm it.
+	Confirmed bool `json:"confirmed"`
 }
 
 type joinAnswer struct {
@@ -53,7 +57,7 @@ func entryView(e waitlist.Entry, url string) entryJSON {
 	v := entryJSON{
 		ID: e.ID, AppointmentTypeID: e.AppointmentTypeID,
 		From: e.From.Format(time.DateOnly), To: e.To.Format(time.DateOnly), Times: e.Times,
-		State: e.State, JoinedAt: e.JoinedAt.UTC().Format(time.RFC3339Nano), Ahead: e.Ahead, URL: url,
+		State: e.State, Confirmed: e.Confirmed(), JoinedAt: e.JoinedAt.UTC().Format(time.RFC3339Nano), Ahead: e.Ahead, URL: url,
 	}
 	if e.SpecialistID != uuid.Nil {
 		id := e.SpecialistID
@@ -66,7 +70,10 @@ func entryView(e waitlist.Entry, url string) entryJSON {
 }
 
 // apiJoinWaitlist answers POST /v1/appointment-types/:id/waitlist: 201
-// with the place and the token of its page (shown once). The limits are
+// with the place, not confirmed, and the token of its page (shown once).
+// The patient confirms it from the e-mail the join sends, as a page's
+// patient does: a client that could confirm with the token would confirm
+// any address it typed. The limits are
 // the form's: per client address first, then per clinic and e-mail
 // address.
 func (s *Endpoints) JoinWaitlist(c echo.Context) error {

@@ -137,15 +137,20 @@ func (s *FrontDesk) WaitlistPage(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, "Waitlist", views.Waitlist(vm))
 }
 
-// waitlistRows are the list's rows; each one's place counts those shown
-// who wait for the same type, oldest first.
+// waitlistRows are the list's rows; each one's place counts the
+// confirmed places shown for the same type, in the list's order. A place
+// not confirmed has none: it is offered nothing until it is.
 func waitlistRows(entries []waitlist.Entry, loc *time.Location) []views.WaitlistRowVM {
 	rows := make([]views.WaitlistRowVM, len(entries))
 	places := map[uuid.UUID]int{}
 	for i, e := range entries {
-		places[e.AppointmentTypeID]++
+		position := "–"
+		if e.Confirmed() {
+			places[e.AppointmentTypeID]++
+			position = httpx.ItoaInt(places[e.AppointmentTypeID])
+		}
 		r := views.WaitlistRowVM{
-			ID: e.ID.String(), Position: httpx.ItoaInt(places[e.AppointmentTypeID]),
+			ID: e.ID.String(), Position: position, Confirmed: e.Confirmed(),
 			Name: e.Patient.Name, Email: e.Patient.Email, Phone: e.Patient.Phone,
 			TypeName: e.TypeName, Specialist: cmp.Or(e.SpecialistName, "Any"), Days: entryDays(e), Times: entryTimes(e),
 			Joined:   e.JoinedAt.In(loc).Format(httpx.StaffTimeLayout),

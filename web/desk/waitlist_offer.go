@@ -154,6 +154,10 @@ func (s *FrontDesk) waitlistOfferVM(ctx context.Context, c echo.Context, u staff
 	if err != nil {
 		return vm, err
 	}
+	if !e.Confirmed() {
+		vm.Offered = e.Patient.Name + " has not confirmed their place from the e-mail we sent them, so no time can be offered to them yet."
+		return vm, nil
+	}
 	if e.OfferID != uuid.Nil {
 		vm.Offered = "A time is offered to " + e.Patient.Name + " already: " + e.OfferStart.In(loc).Format(httpx.StaffTimeLayout) +
 			", until " + e.OfferUntil.In(loc).Format("15:04") + ". Another can be offered once they answer or the offer runs out."

@@ -17,7 +17,12 @@ import (
 
 // A patient's place on the waitlist, opened by the link its e-mails carry
 // (or the page shown on joining): what they wait for, how many wait
-// before them, where the place stands, and a way to leave.
+// before them, where the place stands, and a way to leave; opened by an
+// e-mailed link while the place is not confirmed, a button that confirms
+// it. Confirming is a POST: mail scanners open the links of an e-mail,
+// but press no buttons. The form carries no token of its own, as the
+// other forms of a patient's link: the link's secret in its address is
+// what a forged post could not know.
 
 // placeNoticeKey keeps the outcome of leaving or passing a time on for
 // the page of the place it redirects to.
@@ -73,12 +78,16 @@ func placeVM(clinic clinics.Clinic, l *i18n.Localizer, e waitlist.Entry, token s
 		days = l.T("waitlist.place.days_range", map[string]any{"From": days, "To": l.DayMonthYear(e.To)})
 	}
 	live := e.State == waitlist.StateWaiting || e.State == waitlist.StateOffered
-	return views.WaitPlaceVM{
+	vm := views.WaitPlaceVM{
 		Clinic: httpx.ClinicVM(clinic), TypeName: e.TypeName, Specialist: cmp.Or(e.SpecialistName, l.T("booking.any", nil)),
-		Days: days, Times: placeTimes(l, e.Times), State: e.State, Ahead: e.Ahead, Live: live,
+		Days: days, Times: placeTimes(l, e.Times), State: e.State, Ahead: e.Ahead, Live: live, Confirmed: e.Confirmed(),
 		PlaceURL: base + "/waitlist/" + token, LeaveURL: base + "/waitlist/" + token + "/leave",
 		BookURL: base + "/book/" + e.AppointmentTypeID.String(),
 	}
+	if live && !e.Confirmed() && e.ByMail {
+		vm.ConfirmURL = base + "/waitlist/" + token + "/confirm"
+	}
+	return vm
 }
 
 // placeTimes are the parts of the day a place asks for, in words.
@@ -109,6 +118,25 @@ func (s *WaitPages) WaitPlacePage(c echo.Context) error {
 		vm.OfferURL = w.offerURL()
 	}
 	return s.kit.Page(c, http.StatusOK, w.tr.T("waitlist.place.title", nil)+" · "+w.clinic.Name, views.WaitPlacePage(vm))
+}
+
+// ConfirmWaitPlace answers POST /c/:slug/waitlist/:token/confirm: the
+// place is confirmed (from now on it is offered times), and its page
+// shows it. Only a link that came by e-mail confirms (403 otherwise); a
+// place that ended is 410; confirming twice is no error.
+func (s *WaitPages) ConfirmWaitPlace(c echo.Context) error {
+	w, err := s.openLink(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := s.deps.Waitlist.Confirm(ctx, w.clinic.ID, w.token); err != nil {
+		return err
+	}
+	if !w.entry.Confirmed() {
+		s.deps.Sessions.Put(ctx, placeNoticeKey, w.tr.T("waitlist.place.confirmed_notice", nil))
+	}
+	return httpx.Redirect(c, w.placeURL())
 }
 
 // LeaveWaitlist answers POST /c/:slug/waitlist/:token/leave: the place
