@@ -108,24 +108,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	defer pool.Close()
 	if o.mode == "streams" {
-		var counts []int
-		for _, f := range strings.Split(o.streams, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n <= 0 {
-				return fmt.Errorf("-streams: %q is not a count", f)
-			}
-			counts = append(counts, n)
-		}
-		raiseFileLimit()
-		rows, err := streamsScenario(ctx, pool, o.spawn, counts, o.changes)
-		if err != nil {
-			printStreams(rows)
-			return err
-		}
-		bare, err := bareScenario(ctx, counts, o.changes)
-		rows = append(rows, bare...)
-		printStreams(rows)
-		return err
+		return streamsMode(ctx, pool, o)
 	}
 	switch o.mode {
 	case "suite":
@@ -495,4 +478,27 @@ func raiseFileLimit() {
 		l.Cur = l.Max
 		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
 	}
+}
+
+// streamsMode measures fan-out to live grids at each count of -streams,
+// against fresh servers, and the bare broadcaster as the reference.
+func streamsMode(ctx context.Context, pool *pgxpool.Pool, o options) error {
+	var counts []int
+	for _, f := range strings.Split(o.streams, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-streams: %q is not a count", f)
+		}
+		counts = append(counts, n)
+	}
+	raiseFileLimit()
+	rows, err := streamsScenario(ctx, pool, o.spawn, counts, o.changes)
+	if err != nil {
+		printStreams(rows)
+		return err
+	}
+	bare, err := bareScenario(ctx, counts, o.changes)
+	rows = append(rows, bare...)
+	printStreams(rows)
+	return err
 }
