@@ -68,6 +68,12 @@ func TestReleaseBarsItsNetworkUntilTheHoldsEndOfLife(t *testing.T) {
 			t.Fatalf("the competitor's claim: %+v, %v", won, err)
 		}
 	})
+}
+
+// Release and claim again, one after the other or racing, never keep a
+// time past the life of the first hold.
+func TestReleaseAndReclaimNeverRenewAHold(t *testing.T) {
+	t.Parallel()
 
 	t.Run("ReleaseAndClaimInALoopCannotKeepATimePastItsLife", func(t *testing.T) {
 		t.Parallel()
@@ -131,6 +137,12 @@ func TestReleaseBarsItsNetworkUntilTheHoldsEndOfLife(t *testing.T) {
 		}
 		f.hideFromGlobalSweepers()
 	})
+}
+
+// What a release does not bar: another specialist, an early lapse, the
+// server's own withdrawal, a hold without an address, a longer cool-off.
+func TestReleaseBarsNothingElse(t *testing.T) {
+	t.Parallel()
 
 	t.Run("AClaimForAnySpecialistSkipsTheBarredOne", func(t *testing.T) {
 		t.Parallel()
