@@ -1,10 +1,12 @@
 -- name: WaitlistEntryInsert :one
 INSERT INTO waitlist_entries (
     id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times,
-    patient_name, patient_email, patient_phone, language, client_id, joined_at, queued_at
+    patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
+    language, client_id, joined_at, queued_at
 ) VALUES (
     @id, @clinic_id, @appointment_type_id, @specialist_id, @from_date, @to_date, @times,
-    @patient_name, @patient_email, @patient_phone, @language, @client_id, @joined_at, @joined_at
+    @patient_name, @patient_email, @patient_phone, @patient_email_key, @patient_phone_key,
+    @language, @client_id, @joined_at, @joined_at
 )
 RETURNING *;
 
@@ -89,9 +91,10 @@ ORDER BY d;
 -- rule for them); who has not been offered this opening already; and who
 -- has not booked the type meanwhile within its cooldown (the booking gate
 -- would refuse them the time, which would be held for nothing). The
--- cooldown is BookingPatientCooldownUntil's condition (same type, same
--- e-mail case aside or same phone digits, booked within cooldown_min),
--- judged at the database's now(), when the offer is made; the gate judges
+-- cooldown is BookingPatientCooldownUntil's condition (same type, the
+-- same e-mail key or phone key, booked within cooldown_min, or cancelled
+-- online less than cancel_keeps_sec ago), judged at the database's
+-- now(), when the offer is made; the gate judges
 -- it at the Accept, later, when a cooldown can only have run further. So
 -- nobody offered is refused for it (unless they book the type again
 -- meanwhile), while a patient whose cooldown would end during the offer
@@ -112,11 +115,12 @@ WHERE e.appointment_type_id = @appointment_type_id AND e.state = 'waiting' AND e
   AND NOT EXISTS (
     SELECT 1 FROM bookings b
     JOIN appointment_types t ON t.id = b.appointment_type_id
-    WHERE b.appointment_type_id = e.appointment_type_id AND b.status = 'confirmed' AND t.cooldown_min > 0
+    WHERE b.appointment_type_id = e.appointment_type_id AND t.cooldown_min > 0
+      AND (b.status = 'confirmed'
+           OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => sqlc.arg(cancel_keeps_sec)::int)))
       AND b.created_at > now() - make_interval(mins => t.cooldown_min)
-      AND (lower(b.patient_email) = lower(e.patient_email)
-           OR (regexp_replace(e.patient_phone, '\D', '', 'g') <> ''
-               AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(e.patient_phone, '\D', '', 'g'))))
+      AND (b.patient_email_key = e.patient_email_key
+           OR (e.patient_phone_key <> '' AND b.patient_phone_key = e.patient_phone_key)))
 ORDER BY e.queued_at, e.id
 LIMIT 1
 FOR NO KEY UPDATE OF e SKIP LOCKED;

@@ -56,17 +56,27 @@ func cooldownUntil(ctx context.Context, q *db.Queries, typeID uuid.UUID, emailKe
 	return until, nil
 }
 
+// PatientKeys are the identity keys of p's e-mail address and phone
+// number at the clinic, the phone read in the clinic's country when it
+// has no country code: what the cooldown compares.
+func PatientKeys(ctx context.Context, q *db.Queries, clinicID uuid.UUID, p Patient) (emailKey, phoneKey string, err error) {
+	region := identity.DefaultRegion
+	if identity.NeedsRegion(p.Phone) {
+		if region, err = clinicRegion(ctx, q, clinicID); err != nil {
+			return "", "", err
+		}
+	}
+	emailKey, phoneKey = keys(p, region)
+	return emailKey, phoneKey, nil
+}
+
 // PatientCooldownUntil is when p's cooldown for the type at the clinic
 // ends, by the booking gate's own test, at the database's time now; the
 // epoch when none runs.
 func PatientCooldownUntil(ctx context.Context, q *db.Queries, clinicID, typeID uuid.UUID, p Patient) (time.Time, error) {
-	region := identity.DefaultRegion
-	if identity.NeedsRegion(p.Phone) {
-		var err error
-		if region, err = clinicRegion(ctx, q, clinicID); err != nil {
-			return time.Time{}, err
-		}
+	emailKey, phoneKey, err := PatientKeys(ctx, q, clinicID, p)
+	if err != nil {
+		return time.Time{}, err
 	}
-	emailKey, phoneKey := keys(p, region)
 	return cooldownUntil(ctx, q, typeID, emailKey, phoneKey, uuid.Nil)
 }

@@ -231,6 +231,8 @@ type WaitlistEntry struct {
 	BookingID         uuid.NullUUID
 	ConfirmedAt       *time.Time
 	QueuedAt          time.Time
+	PatientEmailKey   string
+	PatientPhoneKey   string
 }
 
 type WaitlistLink struct {

@@ -14,7 +14,7 @@ import (
 )
 
 const waitlistByLink = `-- name: WaitlistByLink :one
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, l.offer_id, l.mailed,
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key, l.offer_id, l.mailed,
        t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
        (SELECT count(*) FROM waitlist_entries o
          WHERE o.appointment_type_id = e.appointment_type_id AND o.state IN ('waiting', 'offered')
@@ -60,6 +60,8 @@ func (q *Queries) WaitlistByLink(ctx context.Context, tokenHash []byte) (Waitlis
 		&i.WaitlistEntry.BookingID,
 		&i.WaitlistEntry.ConfirmedAt,
 		&i.WaitlistEntry.QueuedAt,
+		&i.WaitlistEntry.PatientEmailKey,
+		&i.WaitlistEntry.PatientPhoneKey,
 		&i.OfferID,
 		&i.Mailed,
 		&i.TypeName,
@@ -112,7 +114,7 @@ func (q *Queries) WaitlistCountByDay(ctx context.Context, arg WaitlistCountByDay
 }
 
 const waitlistEntriesByClinic = `-- name: WaitlistEntriesByClinic :many
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key, t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
        COALESCE(o.id, '00000000-0000-0000-0000-000000000000'::uuid) AS offer_id,
        o.expires_at AS offer_expires_at, op.slot_start AS offer_start
 FROM waitlist_entries e
@@ -172,6 +174,8 @@ func (q *Queries) WaitlistEntriesByClinic(ctx context.Context, arg WaitlistEntri
 			&i.WaitlistEntry.BookingID,
 			&i.WaitlistEntry.ConfirmedAt,
 			&i.WaitlistEntry.QueuedAt,
+			&i.WaitlistEntry.PatientEmailKey,
+			&i.WaitlistEntry.PatientPhoneKey,
 			&i.TypeName,
 			&i.SpecialistName,
 			&i.OfferID,
@@ -191,7 +195,7 @@ func (q *Queries) WaitlistEntriesByClinic(ctx context.Context, arg WaitlistEntri
 const waitlistEntryConfirm = `-- name: WaitlistEntryConfirm :one
 UPDATE waitlist_entries SET confirmed_at = $1
 WHERE id = $2 AND confirmed_at IS NULL AND state IN ('waiting', 'offered')
-RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at
+RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at, patient_email_key, patient_phone_key
 `
 
 type WaitlistEntryConfirmParams struct {
@@ -223,6 +227,8 @@ func (q *Queries) WaitlistEntryConfirm(ctx context.Context, arg WaitlistEntryCon
 		&i.BookingID,
 		&i.ConfirmedAt,
 		&i.QueuedAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
 	)
 	return i, err
 }
@@ -231,7 +237,7 @@ const waitlistEntryEnd = `-- name: WaitlistEntryEnd :one
 UPDATE waitlist_entries
 SET state = $1, ended_at = $2, booking_id = $3
 WHERE id = $4 AND state IN ('waiting', 'offered')
-RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at
+RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at, patient_email_key, patient_phone_key
 `
 
 type WaitlistEntryEndParams struct {
@@ -270,12 +276,14 @@ func (q *Queries) WaitlistEntryEnd(ctx context.Context, arg WaitlistEntryEndPara
 		&i.BookingID,
 		&i.ConfirmedAt,
 		&i.QueuedAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
 	)
 	return i, err
 }
 
 const waitlistEntryGetForUpdate = `-- name: WaitlistEntryGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at FROM waitlist_entries WHERE id = $1 FOR NO KEY UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at, patient_email_key, patient_phone_key FROM waitlist_entries WHERE id = $1 FOR NO KEY UPDATE
 `
 
 func (q *Queries) WaitlistEntryGetForUpdate(ctx context.Context, id uuid.UUID) (WaitlistEntry, error) {
@@ -300,6 +308,8 @@ func (q *Queries) WaitlistEntryGetForUpdate(ctx context.Context, id uuid.UUID) (
 		&i.BookingID,
 		&i.ConfirmedAt,
 		&i.QueuedAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
 	)
 	return i, err
 }
@@ -307,12 +317,14 @@ func (q *Queries) WaitlistEntryGetForUpdate(ctx context.Context, id uuid.UUID) (
 const waitlistEntryInsert = `-- name: WaitlistEntryInsert :one
 INSERT INTO waitlist_entries (
     id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times,
-    patient_name, patient_email, patient_phone, language, client_id, joined_at, queued_at
+    patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
+    language, client_id, joined_at, queued_at
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12, $13, $13
+    $8, $9, $10, $11, $12,
+    $13, $14, $15, $15
 )
-RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at
+RETURNING id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at, patient_email_key, patient_phone_key
 `
 
 type WaitlistEntryInsertParams struct {
@@ -326,6 +338,8 @@ type WaitlistEntryInsertParams struct {
 	PatientName       string
 	PatientEmail      string
 	PatientPhone      string
+	PatientEmailKey   string
+	PatientPhoneKey   string
 	Language          string
 	ClientID          string
 	JoinedAt          time.Time
@@ -343,6 +357,8 @@ func (q *Queries) WaitlistEntryInsert(ctx context.Context, arg WaitlistEntryInse
 		arg.PatientName,
 		arg.PatientEmail,
 		arg.PatientPhone,
+		arg.PatientEmailKey,
+		arg.PatientPhoneKey,
 		arg.Language,
 		arg.ClientID,
 		arg.JoinedAt,
@@ -367,6 +383,8 @@ func (q *Queries) WaitlistEntryInsert(ctx context.Context, arg WaitlistEntryInse
 		&i.BookingID,
 		&i.ConfirmedAt,
 		&i.QueuedAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
 	)
 	return i, err
 }
@@ -469,7 +487,7 @@ func (q *Queries) WaitlistLinkAdd(ctx context.Context, arg WaitlistLinkAddParams
 }
 
 const waitlistMatching = `-- name: WaitlistMatching :one
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key
 FROM waitlist_entries e
 JOIN clinics c ON c.id = e.clinic_id
 WHERE e.appointment_type_id = $1 AND e.state = 'waiting' AND e.confirmed_at IS NOT NULL
@@ -483,11 +501,12 @@ WHERE e.appointment_type_id = $1 AND e.state = 'waiting' AND e.confirmed_at IS N
   AND NOT EXISTS (
     SELECT 1 FROM bookings b
     JOIN appointment_types t ON t.id = b.appointment_type_id
-    WHERE b.appointment_type_id = e.appointment_type_id AND b.status = 'confirmed' AND t.cooldown_min > 0
+    WHERE b.appointment_type_id = e.appointment_type_id AND t.cooldown_min > 0
+      AND (b.status = 'confirmed'
+           OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => $7::int)))
       AND b.created_at > now() - make_interval(mins => t.cooldown_min)
-      AND (lower(b.patient_email) = lower(e.patient_email)
-           OR (regexp_replace(e.patient_phone, '\D', '', 'g') <> ''
-               AND regexp_replace(b.patient_phone, '\D', '', 'g') = regexp_replace(e.patient_phone, '\D', '', 'g'))))
+      AND (b.patient_email_key = e.patient_email_key
+           OR (e.patient_phone_key <> '' AND b.patient_phone_key = e.patient_phone_key)))
 ORDER BY e.queued_at, e.id
 LIMIT 1
 FOR NO KEY UPDATE OF e SKIP LOCKED
@@ -500,6 +519,7 @@ type WaitlistMatchingParams struct {
 	AfternoonFromHour int32
 	EveningFromHour   int32
 	OpeningID         uuid.NullUUID
+	CancelKeepsSec    int32
 }
 
 // Whether anyone waits for a time: the first confirmed waiting entry, in
@@ -510,9 +530,10 @@ type WaitlistMatchingParams struct {
 // rule for them); who has not been offered this opening already; and who
 // has not booked the type meanwhile within its cooldown (the booking gate
 // would refuse them the time, which would be held for nothing). The
-// cooldown is BookingPatientCooldownUntil's condition (same type, same
-// e-mail case aside or same phone digits, booked within cooldown_min),
-// judged at the database's now(), when the offer is made; the gate judges
+// cooldown is BookingPatientCooldownUntil's condition (same type, the
+// same e-mail key or phone key, booked within cooldown_min, or cancelled
+// online less than cancel_keeps_sec ago), judged at the database's
+// now(), when the offer is made; the gate judges
 // it at the Accept, later, when a cooldown can only have run further. So
 // nobody offered is refused for it (unless they book the type again
 // meanwhile), while a patient whose cooldown would end during the offer
@@ -527,6 +548,7 @@ func (q *Queries) WaitlistMatching(ctx context.Context, arg WaitlistMatchingPara
 		arg.AfternoonFromHour,
 		arg.EveningFromHour,
 		arg.OpeningID,
+		arg.CancelKeepsSec,
 	)
 	var i WaitlistEntry
 	err := row.Scan(
@@ -548,6 +570,8 @@ func (q *Queries) WaitlistMatching(ctx context.Context, arg WaitlistMatchingPara
 		&i.BookingID,
 		&i.ConfirmedAt,
 		&i.QueuedAt,
+		&i.PatientEmailKey,
+		&i.PatientPhoneKey,
 	)
 	return i, err
 }

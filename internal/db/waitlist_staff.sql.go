@@ -13,7 +13,7 @@ import (
 )
 
 const waitlistStaffEntry = `-- name: WaitlistStaffEntry :one
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key, t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
        COALESCE(o.id, '00000000-0000-0000-0000-000000000000'::uuid) AS offer_id,
        o.expires_at AS offer_expires_at, op.slot_start AS offer_start
 FROM waitlist_entries e
@@ -63,6 +63,8 @@ func (q *Queries) WaitlistStaffEntry(ctx context.Context, arg WaitlistStaffEntry
 		&i.WaitlistEntry.BookingID,
 		&i.WaitlistEntry.ConfirmedAt,
 		&i.WaitlistEntry.QueuedAt,
+		&i.WaitlistEntry.PatientEmailKey,
+		&i.WaitlistEntry.PatientPhoneKey,
 		&i.TypeName,
 		&i.SpecialistName,
 		&i.OfferID,

@@ -91,6 +91,31 @@ func TestAPatientWhoBookedMeanwhileIsPassedOver(t *testing.T) {
 	}
 }
 
+// The match compares identities, as the booking gate does: a waiting
+// patient who booked the type meanwhile under another spelling of the
+// same mailbox (a +tag, Gmail's dots and second domain, capitals) is
+// passed over too. Fails if the match compares the addresses as typed.
+func TestAPatientWhoBookedMeanwhileUnderAnotherSpellingIsPassedOver(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	start := r.at(4, 15, 0)
+	b := r.book(t, start, "taken@example.org")
+	first, second := r.join(t, "ada.patient@gmail.com", start), r.join(t, "next@example.org", start)
+	r.book(t, r.at(5, 11, 0), "AdaPatient+again@googlemail.com") // the same mailbox
+	r.cancel(t, b.Booking)
+	opening, _ := r.opening(t, start.UTC())
+	if err := r.waitlist.Step(ctx, opening, uuid.Nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.offersOf(t, first.ID); got != "" {
+		t.Fatalf("the patient who booked meanwhile under another spelling was offered the time: %q", got)
+	}
+	if got := r.offersOf(t, second.ID); got != "open" {
+		t.Fatalf("the next patient's offers: %q, want open", got)
+	}
+}
+
 // An offer by hand obeys the cooldown as the list's order does: staff
 // offering a time to a patient who booked the type within its cooldown
 // are refused with a conflict (COOLDOWN) that says why, and nothing is

@@ -64,6 +64,10 @@ func (s *Service) Join(ctx context.Context, req JoinRequest) (Entry, string, err
 	if err := s.checkSpecialist(ctx, q, req); err != nil {
 		return Entry{}, "", err
 	}
+	emailKey, phoneKey, err := booking.PatientKeys(ctx, q, req.ClinicID, patient)
+	if err != nil {
+		return Entry{}, "", err
+	}
 	token, err := secret.NewToken(32)
 	if err != nil {
 		return Entry{}, "", err
@@ -73,6 +77,7 @@ func (s *Service) Join(ctx context.Context, req JoinRequest) (Entry, string, err
 		SpecialistID: uuid.NullUUID{UUID: req.SpecialistID, Valid: req.SpecialistID != uuid.Nil},
 		FromDate:     from, ToDate: to, Times: times,
 		PatientName: patient.Name, PatientEmail: patient.Email, PatientPhone: patient.Phone,
+		PatientEmailKey: emailKey, PatientPhoneKey: phoneKey,
 		Language: req.Language, ClientID: req.ClientID, JoinedAt: s.now().UTC(),
 	}
 	var row db.WaitlistEntry

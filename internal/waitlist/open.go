@@ -158,6 +158,7 @@ func (s *Openings) next(ctx context.Context, q *db.Queries, b booking.Booking, o
 		AppointmentTypeID: b.AppointmentTypeID, SpecialistID: uuid.NullUUID{UUID: b.SpecialistID, Valid: true},
 		SlotStart: b.Start, OpeningID: uuid.NullUUID{UUID: openingID, Valid: openingID != uuid.Nil},
 		AfternoonFromHour: afternoonFromHour, EveningFromHour: eveningFromHour,
+		CancelKeepsSec: int32(booking.CancelKeepsCooldown / time.Second),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.WaitlistEntry{}, false, nil
