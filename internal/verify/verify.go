@@ -133,7 +133,11 @@ func (s *Service) Reserve(ctx context.Context, clinicID uuid.UUID, address strin
 	if !ok {
 		network = address
 	}
-	r, ok, wait, err := s.cfg.Allowance.Reserve(ctx, clinicID.String()+"|"+network)
+	// The clinic's id as a hash tag: on a Redis Cluster the count lives on
+	// the node that holds the clinic's holds, so a node's loss stops only
+	// the clinics it holds, and these bookings would stop with their holds
+	// anyway.
+	r, ok, wait, err := s.cfg.Allowance.Reserve(ctx, "{"+clinicID.String()+"}|"+network)
 	if err != nil {
 		return Reservation{}, false, 0, &apperr.Error{Kind: apperr.Unavailable, Code: apperr.CodeUnavailable,
 			Message: "Booking is briefly unavailable. Please try again in a moment.", Err: err}
