@@ -303,3 +303,27 @@ func TestReleaseBarsTheNetworkFromTheTime(t *testing.T) {
 		})
 	}
 }
+
+// A confirm refused for the patient's cooldown lets the time go as the
+// owner's release does: the address network may not claim it again until
+// the hold's life would have ended, so a refused confirm renews nothing;
+// another network takes it at once.
+func TestCooldownRefusalBarsTheNetworkFromTheTime(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, withOptions(program.Options{TrustedProxies: loopbackProxy}))
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	typeID := c.Types[0].ID
+	starts := freeStarts(c, 2)
+	const from = "198.51.100.50"
+	patient := map[string]string{"name": "Cora Cool", "email": uniqueEmail("cora")}
+	h := a.holdFrom(t, typeID, uuid.Nil, starts[0], "first", from)
+	if r := a.do(t, "POST", bookPath(typeID), bookBody{HoldID: h.HoldID, ClientID: "first", Patient: patient}, "X-Forwarded-For", from); r.Status != http.StatusCreated {
+		t.Fatalf("the first booking: %d %s", r.Status, r.Body)
+	}
+	h = a.holdFrom(t, typeID, uuid.Nil, starts[1], "second", from)
+	r := a.do(t, "POST", bookPath(typeID), bookBody{HoldID: h.HoldID, ClientID: "second", Patient: patient}, "X-Forwarded-For", from)
+	wantError(t, r, http.StatusTooManyRequests, "COOLDOWN", "")
+	r = apiHold(t, a, c, starts[1], "third", "X-Forwarded-For", from)
+	wantError(t, r, http.StatusTooManyRequests, "HOLD_RECLAIM_TOO_SOON", "")
+	a.holdFrom(t, typeID, uuid.Nil, starts[1], "rival", "198.51.100.51")
+}

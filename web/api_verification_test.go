@@ -324,3 +324,58 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// The codes one address network's requests have e-mailed are counted,
+// whoever they went to: a script sending one hold back with a new address
+// each time gets 429 past CODES_PER_ADDRESS, and nothing more is sent.
+func TestVerificationCodesPerAddress(t *testing.T) {
+	t.Parallel()
+	avoidHourEdge(time.Minute)
+	a, srv := verifyApp(t, program.Options{CodesPerAddress: 3})
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	a.setVerification(t, c, clinics.VerifyAlways)
+	client := clientID()
+	h := a.holdOf(t, c.Types[0].ID, c.Specialists[0].ID, freeStarts(c, 1)[0], client)
+	for i := range 3 {
+		wantError(t, a.tryBook(t, c.Types[0].ID, h, client, invented(i)), http.StatusPreconditionRequired, "VERIFICATION_REQUIRED", "code")
+	}
+	srv.WaitFor(t, 3, codeWait)
+	r := a.tryBook(t, c.Types[0].ID, h, client, invented(3))
+	wantError(t, r, http.StatusTooManyRequests, "VERIFICATION_CODE_QUOTA", "")
+	if s := retryAfter(t, r); s < 1 || s > 3600 {
+		t.Fatalf("Retry-After %d", s)
+	}
+	if got := len(srv.Messages()); got != 3 {
+		t.Fatalf("%d codes sent, want 3", got)
+	}
+}
+
+// The codes one address network types are counted: past
+// CODE_GUESSES_PER_ADDRESS a stranger guessing at someone's code is 429,
+// and the code's own tries are left for its patient.
+func TestVerificationGuessesPerAddress(t *testing.T) {
+	t.Parallel()
+	avoidHourEdge(time.Minute)
+	a, srv := verifyApp(t, program.Options{CodeGuessesPerAddress: 2, TrustedProxies: loopbackProxy})
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	a.setVerification(t, c, clinics.VerifyAlways)
+	p, client := invented(1), clientID()
+	h := a.holdOf(t, c.Types[0].ID, c.Specialists[0].ID, freeStarts(c, 1)[0], client)
+	wantError(t, a.tryBook(t, c.Types[0].ID, h, client, p), http.StatusPreconditionRequired, "VERIFICATION_REQUIRED", "code")
+	code := codeSentTo(t, srv, 1, p.Email)
+	wrong := wrongCode(t, code)
+	guess := func() *response {
+		return a.do(t, "POST", "/v1/verifications", map[string]string{"email": p.Email, "code": wrong}, "X-Forwarded-For", "198.51.100.60")
+	}
+	for range 2 {
+		wantError(t, guess(), http.StatusBadRequest, "VERIFICATION_CODE_WRONG", "code")
+	}
+	r := guess()
+	wantError(t, r, http.StatusTooManyRequests, "RATE_LIMITED", "")
+	if s := retryAfter(t, r); s < 1 || s > 3600 {
+		t.Fatalf("Retry-After %d", s)
+	}
+	if r := a.redeem(t, p.Email, code); r.Status != http.StatusOK {
+		t.Fatalf("the patient's own code after the stranger's guesses: %d %s", r.Status, r.Body)
+	}
+}

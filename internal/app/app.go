@@ -85,6 +85,11 @@ type Options struct {
 	// CodesPerRecipient is how many verification codes one e-mail address
 	// may be sent per hour (CODES_PER_RECIPIENT); 0: 5.
 	CodesPerRecipient int
+	// CodesPerAddress is how many codes one client address network's
+	// requests may have e-mailed per hour, to anyone (CODES_PER_ADDRESS);
+	// 0: 10. CodeGuessesPerAddress is how many codes it may type per hour
+	// (CODE_GUESSES_PER_ADDRESS); 0: 30.
+	CodesPerAddress, CodeGuessesPerAddress int
 	// HoldMaxLife is the longest heartbeats keep a hold, from its claim
 	// (HOLD_MAX_SECONDS); 0: 10 min.
 	HoldMaxLife time.Duration

@@ -63,8 +63,10 @@ func setLimiters(d *web.Deps, rdb redis.UniversalClient, logger *slog.Logger, o 
 // and the e-mailed codes, with their limits (see package verify).
 func newVerification(rdb redis.UniversalClient, reg prometheus.Registerer, logger *slog.Logger, o Options, key []byte) *verify.Service {
 	return verify.New(rdb, verify.Config{
-		Allowance: ratelimit.New(rdb, o.LimitScope+"booking-address", cmp.Or(max(o.BookingsPerAddress, 0), 3), time.Hour, logger),
-		Codes:     ratelimit.New(rdb, o.LimitScope+"code-recipient", cmp.Or(max(o.CodesPerRecipient, 0), 5), time.Hour, logger),
-		Sender:    o.Mail.Sender, Key: key, Scope: o.LimitScope, Registry: reg, Logger: logger,
+		Allowance:        ratelimit.New(rdb, o.LimitScope+"booking-address", cmp.Or(max(o.BookingsPerAddress, 0), 3), time.Hour, logger),
+		Codes:            ratelimit.New(rdb, o.LimitScope+"code-recipient", cmp.Or(max(o.CodesPerRecipient, 0), 5), time.Hour, logger),
+		CodesByAddress:   ratelimit.New(rdb, o.LimitScope+"code-address", cmp.Or(max(o.CodesPerAddress, 0), 10), time.Hour, logger),
+		GuessesByAddress: ratelimit.New(rdb, o.LimitScope+"code-guess-address", cmp.Or(max(o.CodeGuessesPerAddress, 0), 30), time.Hour, logger),
+		Sender:           o.Mail.Sender, Key: key, Scope: o.LimitScope, Registry: reg, Logger: logger,
 	})
 }

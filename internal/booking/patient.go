@@ -86,7 +86,9 @@ func checkName(name string) error {
 	if !textfield.Compatible(name) {
 		return apperr.Invalidf("patient.name", "The name holds a special form of a letter (such as a full-width one). Please type it with ordinary letters.")
 	}
-	for _, word := range strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == ',' }) {
+	// Words end at spaces and at every mark of a name but the dot, so that
+	// a quote or a hyphen around an address does not hide it ('evil.com').
+	for _, word := range strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || (r != '.' && strings.ContainsRune(nameMarks, r)) }) {
 		if linkLike(word) {
 			return apperr.Invalidf("patient.name", "A name cannot hold a web address such as %q.", word)
 		}

@@ -49,6 +49,9 @@ func TestNamesThatCarryLinksAreRefused(t *testing.T) {
 		"Ada\U000e0041",
 		"...",
 		"Ｊｏｈｎ Ｓｍｉｔｈ",
+		// An address behind the punctuation of names is still an address.
+		"Ann evil.com'", "Ann 'evil.com'", "Ann evil.com-", "Ann evil.com·",
+		"Ann evil.comʼ", "Ann evil.com‐x", "Prize at ’evil.com’", "Mary-Jane,evil.com",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

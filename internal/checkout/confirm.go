@@ -176,8 +176,12 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 			s.dropLostHold(ctx, h, req.ClientID)
 		case apperr.CodeCooldown:
 			// The patient cannot book this type for a while: the slot goes
-			// back to everyone, announced.
-			s.releaseHold(ctx, h)
+			// back to everyone, announced, and bars this address network
+			// from it as the owner's own release does, or a refused confirm
+			// would renew a hold as release and re-claim once did.
+			if _, err := s.holds.Release(context.WithoutCancel(ctx), h.HoldID, h.ClientID); err != nil {
+				s.logger.Warn("release hold refused for cooldown", "err", err)
+			}
 		}
 		return Confirmed{}, err
 	}

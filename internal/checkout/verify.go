@@ -75,7 +75,7 @@ func (s *Service) verifyBooking(ctx context.Context, req ConfirmRequest, h holds
 	if !h.KeepUntil.IsZero() {
 		life = h.KeepUntil.Sub(s.now())
 	}
-	until, err := s.verify.SendCode(ctx, patient.Email, req.Language, life)
+	until, err := s.verify.SendCode(ctx, patient.Email, req.Address, req.Language, life)
 	if err != nil {
 		return reserved{}, err
 	}

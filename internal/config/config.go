@@ -83,6 +83,10 @@ type Config struct {
 	// CodesPerRecipient is how many verification codes one e-mail address
 	// may be sent per hour.
 	CodesPerRecipient int
+	// CodesPerAddress is how many verification codes the requests of one
+	// client address network may have e-mailed per hour, to anyone; and
+	// CodeGuessesPerAddress how many codes it may type per hour.
+	CodesPerAddress, CodeGuessesPerAddress int
 
 	// SMTP is the mail server patients' e-mails go through (SMTP_URL);
 	// nil: none, and the e-mails are kept for the staff's outbox page.
@@ -164,6 +168,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.HoldMaxLife = time.Duration(intVar("HOLD_MAX_SECONDS", 600, 10, 86400)) * time.Second
 	c.BookingsPerAddress = intVar("BOOKINGS_PER_ADDRESS", 3, 1, 1<<24)
 	c.CodesPerRecipient = intVar("CODES_PER_RECIPIENT", 5, 1, 1000)
+	c.CodesPerAddress = intVar("CODES_PER_ADDRESS", 10, 1, 1<<24)
+	c.CodeGuessesPerAddress = intVar("CODE_GUESSES_PER_ADDRESS", 30, 1, 1<<24)
 	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
@@ -271,6 +277,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("streams_per_address", c.StreamsPerAddress),
 		slog.Int("bookings_per_address", c.BookingsPerAddress),
 		slog.Int("codes_per_recipient", c.CodesPerRecipient),
+		slog.Int("codes_per_address", c.CodesPerAddress),
+		slog.Int("code_guesses_per_address", c.CodeGuessesPerAddress),
 		slog.Int("moves_per_minute", c.MovesPerMinute),
 		slog.Int("logins_per_minute", c.LoginsPerMinute),
 		slog.Int("staff_writes_per_minute", c.StaffWritesPerMin),

@@ -101,7 +101,7 @@ return {'wrong', max - tries}
 //
 // Errors: VERIFICATION_CODE_QUOTA (429: the address was sent its allowance
 // of codes this hour), UNAVAILABLE (503: Redis or the mail server failed).
-func (s *Service) SendCode(ctx context.Context, email, lang string, life time.Duration) (time.Time, error) {
+func (s *Service) SendCode(ctx context.Context, email, address, lang string, life time.Duration) (time.Time, error) {
 	life = min(life, CodeLife).Truncate(time.Millisecond)
 	if life <= 0 {
 		life = time.Second
@@ -113,6 +113,11 @@ func (s *Service) SendCode(ctx context.Context, email, lang string, life time.Du
 	}
 	if left > 0 {
 		return s.now().Add(time.Duration(left) * time.Millisecond), nil
+	}
+	if err := byAddress(ctx, s.cfg.CodesByAddress, address, apperr.CodeVerificationCodeQuota,
+		"Too many codes were e-mailed at the request of your network in the last hour. Please try again later, or call the clinic."); err != nil {
+		s.Count(StepCodeQuota)
+		return time.Time{}, err
 	}
 	res, ok, wait, err := s.cfg.Codes.Reserve(ctx, addressID(email))
 	switch {
@@ -191,12 +196,16 @@ func codeMessage(email, code, lang string, life time.Duration) mail.Message {
 // Errors: INVALID_ARGUMENT naming email or code (not a six-digit code),
 // VERIFICATION_CODE_WRONG (400, with triesLeft), VERIFICATION_CODE_GONE
 // (410: no live code, it lapsed, or its guesses are spent), UNAVAILABLE.
-func (s *Service) Redeem(ctx context.Context, email, code string) (string, error) {
+func (s *Service) Redeem(ctx context.Context, email, code, address string) (string, error) {
 	if identity.EmailKey(email) == "" {
 		return "", apperr.Invalidf("email", "email is required.")
 	}
 	if !sixDigits(code) {
 		return "", apperr.Invalidf("code", "code is the six digits of the e-mail we sent.")
+	}
+	if err := byAddress(ctx, s.cfg.GuessesByAddress, address, apperr.CodeRateLimited,
+		"Too many codes were typed from your network in the last hour. Please try again later."); err != nil {
+		return "", err
 	}
 	res, err := redeem.Run(ctx, s.rdb, []string{s.codeKey(email)}, s.codeMAC(email, code), MaxTries).Slice()
 	if err != nil {

@@ -64,6 +64,12 @@ type Config struct {
 	// (BOOKINGS_PER_ADDRESS per hour); Codes counts the codes sent to one
 	// address (CODES_PER_RECIPIENT per hour).
 	Allowance, Codes *ratelimit.Limiter
+	// CodesByAddress counts the codes one address network's requests have
+	// e-mailed, to anyone (CODES_PER_ADDRESS per hour), so that one
+	// script cannot aim codes at a thousand strangers; GuessesByAddress
+	// counts the codes it types (CODE_GUESSES_PER_ADDRESS per hour), so
+	// that it cannot spend a stranger's code by guessing wrong.
+	CodesByAddress, GuessesByAddress *ratelimit.Limiter
 	// Sender mails the codes; nil: no code can be sent (Sends is false).
 	Sender mail.Sender
 	// Key signs the tokens and the codes' HMACs (the server's secret).
@@ -129,10 +135,7 @@ type Reservation struct{ r ratelimit.Reservation }
 // Errors: UNAVAILABLE (Redis did not answer: the allowance must not open
 // because Redis is down).
 func (s *Service) Reserve(ctx context.Context, clinicID uuid.UUID, address string) (Reservation, bool, time.Duration, error) {
-	network, ok := clientaddr.Network(address)
-	if !ok {
-		network = address
-	}
+	network := networkOf(address)
 	// The clinic's id as a hash tag: on a Redis Cluster the count lives on
 	// the node that holds the clinic's holds, so a node's loss stops only
 	// the clinics it holds, and these bookings would stop with their holds
@@ -175,4 +178,34 @@ func Required(until time.Time) *apperr.Error {
 func addressID(email string) string {
 	sum := sha256.Sum256([]byte(identity.EmailKey(email)))
 	return hex.EncodeToString(sum[:])
+}
+
+// networkOf is the address network an address counts in; an address that
+// is no IP address counts as itself.
+func networkOf(address string) string {
+	if network, ok := clientaddr.Network(address); ok {
+		return network
+	}
+	return address
+}
+
+// byAddress counts one request of address's network against l (nil: no
+// limit). Past it: 429 with code and the time until the window ends.
+// Errors: UNAVAILABLE when Redis cannot count (these limits must not open
+// because Redis is down).
+func byAddress(ctx context.Context, l *ratelimit.Limiter, address, code, message string) error {
+	if l == nil {
+		return nil
+	}
+	ok, wait, err := l.Check(ctx, networkOf(address))
+	if err != nil {
+		return codeUnavailable(err)
+	}
+	if ok {
+		return nil
+	}
+	return &apperr.Error{
+		Kind: apperr.TooMany, Code: code, RetryAfter: wait, Message: message,
+		Details: map[string]any{"retryAfterSeconds": apperr.Seconds(wait)},
+	}
 }

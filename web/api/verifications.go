@@ -33,7 +33,7 @@ func (s *Endpoints) Verify(c echo.Context) error {
 	if err := httpx.BindJSON(c, &body); err != nil {
 		return err
 	}
-	token, err := s.deps.Verify.Redeem(c.Request().Context(), body.Email, body.Code)
+	token, err := s.deps.Verify.Redeem(c.Request().Context(), body.Email, body.Code, c.RealIP())
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func (s *Pages) verification(c echo.Context, email string) (string, error) {
 	if code == "" || s.deps.Verify == nil {
 		return token, nil
 	}
-	token, err := s.deps.Verify.Redeem(c.Request().Context(), email, code)
+	token, err := s.deps.Verify.Redeem(c.Request().Context(), email, code, c.RealIP())
 	if err != nil {
 		return "", err
 	}
