@@ -148,10 +148,14 @@ func changeSlot(ctx context.Context, base string, typeID uuid.UUID, week string,
 	return fmt.Sprintf("slot-any-%d", start.Unix()), func() (func(), error) { return holdSlot(ctx, base, typeID, start) }
 }
 
+// holdSlot holds start from a loopback address of its own (see
+// patientTransport): a time released earlier by this generator is barred
+// to the address that released it, as it would be to a patient.
 func holdSlot(ctx context.Context, base string, typeID uuid.UUID, start time.Time) (func(), error) {
 	client := uuid.NewString()
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: patientTransport(base, 1)}
 	body := fmt.Sprintf(`{"appointmentTypeId":%q,"slotStartDate":%q,"clientId":%q}`, typeID, start.UTC().Format(time.RFC3339), client)
-	res, err := http.Post(base+"/v1/holds", "application/json", strings.NewReader(body))
+	res, err := hc.Post(base+"/v1/holds", "application/json", strings.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +170,7 @@ func holdSlot(ctx context.Context, base string, typeID uuid.UUID, start time.Tim
 			return
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, base+"/v1/holds/"+string(m[1])+"?clientId="+client, nil)
-		if r, err := http.DefaultClient.Do(req); err == nil {
+		if r, err := hc.Do(req); err == nil {
 			r.Body.Close()
 		}
 	}
