@@ -13,6 +13,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,14 +164,30 @@ type abuseRow struct {
 	abuse, measured, goal string
 }
 
-func abuseMode(ctx context.Context, pool *pgxpool.Pool, o options) error {
+func abuseMode(ctx context.Context, admin *pgxpool.Pool, o options) error {
 	raiseFileLimit()
+	// A database of its own: the server sends every e-mail its outbox
+	// holds, and mail left queued by other runs (make bench's, say) would
+	// stand before the scenario's in the queue.
+	url, drop, err := freshDatabase(ctx, admin, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	if out, err := exec.CommandContext(ctx, o.spawn, "migrate").CombinedOutput(); err != nil {
+		return fmt.Errorf("migrate: %v: %s", err, out)
+	}
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
 	mb, err := startMailbox()
 	if err != nil {
 		return err
 	}
 	defer mb.close()
-	base, stop, err := startChild(ctx, o.spawn, []string{"SMTP_URL=" + mb.url(), "MAIL_RETRY_SECONDS=1"}, "serve")
+	base, stop, err := startChild(ctx, o.spawn, []string{"DATABASE_URL=" + url, "SMTP_URL=" + mb.url(), "MAIL_RETRY_SECONDS=1"}, "serve")
 	if err != nil {
 		return err
 	}
@@ -265,4 +284,26 @@ func bookOutRow(ctx context.Context, base string, ac abuseClinic) abuseRow {
 	wg.Wait()
 	return abuseRow{"book out with invented patients, 4 threads, one address, 40 tries",
 		fmt.Sprintf("%d booked (%s)", books.count(201), books.String()), "≤ 3 without a code"}
+}
+
+// freshDatabase creates an empty database beside the one of databaseURL,
+// points DATABASE_URL of this process (and so of the servers it starts)
+// at it, and returns its URL and how to drop it.
+func freshDatabase(ctx context.Context, admin *pgxpool.Pool, databaseURL string) (string, func(), error) {
+	u, err := neturl.Parse(databaseURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("-database-url: %w", err)
+	}
+	name := fmt.Sprintf("clinic_abuse_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	prev := os.Getenv("DATABASE_URL")
+	os.Setenv("DATABASE_URL", u.String())
+	drop := func() {
+		os.Setenv("DATABASE_URL", prev)
+		_, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	}
+	return u.String(), drop, nil
 }

@@ -18,7 +18,7 @@ import (
 // offers each side got.
 func waitlistRow(ctx context.Context, base string, ac abuseClinic, mb *mailbox, pool *pgxpool.Pool) abuseRow {
 	const what, goal = "fake waitlist places capture freed times: 6 invented joins, then 1 real", "0 offers to invented places"
-	const real = "real.waiter@example.net"
+	real := "real.waiter@" + ac.slug + ".example.net" // of this run, as the mail cap counts a day
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	var cancels []func() answer
 	var day string
