@@ -16,40 +16,53 @@ ALTER TABLE bookings
     ADD COLUMN patient_phone_key text NOT NULL DEFAULT '',
     ADD COLUMN cancelled_online boolean NOT NULL DEFAULT false;
 
--- The keys of the bookings made so far, as near the application's as SQL
+-- The keys of the rows written so far, as near the application's as SQL
 -- comes: NFKC, lower case, no +tag, Gmail's dots and its second domain;
 -- phone numbers in E.164 as German ones (every clinic's country until
 -- now). Domains are not converted to their ASCII form here: an address
 -- with a non-ASCII domain may keep a key its next booking does not share,
--- a bypass for one cooldown's length at most.
-WITH spelled AS (
-    SELECT id, lower(normalize(btrim(patient_email), NFKC)) AS e,
-           regexp_replace(btrim(patient_phone), '\(0\)', '', 'g') AS p
-    FROM bookings
-), parts AS (
-    SELECT id,
-           regexp_replace(substring(e FROM '^(.*)@'), '^([^+]+)\+.*$', '\1') AS local,
-           CASE rtrim(substring(e FROM '@([^@]*)$'), '.')
-               WHEN 'googlemail.com' THEN 'gmail.com'
-               ELSE rtrim(substring(e FROM '@([^@]*)$'), '.') END AS domain,
-           e,
-           p,
-           regexp_replace(p, '\D', '', 'g') AS digits
-    FROM spelled
-)
-UPDATE bookings b
-SET patient_email_key = CASE
-        WHEN parts.domain IS NULL THEN parts.e
-        WHEN parts.domain = 'gmail.com' THEN replace(parts.local, '.', '') || '@gmail.com'
-        ELSE parts.local || '@' || parts.domain END,
-    patient_phone_key = CASE
-        WHEN parts.digits = '' THEN ''
-        WHEN parts.p LIKE '+%' THEN '+' || parts.digits
-        WHEN parts.digits LIKE '00%' THEN '+' || substr(parts.digits, 3)
-        WHEN parts.digits LIKE '0%' THEN '+49' || substr(parts.digits, 2)
-        ELSE '+49' || parts.digits END
-FROM parts
-WHERE parts.id = b.id;
+-- a bypass for one cooldown's length at most. The waitlist's migration
+-- uses them too, then drops them: the application's keys are the rule.
+-- +goose StatementBegin
+CREATE FUNCTION migration_email_key(address text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    WITH spelled AS (
+        SELECT lower(normalize(btrim(address), NFKC)) AS e
+    ), parts AS (
+        SELECT e,
+               regexp_replace(substring(e FROM '^(.*)@'), '^([^+]+)\+.*$', '\1') AS local,
+               CASE rtrim(substring(e FROM '@([^@]*)$'), '.')
+                   WHEN 'googlemail.com' THEN 'gmail.com'
+                   ELSE rtrim(substring(e FROM '@([^@]*)$'), '.') END AS domain
+        FROM spelled
+    )
+    SELECT CASE
+        WHEN domain IS NULL THEN e
+        WHEN domain = 'gmail.com' THEN replace(local, '.', '') || '@gmail.com'
+        ELSE local || '@' || domain END
+    FROM parts
+$$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE FUNCTION migration_phone_key(phone text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    WITH spelled AS (
+        SELECT regexp_replace(btrim(phone), '\(0\)', '', 'g') AS p
+    ), parts AS (
+        SELECT p, regexp_replace(p, '\D', '', 'g') AS digits FROM spelled
+    )
+    SELECT CASE
+        WHEN digits = '' THEN ''
+        WHEN p LIKE '+%' THEN '+' || digits
+        WHEN digits LIKE '00%' THEN '+' || substr(digits, 3)
+        WHEN digits LIKE '0%' THEN '+49' || substr(digits, 2)
+        ELSE '+49' || digits END
+    FROM parts
+$$;
+-- +goose StatementEnd
+UPDATE bookings
+SET patient_email_key = migration_email_key(patient_email),
+    patient_phone_key = migration_phone_key(patient_phone);
 
 -- Who cancelled the bookings cancelled within the last hour, the only ones
 -- whose cancel still counts, from the audit log.
@@ -72,6 +85,8 @@ CREATE INDEX bookings_cooldown_phone_key_idx
     WHERE (status = 'confirmed' OR cancelled_online) AND patient_phone_key <> '';
 
 -- +goose Down
+DROP FUNCTION IF EXISTS migration_phone_key(text);
+DROP FUNCTION IF EXISTS migration_email_key(text);
 DROP INDEX bookings_cooldown_phone_key_idx;
 DROP INDEX bookings_cooldown_email_key_idx;
 ALTER TABLE bookings DROP COLUMN cancelled_online, DROP COLUMN patient_phone_key, DROP COLUMN patient_email_key;
