@@ -16,6 +16,7 @@ import (
 // served build sends, so the abuse scenario can count what reached whom.
 type mailbox struct {
 	srv  *smtp.Server
+	l    net.Listener
 	addr string
 
 	mu   sync.Mutex
@@ -38,14 +39,19 @@ func startMailbox() (*mailbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	mb.addr = l.Addr().String()
+	mb.l, mb.addr = l, l.Addr().String()
 	go func() { _ = mb.srv.Serve(l) }()
 	return mb, nil
 }
 
 func (mb *mailbox) url() string { return "smtp://" + mb.addr + "?tls=none" }
 
-func (mb *mailbox) close() { _ = mb.srv.Close() }
+// close stops the server; the listener is closed here too, since go-smtp
+// closes only those Serve has already registered.
+func (mb *mailbox) close() {
+	_ = mb.srv.Close()
+	_ = mb.l.Close()
+}
 
 // to counts the messages addressed to rcpt.
 func (mb *mailbox) to(rcpt string) int {

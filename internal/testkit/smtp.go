@@ -106,6 +106,10 @@ func startSMTP(t testing.TB, kind string) *SMTPServer {
 	t.Cleanup(func() {
 		close(s.closing)
 		_ = s.srv.Close()
+		// go-smtp closes only the listeners Serve has registered; a test
+		// that ends before the goroutine above got that far would leave
+		// Serve accepting forever.
+		_ = l.Close()
 		<-served
 	})
 	return s
