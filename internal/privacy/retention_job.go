@@ -18,34 +18,36 @@ import (
 // European night.
 const RunAt = 3 * time.Hour
 
-type retentionArgs struct{}
+// DailyArgs is the daily run's job; the queue's leader inserts it, a
+// caller may too.
+type DailyArgs struct{}
 
-func (retentionArgs) Kind() string { return "privacy_retention" }
+func (DailyArgs) Kind() string { return "privacy_retention" }
 
 // InsertOpts: one run a day, whoever inserts it.
-func (retentionArgs) InsertOpts() river.InsertOpts {
+func (DailyArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: 24 * time.Hour}}
 }
 
 type retentionWorker struct {
-	river.WorkerDefaults[retentionArgs]
+	river.WorkerDefaults[DailyArgs]
 	r *Retention
 }
 
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[retentionArgs]) error {
+func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[DailyArgs]) error {
 	_, err := w.r.Run(ctx, "")
 	return err
 }
 
 // Timeout: a first run over years of bookings takes longer than a send.
-func (w *retentionWorker) Timeout(*river.Job[retentionArgs]) time.Duration { return time.Hour }
+func (w *retentionWorker) Timeout(*river.Job[DailyArgs]) time.Duration { return time.Hour }
 
 // Jobs is the daily run, for the outbox's queue to work
 // (outbox.Outbox.Start).
 func (r *Retention) Jobs() outbox.Jobs {
 	return outbox.Jobs{
 		Register: func(w *river.Workers) error { return river.AddWorkerSafely(w, &retentionWorker{r: r}) },
-		Periodic: []outbox.Periodic{{Schedule: daily{at: RunAt}, Args: func() river.JobArgs { return retentionArgs{} }}},
+		Periodic: []outbox.Periodic{{Schedule: daily{at: RunAt}, Args: func() river.JobArgs { return DailyArgs{} }}},
 	}
 }
 

@@ -196,9 +196,9 @@ func TestRetentionRun(t *testing.T) {
 	t.Run("StatsCountEveryRun", func(t *testing.T) {
 		totals := map[string]int64{}
 		r.Stats().Each(func(c privacy.Count) { totals[c.Kind] += c.N })
-		// The second session expired a minute after the first run.
-		if totals["bookings"] != 3 || totals["waitlist_places"] != 2 || totals["sessions"] != 2 {
-			t.Errorf("stats %v, want 3 bookings, 2 places, 2 sessions", totals)
+		// The runs of one clinic leave the server's records alone.
+		if totals["bookings"] != 3 || totals["waitlist_places"] != 2 || totals["sessions"] != 1 {
+			t.Errorf("stats %v, want 3 bookings, 2 places, 1 session", totals)
 		}
 	})
 }
