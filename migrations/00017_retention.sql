@@ -24,8 +24,13 @@ ALTER TABLE clinics
 ALTER TABLE bookings ADD COLUMN anonymised_at timestamptz;
 -- The daily run looks only at the bookings that still have details.
 CREATE INDEX bookings_retention_idx ON bookings (clinic_id, slot_end) WHERE anonymised_at IS NULL;
+-- A booking's messages include the notice of a move away from it: found
+-- by previous_id when the booking's details are removed (and when it is
+-- deleted, for the foreign key's cascade).
+CREATE INDEX messages_previous ON messages (previous_id) WHERE previous_id IS NOT NULL;
 
 -- +goose Down
+DROP INDEX messages_previous;
 DROP INDEX bookings_retention_idx;
 ALTER TABLE bookings DROP COLUMN anonymised_at;
 ALTER TABLE clinics

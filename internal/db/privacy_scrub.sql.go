@@ -10,18 +10,19 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const scrubAuditRows = `-- name: ScrubAuditRows :execrows
-UPDATE audit_log
-SET before = CASE WHEN jsonb_typeof(before) = 'object' THEN before - 'patient' - 'cancelReason' - 'reason' END,
-    after = CASE WHEN jsonb_typeof(after) = 'object' THEN after - 'patient' - 'cancelReason' - 'reason' END,
+UPDATE audit_log a
+SET before = CASE WHEN jsonb_typeof(a.before) = 'object' THEN a.before - 'patient' - 'cancelReason' - 'reason' END,
+    after = CASE WHEN jsonb_typeof(a.after) = 'object' THEN a.after - 'patient' - 'cancelReason' - 'reason' END,
     reason = ''
-WHERE clinic_id = $1 AND entity = 'booking'
-  AND entity_id = ANY($2::text[])
-  AND (reason <> ''
-       OR (before IS NOT NULL AND (jsonb_typeof(before) <> 'object' OR before ?| ARRAY['patient', 'cancelReason', 'reason']))
-       OR (after IS NOT NULL AND (jsonb_typeof(after) <> 'object' OR after ?| ARRAY['patient', 'cancelReason', 'reason'])))
+FROM unnest($2::text[]) AS s (id)
+WHERE a.entity = 'booking' AND a.entity_id = s.id AND a.clinic_id = $1
+  AND (a.reason <> ''
+       OR (a.before IS NOT NULL AND (jsonb_typeof(a.before) <> 'object' OR a.before ?| ARRAY['patient', 'cancelReason', 'reason']))
+       OR (a.after IS NOT NULL AND (jsonb_typeof(a.after) <> 'object' OR a.after ?| ARRAY['patient', 'cancelReason', 'reason'])))
 `
 
 type ScrubAuditRowsParams struct {
@@ -41,18 +42,11 @@ func (q *Queries) ScrubAuditRows(ctx context.Context, arg ScrubAuditRowsParams) 
 }
 
 const scrubBookingLinks = `-- name: ScrubBookingLinks :execrows
-DELETE FROM booking_links l
-USING bookings b
-WHERE l.booking_id = b.id AND b.clinic_id = $1 AND b.id = ANY($2::uuid[])
+DELETE FROM booking_links WHERE booking_id = ANY($1::uuid[])
 `
 
-type ScrubBookingLinksParams struct {
-	ClinicID uuid.UUID
-	Ids      []uuid.UUID
-}
-
-func (q *Queries) ScrubBookingLinks(ctx context.Context, arg ScrubBookingLinksParams) (int64, error) {
-	result, err := q.db.Exec(ctx, scrubBookingLinks, arg.ClinicID, arg.Ids)
+func (q *Queries) ScrubBookingLinks(ctx context.Context, ids []uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, scrubBookingLinks, ids)
 	if err != nil {
 		return 0, err
 	}
@@ -60,37 +54,70 @@ func (q *Queries) ScrubBookingLinks(ctx context.Context, arg ScrubBookingLinksPa
 }
 
 const scrubBookings = `-- name: ScrubBookings :execrows
-
 UPDATE bookings
 SET patient_name = $1::text, patient_email = '', patient_phone = '',
     patient_email_key = '', patient_phone_key = '', client_id = '', cancel_reason = '',
     language = '', manage_token_hash = NULL, anonymised_at = $2::timestamptz
-WHERE clinic_id = $3 AND id = ANY($4::uuid[]) AND anonymised_at IS NULL
+WHERE id = ANY($3::uuid[]) AND anonymised_at IS NULL
 `
 
 type ScrubBookingsParams struct {
 	Placeholder string
 	Now         time.Time
-	ClinicID    uuid.UUID
 	Ids         []uuid.UUID
 }
 
-// The removal of patients' details from a set of bookings of one clinic
-// (internal/privacy/scrub.go). Each statement takes the whole set.
 // The bookings lose every column that names or reaches the patient; the
 // name keeps a placeholder, since it is never empty. Bookings scrubbed
 // before are left as they are.
 func (q *Queries) ScrubBookings(ctx context.Context, arg ScrubBookingsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, scrubBookings,
-		arg.Placeholder,
-		arg.Now,
-		arg.ClinicID,
-		arg.Ids,
-	)
+	result, err := q.db.Exec(ctx, scrubBookings, arg.Placeholder, arg.Now, arg.Ids)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const scrubBookingsLock = `-- name: ScrubBookingsLock :many
+
+SELECT b.id FROM bookings b
+JOIN unnest($1::uuid[]) AS s (id) ON b.id = s.id
+WHERE b.clinic_id = $2
+ORDER BY b.id
+FOR UPDATE OF b
+`
+
+type ScrubBookingsLockParams struct {
+	Ids      []uuid.UUID
+	ClinicID uuid.UUID
+}
+
+// The removal of patients' details from a set of bookings of one clinic
+// (internal/privacy/scrub.go). Each statement takes the whole set, and
+// finds its rows through an index whatever the set's size: the set is
+// joined (unnest) rather than filtered, so that a generic plan cannot
+// choose to scan a clinic's whole history.
+// The bookings of the set that are the clinic's, locked until the scrub
+// commits: two scrubs of one booking (the daily run and an erasure) take
+// turns, and the second finds nothing left to remove.
+func (q *Queries) ScrubBookingsLock(ctx context.Context, arg ScrubBookingsLockParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, scrubBookingsLock, arg.Ids, arg.ClinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const scrubIdempotencyKeys = `-- name: ScrubIdempotencyKeys :execrows
@@ -107,7 +134,7 @@ type ScrubIdempotencyKeysParams struct {
 
 // Stored answers that tell of one of the bookings: their body (the
 // booking as answered, JSON) holds its id. The records live a day, so the
-// table is small and the scan cheap.
+// clinic's are few and the scan cheap.
 func (q *Queries) ScrubIdempotencyKeys(ctx context.Context, arg ScrubIdempotencyKeysParams) (int64, error) {
 	result, err := q.db.Exec(ctx, scrubIdempotencyKeys, arg.ClinicID, arg.Ids)
 	if err != nil {
@@ -117,21 +144,11 @@ func (q *Queries) ScrubIdempotencyKeys(ctx context.Context, arg ScrubIdempotency
 }
 
 const scrubMessageCopies = `-- name: ScrubMessageCopies :execrows
-DELETE FROM outbox_copies c
-USING messages m
-WHERE c.message_id = m.id AND m.clinic_id = $1
-  AND (m.booking_id = ANY($2::uuid[]) OR m.previous_id = ANY($2::uuid[]))
+DELETE FROM outbox_copies WHERE message_id = ANY($1::uuid[])
 `
 
-type ScrubMessageCopiesParams struct {
-	ClinicID uuid.UUID
-	Ids      []uuid.UUID
-}
-
-// The stored e-mails of the bookings' messages (those about the booking,
-// and the notice of a move away from it).
-func (q *Queries) ScrubMessageCopies(ctx context.Context, arg ScrubMessageCopiesParams) (int64, error) {
-	result, err := q.db.Exec(ctx, scrubMessageCopies, arg.ClinicID, arg.Ids)
+func (q *Queries) ScrubMessageCopies(ctx context.Context, messageIds []uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, scrubMessageCopies, messageIds)
 	if err != nil {
 		return 0, err
 	}
@@ -139,20 +156,53 @@ func (q *Queries) ScrubMessageCopies(ctx context.Context, arg ScrubMessageCopies
 }
 
 const scrubMessages = `-- name: ScrubMessages :execrows
-DELETE FROM messages m
-WHERE m.clinic_id = $1
-  AND (m.booking_id = ANY($2::uuid[]) OR m.previous_id = ANY($2::uuid[]))
+DELETE FROM messages WHERE id = ANY($1::uuid[])
 `
 
-type ScrubMessagesParams struct {
-	ClinicID uuid.UUID
-	Ids      []uuid.UUID
-}
-
-func (q *Queries) ScrubMessages(ctx context.Context, arg ScrubMessagesParams) (int64, error) {
-	result, err := q.db.Exec(ctx, scrubMessages, arg.ClinicID, arg.Ids)
+func (q *Queries) ScrubMessages(ctx context.Context, messageIds []uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, scrubMessages, messageIds)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const scrubMessagesOf = `-- name: ScrubMessagesOf :many
+SELECT m.id, m.job_id FROM messages m JOIN unnest($1::uuid[]) AS s (id) ON m.booking_id = s.id
+WHERE m.clinic_id = $2
+UNION
+SELECT m.id, m.job_id FROM messages m JOIN unnest($1::uuid[]) AS s (id) ON m.previous_id = s.id
+WHERE m.clinic_id = $2
+`
+
+type ScrubMessagesOfParams struct {
+	Ids      []uuid.UUID
+	ClinicID uuid.UUID
+}
+
+type ScrubMessagesOfRow struct {
+	ID    uuid.UUID
+	JobID pgtype.Int8
+}
+
+// The messages about the bookings, and those telling of a move away from
+// one, with their jobs.
+func (q *Queries) ScrubMessagesOf(ctx context.Context, arg ScrubMessagesOfParams) ([]ScrubMessagesOfRow, error) {
+	rows, err := q.db.Query(ctx, scrubMessagesOf, arg.Ids, arg.ClinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ScrubMessagesOfRow{}
+	for rows.Next() {
+		var i ScrubMessagesOfRow
+		if err := rows.Scan(&i.ID, &i.JobID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

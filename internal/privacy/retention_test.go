@@ -16,7 +16,9 @@ import (
 
 // freshPool is a migrated database of the test's own: a run over every
 // clinic with a clock a year ahead would reach the other tests' clinics.
-func freshPool(t *testing.T) *pgxpool.Pool {
+func freshPool(t *testing.T) *pgxpool.Pool { return freshPoolB(t) }
+
+func freshPoolB(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -46,28 +46,26 @@ func (s *Scrubbed) Add(o Scrubbed) {
 // Zero says whether nothing was changed.
 func (s Scrubbed) Zero() bool { return s == Scrubbed{} }
 
-// scrubJobs deletes the queue's jobs of the bookings' messages, by the
-// message's job id and by the job's argument (a held message released by
-// staff got a job of its own). The queue's tables are River's, outside the
-// schema the query generator reads, hence the statement here. A job a
-// worker is running is left to it: its message is gone, so it ends
-// without sending, and its row, which holds only the message's id, goes
-// with the finished jobs after the clinic's mail period.
+// scrubJobs deletes the queue's jobs of the bookings' messages ($2), by
+// the message's job id ($1) and by the job's argument (a held message
+// released by staff got a job of its own), through the arguments' index.
+// The queue's tables are River's, outside the schema the query generator
+// reads, hence the statement here. A job a worker is running is left to
+// it: its message is gone, so it ends without sending, and its row, which
+// holds only the message's id, goes with the finished jobs after the
+// clinic's mail period.
 const scrubJobs = `
-DELETE FROM river_job j
-WHERE j.state <> 'running'
-  AND (j.id IN (SELECT m.job_id FROM messages m
-                WHERE m.clinic_id = $1 AND m.job_id IS NOT NULL
-                  AND (m.booking_id = ANY($2::uuid[]) OR m.previous_id = ANY($2::uuid[])))
-    OR (j.kind = 'send_message' AND j.args->>'message_id' IN (
-           SELECT m.id::text FROM messages m
-           WHERE m.clinic_id = $1
-             AND (m.booking_id = ANY($2::uuid[]) OR m.previous_id = ANY($2::uuid[])))))`
+DELETE FROM river_job
+WHERE state <> 'running' AND id IN (
+    SELECT unnest($1::bigint[])
+    UNION
+    SELECT j.id FROM unnest($2::text[]) AS m (id)
+    JOIN river_job j ON j.args @> jsonb_build_object('message_id', m.id) AND j.kind = 'send_message')`
 
 // Scrub removes the patients' details from the bookings ids of the
 // clinic, in tx (the caller's: it commits or rolls back the whole), with a
 // fixed number of statements for any number of bookings. Ids of another
-// clinic's bookings are ignored.
+// clinic's bookings are ignored. The bookings stay locked until tx ends.
 //
 // The bookings keep their id, clinic, time, type, specialist, status,
 // attendance and times of making and cancelling, and lose the patient's
@@ -85,36 +83,54 @@ func Scrub(ctx context.Context, tx pgx.Tx, clinicID uuid.UUID, ids []uuid.UUID, 
 		return s, nil
 	}
 	q := db.New(tx)
-	var err error
-	// The copies and the jobs first: both are found through the messages.
-	if s.Copies, err = q.ScrubMessageCopies(ctx, db.ScrubMessageCopiesParams{ClinicID: clinicID, Ids: ids}); err != nil {
-		return s, fmt.Errorf("scrub: e-mail copies: %w", err)
+	ids, err := q.ScrubBookingsLock(ctx, db.ScrubBookingsLockParams{ClinicID: clinicID, Ids: ids})
+	if err != nil || len(ids) == 0 {
+		return s, wrapScrub("bookings", err)
 	}
-	tag, err := tx.Exec(ctx, scrubJobs, clinicID, ids)
+	msgs, err := q.ScrubMessagesOf(ctx, db.ScrubMessagesOfParams{ClinicID: clinicID, Ids: ids})
 	if err != nil {
-		return s, fmt.Errorf("scrub: jobs: %w", err)
+		return s, wrapScrub("messages", err)
+	}
+	msgIDs, msgTexts, jobIDs := make([]uuid.UUID, len(msgs)), make([]string, len(msgs)), []int64{}
+	for i, m := range msgs {
+		msgIDs[i], msgTexts[i] = m.ID, m.ID.String()
+		if m.JobID.Valid {
+			jobIDs = append(jobIDs, m.JobID.Int64)
+		}
+	}
+	if s.Copies, err = q.ScrubMessageCopies(ctx, msgIDs); err != nil {
+		return s, wrapScrub("e-mail copies", err)
+	}
+	tag, err := tx.Exec(ctx, scrubJobs, jobIDs, msgTexts)
+	if err != nil {
+		return s, wrapScrub("jobs", err)
 	}
 	s.Jobs = tag.RowsAffected()
-	if s.Messages, err = q.ScrubMessages(ctx, db.ScrubMessagesParams{ClinicID: clinicID, Ids: ids}); err != nil {
-		return s, fmt.Errorf("scrub: messages: %w", err)
+	if s.Messages, err = q.ScrubMessages(ctx, msgIDs); err != nil {
+		return s, wrapScrub("messages", err)
 	}
-	if s.Links, err = q.ScrubBookingLinks(ctx, db.ScrubBookingLinksParams{ClinicID: clinicID, Ids: ids}); err != nil {
-		return s, fmt.Errorf("scrub: manage links: %w", err)
+	if s.Links, err = q.ScrubBookingLinks(ctx, ids); err != nil {
+		return s, wrapScrub("manage links", err)
 	}
 	if s.Idempotency, err = q.ScrubIdempotencyKeys(ctx, db.ScrubIdempotencyKeysParams{ClinicID: clinicID, Ids: ids}); err != nil {
-		return s, fmt.Errorf("scrub: idempotent answers: %w", err)
+		return s, wrapScrub("idempotent answers", err)
 	}
 	texts := make([]string, len(ids))
 	for i, id := range ids {
 		texts[i] = id.String()
 	}
 	if s.Audit, err = q.ScrubAuditRows(ctx, db.ScrubAuditRowsParams{ClinicID: clinicID, Ids: texts}); err != nil {
-		return s, fmt.Errorf("scrub: audit rows: %w", err)
+		return s, wrapScrub("audit rows", err)
 	}
-	if s.Bookings, err = q.ScrubBookings(ctx, db.ScrubBookingsParams{
-		Placeholder: Anonymous, Now: now.UTC(), ClinicID: clinicID, Ids: ids,
-	}); err != nil {
-		return s, fmt.Errorf("scrub: bookings: %w", err)
+	if s.Bookings, err = q.ScrubBookings(ctx, db.ScrubBookingsParams{Placeholder: Anonymous, Now: now.UTC(), Ids: ids}); err != nil {
+		return s, wrapScrub("bookings", err)
 	}
 	return s, nil
+}
+
+func wrapScrub(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("scrub: %s: %w", what, err)
 }
