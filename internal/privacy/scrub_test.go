@@ -232,3 +232,40 @@ func TestScrub(t *testing.T) {
 		}
 	})
 }
+
+// Two scrubs of the same bookings at once (the daily run and an erasure)
+// take turns on the bookings' locks: neither fails, and between them they
+// remove each row once.
+func TestScrubTwiceAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newHeld(t)
+	var ids []uuid.UUID
+	for i := range 6 {
+		ids = append(ids, h.book(t, "Zoe Twice", "zoe.twice@example.org", "+49 170 333333"+string(rune('0'+i))).ID)
+	}
+	// In opposite orders, so that row-by-row locking would deadlock.
+	rev := make([]uuid.UUID, len(ids))
+	for i, id := range ids {
+		rev[len(ids)-1-i] = id
+	}
+	var got [2]privacy.Scrubbed
+	errs := testkit.Race(2, func(i int) error {
+		return pgx.BeginFunc(context.Background(), h.pool, func(tx pgx.Tx) error {
+			var err error
+			got[i], err = privacy.Scrub(context.Background(), tx, h.clinic.ID, [][]uuid.UUID{ids, rev}[i], time.Now())
+			return err
+		})
+	})
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("scrubs at once: %v", errs)
+	}
+	var sum privacy.Scrubbed
+	sum.Add(got[0])
+	sum.Add(got[1])
+	if want := (privacy.Scrubbed{Bookings: 6, Messages: 12, Copies: 12, Jobs: 12, Links: 6, Idempotency: 6, Audit: 6}); sum != want {
+		t.Errorf("between them %+v (%+v and %+v), want %+v", sum, got[0], got[1], want)
+	}
+	if n := h.traces(t, "zoe.twice"); n != 0 {
+		t.Errorf("%d rows still hold the address", n)
+	}
+}
