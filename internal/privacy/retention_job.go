@@ -40,6 +40,10 @@ func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[DailyArgs]) err
 }
 
 // Timeout: a first run over years of bookings takes longer than a send.
+// The queue takes a job running past its rescue time (minutes) for one
+// whose process died and runs it again beside it; that is safe, since
+// two runs take turns on each batch's bookings and the second finds
+// nothing left.
 func (w *retentionWorker) Timeout(*river.Job[DailyArgs]) time.Duration { return time.Hour }
 
 // Jobs is the daily run, for the outbox's queue to work
