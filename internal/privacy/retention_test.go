@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/testkit"
@@ -42,6 +43,23 @@ func clinicReport(t *testing.T, rep privacy.Report, h *held) privacy.ClinicRepor
 	return privacy.ClinicReport{}
 }
 
+// wantNothing fails unless rep counts nothing of any kind.
+func wantNothing(t *testing.T, rep privacy.Report) {
+	t.Helper()
+	for _, cr := range rep.Clinics {
+		for _, k := range cr.Counts() {
+			if k.N != 0 {
+				t.Errorf("second run at %s: %s %d", cr.Slug, k.Kind, k.N)
+			}
+		}
+	}
+	for _, k := range rep.Counts() {
+		if k.N != 0 {
+			t.Errorf("second run: %s %d", k.Kind, k.N)
+		}
+	}
+}
+
 func anonymised(t *testing.T, h *held, id uuid.UUID) bool {
 	t.Helper()
 	return h.count(t, `SELECT count(*) FROM bookings WHERE id = $1 AND anonymised_at IS NOT NULL`, id) == 1
@@ -57,25 +75,39 @@ func (h *held) place(t *testing.T, last time.Time, state string) uuid.UUID {
 	return id
 }
 
-func TestRetentionRun(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// retentionWorld is three clinics with their own periods, and clinic
+// a's bookings, mail, waitlist places and sessions on either side of its
+// periods as the clock stands.
+type retentionWorld struct {
+	a, b, c        *held
+	a1, a2, b1, c1 booking.Booking
+	now            time.Time
+	clock          *testkit.Clock
+	r              *privacy.Retention
+	kept, offered  uuid.UUID
+}
+
+func newRetentionWorld(t *testing.T) *retentionWorld {
+	t.Helper()
+	w := &retentionWorld{}
 	pool := freshPool(t)
-	a, b, c := newHeldOn(t, pool), newHeldOn(t, pool), newHeldOn(t, pool)
+	w.a, w.b, w.c = newHeldOn(t, pool), newHeldOn(t, pool), newHeldOn(t, pool)
+	a, b, c := w.a, w.b, w.c
 	b.exec(t, `UPDATE clinics SET retention_months = 3 WHERE id = $1`, b.clinic.ID)
 	c.exec(t, `UPDATE clinics SET retention_months = 24 WHERE id = $1`, c.clinic.ID)
-	a1 := a.book(t, "Anna Old", "anna.old@example.org", "")
-	a2 := a.book(t, "Anton Recent", "anton.recent@example.org", "")
-	b1 := b.book(t, "Bruno Short", "bruno@example.org", "")
-	c1 := c.book(t, "Clara Long", "clara@example.org", "")
+	w.a1 = a.book(t, "Anna Old", "anna.old@example.org", "")
+	w.a2 = a.book(t, "Anton Recent", "anton.recent@example.org", "")
+	w.b1 = b.book(t, "Bruno Short", "bruno@example.org", "")
+	w.c1 = c.book(t, "Clara Long", "clara@example.org", "")
 
 	// The clock stands where clinic a's year (12 months in its zone) ended
 	// a minute before a2's end: a1 ended 31 minutes past it, a2 is one
 	// minute inside it.
-	now := a2.End.Add(-time.Minute).In(a.loc).AddDate(0, 12, 0)
-	clock := &testkit.Clock{}
-	clock.Set(now)
-	r := privacy.NewRetention(pool, privacy.RetentionConfig{Now: clock.Now})
+	a2 := w.a2
+	now := w.a2.End.Add(-time.Minute).In(a.loc).AddDate(0, 12, 0)
+	w.now, w.clock = now, &testkit.Clock{}
+	w.clock.Set(now)
+	w.r = privacy.NewRetention(pool, privacy.RetentionConfig{Now: w.clock.Now})
 
 	// Clinic a's mail: one stored copy a minute past the 30 days, one a
 	// minute inside; a mail server's answer quoting the address; a list of
@@ -102,12 +134,20 @@ func TestRetentionRun(t *testing.T) {
 	a.exec(t, `INSERT INTO outbox_copies (message_id, clinic_id, recipient, subject, raw, created_at)
 		SELECT id, clinic_id, recipient, 'Waitlist', 'x', $2 FROM messages WHERE entry_id = $1`, gone, now)
 	a.place(t, today.AddDate(0, 0, -1), "waiting")
-	kept := a.place(t, today, "waiting")
-	offered := a.place(t, today.AddDate(0, 0, -1), "offered")
+	w.kept = a.place(t, today, "waiting")
+	w.offered = a.place(t, today.AddDate(0, 0, -1), "offered")
 
 	a.exec(t, `INSERT INTO sessions (token, data, expiry) VALUES ($1, 'x', $3), ($2, 'x', $4)`,
 		uuid.NewString(), uuid.NewString(), now.Add(-time.Minute), now.Add(time.Minute))
+	return w
+}
 
+func TestRetentionRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newRetentionWorld(t)
+	a, b, c, a1, a2, b1, c1 := w.a, w.b, w.c, w.a1, w.a2, w.b1, w.c1
+	now, clock, r, kept, offered := w.now, w.clock, w.r, w.kept, w.offered
 	rep, err := r.Run(ctx, "")
 	if err != nil {
 		t.Fatal(err)
@@ -163,18 +203,7 @@ func TestRetentionRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, cr := range again.Clinics {
-			for _, k := range cr.Counts() {
-				if k.N != 0 {
-					t.Errorf("second run at %s: %s %d", cr.Slug, k.Kind, k.N)
-				}
-			}
-		}
-		for _, k := range again.Counts() {
-			if k.N != 0 {
-				t.Errorf("second run: %s %d", k.Kind, k.N)
-			}
-		}
+		wantNothing(t, again)
 	})
 	t.Run("OneClinicBySlug", func(t *testing.T) {
 		clock.Set(now.Add(2 * time.Minute)) // a2 is past too

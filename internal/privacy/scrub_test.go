@@ -125,6 +125,24 @@ func (h *held) traces(t *testing.T, text string) int {
 		h.clinic.ID, like)
 }
 
+// wantTraces fails the test unless each text is held somewhere: the
+// test's data is incomplete otherwise.
+func (h *held) wantTraces(t *testing.T, texts ...string) {
+	t.Helper()
+	for _, text := range texts {
+		if h.traces(t, text) == 0 {
+			t.Fatalf("before the scrub, nothing holds %q: the test's data is incomplete", text)
+		}
+	}
+}
+
+// jobsOf counts the send jobs of the booking's messages.
+func (h *held) jobsOf(t *testing.T, id uuid.UUID) int {
+	t.Helper()
+	return h.count(t, `SELECT count(*) FROM river_job WHERE kind = 'send_message'
+		AND args->>'message_id' IN (SELECT id::text FROM messages WHERE booking_id = $1)`, id)
+}
+
 func TestScrub(t *testing.T) {
 	t.Parallel()
 	h := newHeld(t)
@@ -138,16 +156,8 @@ func TestScrub(t *testing.T) {
 	// A send under way: its job is left to its worker.
 	h.exec(t, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now()
 		WHERE id = (SELECT job_id FROM messages WHERE booking_id = $1 AND kind = 'confirmation')`, a1.ID)
-	for _, text := range []string{"Agathe", "agathe.scrubbed", "1111111", "Berta", "berta.kept"} {
-		if h.traces(t, text) == 0 {
-			t.Fatalf("before the scrub, nothing holds %q: the test's data is incomplete", text)
-		}
-	}
-	jobsOf := func(id uuid.UUID) int {
-		return h.count(t, `SELECT count(*) FROM river_job WHERE kind = 'send_message'
-			AND args->>'message_id' IN (SELECT id::text FROM messages WHERE booking_id = $1)`, id)
-	}
-	keptJobs := jobsOf(kept.ID)
+	h.wantTraces(t, "Agathe", "agathe.scrubbed", "1111111", "Berta", "berta.kept")
+	keptJobs := h.jobsOf(t, kept.ID)
 	running := h.count(t, `SELECT job_id FROM messages WHERE booking_id = $1 AND kind = 'confirmation'`, a1.ID)
 
 	got := h.scrub(t, a1.ID, a2.ID, uuid.New())
@@ -213,7 +223,7 @@ func TestScrub(t *testing.T) {
 				t.Errorf("the other patient's %q is gone", text)
 			}
 		}
-		if n := jobsOf(kept.ID); n != keptJobs || n == 0 {
+		if n := h.jobsOf(t, kept.ID); n != keptJobs || n == 0 {
 			t.Errorf("the other patient's jobs: %d, want %d", n, keptJobs)
 		}
 	})
