@@ -108,3 +108,8 @@ WITH keyed AS (
 SELECT keyed.kind, keyed.key FROM keyed
 WHERE keyed.key <> ''
   AND encode(sha256(sqlc.arg(opad)::bytea || sha256(sqlc.arg(ipad)::bytea || convert_to(keyed.key, 'UTF8'))), 'hex') = ANY(sqlc.arg(macs)::text[]);
+
+-- name: PrivacyPatientLock :exec
+-- One erasure of a patient at a time: two at once would each cancel and
+-- scrub, and the second find what the first left.
+SELECT pg_advisory_xact_lock(hashtextextended(concat_ws(':', 'privacy', sqlc.arg(clinic_id)::text, sqlc.arg(email_key)::text, sqlc.arg(phone_key)::text), 0));

@@ -1,6 +1,6 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
-// create|list` and `clinic staff reset-password`.
+// create|list`, `clinic staff reset-password` and `clinic patient erase`.
 package main
 
 import (
@@ -59,8 +59,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return clinicCommand(ctx, cfg, args, stdout, stderr)
 	case "staff":
 		return staffCommand(ctx, cfg, args, stdout, stderr)
+	case "patient":
+		return patientCommand(ctx, cfg, args, stdout, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic or staff", cmd)
+		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff or patient", cmd)
 	}
 }
 
@@ -139,7 +141,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		StaffWritesPerMinute: cfg.StaffWritesPerMin,
 		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
 		TrustedProxies:       cfg.TrustedProxies,
+		ErasureLedger:        cfg.ErasureLedger,
 	})
+	if err := replayErasures(ctx, built.Deps.Privacy, logger); err != nil {
+		return err
+	}
 	built.RunBackground(ctx)
 	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {
 		// pprof on a separate, private address, only when asked for.

@@ -441,6 +441,23 @@ func (q *Queries) PrivacyPatientBookings(ctx context.Context, arg PrivacyPatient
 	return items, nil
 }
 
+const privacyPatientLock = `-- name: PrivacyPatientLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended(concat_ws(':', 'privacy', $1::text, $2::text, $3::text), 0))
+`
+
+type PrivacyPatientLockParams struct {
+	ClinicID string
+	EmailKey string
+	PhoneKey string
+}
+
+// One erasure of a patient at a time: two at once would each cancel and
+// scrub, and the second find what the first left.
+func (q *Queries) PrivacyPatientLock(ctx context.Context, arg PrivacyPatientLockParams) error {
+	_, err := q.db.Exec(ctx, privacyPatientLock, arg.ClinicID, arg.EmailKey, arg.PhoneKey)
+	return err
+}
+
 const privacyPatientPlaces = `-- name: PrivacyPatientPlaces :many
 SELECT id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at, patient_email_key, patient_phone_key FROM waitlist_entries
 WHERE clinic_id = $1

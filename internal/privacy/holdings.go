@@ -27,6 +27,8 @@ type Holdings struct {
 	// Drafts are the browser sessions whose booking form keeps what the
 	// patient typed.
 	Drafts int
+
+	details []string // the patient's details as stored (Forget)
 }
 
 // Empty says whether nothing at all is held.
@@ -236,7 +238,7 @@ func (s *Service) describe(ctx context.Context, q *db.Queries, p Patient, f foun
 	for _, sp := range specialists {
 		specialistName[sp.ID] = sp.Name
 	}
-	h := Holdings{Patient: p, Drafts: len(f.drafts)}
+	h := Holdings{Patient: p, Drafts: len(f.drafts), details: f.details()}
 	now := time.Now()
 	for _, b := range f.bookings {
 		if !slices.Contains(h.Names, b.PatientName) {

@@ -58,3 +58,6 @@ func New(cfg Config) *Service {
 
 // Ledger is the service's ledger of erasures.
 func (s *Service) Ledger() *Ledger { return s.cfg.Ledger }
+
+// Pool is the service's database.
+func (s *Service) Pool() *pgxpool.Pool { return s.cfg.Pool }

@@ -52,13 +52,8 @@ func (s *Service) sessionsCarrying(ctx context.Context, q *db.Queries, p Patient
 		return nil, fmt.Errorf("read sessions: %w", err)
 	}
 	var out []draftSession
-	for _, r := range rows {
-		deadline, values, err := scs.GobCodec{}.Decode(r.Data)
-		if err != nil {
-			continue // not a session this server wrote
-		}
-		d := draftSession{token: r.Token, deadline: deadline, values: values}
-		email, phone := stringValue(values, draftEmail), stringValue(values, draftPhone)
+	for _, d := range decodeSessions(rows) {
+		email, phone := stringValue(d.values, draftEmail), stringValue(d.values, draftPhone)
 		if email != "" || phone != "" {
 			ek, pk, err := PatientKeysOf(ctx, q, p.ClinicID, email, phone)
 			if err != nil {
@@ -66,7 +61,7 @@ func (s *Service) sessionsCarrying(ctx context.Context, q *db.Queries, p Patient
 			}
 			d.draft = (p.EmailKey != "" && ek == p.EmailKey) || (p.PhoneKey != "" && pk == p.PhoneKey)
 		}
-		if d.draft || carries(values, details) {
+		if d.draft || carries(d.values, details) {
 			out = append(out, d)
 		}
 	}
@@ -105,15 +100,29 @@ func eraseSessions(ctx context.Context, q *db.Queries, sessions []draftSession, 
 	return int(n), nil
 }
 
-// Forget takes the values that name the patient out of a session this
+// Forget takes the values that name h's patient out of a session this
 // request holds in memory (the admin's own, which the session manager
-// writes back after the request): its draft, and notices naming them.
-func Forget(sm *scs.SessionManager, ctx context.Context, details []string) {
+// writes back after the request): a draft, and notices naming them.
+func Forget(ctx context.Context, sm *scs.SessionManager, h Holdings) {
 	for _, k := range sm.Keys(ctx) {
-		if v, ok := sm.Get(ctx, k).(string); ok && containsAny(v, details) {
+		if v, ok := sm.Get(ctx, k).(string); ok && containsAny(v, h.details) {
 			sm.Remove(ctx, k)
 		}
 	}
+}
+
+// decodeSessions are the sessions' values; one this server did not
+// write (it does not decode) is passed over.
+func decodeSessions(rows []db.PrivacySessionsRow) []draftSession {
+	out := make([]draftSession, 0, len(rows))
+	for _, r := range rows {
+		deadline, values, err := scs.GobCodec{}.Decode(r.Data)
+		if err != nil {
+			continue
+		}
+		out = append(out, draftSession{token: r.Token, deadline: deadline, values: values})
+	}
+	return out
 }
 
 func stringValue(values map[string]any, key string) string {
