@@ -91,6 +91,11 @@ func (s *Service) erase(ctx context.Context, actor string, p Patient, replayed *
 		if f, err = s.find(ctx, q, p, until); err != nil {
 			return err
 		}
+		// The places go first: a time the cancels free must not be held
+		// for the patient's own place.
+		if err := s.erasePlaces(ctx, tx, q, f, &n); err != nil {
+			return err
+		}
 		if changes, err = s.cancelFuture(ctx, tx, actor, f, now); err != nil {
 			return err
 		}
@@ -143,16 +148,11 @@ func (s *Service) cancelFuture(ctx context.Context, tx pgx.Tx, actor string, f f
 	return changes, nil
 }
 
-// eraseRows removes p's details from the rows f found, in tx.
-func (s *Service) eraseRows(ctx context.Context, tx pgx.Tx, q *db.Queries, p Patient, f found, now time.Time, n *Erased) error {
-	details := f.details()
-	sessions, err := s.sessionsCarrying(ctx, q, p, details)
-	if err != nil {
-		return err
-	}
-	// The places: a live offer's follow-up runs at once (the time goes to
-	// the next patient), then the places go with their links, offers and
-	// the offers' e-mails.
+// erasePlaces deletes f's waitlist places with their links, offers and
+// the offers' e-mails (cascade), and the other messages about them and
+// f's lookups, in tx. A live offer's follow-up runs at once: the time
+// goes to the next patient.
+func (s *Service) erasePlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, f found, n *Erased) error {
 	jobs, err := q.PrivacyOpenOfferJobs(ctx, f.placeIDs())
 	if err != nil {
 		return fmt.Errorf("offers of the patient's places: %w", err)
@@ -167,6 +167,18 @@ func (s *Service) eraseRows(ctx context.Context, tx pgx.Tx, q *db.Queries, p Pat
 	}
 	if n.Places, err = q.PrivacyPlacesDelete(ctx, f.placeIDs()); err != nil {
 		return fmt.Errorf("delete waitlist places: %w", err)
+	}
+	return nil
+}
+
+// eraseRows removes p's details from f's bookings (privacy.Scrub: with
+// their messages, links, answers, jobs and audit rows), from the audit
+// rows of f's places and from the sessions, in tx.
+func (s *Service) eraseRows(ctx context.Context, tx pgx.Tx, q *db.Queries, p Patient, f found, now time.Time, n *Erased) error {
+	details := f.details()
+	sessions, err := s.sessionsCarrying(ctx, q, p, details)
+	if err != nil {
+		return err
 	}
 	sc, err := Scrub(ctx, tx, p.ClinicID, f.bookingIDs(), now)
 	if err != nil {
