@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
@@ -44,7 +45,7 @@ func (e Erased) Zero() bool { return e == Erased{} }
 // says who did it and how much went; the ledger keeps the keyed hashes.
 //
 // Errors: FORBIDDEN (only admins), INVALID_ARGUMENT naming "email" when
-// neither is given.
+// neither is given, NOT_FOUND when nothing is held about the patient.
 func (s *Service) Erase(ctx context.Context, u staff.User, email, phone string) (Erased, error) {
 	if err := u.May(ActErase); err != nil {
 		return Erased{}, err
@@ -91,6 +92,9 @@ func (s *Service) erase(ctx context.Context, actor string, p Patient, replayed *
 		if f, err = s.find(ctx, q, p, until); err != nil {
 			return err
 		}
+		if replayed == nil && f.empty() {
+			return apperr.NotFoundf("email", "Nothing is held about a patient with this e-mail address or phone number.")
+		}
 		// The places go first: a time the cancels free must not be held
 		// for the patient's own place.
 		if err := s.erasePlaces(ctx, tx, q, f, &n); err != nil {
@@ -118,6 +122,9 @@ func (s *Service) erase(ctx context.Context, actor string, p Patient, replayed *
 		}
 		return nil
 	})
+	if apperr.As(err) != nil {
+		return Erased{}, err
+	}
 	if err != nil {
 		return Erased{}, fmt.Errorf("erase patient: %w", err)
 	}

@@ -84,6 +84,10 @@ type found struct {
 	drafts   []draftSession
 }
 
+func (f found) empty() bool {
+	return len(f.bookings) == 0 && len(f.places) == 0 && len(f.messages) == 0 && len(f.drafts) == 0
+}
+
 func (f found) bookingIDs() []uuid.UUID {
 	ids := make([]uuid.UUID, len(f.bookings))
 	for i, b := range f.bookings {
