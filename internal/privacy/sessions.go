@@ -69,9 +69,11 @@ func (s *Service) sessionsCarrying(ctx context.Context, q *db.Queries, p Patient
 }
 
 // eraseSessions deletes the sessions holding p's draft and takes the
-// values that name p out of the others (a staff member stays signed in).
+// values that name p out of the others (a staff member stays signed in);
+// it returns how many sessions it changed.
 func eraseSessions(ctx context.Context, q *db.Queries, sessions []draftSession, details []string) (int, error) {
 	var tokens []string
+	cleaned := 0
 	for _, d := range sessions {
 		if d.draft {
 			tokens = append(tokens, d.token)
@@ -89,15 +91,16 @@ func eraseSessions(ctx context.Context, q *db.Queries, sessions []draftSession, 
 		if err := q.PrivacySessionSave(ctx, db.PrivacySessionSaveParams{Token: d.token, Data: data}); err != nil {
 			return 0, fmt.Errorf("save session: %w", err)
 		}
+		cleaned++
 	}
 	if len(tokens) == 0 {
-		return 0, nil
+		return cleaned, nil
 	}
 	n, err := q.PrivacySessionsDelete(ctx, tokens)
 	if err != nil {
 		return 0, fmt.Errorf("delete sessions: %w", err)
 	}
-	return int(n), nil
+	return cleaned + int(n), nil
 }
 
 // Forget takes the values that name h's patient out of a session this
