@@ -77,8 +77,11 @@ DELETE FROM sessions WHERE token = ANY(@tokens::text[]);
 UPDATE sessions SET data = @data WHERE token = @token;
 
 -- name: ErasureInsert :exec
+-- An entry of a clinic deleted since (its patients went with it) is not
+-- kept.
 INSERT INTO erasures (id, clinic_id, email_mac, phone_mac, key_id, erased_at)
-VALUES (@id, @clinic_id, @email_mac, @phone_mac, @key_id, @erased_at)
+SELECT @id, @clinic_id, @email_mac, @phone_mac, @key_id, @erased_at
+WHERE EXISTS (SELECT 1 FROM clinics WHERE clinics.id = @clinic_id)
 ON CONFLICT (id) DO NOTHING;
 
 -- name: ErasureList :many

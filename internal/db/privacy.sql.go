@@ -15,7 +15,8 @@ import (
 
 const erasureInsert = `-- name: ErasureInsert :exec
 INSERT INTO erasures (id, clinic_id, email_mac, phone_mac, key_id, erased_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+SELECT $1, $2, $3, $4, $5, $6
+WHERE EXISTS (SELECT 1 FROM clinics WHERE clinics.id = $2)
 ON CONFLICT (id) DO NOTHING
 `
 
@@ -28,6 +29,8 @@ type ErasureInsertParams struct {
 	ErasedAt time.Time
 }
 
+// An entry of a clinic deleted since (its patients went with it) is not
+// kept.
 func (q *Queries) ErasureInsert(ctx context.Context, arg ErasureInsertParams) error {
 	_, err := q.db.Exec(ctx, erasureInsert,
 		arg.ID,

@@ -92,7 +92,10 @@ func (s *Service) erase(ctx context.Context, actor string, p Patient, replayed *
 		if f, err = s.find(ctx, q, p, until); err != nil {
 			return err
 		}
-		if replayed == nil && f.empty() {
+		if f.empty() {
+			if replayed != nil {
+				return record(ctx, q, entry) // nothing of theirs came back
+			}
 			return apperr.NotFoundf("email", "Nothing is held about a patient with this e-mail address or phone number.")
 		}
 		// The places go first: a time the cancels free must not be held
@@ -127,6 +130,9 @@ func (s *Service) erase(ctx context.Context, actor string, p Patient, replayed *
 	}
 	if err != nil {
 		return Erased{}, fmt.Errorf("erase patient: %w", err)
+	}
+	if f.empty() {
+		return n, nil
 	}
 	s.afterCommit(ctx, p, f, changes, &n)
 	return n, nil

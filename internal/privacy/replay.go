@@ -6,6 +6,7 @@ package privacy
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -55,6 +56,7 @@ func (s *Service) Replay(ctx context.Context, all bool) (Replayed, error) {
 			r.Repaired++
 		}
 	}
+	var pending []Entry
 	for _, e := range file {
 		if !all && inTable[e.ID] {
 			continue
@@ -64,11 +66,28 @@ func (s *Service) Replay(ctx context.Context, all bool) (Replayed, error) {
 			r.OtherKey++
 			continue
 		}
-		n, matched, err := s.replayOne(ctx, e)
+		pending = append(pending, e)
+	}
+	if len(pending) == 0 {
+		return r, nil
+	}
+	keys, err := s.erasedKeys(ctx, pending)
+	if err != nil {
+		return r, err
+	}
+	for _, e := range pending {
+		p := Patient{ClinicID: e.ClinicID, EmailKey: keys[e.EmailMAC], PhoneKey: keys[e.PhoneMAC]}
+		if p.EmailKey == "" && p.PhoneKey == "" {
+			if err := record(ctx, db.New(s.cfg.Pool), e); err != nil {
+				return r, err
+			}
+			continue
+		}
+		n, err := s.erase(ctx, "system", p, &e)
 		if err != nil {
 			return r, err
 		}
-		if matched {
+		if !n.Zero() {
 			r.Matched++
 		}
 		r.Erased.add(n)
@@ -76,73 +95,67 @@ func (s *Service) Replay(ctx context.Context, all bool) (Replayed, error) {
 	return r, nil
 }
 
-// replayOne erases again what e's patient has left in the database, and
-// records e in the table.
-func (s *Service) replayOne(ctx context.Context, e Entry) (Erased, bool, error) {
+// erasedKeys are the identity keys still held whose HMAC is one of the
+// entries', by HMAC: one query per clinic over its bookings, places and
+// messages made up to its latest entry (the HMAC computed in PostgreSQL
+// from the key's pads), and one read of the sessions' drafts.
+func (s *Service) erasedKeys(ctx context.Context, pending []Entry) (map[string]string, error) {
 	q := db.New(s.cfg.Pool)
-	if _, err := q.ClinicGet(ctx, e.ClinicID); err != nil {
-		return Erased{}, false, nil // the clinic is gone, and its patients with it
+	type clinicMACs struct {
+		macs  []string
+		until time.Time
 	}
-	p, err := s.patientOf(ctx, q, e)
-	if err != nil {
-		return Erased{}, false, err
-	}
-	if p.EmailKey == "" && p.PhoneKey == "" {
-		return Erased{}, false, record(ctx, q, e)
-	}
-	n, err := s.erase(ctx, "system", p, &e)
-	return n, err == nil, err
-}
-
-// patientOf is e's patient as the database names them: the identity keys
-// whose HMAC is e's, among the rows made up to e's time and the sessions'
-// drafts. A key nothing holds any more stays empty.
-func (s *Service) patientOf(ctx context.Context, q *db.Queries, e Entry) (Patient, error) {
-	p := Patient{ClinicID: e.ClinicID}
-	ipad, opad := s.cfg.Ledger.pads()
-	var macs []string
-	for _, m := range []string{e.EmailMAC, e.PhoneMAC} {
-		if m != "" {
-			macs = append(macs, m)
+	byClinic := map[uuid.UUID]*clinicMACs{}
+	wanted := map[string]bool{}
+	for _, e := range pending {
+		c := byClinic[e.ClinicID]
+		if c == nil {
+			c = &clinicMACs{}
+			byClinic[e.ClinicID] = c
+		}
+		for _, m := range []string{e.EmailMAC, e.PhoneMAC} {
+			if m != "" {
+				c.macs = append(c.macs, m)
+				wanted[m] = true
+			}
+		}
+		if e.At.After(c.until) {
+			c.until = e.At
 		}
 	}
-	keys, err := q.PrivacyKeysByMAC(ctx, db.PrivacyKeysByMACParams{Ipad: ipad, Opad: opad, Macs: macs, ClinicID: e.ClinicID, Until: e.At})
-	if err != nil {
-		return p, fmt.Errorf("find erased keys: %w", err)
-	}
-	for _, k := range keys {
-		s.matchKey(&p, e, k.Kind, k.Key)
+	keys := map[string]string{}
+	ipad, opad := s.cfg.Ledger.pads()
+	for clinicID, c := range byClinic {
+		rows, err := q.PrivacyKeysByMAC(ctx, db.PrivacyKeysByMACParams{Ipad: ipad, Opad: opad, Macs: c.macs, ClinicID: clinicID, Until: c.until})
+		if err != nil {
+			return nil, fmt.Errorf("find erased keys: %w", err)
+		}
+		for _, k := range rows {
+			keys[s.cfg.Ledger.mac(k.Key)] = k.Key
+		}
 	}
 	sessions, err := q.PrivacySessions(ctx)
 	if err != nil {
-		return p, fmt.Errorf("read sessions: %w", err)
+		return nil, fmt.Errorf("read sessions: %w", err)
 	}
 	for _, d := range decodeSessions(sessions) {
 		email, phone := stringValue(d.values, draftEmail), stringValue(d.values, draftPhone)
-		if email == "" && phone == "" {
-			continue
+		for clinicID := range byClinic {
+			if email == "" && phone == "" {
+				break
+			}
+			ek, pk, err := PatientKeysOf(ctx, q, clinicID, email, phone)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range []string{ek, pk} {
+				if m := s.cfg.Ledger.mac(k); k != "" && wanted[m] {
+					keys[m] = k
+				}
+			}
 		}
-		ek, pk, err := PatientKeysOf(ctx, q, e.ClinicID, email, phone)
-		if err != nil {
-			return p, err
-		}
-		s.matchKey(&p, e, "email", ek)
-		s.matchKey(&p, e, "phone", pk)
 	}
-	return p, nil
-}
-
-// matchKey sets p's key of kind to key when key's HMAC is e's.
-func (s *Service) matchKey(p *Patient, e Entry, kind, key string) {
-	if key == "" {
-		return
-	}
-	switch mac := s.cfg.Ledger.mac(key); {
-	case kind == "email" && mac == e.EmailMAC:
-		p.EmailKey = key
-	case kind == "phone" && mac == e.PhoneMAC:
-		p.PhoneKey = key
-	}
+	return keys, nil
 }
 
 func (e *Erased) add(o Erased) {
