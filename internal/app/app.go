@@ -130,6 +130,11 @@ type Options struct {
 	ReadTimeout       time.Duration // 0: 15 s
 	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
 
+	// ErasureLedger is the file of the ledger of erasures
+	// (ERASURE_LEDGER); "": the database's table only, which a restore
+	// of the database takes back with it.
+	ErasureLedger string
+
 	// HashCost is the bcrypt cost of new staff password hashes; 0:
 	// staff.DefaultHashCost. Test servers lower it.
 	HashCost int
@@ -266,6 +271,10 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Outbox:            ob,
 		Waitlist:          wl,
 	}
+	d.Privacy = privacy.New(privacy.Config{
+		Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,
+		Ledger: privacy.NewLedger(o.ErasureLedger, d.Secret), Changed: changed, LimitScope: o.LimitScope, Log: logger,
+	})
 	setLimiters(&d, rdb, logger, o)
 	d.Verify = newVerification(rdb, reg, logger, o, d.Secret)
 	co.SetVerification(d.Verify)
