@@ -13,6 +13,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -21,6 +22,7 @@ import (
 
 // Deps is what the Admin uses of the server's dependencies.
 type Deps struct {
+	Access              *privacy.Recorder
 	Assets              *httpx.Assets
 	Clinics             *clinics.Service
 	Holds               *holds.Store
