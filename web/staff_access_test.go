@@ -301,7 +301,7 @@ func TestAccessAdminPages(t *testing.T) {
 		cl := a.signIn(t, a.newAccount(t, c.ID, role))
 		cl.Get("/staff/access?email=" + url.QueryEscape(email)).Want(http.StatusForbidden)
 		cl.Get(link).Want(http.StatusForbidden)
-		if cl.Get("/staff/users").Doc().Find(`a[href="` + link + `"]`).Length() != 0 {
+		if cl.Get("/staff/users").Doc().Find(`a[href="`+link+`"]`).Length() != 0 {
 			t.Errorf("%s sees the link to the record", role)
 		}
 	}
