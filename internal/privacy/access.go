@@ -90,16 +90,25 @@ type Recorder struct {
 	now  func() time.Time
 
 	mu     sync.Mutex
+	window time.Duration
 	recent map[[32]byte]time.Time
 }
 
 // NewRecorder makes the recorder and the admins' reads of the record.
 func NewRecorder(pool *pgxpool.Pool) *Recorder {
-	return &Recorder{pool: pool, now: time.Now, recent: map[[32]byte]time.Time{}}
+	return &Recorder{pool: pool, now: time.Now, window: repeatWindow, recent: map[[32]byte]time.Time{}}
+}
+
+// SetRepeatWindow sets how long a repeated view counts as one (0: every
+// view is written); the default is repeatWindow.
+func (r *Recorder) SetRepeatWindow(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.window = d
 }
 
 // Record writes a's record unless it shows nothing or repeats one
-// written within repeatWindow.
+// written within the repeat window.
 func (r *Recorder) Record(ctx context.Context, a Access) error {
 	if !a.Shows() {
 		return nil
@@ -140,7 +149,7 @@ func (r *Recorder) seen(key [32]byte, now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	at, ok := r.recent[key]
-	return ok && now.Sub(at) < repeatWindow
+	return ok && now.Sub(at) < r.window
 }
 
 // remember keeps key; the map is swept of old keys as it grows, so it
@@ -150,7 +159,7 @@ func (r *Recorder) remember(key [32]byte, now time.Time) {
 	defer r.mu.Unlock()
 	if len(r.recent) >= 4096 {
 		for k, at := range r.recent {
-			if now.Sub(at) >= repeatWindow {
+			if now.Sub(at) >= r.window {
 				delete(r.recent, k)
 			}
 		}
