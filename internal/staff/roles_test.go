@@ -23,6 +23,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
@@ -85,6 +86,8 @@ var methodActions = map[string]staff.Action{
 	"outbox.Outbox.CopyOf":                outbox.ActCopies,
 	"outbox.Outbox.Held":                  outbox.ActCopies,
 	"outbox.Outbox.SendHeld":              outbox.ActSendHeld,
+	"privacy.Recorder.ByPatient":          privacy.ActReadAccess,
+	"privacy.Recorder.ByStaff":            privacy.ActReadAccess,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.
@@ -147,6 +150,7 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 		"desk.Desk":         desk.NewDesk(staffBookings, co, slots.New(pool, rdb, slots.Options{Logger: quietLogger()})),
 		"waitlist.Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
 		"outbox.Outbox":     ob,
+		"privacy.Recorder":  privacy.NewRecorder(pool),
 	}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}
 	for _, role := range staff.Roles {
