@@ -195,6 +195,14 @@ func TestAccessAttendanceDialogRecordsTheBooking(t *testing.T) {
 	if len(recs) != 1 || recs[0].Page != "booking dialog" || !slices.Equal(recs[0].Bookings, []uuid.UUID{bk.ID}) {
 		t.Errorf("records %+v, want the booking dialog's", recs)
 	}
+	// The same dialog again at once is the same view: counted, not written.
+	cl.Get("/staff/bookings/" + bk.ID.String() + "/dialog").Want(http.StatusOK)
+	if n := len(a.accessRecords(t, acct.ID)); n != 1 {
+		t.Errorf("the dialog opened again at once wrote %d records", n-1)
+	}
+	if w, r := a.metricSum(t, `clinic_access_records_total\{result="written"\}`), a.metricSum(t, `clinic_access_records_total\{result="repeat"\}`); w < 1 || r < 1 {
+		t.Errorf("clinic_access_records_total: written %v, repeat %v; want both counted", w, r)
+	}
 }
 
 // An open day grid records the bookings of its first state, then a

@@ -199,6 +199,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)
 	registerWaitlistMetrics(reg, wl)
+	access := privacy.NewRecorder(pool)
+	registerAccessMetrics(reg, access)
 	metrics := events.NewMetrics(reg)
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
@@ -255,7 +257,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Checkout:          co,
 		Outbox:            ob,
 		Waitlist:          wl,
-		Access:            privacy.NewRecorder(pool),
+		Access:            access,
 	}
 	setLimiters(&d, rdb, logger, o)
 	d.Verify = newVerification(rdb, reg, logger, o, d.Secret)

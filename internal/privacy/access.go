@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,6 +93,20 @@ type Recorder struct {
 	mu     sync.Mutex
 	window time.Duration
 	recent map[[32]byte]time.Time
+
+	written, repeats, failed atomic.Uint64
+}
+
+// RecordCounts are what a Recorder did with the views it was given.
+type RecordCounts struct {
+	Written uint64 // records written
+	Repeats uint64 // views written once already within the repeat window
+	Failed  uint64 // records that failed, and with them their pages
+}
+
+// Counts are what r did so far, for the metrics.
+func (r *Recorder) Counts() RecordCounts {
+	return RecordCounts{Written: r.written.Load(), Repeats: r.repeats.Load(), Failed: r.failed.Load()}
 }
 
 // NewRecorder makes the recorder and the admins' reads of the record.
@@ -116,11 +131,14 @@ func (r *Recorder) Record(ctx context.Context, a Access) error {
 	key := a.key()
 	now := r.now()
 	if r.seen(key, now) {
+		r.repeats.Add(1)
 		return nil
 	}
 	if err := RecordAccess(ctx, db.New(r.pool), a); err != nil {
+		r.failed.Add(1)
 		return err
 	}
+	r.written.Add(1)
 	r.remember(key, now)
 	return nil
 }
