@@ -75,10 +75,11 @@ func (s *Admin) AuditPage(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, "Audit log", views.Audit(vm))
 }
 
-// recordAudit records the bookings and waitlist places whose audit rows
-// a page shows: their before and after hold the patient's details.
+// recordAudit records the bookings, waitlist places and e-mails whose
+// audit rows a page shows: their before and after may hold the patient's
+// details.
 func (s *Admin) recordAudit(c echo.Context, rows []staff.AuditEntry) error {
-	var bookings, places []uuid.UUID
+	var bookings, places, messages []uuid.UUID
 	for _, r := range rows {
 		id, err := uuid.Parse(r.EntityID)
 		if err != nil {
@@ -89,10 +90,12 @@ func (s *Admin) recordAudit(c echo.Context, rows []staff.AuditEntry) error {
 			bookings = append(bookings, id)
 		case "waitlist_entry":
 			places = append(places, id)
+		case "message":
+			messages = append(messages, id)
 		}
 	}
 	u := httpx.StaffUser(c)
 	return s.deps.Access.Record(c.Request().Context(), privacy.Access{
-		ClinicID: u.ClinicID, StaffID: u.ID, Page: privacy.PageAuditLog, Bookings: bookings, Waitlist: places,
+		ClinicID: u.ClinicID, StaffID: u.ID, Page: privacy.PageAuditLog, Bookings: bookings, Waitlist: places, Messages: messages,
 	})
 }
