@@ -117,6 +117,8 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/users", s.setup.UserCreate)
 	st.POST("/users/access", s.setup.UserAccess)
 	st.POST("/users/link", s.setup.UserLink)
+	st.GET("/users/:id/access", s.setup.AccessStaff)
+	st.GET("/access", s.setup.AccessPatient)
 	st.GET("/account", s.setup.AccountPage)
 	st.POST("/account", s.setup.AccountChange)
 	st.GET("/kiosks", s.setup.KiosksPage)

@@ -214,6 +214,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		OrphanJobsAfter: time.Duration(cmp.Or(o.MailRetentionDays, 30)) * 24 * time.Hour, Log: logger,
 	})
 	registerRetentionMetrics(reg, retention)
+	access := privacy.NewRecorder(pool)
+	registerAccessMetrics(reg, access)
 	metrics := events.NewMetrics(reg)
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
@@ -270,6 +272,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Checkout:          co,
 		Outbox:            ob,
 		Waitlist:          wl,
+		Access:            access,
 	}
 	d.Privacy = privacy.New(privacy.Config{
 		Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,

@@ -12,6 +12,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type AccessRecord struct {
+	ID          int64
+	ClinicID    uuid.UUID
+	StaffID     uuid.UUID
+	At          time.Time
+	Page        string
+	BookingIds  []uuid.UUID
+	WaitlistIds []uuid.UUID
+	MessageIds  []uuid.UUID
+}
+
 type AppointmentType struct {
 	ID                uuid.UUID
 	ClinicID          uuid.UUID

@@ -88,6 +88,8 @@ var methodActions = map[string]staff.Action{
 	"outbox.Outbox.SendHeld":              outbox.ActSendHeld,
 	"privacy.Service.Holdings":            privacy.ActPatients,
 	"privacy.Service.Erase":               privacy.ActErase,
+	"privacy.Recorder.ByPatient":          privacy.ActReadAccess,
+	"privacy.Recorder.ByStaff":            privacy.ActReadAccess,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.
@@ -151,6 +153,7 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 		"waitlist.Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
 		"outbox.Outbox":     ob,
 		"privacy.Service":   privacy.New(privacy.Config{Pool: pool, Bookings: bookings, Outbox: ob, Ledger: privacy.NewLedger("", make([]byte, 32))}),
+		"privacy.Recorder":  privacy.NewRecorder(pool),
 	}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}
 	for _, role := range staff.Roles {

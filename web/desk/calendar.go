@@ -17,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -248,6 +249,9 @@ func (s *FrontDesk) renderCalendar(c echo.Context, v calView, status int, notice
 	if err != nil {
 		return err
 	}
+	if err := s.record(c, privacy.PageCalendar, calendarBookings(days), nil); err != nil {
+		return err
+	}
 	nav := s.kit.Nav(c, "calendar")
 	vm := views.CalendarVM{
 		Nav: nav, Timezone: v.tz, View: v.mode(), Date: v.from.String(), Days: days,
@@ -285,6 +289,7 @@ func (s *FrontDesk) CalendarStream(c echo.Context) error {
 		Access:      s.staffAccess(c),
 		Personalize: func(b []byte) []byte { return bytes.ReplaceAll(b, slot, token) },
 		SignedIn:    true,
+		Shown:       s.streamRecord(c, privacy.PageCalendar).shown,
 	})
 }
 

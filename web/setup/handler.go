@@ -22,6 +22,7 @@ import (
 
 // Deps is what the Admin uses of the server's dependencies.
 type Deps struct {
+	Access              *privacy.Recorder
 	Assets              *httpx.Assets
 	Clinics             *clinics.Service
 	Holds               *holds.Store

@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -35,6 +37,7 @@ func (s *Admin) renderUsers(c echo.Context, status int, notice, problem string) 
 			state = "disabled"
 		}
 		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state})
+		vm.RowLinks = append(vm.RowLinks, accessLink(c, r.ID))
 		if r.ID != httpx.StaffUser(c).ID {
 			others = append(others, views.OptionVM{Value: r.ID.String(), Label: r.Email})
 		}
@@ -43,7 +46,25 @@ func (s *Admin) renderUsers(c echo.Context, status int, notice, problem string) 
 	for i, r := range staff.Roles {
 		roles[i] = views.OptionVM{Value: r, Label: r, Selected: r == staff.RoleStaff}
 	}
-	return httpx.Render(c, status, views.Page("Staff accounts", s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.UserForm(nav, others, roles)))
+	return httpx.Render(c, status, views.Page("Staff accounts", s.deps.Assets), httpx.TemplChildren(views.Table(vm), templ.Join(accessLinks(c), views.UserForm(nav, others, roles))))
+}
+
+// accessLink is the link to what an account looked at, for those who may
+// read the record ("": none).
+func accessLink(c echo.Context, id uuid.UUID) string {
+	if httpx.StaffUser(c).May(privacy.ActReadAccess) != nil {
+		return ""
+	}
+	return accessStaffPath(id)
+}
+
+// accessLinks is the users page's link to the record of who looked, for
+// those who may read it.
+func accessLinks(c echo.Context) templ.Component {
+	if httpx.StaffUser(c).May(privacy.ActReadAccess) != nil {
+		return templ.NopComponent
+	}
+	return views.AccessLink()
 }
 
 // UserAccess answers POST /staff/users/access (id, action: disable or
