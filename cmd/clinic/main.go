@@ -1,6 +1,6 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
-// create|list` and `clinic staff reset-password`.
+// create|list` and `clinic staff reset-password|reset-2fa`.
 package main
 
 import (

@@ -64,6 +64,12 @@ const (
 	ActPassword Action = "password"
 	// ActSettings: see and change the clinic's settings.
 	ActSettings Action = "settings"
+	// ActSecondFactor: set up one's own second factor, and list and end
+	// one's own sessions.
+	ActSecondFactor Action = "second_factor"
+	// ActSecondFactorAdmin: reset a colleague's second factor, and require
+	// one of every account of the clinic.
+	ActSecondFactorAdmin Action = "second_factor.admin"
 )
 
 // permission is one row of the role table: an action, who may do it, and
@@ -94,6 +100,8 @@ var roleTable = []permission{
 	{ActKiosks, []string{RoleAdmin}, "manage kiosk screens"},
 	{ActPassword, []string{RoleAdmin, RoleStaff, RoleReception}, "change their own password"},
 	{ActSettings, []string{RoleAdmin}, "change the clinic's settings"},
+	{ActSecondFactor, []string{RoleAdmin, RoleStaff, RoleReception}, "set up their own second factor or end their own sessions"},
+	{ActSecondFactorAdmin, []string{RoleAdmin}, "reset a colleague's second factor or require one of everyone"},
 }
 
 // Actions are every action of the role table, in its order.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -43,7 +44,12 @@ func (s *Admin) renderUsers(c echo.Context, status int, notice, problem string) 
 	for i, r := range staff.Roles {
 		roles[i] = views.OptionVM{Value: r, Label: r, Selected: r == staff.RoleStaff}
 	}
-	return httpx.Render(c, status, views.Page("Staff accounts", s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.UserForm(nav, others, roles)))
+	var security templ.Component = templ.NopComponent
+	if u := httpx.StaffUser(c); u.May(staff.ActSecondFactorAdmin) == nil {
+		security = views.UserSecondFactorForms(nav, others, u.SecondFactorRequired)
+	}
+	return httpx.Render(c, status, views.Page("Staff accounts", s.deps.Assets),
+		httpx.TemplChildren(views.Table(vm), templ.Join(views.UserForm(nav, others, roles), security)))
 }
 
 // UserAccess answers POST /staff/users/access (id, action: disable or
