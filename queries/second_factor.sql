@@ -79,9 +79,12 @@ WHERE s.staff_user_id = @staff_user_id AND s.ended_at IS NULL
 ORDER BY s.last_seen_at DESC;
 
 -- name: StaffSessionPrune :exec
--- Rows of sessions the store no longer holds (signed out, expired).
+-- Rows of sessions the store no longer holds (signed out, expired). An
+-- ended one stays marked for a day (longer than any session lives), in
+-- case a request under way when it ended writes it back to the store.
 DELETE FROM staff_sessions s
 WHERE s.staff_user_id = @staff_user_id
+  AND (s.ended_at IS NULL OR s.ended_at < @ended_before)
   AND NOT EXISTS (SELECT 1 FROM sessions x WHERE sha256(x.token::bytea) = s.token_hash);
 
 -- name: StaffSessionEnd :many

@@ -299,12 +299,20 @@ func (q *Queries) StaffSessionList(ctx context.Context, arg StaffSessionListPara
 const staffSessionPrune = `-- name: StaffSessionPrune :exec
 DELETE FROM staff_sessions s
 WHERE s.staff_user_id = $1
+  AND (s.ended_at IS NULL OR s.ended_at < $2)
   AND NOT EXISTS (SELECT 1 FROM sessions x WHERE sha256(x.token::bytea) = s.token_hash)
 `
 
-// Rows of sessions the store no longer holds (signed out, expired).
-func (q *Queries) StaffSessionPrune(ctx context.Context, staffUserID uuid.UUID) error {
-	_, err := q.db.Exec(ctx, staffSessionPrune, staffUserID)
+type StaffSessionPruneParams struct {
+	StaffUserID uuid.UUID
+	EndedBefore *time.Time
+}
+
+// Rows of sessions the store no longer holds (signed out, expired). An
+// ended one stays marked for a day (longer than any session lives), in
+// case a request under way when it ended writes it back to the store.
+func (q *Queries) StaffSessionPrune(ctx context.Context, arg StaffSessionPruneParams) error {
+	_, err := q.db.Exec(ctx, staffSessionPrune, arg.StaffUserID, arg.EndedBefore)
 	return err
 }
 

@@ -70,7 +70,7 @@ func (s *Service) Sessions(ctx context.Context, u User, current []byte, now time
 		return nil, err
 	}
 	q := db.New(s.pool)
-	if err := q.StaffSessionPrune(ctx, u.ID); err != nil {
+	if err := q.StaffSessionPrune(ctx, db.StaffSessionPruneParams{StaffUserID: u.ID, EndedBefore: ptr(now.Add(-24 * time.Hour))}); err != nil {
 		return nil, fmt.Errorf("prune sessions: %w", err)
 	}
 	rows, err := q.StaffSessionList(ctx, db.StaffSessionListParams{StaffUserID: u.ID, Now: now})
@@ -142,3 +142,5 @@ func (s *Service) SignedIn(ctx context.Context, id uuid.UUID, tokenHash []byte) 
 	return User{ID: row.ID, ClinicID: row.ClinicID, Email: row.Email, Name: row.Name, Role: row.Role,
 		SecondFactor: row.HasSecondFactor, SecondFactorRequired: row.RequireSecondFactor}, nil
 }
+
+func ptr[T any](v T) *T { return &v }
