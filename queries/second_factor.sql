@@ -35,8 +35,10 @@ RETURNING *;
 UPDATE staff_second_factors SET last_step = @step
 WHERE staff_user_id = @staff_user_id AND confirmed_at IS NOT NULL AND last_step < @step;
 
--- name: SecondFactorDelete :execrows
-DELETE FROM staff_second_factors WHERE staff_user_id = @staff_user_id;
+-- name: SecondFactorDelete :many
+-- Whether the deleted second factor was on (none: there was none).
+DELETE FROM staff_second_factors WHERE staff_user_id = @staff_user_id
+RETURNING (confirmed_at IS NOT NULL)::boolean AS was_on;
 
 -- name: RecoveryCodesDelete :exec
 DELETE FROM staff_recovery_codes WHERE staff_user_id = @staff_user_id;
@@ -104,3 +106,8 @@ SELECT token_hash FROM ended;
 -- name: StaffSessionForget :exec
 -- The row of a session that signed out.
 DELETE FROM staff_sessions WHERE token_hash = @token_hash;
+
+-- name: SecondFactorOnInClinic :many
+-- The accounts of the clinic whose second factor is on.
+SELECT f.staff_user_id FROM staff_second_factors f JOIN staff_users u ON u.id = f.staff_user_id
+WHERE u.clinic_id = @clinic_id AND f.confirmed_at IS NOT NULL;

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/clinic/booking/internal/testkit"
 )
 
@@ -84,7 +86,13 @@ func TestSecondFactorAdminReset(t *testing.T) {
 	})
 
 	admin := a.signIn(t, c.Admin)
+	if got := factorColumn(t, admin, acc.Email); got != "on" {
+		t.Errorf("the accounts page says the second factor is %q, want on", got)
+	}
 	admin.Post("/staff/users/second-factor/reset", url.Values{"id": {acc.ID.String()}}).Want(http.StatusOK)
+	if got := factorColumn(t, admin, acc.Email); got != "off" {
+		t.Errorf("after the reset the accounts page says %q, want off", got)
+	}
 	colleague.Get("/staff").WantRedirect("/staff/login")
 	old.Get("/staff").WantRedirect("/staff/login")
 	var after string
@@ -176,4 +184,16 @@ func sessionIDs(t testing.TB, cl *client) []string {
 		}
 	}
 	return ids
+}
+
+// factorColumn is what the accounts page says of email's second factor.
+func factorColumn(t testing.TB, admin *client, email string) string {
+	t.Helper()
+	got := ""
+	admin.Get("/staff/users").Want(http.StatusOK).Doc().Find(`[data-testid="table"] tbody tr`).Each(func(_ int, row *goquery.Selection) {
+		if strings.TrimSpace(row.Find("td").First().Text()) == email {
+			got = strings.TrimSpace(row.Find("td").Last().Text())
+		}
+	})
+	return got
 }

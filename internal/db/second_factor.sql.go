@@ -110,16 +110,30 @@ func (q *Queries) SecondFactorConfirm(ctx context.Context, arg SecondFactorConfi
 	return i, err
 }
 
-const secondFactorDelete = `-- name: SecondFactorDelete :execrows
+const secondFactorDelete = `-- name: SecondFactorDelete :many
 DELETE FROM staff_second_factors WHERE staff_user_id = $1
+RETURNING (confirmed_at IS NOT NULL)::boolean AS was_on
 `
 
-func (q *Queries) SecondFactorDelete(ctx context.Context, staffUserID uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, secondFactorDelete, staffUserID)
+// Whether the deleted second factor was on (none: there was none).
+func (q *Queries) SecondFactorDelete(ctx context.Context, staffUserID uuid.UUID) ([]bool, error) {
+	rows, err := q.db.Query(ctx, secondFactorDelete, staffUserID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []bool{}
+	for rows.Next() {
+		var was_on bool
+		if err := rows.Scan(&was_on); err != nil {
+			return nil, err
+		}
+		items = append(items, was_on)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const secondFactorGet = `-- name: SecondFactorGet :one
@@ -137,6 +151,32 @@ func (q *Queries) SecondFactorGet(ctx context.Context, staffUserID uuid.UUID) (S
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const secondFactorOnInClinic = `-- name: SecondFactorOnInClinic :many
+SELECT f.staff_user_id FROM staff_second_factors f JOIN staff_users u ON u.id = f.staff_user_id
+WHERE u.clinic_id = $1 AND f.confirmed_at IS NOT NULL
+`
+
+// The accounts of the clinic whose second factor is on.
+func (q *Queries) SecondFactorOnInClinic(ctx context.Context, clinicID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, secondFactorOnInClinic, clinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var staff_user_id uuid.UUID
+		if err := rows.Scan(&staff_user_id); err != nil {
+			return nil, err
+		}
+		items = append(items, staff_user_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const secondFactorStart = `-- name: SecondFactorStart :one

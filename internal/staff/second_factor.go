@@ -71,6 +71,25 @@ func (s *Service) SecondFactor(ctx context.Context, u User) (SecondFactorStatus,
 	return st, err
 }
 
+// SecondFactorsOn are the accounts of u's clinic whose second factor is
+// on, for the accounts page.
+//
+// Errors: FORBIDDEN.
+func (s *Service) SecondFactorsOn(ctx context.Context, u User) (map[uuid.UUID]bool, error) {
+	if err := u.May(ActAccounts); err != nil {
+		return nil, err
+	}
+	ids, err := db.New(s.pool).SecondFactorOnInClinic(ctx, u.ClinicID)
+	if err != nil {
+		return nil, err
+	}
+	on := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		on[id] = true
+	}
+	return on, nil
+}
+
 // StartSecondFactor is the secret u sets up: the one from an earlier visit
 // while it is not confirmed, else a new one. The QR code names the clinic
 // as issuer and u's e-mail address as the account.
@@ -280,7 +299,7 @@ func (s *Service) ResetSecondFactor(ctx context.Context, u User, id uuid.UUID, n
 			return err
 		}
 		acc = accountFromRow(row)
-		if err := resetSecondFactor(ctx, q, id, now); err != nil {
+		if _, err := resetSecondFactor(ctx, q, id, now); err != nil {
 			return err
 		}
 		return WriteAudit(ctx, q, u, "staff.reset_second_factor", "staff_user", id.String(), nil, map[string]string{"email": row.Email}, "")
@@ -310,12 +329,7 @@ func (s *Service) ResetSecondFactorByEmail(ctx context.Context, email, slug stri
 			return err
 		}
 		acc = accountFromRow(row)
-		n, err := q.SecondFactorDelete(ctx, row.ID)
-		if err != nil {
-			return err
-		}
-		had = n > 0
-		if err := resetSecondFactor(ctx, q, row.ID, now); err != nil {
+		if had, err = resetSecondFactor(ctx, q, row.ID, now); err != nil {
 			return err
 		}
 		return auditlog.Write(ctx, q, auditlog.Entry{
@@ -327,16 +341,18 @@ func (s *Service) ResetSecondFactorByEmail(ctx context.Context, email, slug stri
 }
 
 // resetSecondFactor deletes the account's second factor and recovery
-// codes and ends its listed sessions, with q (the caller's transaction).
-func resetSecondFactor(ctx context.Context, q *db.Queries, id uuid.UUID, now time.Time) error {
-	if _, err := q.SecondFactorDelete(ctx, id); err != nil {
-		return fmt.Errorf("delete second factor: %w", err)
+// codes and ends its listed sessions, with q (the caller's transaction);
+// had says whether its second factor was on.
+func resetSecondFactor(ctx context.Context, q *db.Queries, id uuid.UUID, now time.Time) (had bool, err error) {
+	on, err := q.SecondFactorDelete(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("delete second factor: %w", err)
 	}
 	if err := q.RecoveryCodesDelete(ctx, id); err != nil {
-		return fmt.Errorf("delete recovery codes: %w", err)
+		return false, fmt.Errorf("delete recovery codes: %w", err)
 	}
-	_, err := endSessions(ctx, q, id, uuid.Nil, true, nil, now)
-	return err
+	_, err = endSessions(ctx, q, id, uuid.Nil, true, nil, now)
+	return len(on) == 1 && on[0], err
 }
 
 // SetSecondFactorRequired makes a second factor required of every account

@@ -27,15 +27,23 @@ func (s *Admin) renderUsers(c echo.Context, status int, notice, problem string) 
 	if err != nil {
 		return err
 	}
+	factors, err := s.deps.Staff.SecondFactorsOn(c.Request().Context(), httpx.StaffUser(c))
+	if err != nil {
+		return err
+	}
 	nav := s.kit.Nav(c, "users")
-	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role", "State"}, Notice: notice, Error: problem}
+	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role", "State", "Second factor"}, Notice: notice, Error: problem}
 	var others []views.OptionVM
 	for _, r := range rows {
 		state := "active"
 		if r.DisabledAt != nil {
 			state = "disabled"
 		}
-		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state})
+		factor := "off"
+		if factors[r.ID] {
+			factor = "on"
+		}
+		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state, factor})
 		if r.ID != httpx.StaffUser(c).ID {
 			others = append(others, views.OptionVM{Value: r.ID.String(), Label: r.Email})
 		}
