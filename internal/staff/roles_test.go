@@ -42,6 +42,7 @@ var methodActions = map[string]staff.Action{
 	"staff.Service.ChangePassword":          staff.ActPassword,
 	"staff.Service.Audit":                   staff.ActAudit,
 	"staff.Service.SecondFactor":            staff.ActSecondFactor,
+	"staff.Service.SecondFactorsOn":         staff.ActAccounts,
 	"staff.Service.StartSecondFactor":       staff.ActSecondFactor,
 	"staff.Service.ConfirmSecondFactor":     staff.ActSecondFactor,
 	"staff.Service.Sessions":                staff.ActSecondFactor,
