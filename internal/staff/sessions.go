@@ -26,6 +26,11 @@ import (
 // SeenEvery is how often a session's "last seen" is written at most.
 const SeenEvery = time.Minute
 
+// endedKept is how long an ended session's row stays marked after the
+// store's row is gone: longer than any session lives, in case a request
+// under way when it ended writes it back.
+const endedKept = 24 * time.Hour
+
 // SessionHash is what is stored of a session token.
 func SessionHash(token string) []byte {
 	sum := sha256.Sum256([]byte(token))
@@ -49,9 +54,15 @@ func (s *Service) SessionSeen(ctx context.Context, userID uuid.UUID, tokenHash [
 	})
 }
 
-// SessionStarted records a new sign-in under the session token's hash.
+// SessionStarted records a new sign-in under the session token's hash,
+// and forgets the account's sessions that ended, so the rows of an
+// account never outnumber its sessions since its last sign-in.
 func (s *Service) SessionStarted(ctx context.Context, userID uuid.UUID, tokenHash []byte, browser, address string, now time.Time) error {
-	return db.New(s.pool).StaffSessionStart(ctx, db.StaffSessionStartParams{
+	q := db.New(s.pool)
+	if err := q.StaffSessionPrune(ctx, db.StaffSessionPruneParams{StaffUserID: userID, EndedBefore: ptr(now.Add(-endedKept))}); err != nil {
+		return fmt.Errorf("prune sessions: %w", err)
+	}
+	return q.StaffSessionStart(ctx, db.StaffSessionStartParams{
 		TokenHash: tokenHash, StaffUserID: userID, Browser: browser, Address: address, Now: now,
 	})
 }
@@ -70,7 +81,7 @@ func (s *Service) Sessions(ctx context.Context, u User, current []byte, now time
 		return nil, err
 	}
 	q := db.New(s.pool)
-	if err := q.StaffSessionPrune(ctx, db.StaffSessionPruneParams{StaffUserID: u.ID, EndedBefore: ptr(now.Add(-24 * time.Hour))}); err != nil {
+	if err := q.StaffSessionPrune(ctx, db.StaffSessionPruneParams{StaffUserID: u.ID, EndedBefore: ptr(now.Add(-endedKept))}); err != nil {
 		return nil, fmt.Errorf("prune sessions: %w", err)
 	}
 	rows, err := q.StaffSessionList(ctx, db.StaffSessionListParams{StaffUserID: u.ID, Now: now})
