@@ -25,7 +25,8 @@ func (s *Admin) LoginPage(c echo.Context) error {
 // then per device for a browser that signed in to the account before, or
 // per account for any other: strangers guessing an account's password use
 // up the account's allowance, never its owner's. A wrong e-mail and a
-// wrong password read the same.
+// wrong password read the same. An account with a second factor goes on
+// to the code step (login_code.go).
 func (s *Admin) Login(c echo.Context) error {
 	if !s.loginCSRFValid(c) {
 		return httpx.ErrCSRF()
