@@ -144,6 +144,13 @@ func TestSecondFactorSignIn(t *testing.T) {
 		other.Post("/staff/login/code", url.Values{"code": {f.code(t, time.Now())}}).Want(http.StatusUnauthorized)
 	})
 
+}
+
+func TestSecondFactorRecoveryAndLinks(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+
 	t.Run("RecoveryCodeUsedTwiceAtOnceWinsOnce", func(t *testing.T) {
 		t.Parallel()
 		acc, f := a.withFactor(t, c, "reception")
