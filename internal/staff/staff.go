@@ -1,7 +1,8 @@
 // Package staff is who the clinic's staff are and what they may do: the
 // accounts, signing in, passwords and their policy, the one-time sign-in
-// links (welcome and reset), the roles with their table of actions
-// (User.May), and reading the audit log. The calendar and the front desk
+// links (welcome and reset), the second factor (TOTP and recovery codes)
+// and the account's list of sessions, the roles with their table of
+// actions (User.May), and reading the audit log. The calendar and the front desk
 // (internal/desk) and the clinic's set-up (internal/practice) take a
 // User from here and check it against the same table; this package
 // imports neither. Every query is scoped by the staff member's clinic;
