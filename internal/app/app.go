@@ -233,7 +233,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	// the open pages of the clinic to refresh.
 	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
 	changed := setupChanges.Changed
-	var staffOpts []staff.Option
+	serverSecret := serverKey(pool, logger, o.SecretKey)
+	staffOpts := []staff.Option{staff.WithKey(serverSecret)}
 	if o.HashCost > 0 {
 		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
 	}
@@ -249,7 +250,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Practice:          practice.New(pool, changed),
 		StaffBookings:     staffBookings,
 		Desk:              desk.NewDesk(staffBookings, co, slotSvc),
-		Secret:            serverKey(pool, logger, o.SecretKey),
+		Secret:            serverSecret,
 		MetricsAddr:       o.MetricsAddr,
 		MetricsPublic:     o.MetricsPublic,
 		StreamsPerAddress: o.StreamsPerAddress,

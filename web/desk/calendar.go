@@ -295,7 +295,8 @@ func (s *FrontDesk) CalendarStream(c echo.Context) error {
 
 // staffAccess is a staff stream's access check: its session is still in
 // the store (not signed out, expired or deleted) and its account still
-// exists and is not disabled. The streams of one session share the check;
+// exists and is not disabled, and the session was not ended from a list
+// of sessions. The streams of one session share the check;
 // a failed check keeps the stream.
 func (s *FrontDesk) staffAccess(c echo.Context) func(context.Context) bool {
 	sm := s.deps.Sessions
@@ -309,7 +310,7 @@ func (s *FrontDesk) staffAccess(c echo.Context) func(context.Context) bool {
 		if err != nil || !found {
 			return false, err
 		}
-		_, err = s.deps.Staff.UserByID(ctx, id)
+		_, err = s.deps.Staff.SignedIn(ctx, id, staff.SessionHash(token))
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
 			return false, nil
 		}
