@@ -1,6 +1,6 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
-// create|list` and `clinic staff reset-password`.
+// create|list`, `clinic staff reset-password` and `clinic patient export`.
 package main
 
 import (
@@ -59,8 +59,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return clinicCommand(ctx, cfg, args, stdout, stderr)
 	case "staff":
 		return staffCommand(ctx, cfg, args, stdout, stderr)
+	case "patient":
+		if len(args) > 0 && args[0] == "export" {
+			return patientExport(ctx, cfg, args[1:], stdout, stderr)
+		}
+		return errors.New("patient: want export")
 	default:
-		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic or staff", cmd)
+		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff or patient", cmd)
 	}
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/secret"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -254,6 +255,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Checkout:          co,
 		Outbox:            ob,
 		Waitlist:          wl,
+		PatientExport:     privacy.NewExporter(pool),
 	}
 	setLimiters(&d, rdb, logger, o)
 	d.Verify = newVerification(rdb, reg, logger, o, d.Secret)

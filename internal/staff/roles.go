@@ -64,6 +64,9 @@ const (
 	ActPassword Action = "password"
 	// ActSettings: see and change the clinic's settings.
 	ActSettings Action = "settings"
+	// ActPatientExport: hand a patient everything the clinic holds about
+	// them (bookings, e-mails, waitlist places, audit entries).
+	ActPatientExport Action = "patients.export"
 )
 
 // permission is one row of the role table: an action, who may do it, and
@@ -94,6 +97,7 @@ var roleTable = []permission{
 	{ActKiosks, []string{RoleAdmin}, "manage kiosk screens"},
 	{ActPassword, []string{RoleAdmin, RoleStaff, RoleReception}, "change their own password"},
 	{ActSettings, []string{RoleAdmin}, "change the clinic's settings"},
+	{ActPatientExport, []string{RoleAdmin}, "export a patient's data"},
 }
 
 // Actions are every action of the role table, in its order.

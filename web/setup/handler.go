@@ -1,7 +1,7 @@
 // Package setup is the staff's pages around the desk: sign-in, welcome
 // links and the account, users and kiosk tokens, specialists and their
 // hours, appointment types, the clinic's settings, the e-mails kept
-// without a mail server and the audit log.
+// without a mail server, the audit log and a patient's data for export.
 package setup
 
 import (
@@ -13,6 +13,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -29,6 +30,7 @@ type Deps struct {
 	LoginDeviceLimiter  *ratelimit.Limiter
 	LoginIPLimiter      *ratelimit.Limiter
 	Outbox              *outbox.Outbox
+	PatientExport       *privacy.Exporter
 	Sessions            *scs.SessionManager
 	Slots               *slots.Service
 	SetupChanges        slots.SetupChanges
