@@ -194,9 +194,6 @@ func (e Export) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ActExport is the role table's action for exporting a patient's data.
-const ActExport = staff.ActPatientExport
-
 // Exporter builds patients' exports.
 type Exporter struct {
 	pool *pgxpool.Pool
@@ -218,7 +215,7 @@ func NewExporter(pool *pgxpool.Pool) *Exporter {
 // Errors: FORBIDDEN (only admins export), INVALID_ARGUMENT (email,
 // phone), NOT_FOUND (the clinic holds nothing of such a patient).
 func (x *Exporter) Export(ctx context.Context, u staff.User, email, phone string) (Export, error) {
-	if err := u.May(ActExport); err != nil {
+	if err := u.May(staff.ActPatientExport); err != nil {
 		return Export{}, err
 	}
 	by := Actor{Kind: "staff", Name: u.Name, Role: u.Role}
