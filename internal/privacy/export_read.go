@@ -144,7 +144,7 @@ func (r *reader) readWaitlist(ctx context.Context, out *Export) error {
 		out.Waitlist = append(out.Waitlist, ExportPlace{
 			ID: e.ID, AppointmentType: r.types[e.AppointmentTypeID], Specialist: spec,
 			FromDate: e.FromDate.Format(time.DateOnly), ToDate: e.ToDate.Format(time.DateOnly),
-			PartsOfDay: nonNil(e.Times), State: e.State, JoinedAt: e.JoinedAt.UTC(), ConfirmedAt: utc(e.ConfirmedAt),
+			PartsOfDay: orEmpty(e.Times), State: e.State, JoinedAt: e.JoinedAt.UTC(), ConfirmedAt: utc(e.ConfirmedAt),
 			EndedAt: utc(e.EndedAt), BookingID: r.mine(e.BookingID), Language: e.Language,
 			Patient: Contact{Name: e.PatientName, Email: e.PatientEmail, Phone: e.PatientPhone},
 			Offers:  []ExportOffer{},
@@ -250,7 +250,7 @@ func strs(ids []uuid.UUID) []string {
 	return out
 }
 
-func nonNil(s []string) []string {
+func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
