@@ -134,7 +134,7 @@ func abandonHold(t *testing.T, srv *server, c testkit.Clinic, start time.Time, e
 			}
 			return d
 		case <-deadline:
-			t.Fatalf("a hold of the clinic elsewhere, made while a master was stopped, was not announced expired within %s (TTL %s)", within, clusterHoldTTL)
+			t.Fatalf("a hold of the clinic elsewhere, made while a master was stopped, was not announced expired within %s (TTL %s); the server's last lines:\n%s", within, clusterHoldTTL, srv.logs.Tail(40))
 		}
 	}
 }
