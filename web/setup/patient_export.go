@@ -88,9 +88,13 @@ func exportVM(x privacy.Export, jsonURL string) (views.PatientExportVM, error) {
 	}
 	for _, b := range x.Bookings {
 		local, utc := span(b.Time)
+		cancelled := at(b.CancelledAt)
+		if b.MovedTo != nil {
+			cancelled = "" // "Moved to" says it
+		}
 		vm.Bookings = append(vm.Bookings, views.PatientExportBookingVM{
 			ID: b.ID.String(), Time: local, TimeUTC: utc, Type: b.AppointmentType, Specialist: b.Specialist, Status: b.Status,
-			Created: at(&b.CreatedAt), Cancelled: at(b.CancelledAt), CancelReason: b.CancelReason,
+			Created: at(&b.CreatedAt), Cancelled: cancelled, CancelReason: b.CancelReason,
 			Attendance: strings.ReplaceAll(b.Attendance, "_", "-"), MovedFrom: idText(b.MovedFrom), MovedTo: idText(b.MovedTo),
 			Name: b.Patient.Name, Email: b.Patient.Email, Phone: b.Patient.Phone,
 		})
