@@ -115,6 +115,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.GET("/types/:id", s.setup.TypePage)
 	st.POST("/types/:id", s.setup.TypeSave)
 	st.GET("/audit", s.setup.AuditPage)
+	st.GET("/patients/export", s.setup.PatientExport)
 	st.GET("/users", s.setup.UsersPage)
 	st.POST("/users", s.setup.UserCreate)
 	st.POST("/users/access", s.setup.UserAccess)

@@ -69,6 +69,8 @@ type Deps struct {
 	Privacy *privacy.Service
 	// Access records which staff account saw which patients' bookings.
 	Access *privacy.Recorder
+	// PatientExport hands admins a patient's data.
+	PatientExport *privacy.Exporter
 
 	Staff               *staff.Service
 	Practice            *practice.Service

@@ -65,6 +65,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"GET", "/types/new", "/staff/types/new", nil},
 		{"GET", "/types/:id", "/staff/types/" + typS, nil},
 		{"GET", "/audit", "/staff/audit", nil},
+		{"GET", "/patients/export", "/staff/patients/export", nil},
 		{"GET", "/users", "/staff/users", nil},
 		{"GET", "/kiosks", "/staff/kiosks", nil},
 		{"GET", "/settings", "/staff/settings", nil},

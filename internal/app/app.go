@@ -274,6 +274,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Outbox:            ob,
 		Waitlist:          wl,
 		Access:            access,
+		PatientExport:     privacy.NewExporter(pool),
 	}
 	d.Privacy = privacy.New(privacy.Config{
 		Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,

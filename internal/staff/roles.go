@@ -75,6 +75,9 @@ const (
 	// ActSecondFactorAdmin: reset a colleague's second factor, and require
 	// one of every account of the clinic.
 	ActSecondFactorAdmin Action = "second_factor.admin"
+	// ActPatientExport: hand a patient everything the clinic holds about
+	// them (bookings, e-mails, waitlist places, audit entries).
+	ActPatientExport Action = "patients.export"
 )
 
 // permission is one row of the role table: an action, who may do it, and
@@ -109,6 +112,7 @@ var roleTable = []permission{
 	{ActErase, []string{RoleAdmin}, "erase a patient"},
 	{ActSecondFactor, []string{RoleAdmin, RoleStaff, RoleReception}, "set up their own second factor or end their own sessions"},
 	{ActSecondFactorAdmin, []string{RoleAdmin}, "reset a colleague's second factor or require one of everyone"},
+	{ActPatientExport, []string{RoleAdmin}, "export a patient's data"},
 }
 
 // Actions are every action of the role table, in its order.
