@@ -37,6 +37,7 @@ import (
 	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -64,6 +65,12 @@ type Deps struct {
 	Verify   *verify.Service
 	Outbox   *outbox.Outbox
 	Waitlist *waitlist.Service
+	// Privacy finds and erases one patient's data.
+	Privacy *privacy.Service
+	// Access records which staff account saw which patients' bookings.
+	Access *privacy.Recorder
+	// PatientExport hands admins a patient's data.
+	PatientExport *privacy.Exporter
 
 	Staff               *staff.Service
 	Practice            *practice.Service

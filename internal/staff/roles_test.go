@@ -2,8 +2,8 @@ package staff_test
 
 // The role table: what each role may do as the brief of the roles states
 // it, every service method that takes a User checking its action first
-// (found by reflection over the staff services, the desk, the waitlist and
-// the outbox, so a new method of theirs cannot be left out), and README's
+// (found by reflection over the staff services, the desk, the waitlist,
+// the outbox and the patient data service, so a new method of theirs cannot be left out), and README's
 // Roles table matching the code's.
 
 import (
@@ -23,6 +23,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
@@ -35,63 +36,77 @@ import (
 // calendar and the desk (desk), the waitlist and the outbox. A method
 // missing here fails TestRolesEveryServiceMethodChecksItsAction.
 var methodActions = map[string]staff.Action{
-	"staff.Service.StaffUsers":            staff.ActAccounts,
-	"staff.Service.CreateStaffUser":       staff.ActAccounts,
-	"staff.Service.SetDisabled":           staff.ActAccounts,
-	"staff.Service.MakeSignInLink":        staff.ActAccounts,
-	"staff.Service.ChangePassword":        staff.ActPassword,
-	"staff.Service.Audit":                 staff.ActAudit,
-	"practice.Service.ClinicSettings":     staff.ActSettings,
-	"practice.Service.SaveClinicSettings": staff.ActSettings,
-	"practice.Service.KioskTokens":        staff.ActKiosks,
-	"practice.Service.CreateKioskToken":   staff.ActKiosks,
-	"practice.Service.RevokeKioskToken":   staff.ActKiosks,
-	"practice.Service.Specialists":        staff.ActSpecialists,
-	"practice.Service.Specialist":         staff.ActSpecialists,
-	"practice.Service.FutureBookings":     staff.ActSpecialists,
-	"practice.Service.CreateSpecialist":   staff.ActSpecialistsEdit,
-	"practice.Service.UpdateSpecialist":   staff.ActSpecialistsEdit,
-	"practice.Service.WeeklyHours":        staff.ActHours,
-	"practice.Service.SetWeeklyHours":     staff.ActHours,
-	"practice.Service.Overrides":          staff.ActOverrides,
-	"practice.Service.Override":           staff.ActOverrides,
-	"practice.Service.AddOverride":        staff.ActOverrides,
-	"practice.Service.DeleteOverride":     staff.ActOverrides,
-	"practice.Service.Types":              staff.ActTypes,
-	"practice.Service.Type":               staff.ActTypes,
-	"practice.Service.SaveType":           staff.ActTypes,
-	"desk.Bookings.CalendarChoices":       staff.ActCalendar,
-	"desk.Bookings.Calendar":              staff.ActCalendar,
-	"desk.Bookings.BookForPatient":        staff.ActBook,
-	"desk.Bookings.Cancel":                staff.ActCancel,
-	"desk.Bookings.Reschedule":            staff.ActMove,
-	"desk.Bookings.Search":                staff.ActSearch,
-	"desk.Bookings.MarkAttendance":        staff.ActAttendance,
-	"desk.Bookings.NoShows":               staff.ActBook,
-	"desk.Bookings.BookingCard":           staff.ActCalendar,
-	"desk.Bookings.DaySheet":              staff.ActCalendar,
-	"desk.Desk.Slot":                      staff.ActBook,
-	"desk.Desk.Hold":                      staff.ActBook,
-	"desk.Desk.Release":                   staff.ActBook,
-	"desk.Desk.Book":                      staff.ActBook,
-	"desk.Desk.MoveChoices":               staff.ActMove,
-	"waitlist.Waitlist.OfferByHand":       waitlist.ActOffer,
-	"waitlist.Waitlist.Remove":            waitlist.ActRemove,
-	"waitlist.Waitlist.Entry":             waitlist.ActOffer,
-	"waitlist.Waitlist.List":              waitlist.ActOffer,
-	"waitlist.Waitlist.CountByDay":        waitlist.ActOffer,
-	"outbox.Outbox.ForBooking":            outbox.ActStatus,
-	"outbox.Outbox.Copies":                outbox.ActCopies,
-	"outbox.Outbox.CopyOf":                outbox.ActCopies,
-	"outbox.Outbox.Held":                  outbox.ActCopies,
-	"outbox.Outbox.SendHeld":              outbox.ActSendHeld,
+	"staff.Service.StaffUsers":              staff.ActAccounts,
+	"staff.Service.CreateStaffUser":         staff.ActAccounts,
+	"staff.Service.SetDisabled":             staff.ActAccounts,
+	"staff.Service.MakeSignInLink":          staff.ActAccounts,
+	"staff.Service.ChangePassword":          staff.ActPassword,
+	"staff.Service.Audit":                   staff.ActAudit,
+	"staff.Service.SecondFactor":            staff.ActSecondFactor,
+	"staff.Service.SecondFactorsOn":         staff.ActAccounts,
+	"staff.Service.StartSecondFactor":       staff.ActSecondFactor,
+	"staff.Service.ConfirmSecondFactor":     staff.ActSecondFactor,
+	"staff.Service.Sessions":                staff.ActSecondFactor,
+	"staff.Service.EndSession":              staff.ActSecondFactor,
+	"staff.Service.EndOtherSessions":        staff.ActSecondFactor,
+	"staff.Service.ResetSecondFactor":       staff.ActSecondFactorAdmin,
+	"staff.Service.SetSecondFactorRequired": staff.ActSecondFactorAdmin,
+	"practice.Service.ClinicSettings":       staff.ActSettings,
+	"practice.Service.SaveClinicSettings":   staff.ActSettings,
+	"practice.Service.KioskTokens":          staff.ActKiosks,
+	"practice.Service.CreateKioskToken":     staff.ActKiosks,
+	"practice.Service.RevokeKioskToken":     staff.ActKiosks,
+	"practice.Service.Specialists":          staff.ActSpecialists,
+	"practice.Service.Specialist":           staff.ActSpecialists,
+	"practice.Service.FutureBookings":       staff.ActSpecialists,
+	"practice.Service.CreateSpecialist":     staff.ActSpecialistsEdit,
+	"practice.Service.UpdateSpecialist":     staff.ActSpecialistsEdit,
+	"practice.Service.WeeklyHours":          staff.ActHours,
+	"practice.Service.SetWeeklyHours":       staff.ActHours,
+	"practice.Service.Overrides":            staff.ActOverrides,
+	"practice.Service.Override":             staff.ActOverrides,
+	"practice.Service.AddOverride":          staff.ActOverrides,
+	"practice.Service.DeleteOverride":       staff.ActOverrides,
+	"practice.Service.Types":                staff.ActTypes,
+	"practice.Service.Type":                 staff.ActTypes,
+	"practice.Service.SaveType":             staff.ActTypes,
+	"desk.Bookings.CalendarChoices":         staff.ActCalendar,
+	"desk.Bookings.Calendar":                staff.ActCalendar,
+	"desk.Bookings.BookForPatient":          staff.ActBook,
+	"desk.Bookings.Cancel":                  staff.ActCancel,
+	"desk.Bookings.Reschedule":              staff.ActMove,
+	"desk.Bookings.Search":                  staff.ActSearch,
+	"desk.Bookings.MarkAttendance":          staff.ActAttendance,
+	"desk.Bookings.NoShows":                 staff.ActBook,
+	"desk.Bookings.BookingCard":             staff.ActCalendar,
+	"desk.Bookings.DaySheet":                staff.ActCalendar,
+	"desk.Desk.Slot":                        staff.ActBook,
+	"desk.Desk.Hold":                        staff.ActBook,
+	"desk.Desk.Release":                     staff.ActBook,
+	"desk.Desk.Book":                        staff.ActBook,
+	"desk.Desk.MoveChoices":                 staff.ActMove,
+	"waitlist.Waitlist.OfferByHand":         waitlist.ActOffer,
+	"waitlist.Waitlist.Remove":              waitlist.ActRemove,
+	"waitlist.Waitlist.Entry":               waitlist.ActOffer,
+	"waitlist.Waitlist.List":                waitlist.ActOffer,
+	"waitlist.Waitlist.CountByDay":          waitlist.ActOffer,
+	"outbox.Outbox.ForBooking":              outbox.ActStatus,
+	"outbox.Outbox.Copies":                  outbox.ActCopies,
+	"outbox.Outbox.CopyOf":                  outbox.ActCopies,
+	"outbox.Outbox.Held":                    outbox.ActCopies,
+	"outbox.Outbox.SendHeld":                outbox.ActSendHeld,
+	"privacy.Service.Holdings":              privacy.ActPatients,
+	"privacy.Service.Erase":                 privacy.ActErase,
+	"privacy.Recorder.ByPatient":            privacy.ActReadAccess,
+	"privacy.Recorder.ByStaff":              privacy.ActReadAccess,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.
 func TestRolesMatrix(t *testing.T) {
 	t.Parallel()
 	desk := []staff.Action{staff.ActCalendar, staff.ActBook, staff.ActCancel, staff.ActMove, staff.ActSearch, staff.ActAttendance}
-	desk = append(desk, staff.ActPassword) // every account changes its own password
+	desk = append(desk, staff.ActPassword)     // every account changes its own password
+	desk = append(desk, staff.ActSecondFactor) // and keeps its own second factor and sessions
 	want := map[string][]staff.Action{
 		staff.RoleAdmin:     staff.Actions(),
 		staff.RoleStaff:     append(slices.Clone(desk), staff.ActSpecialists, staff.ActHours, staff.ActOverrides),
@@ -147,6 +162,8 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 		"desk.Desk":         desk.NewDesk(staffBookings, co, slots.New(pool, rdb, slots.Options{Logger: quietLogger()})),
 		"waitlist.Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
 		"outbox.Outbox":     ob,
+		"privacy.Service":   privacy.New(privacy.Config{Pool: pool, Bookings: bookings, Outbox: ob, Ledger: privacy.NewLedger("", make([]byte, 32))}),
+		"privacy.Recorder":  privacy.NewRecorder(pool),
 	}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}
 	for _, role := range staff.Roles {

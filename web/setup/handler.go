@@ -1,7 +1,8 @@
 // Package setup is the staff's pages around the desk: sign-in, welcome
 // links and the account, users and kiosk tokens, specialists and their
 // hours, appointment types, the clinic's settings, the e-mails kept
-// without a mail server and the audit log.
+// without a mail server, the audit log and one patient's data (what is
+// held, its export and its erasure).
 package setup
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -21,6 +23,7 @@ import (
 
 // Deps is what the Admin uses of the server's dependencies.
 type Deps struct {
+	Access              *privacy.Recorder
 	Assets              *httpx.Assets
 	Clinics             *clinics.Service
 	Holds               *holds.Store
@@ -29,11 +32,13 @@ type Deps struct {
 	LoginDeviceLimiter  *ratelimit.Limiter
 	LoginIPLimiter      *ratelimit.Limiter
 	Outbox              *outbox.Outbox
+	PatientExport       *privacy.Exporter
 	Sessions            *scs.SessionManager
 	Slots               *slots.Service
 	SetupChanges        slots.SetupChanges
 	Staff               *staff.Service
 	Practice            *practice.Service
+	Privacy             *privacy.Service
 }
 
 // Admin holds the sign-in and set-up page handlers.
