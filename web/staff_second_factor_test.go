@@ -113,6 +113,24 @@ func TestSecondFactorSignIn(t *testing.T) {
 		cl.send(http.MethodGet, "/v1/staff/specialists/"+c.Specialists[0].ID.String(), nil).Want(http.StatusUnauthorized)
 	})
 
+	t.Run("CodeStepRunsOut", func(t *testing.T) {
+		t.Parallel()
+		acc, f := a.withFactor(t, c, "staff")
+		cl := a.passwordStep(t, acc)
+		// Five minutes pass: the session's deadline for the code, moved back.
+		sm := a.Deps.Sessions
+		ctx, err := sm.Load(context.Background(), cl.Cookie())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm.Put(ctx, "codeUntil", time.Now().Add(-time.Second).Unix())
+		if _, _, err := sm.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cl.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff/login")
+		cl.Get("/staff").WantRedirect("/staff/login")
+	})
+
 	t.Run("WrongCodeReadsLikeAWrongPassword", func(t *testing.T) {
 		t.Parallel()
 		acc, f := a.withFactor(t, c, "staff")
