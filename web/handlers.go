@@ -62,7 +62,7 @@ func newHandlers(d Deps) handlers {
 			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
 			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, LoginIPLimiter: d.LoginIPLimiter,
 			Outbox: d.Outbox, PatientExport: d.PatientExport, Practice: d.Practice, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
-			SetupChanges: d.SetupChanges,
+			SetupChanges: d.SetupChanges, Privacy: d.Privacy,
 		}, kit),
 	}
 }

@@ -65,6 +65,8 @@ type Deps struct {
 	Verify   *verify.Service
 	Outbox   *outbox.Outbox
 	Waitlist *waitlist.Service
+	// Privacy finds and erases one patient's data.
+	Privacy *privacy.Service
 	// PatientExport hands admins a patient's data.
 	PatientExport *privacy.Exporter
 

@@ -1,6 +1,7 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
-// create|list`, `clinic staff reset-password` and `clinic patient export`.
+// create|list`, `clinic staff reset-password`, `clinic retention run` and
+// `clinic patient erase|export`.
 package main
 
 import (
@@ -59,13 +60,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return clinicCommand(ctx, cfg, args, stdout, stderr)
 	case "staff":
 		return staffCommand(ctx, cfg, args, stdout, stderr)
+	case "retention":
+		return retentionCommand(ctx, cfg, args, stdout, stderr)
 	case "patient":
-		if len(args) > 0 && args[0] == "export" {
-			return patientExport(ctx, cfg, args[1:], stdout, stderr)
-		}
-		return errors.New("patient: want export")
+		return patientCommand(ctx, cfg, args, stdout, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff or patient", cmd)
+		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff, retention or patient", cmd)
 	}
 }
 
@@ -116,18 +116,19 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return err
 	}
 	built := app.Build(pool, rdb, logger, app.Options{
-		Mail:             mailOpts,
-		WaitlistOfferFor: cfg.WaitlistOfferFor,
-		HoldTTL:          cfg.HoldTTL,
-		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
-		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,
-		SecureCookies:    cfg.SecureCookies,
-		PublicURL:        publicURLIfSet(cfg),
-		SecretKey:        key,
-		MetricsAddr:      cfg.MetricsAddr,
-		MetricsPublic:    cfg.MetricsPublic,
-		WarnHeapMB:       cfg.WarnHeapMB,
-		WarnStreams:      cfg.WarnStreams,
+		Mail:              mailOpts,
+		WaitlistOfferFor:  cfg.WaitlistOfferFor,
+		MailRetentionDays: cfg.MailRetentionDays,
+		HoldTTL:           cfg.HoldTTL,
+		TimeslotCacheTTL:  cfg.TimeslotCacheTTL,
+		NoTimeslotCache:   cfg.TimeslotCacheTTL == 0,
+		SecureCookies:     cfg.SecureCookies,
+		PublicURL:         publicURLIfSet(cfg),
+		SecretKey:         key,
+		MetricsAddr:       cfg.MetricsAddr,
+		MetricsPublic:     cfg.MetricsPublic,
+		WarnHeapMB:        cfg.WarnHeapMB,
+		WarnStreams:       cfg.WarnStreams,
 
 		HoldsPerMinute:        cfg.HoldsPerMinute,
 		APIHoldsPerMinute:     cfg.APIHoldsPerMinute,
@@ -144,7 +145,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		StaffWritesPerMinute: cfg.StaffWritesPerMin,
 		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
 		TrustedProxies:       cfg.TrustedProxies,
+		ErasureLedger:        cfg.ErasureLedger,
 	})
+	if err := replayErasures(ctx, built.Deps.Privacy, logger); err != nil {
+		return err
+	}
 	built.RunBackground(ctx)
 	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {
 		// pprof on a separate, private address, only when asked for.

@@ -121,11 +121,19 @@ type Options struct {
 	// WaitlistOfferFor is how long a waitlist offer stands
 	// (WAITLIST_OFFER_MINUTES); 0: 15 min.
 	WaitlistOfferFor time.Duration
+	// MailRetentionDays is how long the queue's finished jobs of messages
+	// no clinic holds any more are kept (MAIL_RETENTION_DAYS); 0: 30.
+	MailRetentionDays int
 
 	// The http.Server's timeouts (tests shorten them).
 	ReadHeaderTimeout time.Duration // 0: 5 s
 	ReadTimeout       time.Duration // 0: 15 s
 	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
+
+	// ErasureLedger is the file of the ledger of erasures
+	// (ERASURE_LEDGER); "": the database's table only, which a restore
+	// of the database takes back with it.
+	ErasureLedger string
 
 	// HashCost is the bcrypt cost of new staff password hashes; 0:
 	// staff.DefaultHashCost. Test servers lower it.
@@ -164,6 +172,9 @@ type MailOptions struct {
 type App struct {
 	// Deps is everything web.New serves with.
 	Deps web.Deps
+	// Retention is the daily removal of what is past the clinics'
+	// periods, which the job queue runs.
+	Retention *privacy.Retention
 	// The thresholds of the load warnings (see watchLoad).
 	warnHeap    uint64
 	warnStreams int
@@ -199,6 +210,10 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)
 	registerWaitlistMetrics(reg, wl)
+	retention := privacy.NewRetention(pool, privacy.RetentionConfig{
+		OrphanJobsAfter: time.Duration(cmp.Or(o.MailRetentionDays, 30)) * 24 * time.Hour, Log: logger,
+	})
+	registerRetentionMetrics(reg, retention)
 	metrics := events.NewMetrics(reg)
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
@@ -257,11 +272,16 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Waitlist:          wl,
 		PatientExport:     privacy.NewExporter(pool),
 	}
+	d.Privacy = privacy.New(privacy.Config{
+		Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,
+		Ledger: privacy.NewLedger(o.ErasureLedger, d.Secret), Changed: changed, LimitScope: o.LimitScope, Log: logger,
+	})
 	setLimiters(&d, rdb, logger, o)
 	d.Verify = newVerification(rdb, reg, logger, o, d.Secret)
 	co.SetVerification(d.Verify)
 	return &App{
 		Deps:        d,
+		Retention:   retention,
 		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams: cmp.Or(o.WarnStreams, 20000),
 	}

@@ -74,6 +74,7 @@ type Booking struct {
 	PatientEmailKey   string
 	PatientPhoneKey   string
 	CancelledOnline   bool
+	AnonymisedAt      *time.Time
 }
 
 type BookingLink struct {
@@ -100,6 +101,19 @@ type Clinic struct {
 	DefaultCooldownMin    int32
 	Verification          string
 	Country               string
+	RetentionMonths       int32
+	MailRetentionDays     int32
+	ControllerName        string
+	PrivacyContact        string
+}
+
+type Erasure struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+	EmailMac string
+	PhoneMac string
+	KeyID    string
+	ErasedAt time.Time
 }
 
 type IdempotencyKey struct {

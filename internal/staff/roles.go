@@ -64,6 +64,11 @@ const (
 	ActPassword Action = "password"
 	// ActSettings: see and change the clinic's settings.
 	ActSettings Action = "settings"
+	// ActPatients: find a patient by e-mail address or phone number and
+	// see every place their details are held.
+	ActPatients Action = "patients"
+	// ActErase: erase a patient's details everywhere.
+	ActErase Action = "patients.erase"
 	// ActPatientExport: hand a patient everything the clinic holds about
 	// them (bookings, e-mails, waitlist places, audit entries).
 	ActPatientExport Action = "patients.export"
@@ -97,6 +102,8 @@ var roleTable = []permission{
 	{ActKiosks, []string{RoleAdmin}, "manage kiosk screens"},
 	{ActPassword, []string{RoleAdmin, RoleStaff, RoleReception}, "change their own password"},
 	{ActSettings, []string{RoleAdmin}, "change the clinic's settings"},
+	{ActPatients, []string{RoleAdmin}, "look up what is held about a patient"},
+	{ActErase, []string{RoleAdmin}, "erase a patient"},
 	{ActPatientExport, []string{RoleAdmin}, "export a patient's data"},
 }
 
