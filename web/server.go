@@ -67,6 +67,8 @@ type Deps struct {
 	Waitlist *waitlist.Service
 	// Privacy finds and erases one patient's data.
 	Privacy *privacy.Service
+	// Access records which staff account saw which patients' bookings.
+	Access *privacy.Recorder
 	// PatientExport hands admins a patient's data.
 	PatientExport *privacy.Exporter
 

@@ -1,8 +1,8 @@
 // Package setup is the staff's pages around the desk: sign-in, welcome
 // links and the account, users and kiosk tokens, specialists and their
 // hours, appointment types, the clinic's settings, the e-mails kept
-// without a mail server, the audit log and one patient's data: what is
-// held, its erasure and its export.
+// without a mail server, the audit log and one patient's data (what is
+// held, its export and its erasure).
 package setup
 
 import (
@@ -23,6 +23,7 @@ import (
 
 // Deps is what the Admin uses of the server's dependencies.
 type Deps struct {
+	Access              *privacy.Recorder
 	Assets              *httpx.Assets
 	Clinics             *clinics.Service
 	Holds               *holds.Store
