@@ -113,6 +113,24 @@ func TestSecondFactorSignIn(t *testing.T) {
 		cl.send(http.MethodGet, "/v1/staff/specialists/"+c.Specialists[0].ID.String(), nil).Want(http.StatusUnauthorized)
 	})
 
+	t.Run("CodeStepRunsOut", func(t *testing.T) {
+		t.Parallel()
+		acc, f := a.withFactor(t, c, "staff")
+		cl := a.passwordStep(t, acc)
+		// Five minutes pass: the session's deadline for the code, moved back.
+		sm := a.Deps.Sessions
+		ctx, err := sm.Load(context.Background(), cl.Cookie())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm.Put(ctx, "codeUntil", time.Now().Add(-time.Second).Unix())
+		if _, _, err := sm.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cl.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff/login")
+		cl.Get("/staff").WantRedirect("/staff/login")
+	})
+
 	t.Run("WrongCodeReadsLikeAWrongPassword", func(t *testing.T) {
 		t.Parallel()
 		acc, f := a.withFactor(t, c, "staff")
@@ -270,4 +288,27 @@ func staffSession(t testing.TB, a *app, acc account) string {
 		t.Fatal(err)
 	}
 	return token
+}
+
+// Past the per-minute limits, codes from browsers not known to the
+// account are counted by the hour too: someone who has the password
+// cannot try codes all day at the per-minute rate.
+func TestSecondFactorCodesPerAccountPerHour(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, withOptions(program.Options{CodeTriesPerHour: 3}))
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	acc := a.newAccount(t, c.ID, "staff")
+	cl := a.clientWithSession(t, staffSession(t, a, acc))
+	cl.Get("/staff").Want(http.StatusOK)
+	f := setUpSecondFactor(t, cl)
+	for range 3 {
+		step := a.passwordStep(t, acc)
+		step.Post("/staff/login/code", url.Values{"code": {"000000"}}).Want(http.StatusUnauthorized)
+	}
+	step := a.passwordStep(t, acc)
+	res := step.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).Want(http.StatusTooManyRequests)
+	if retryAfter(t, res) < 60 {
+		t.Errorf("Retry-After %d s, want the rest of the hour", retryAfter(t, res))
+	}
+	step.Get("/staff").WantRedirect("/staff/login")
 }
