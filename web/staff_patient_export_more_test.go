@@ -7,6 +7,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +20,10 @@ import (
 	"github.com/clinic/booking/internal/testkit"
 )
 
-// Only admins export: reception and staff get 403 for the form and the
-// export alike, and write no audit row; a visitor is sent to sign in.
-// Bad input is a 400 naming its field, an unknown patient a 404, on the
-// form's page and in JSON.
+// Only admins export: reception and staff get 403 and write no audit
+// row; a visitor is sent to sign in. The Patients page links to the
+// export of the patient it found. Bad input is a 400 naming its field, an
+// unknown patient a 404, on the Patients page and in JSON.
 func TestPatientExportRolesAndRefusals(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
@@ -40,20 +41,25 @@ func TestPatientExportRolesAndRefusals(t *testing.T) {
 		if after := a.auditCount(t, c.ID); after != before {
 			t.Errorf("%s: a refused export wrote %d audit rows", role, after-before)
 		}
-		if cl.Get("/staff/audit").Doc().Find(`[data-testid="export-link"]`).Length() != 0 {
-			t.Errorf("%s sees the export link", role)
-		}
 	}
 	a.newClient(t).Get(exportPath("email", email)).WantRedirect("/staff/login")
 
+	// The Patients page links to both downloads of the patient it found
+	// (by another spelling here); without an address the export is that
+	// page.
 	admin := a.signIn(t, c.Admin)
-	if href, _ := admin.Get("/staff/audit").Doc().Find(`[data-testid="export-link"]`).Attr("href"); href != "/staff/patients/export" {
-		t.Errorf("the audit log links to %q", href)
+	found := admin.Get("/staff/patients?email=" + url.QueryEscape(strings.ToUpper(email))).Want(http.StatusOK)
+	for testid, format := range map[string]string{"export-json": "json", "export-html": "html"} {
+		href, _ := found.Doc().Find(`[data-testid="patients-export"] a[data-testid="` + testid + `"]`).Attr("href")
+		if href != exportPath("email", strings.ToUpper(email), "format", format) {
+			t.Errorf("the Patients page's %s link is %q", format, href)
+			continue
+		}
+		if r := admin.Get(href).Want(http.StatusOK); !strings.Contains(r.Body, "Role Patient") {
+			t.Errorf("the %s link's export: %s", format, clip(r.Body, 300))
+		}
 	}
-	form := admin.Get(exportPath()).Want(http.StatusOK)
-	if form.Doc().Find(`form[data-testid="export-form"] input[name="email"]`).Length() != 1 {
-		t.Errorf("the form page: %s", clip(form.Text("main"), 500))
-	}
+	admin.Get(exportPath()).WantRedirect("/staff/patients")
 	for _, tc := range []struct {
 		kv     []string
 		status int
@@ -76,10 +82,15 @@ func TestPatientExportRolesAndRefusals(t *testing.T) {
 			continue
 		}
 		wantError(t, admin.do(http.MethodGet, exportPath(append(tc.kv, "format", "json")...), nil, asJSON), tc.status, code, tc.field)
-		// The form's page, as its button sends it.
-		r := admin.Get(exportPath(append(tc.kv, "format", "html")...))
-		if r.Status != tc.status || r.Text(`[data-testid="export-error"]`) == "" {
-			t.Errorf("%v on the page: %d, error %q", tc.kv, r.Status, r.Text(`[data-testid="export-error"]`))
+		// The page: nothing typed is the Patients page, where it is.
+		page := exportPath(append(tc.kv, "format", "html")...)
+		if tc.kv[0] == "email" && strings.TrimSpace(tc.kv[1]) == "" {
+			admin.Get(page).WantRedirect("/staff/patients")
+			continue
+		}
+		r := admin.Get(page)
+		if r.Status != tc.status || r.Text(`[data-testid="patients-problem"]`) == "" {
+			t.Errorf("%v on the page: %d, problem %q", tc.kv, r.Status, r.Text(`[data-testid="patients-problem"]`))
 		}
 	}
 }

@@ -257,6 +257,18 @@ func TestPatientExportHoldsThePatientAndNobodyElse(t *testing.T) {
 			t.Errorf("bookings by phone %v, want %v", got, want)
 		}
 	})
+	t.Run("AccessRecorded", func(t *testing.T) {
+		var bookings, places, messages []uuid.UUID
+		err := w.a.Pool.QueryRow(context.Background(), `SELECT booking_ids, waitlist_ids, message_ids FROM access_records
+			WHERE staff_id = $1 AND page = $2 ORDER BY id LIMIT 1`, w.c.Admin.ID, privacy.PageExport).Scan(&bookings, &places, &messages)
+		if err != nil {
+			t.Fatalf("the export's access record: %v", err)
+		}
+		if !sameIDs(bookings, []uuid.UUID{w.kept, w.movedOld, w.movedNew, w.cancelled}) || !sameIDs(places, []uuid.UUID{w.myPlace}) || len(messages) != len(x.Emails) {
+			t.Errorf("the access record names bookings %v, places %v, %d e-mails", bookings, places, len(messages))
+		}
+		w.wantNothingOf(t, "the access record", fmt.Sprint(bookings, places, messages))
+	})
 	t.Run("Audited", func(t *testing.T) {
 		row := w.a.lastAudit(t, w.c.ID)
 		if row.Action != privacy.ActionExport || row.Actor != w.c.Admin.Actor() || row.Entity != "export" {

@@ -114,7 +114,7 @@ var routeAllowed = map[string][2]int{
 	"GET /types/new":                    {200, 200},
 	"GET /types/:id":                    {200, 200},
 	"GET /audit":                        {200, 200},
-	"GET /patients/export":              {200, 200},
+	"GET /patients/export":              {303, 303},
 	"GET /users":                        {200, 200},
 	"GET /kiosks":                       {200, 200},
 	"GET /settings":                     {200, 200},

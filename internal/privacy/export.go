@@ -198,9 +198,15 @@ func (e Export) JSON() ([]byte, error) {
 type Exporter struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
-	// Accessed, when set, is told of every export's bookings in its
-	// transaction (the record of who looked at which bookings).
-	Accessed func(ctx context.Context, tx pgx.Tx, clinicID uuid.UUID, actor string, bookingIDs []uuid.UUID) error
+}
+
+// exporter is who makes an export: the audit row's actor, the document's
+// exportedBy, and the staff account the record of who looked names (none
+// at the command line, whose export the audit row alone records).
+type exporter struct {
+	actor   string
+	by      Actor
+	staffID uuid.UUID
 }
 
 // NewExporter is an Exporter reading pool.
@@ -210,7 +216,9 @@ func NewExporter(pool *pgxpool.Pool) *Exporter {
 
 // Export is everything u's clinic holds about the patient with this
 // e-mail address or phone number (any spelling of either), with an audit
-// row saying u exported a patient and how much.
+// row saying u exported a patient and how much, and u's record of
+// having looked at the patient's bookings, places and e-mails (page
+// PageExport).
 //
 // Errors: FORBIDDEN (only admins export), INVALID_ARGUMENT (email,
 // phone), NOT_FOUND (the clinic holds nothing of such a patient).
@@ -218,8 +226,7 @@ func (x *Exporter) Export(ctx context.Context, u staff.User, email, phone string
 	if err := u.May(staff.ActPatientExport); err != nil {
 		return Export{}, err
 	}
-	by := Actor{Kind: "staff", Name: u.Name, Role: u.Role}
-	return x.export(ctx, u.ClinicID, u.Actor(), by, email, phone)
+	return x.export(ctx, u.ClinicID, exporter{actor: u.Actor(), by: Actor{Kind: "staff", Name: u.Name, Role: u.Role}, staffID: u.ID}, email, phone)
 }
 
 // ExportByOperator is Export for the server's operator at the command
@@ -227,10 +234,10 @@ func (x *Exporter) Export(ctx context.Context, u staff.User, email, phone string
 //
 // Errors: INVALID_ARGUMENT (email, phone), NOT_FOUND.
 func (x *Exporter) ExportByOperator(ctx context.Context, clinicID uuid.UUID, email, phone string) (Export, error) {
-	return x.export(ctx, clinicID, staff.ActorCLI, Actor{Kind: staff.ActorCLI}, email, phone)
+	return x.export(ctx, clinicID, exporter{actor: staff.ActorCLI, by: Actor{Kind: staff.ActorCLI}}, email, phone)
 }
 
-func (x *Exporter) export(ctx context.Context, clinicID uuid.UUID, actor string, by Actor, email, phone string) (Export, error) {
+func (x *Exporter) export(ctx context.Context, clinicID uuid.UUID, who exporter, email, phone string) (Export, error) {
 	email, phone = strings.TrimSpace(email), strings.TrimSpace(phone)
 	if err := checkContact(email, phone); err != nil {
 		return Export{}, err
@@ -251,15 +258,16 @@ func (x *Exporter) export(ctx context.Context, clinicID uuid.UUID, actor string,
 		if len(out.Bookings) == 0 && len(out.Emails) == 0 && len(out.Waitlist) == 0 {
 			return apperr.NotFoundf(notFoundField(email), "This clinic holds no bookings, e-mails or waitlist places of a patient with this e-mail address or phone number.")
 		}
-		out.Format, out.ID, out.ExportedAt, out.ExportedBy = ExportFormat, uuid.New(), x.now().UTC(), by
+		out.Format, out.ID, out.ExportedAt, out.ExportedBy = ExportFormat, uuid.New(), x.now().UTC(), who.by
 		out.RequestedFor = Contact{Email: email, Phone: phone}
-		if x.Accessed != nil {
-			if err := x.Accessed(ctx, tx, clinicID, actor, r.bookingIDs); err != nil {
+		if who.staffID != uuid.Nil {
+			if err := RecordAccess(ctx, q, Access{ClinicID: clinicID, StaffID: who.staffID, Page: PageExport,
+				Bookings: r.bookingIDs, Waitlist: r.entryIDs, Messages: emailIDs(out.Emails)}); err != nil {
 				return err
 			}
 		}
 		return audit.Write(ctx, q, audit.Entry{
-			ClinicID: clinicID, Actor: actor, Action: ActionExport, Entity: "export", EntityID: out.ID.String(),
+			ClinicID: clinicID, Actor: who.actor, Action: ActionExport, Entity: "export", EntityID: out.ID.String(),
 			After: out.Counts(),
 		})
 	})
@@ -289,4 +297,12 @@ func notFoundField(email string) string {
 		return "email"
 	}
 	return "phone"
+}
+
+func emailIDs(emails []ExportEmail) []uuid.UUID {
+	out := make([]uuid.UUID, len(emails))
+	for i, m := range emails {
+		out[i] = m.ID
+	}
+	return out
 }

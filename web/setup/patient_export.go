@@ -15,10 +15,11 @@ import (
 	"github.com/clinic/booking/web/httpx"
 )
 
-// PatientExport answers GET /staff/patients/export (admins): without an
-// e-mail address or phone number, the form that asks for one; with one,
-// the patient's data as a printable page, or with format=json as a file
-// to download. Every export writes its audit row.
+// PatientExport answers GET /staff/patients/export?email=&phone=&format=
+// (admins): the patient's data as a printable page, or with format=json
+// as a file to download; the Patients page links to both. Every export
+// writes its audit row. Without an address or number it is the Patients
+// page, where one is typed.
 func (s *Admin) PatientExport(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActPatientExport); err != nil {
@@ -26,19 +27,16 @@ func (s *Admin) PatientExport(c echo.Context) error {
 	}
 	// The answer is one patient's data: no cache anywhere may keep it.
 	c.Response().Header().Set("Cache-Control", "no-store")
-	email, phone, format := c.QueryParam("email"), c.QueryParam("phone"), c.QueryParam("format")
+	email, phone, format := strings.TrimSpace(c.QueryParam("email")), strings.TrimSpace(c.QueryParam("phone")), c.QueryParam("format")
 	if format != "" && format != "html" && format != "json" {
 		return apperr.Invalidf("format", "format must be html or json.")
 	}
-	form := views.PatientExportFormVM{Email: email, Phone: phone}
-	if strings.TrimSpace(email) == "" && strings.TrimSpace(phone) == "" && format == "" {
-		form.Nav = s.kit.Nav(c, "audit")
-		return s.kit.Page(c, http.StatusOK, "Export a patient's data", views.PatientExportForm(form))
+	if email == "" && phone == "" && format != "json" {
+		return c.Redirect(http.StatusSeeOther, "/staff/patients")
 	}
 	x, err := s.deps.PatientExport.Export(c.Request().Context(), u, email, phone)
 	if ae := apperr.As(err); ae != nil && format != "json" && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound) {
-		form.Nav, form.Error = s.kit.Nav(c, "audit"), ae.Message
-		return s.kit.Page(c, httpx.StatusOf[ae.Kind], "Export a patient's data", views.PatientExportForm(form))
+		return s.renderPatients(c, httpx.StatusOf[ae.Kind], views.PatientsVM{Email: email, Phone: phone, Problem: ae.Message})
 	}
 	if err != nil {
 		return err
@@ -54,13 +52,11 @@ func (s *Admin) PatientExport(c echo.Context) error {
 		c.Response().Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 		return c.Blob(http.StatusOK, "application/json; charset=utf-8", body)
 	}
-	q := c.Request().URL.Query()
-	q.Set("format", "json")
-	vm, err := exportVM(x, "/staff/patients/export?"+q.Encode())
+	vm, err := exportVM(x, views.PatientExportURL(email, phone, "json"))
 	if err != nil {
 		return err
 	}
-	vm.Nav = s.kit.Nav(c, "audit")
+	vm.Nav = s.kit.Nav(c, "patients")
 	return s.kit.Page(c, http.StatusOK, "Patient data", views.PatientExport(vm))
 }
 
