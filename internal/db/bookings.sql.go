@@ -233,7 +233,7 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online FROM bookings WHERE id = $1
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -263,12 +263,13 @@ func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error)
 		&i.PatientEmailKey,
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
+		&i.AnonymisedAt,
 	)
 	return i, err
 }
 
 const bookingGetByTokenHash = `-- name: BookingGetByTokenHash :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online FROM bookings
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at FROM bookings
 WHERE manage_token_hash = $1
    OR id = (SELECT booking_id FROM booking_links WHERE token_hash = $1)
 `
@@ -302,12 +303,13 @@ func (q *Queries) BookingGetByTokenHash(ctx context.Context, manageTokenHash []b
 		&i.PatientEmailKey,
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
+		&i.AnonymisedAt,
 	)
 	return i, err
 }
 
 const bookingGetForUpdate = `-- name: BookingGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -337,6 +339,7 @@ func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Bookin
 		&i.PatientEmailKey,
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
+		&i.AnonymisedAt,
 	)
 	return i, err
 }
@@ -352,7 +355,7 @@ INSERT INTO bookings (
     $11, $12, $13, $14
 )
 ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at
 `
 
 type BookingInsertParams struct {
@@ -416,6 +419,7 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		&i.PatientEmailKey,
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
+		&i.AnonymisedAt,
 	)
 	return i, err
 }
@@ -765,7 +769,7 @@ SET status = $1, cancel_reason = $2, cancelled_at = now(), cancelled_online = $3
     manage_token_hash = CASE WHEN $4::boolean THEN manage_token_hash ELSE NULL END,
     version = version + 1
 WHERE id = $5
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at
 `
 
 type BookingSetStatusParams struct {
@@ -811,6 +815,7 @@ func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusPara
 		&i.PatientEmailKey,
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
+		&i.AnonymisedAt,
 	)
 	return i, err
 }

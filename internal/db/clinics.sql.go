@@ -57,18 +57,20 @@ func (q *Queries) ClinicConfirmedBookingsEndingAfter(ctx context.Context, arg Cl
 }
 
 const clinicCreate = `-- name: ClinicCreate :one
-INSERT INTO clinics (slug, name, timezone, address, language)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO clinics (slug, name, timezone, address, language, retention_months, mail_retention_days)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (slug) DO NOTHING
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact
 `
 
 type ClinicCreateParams struct {
-	Slug     string
-	Name     string
-	Timezone string
-	Address  string
-	Language string
+	Slug              string
+	Name              string
+	Timezone          string
+	Address           string
+	Language          string
+	RetentionMonths   int32
+	MailRetentionDays int32
 }
 
 // A new clinic; no row when the slug is taken.
@@ -79,6 +81,8 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		arg.Timezone,
 		arg.Address,
 		arg.Language,
+		arg.RetentionMonths,
+		arg.MailRetentionDays,
 	)
 	var i Clinic
 	err := row.Scan(
@@ -99,12 +103,16 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		&i.DefaultCooldownMin,
 		&i.Verification,
 		&i.Country,
+		&i.RetentionMonths,
+		&i.MailRetentionDays,
+		&i.ControllerName,
+		&i.PrivacyContact,
 	)
 	return i, err
 }
 
 const clinicGet = `-- name: ClinicGet :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE id = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact FROM clinics WHERE id = $1
 `
 
 func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
@@ -128,12 +136,16 @@ func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
 		&i.DefaultCooldownMin,
 		&i.Verification,
 		&i.Country,
+		&i.RetentionMonths,
+		&i.MailRetentionDays,
+		&i.ControllerName,
+		&i.PrivacyContact,
 	)
 	return i, err
 }
 
 const clinicGetBySlug = `-- name: ClinicGetBySlug :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE slug = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact FROM clinics WHERE slug = $1
 `
 
 func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, error) {
@@ -157,12 +169,16 @@ func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, err
 		&i.DefaultCooldownMin,
 		&i.Verification,
 		&i.Country,
+		&i.RetentionMonths,
+		&i.MailRetentionDays,
+		&i.ControllerName,
+		&i.PrivacyContact,
 	)
 	return i, err
 }
 
 const clinicGetForUpdate = `-- name: ClinicGetForUpdate :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact FROM clinics WHERE id = $1 FOR UPDATE
 `
 
 // The clinic, locked until the settings change that read it commits.
@@ -187,12 +203,16 @@ func (q *Queries) ClinicGetForUpdate(ctx context.Context, id uuid.UUID) (Clinic,
 		&i.DefaultCooldownMin,
 		&i.Verification,
 		&i.Country,
+		&i.RetentionMonths,
+		&i.MailRetentionDays,
+		&i.ControllerName,
+		&i.PrivacyContact,
 	)
 	return i, err
 }
 
 const clinicList = `-- name: ClinicList :many
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country FROM clinics ORDER BY name
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact FROM clinics ORDER BY name
 `
 
 func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
@@ -222,6 +242,10 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 			&i.DefaultCooldownMin,
 			&i.Verification,
 			&i.Country,
+			&i.RetentionMonths,
+			&i.MailRetentionDays,
+			&i.ControllerName,
+			&i.PrivacyContact,
 		); err != nil {
 			return nil, err
 		}
@@ -234,7 +258,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 }
 
 const clinicListWithStaffCount = `-- name: ClinicListWithStaffCount :many
-SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
+SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
 FROM clinics c
 ORDER BY c.slug
 `
@@ -257,6 +281,10 @@ type ClinicListWithStaffCountRow struct {
 	DefaultCooldownMin    int32
 	Verification          string
 	Country               string
+	RetentionMonths       int32
+	MailRetentionDays     int32
+	ControllerName        string
+	PrivacyContact        string
 	StaffCount            int64
 }
 
@@ -287,6 +315,10 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 			&i.DefaultCooldownMin,
 			&i.Verification,
 			&i.Country,
+			&i.RetentionMonths,
+			&i.MailRetentionDays,
+			&i.ControllerName,
+			&i.PrivacyContact,
 			&i.StaffCount,
 		); err != nil {
 			return nil, err
@@ -306,9 +338,11 @@ UPDATE clinics SET
     default_slot_step_min = $8, default_min_notice_min = $9,
     default_max_advance_days = $10, default_cooldown_min = $11,
     verification = $12,
+    retention_months = $13, mail_retention_days = $14,
+    controller_name = $15, privacy_contact = $16,
     version = version + 1, updated_at = now()
-WHERE id = $13 AND version = $14
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
+WHERE id = $17 AND version = $18
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact
 `
 
 type ClinicSettingsUpdateParams struct {
@@ -324,6 +358,10 @@ type ClinicSettingsUpdateParams struct {
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
 	Verification          string
+	RetentionMonths       int32
+	MailRetentionDays     int32
+	ControllerName        string
+	PrivacyContact        string
 	ID                    uuid.UUID
 	Version               int32
 }
@@ -343,6 +381,10 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		arg.DefaultMaxAdvanceDays,
 		arg.DefaultCooldownMin,
 		arg.Verification,
+		arg.RetentionMonths,
+		arg.MailRetentionDays,
+		arg.ControllerName,
+		arg.PrivacyContact,
 		arg.ID,
 		arg.Version,
 	)
@@ -365,6 +407,10 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		&i.DefaultCooldownMin,
 		&i.Verification,
 		&i.Country,
+		&i.RetentionMonths,
+		&i.MailRetentionDays,
+		&i.ControllerName,
+		&i.PrivacyContact,
 	)
 	return i, err
 }
@@ -384,7 +430,7 @@ const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact
 `
 
 type ClinicUpsertParams struct {
@@ -420,6 +466,10 @@ func (q *Queries) ClinicUpsert(ctx context.Context, arg ClinicUpsertParams) (Cli
 		&i.DefaultCooldownMin,
 		&i.Verification,
 		&i.Country,
+		&i.RetentionMonths,
+		&i.MailRetentionDays,
+		&i.ControllerName,
+		&i.PrivacyContact,
 	)
 	return i, err
 }

@@ -85,6 +85,7 @@ type Booking struct {
 	PatientEmailKey   string
 	PatientPhoneKey   string
 	CancelledOnline   bool
+	AnonymisedAt      *time.Time
 }
 
 type BookingLink struct {
@@ -111,6 +112,10 @@ type Clinic struct {
 	DefaultCooldownMin    int32
 	Verification          string
 	Country               string
+	RetentionMonths       int32
+	MailRetentionDays     int32
+	ControllerName        string
+	PrivacyContact        string
 }
 
 type IdempotencyKey struct {
