@@ -62,6 +62,7 @@ func newHandlers(d Deps) handlers {
 			Access: d.Access, Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
 			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, LoginIPLimiter: d.LoginIPLimiter,
 			Outbox: d.Outbox, Practice: d.Practice, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
+			Privacy: d.Privacy,
 		}, kit),
 	}
 }

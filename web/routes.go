@@ -126,6 +126,8 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/settings", s.setup.SettingsSave)
 	st.POST("/kiosks", s.setup.KioskCreate)
 	st.POST("/kiosks/revoke", s.setup.KioskRevoke)
+	st.GET("/patients", s.setup.PatientsPage)
+	st.POST("/patients/erase", s.setup.PatientErase)
 	s.outboxRoutes(st)
 	st.GET("/waitlist", s.desk.WaitlistPage)
 	st.POST("/waitlist/:id/remove", s.desk.WaitlistRemove)

@@ -65,6 +65,8 @@ type Deps struct {
 	Verify   *verify.Service
 	Outbox   *outbox.Outbox
 	Waitlist *waitlist.Service
+	// Privacy finds and erases one patient's data.
+	Privacy *privacy.Service
 	// Access records which staff account saw which patients' bookings.
 	Access *privacy.Recorder
 

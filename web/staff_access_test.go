@@ -21,6 +21,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
+	"github.com/clinic/booking/views"
 )
 
 // accessRecord is one row of the record.
@@ -125,6 +126,7 @@ func TestAccessEveryRouteShowingPatientsRecordsIt(t *testing.T) {
 		"/outbox/:id/calendar.ics": "/staff/outbox/" + msg + "/calendar.ics",
 		"/users/:id/access":        "/staff/users/" + c.Staff.ID.String() + "/access",
 		"/access":                  "/staff/access?email=" + url.QueryEscape(email),
+		"/patients":                "/staff/patients?email=" + url.QueryEscape(email),
 	}
 	showing := map[string]bool{}
 	for _, r := range routes {
@@ -170,7 +172,7 @@ func TestAccessEveryRouteShowingPatientsRecordsIt(t *testing.T) {
 	}
 	for _, p := range []string{"", "/live", "/day", "/day/live", "/week", "/week/live", "/bookings/search", "/bookings/:id",
 		"/bookings/:id/dialog", "/bookings/:id/move", "/day/sheet", "/waitlist", "/waitlist/:id/offer", "/outbox", "/outbox/:id",
-		"/outbox/:id/message.html", "/outbox/:id/message.eml", "/audit"} {
+		"/outbox/:id/message.html", "/outbox/:id/message.eml", "/audit", "/patients"} {
 		if !showing[p] {
 			t.Errorf("GET /staff%s showed no patient in this test: the walk proves nothing of it", p)
 		}
@@ -301,6 +303,9 @@ func TestAccessAdminPages(t *testing.T) {
 	}
 	if row := a.lastAudit(t, c.ID); row.Action != "access.read_patient" || strings.Contains(string(row.After)+row.EntityID, email) {
 		t.Errorf("the audit row %+v", row)
+	}
+	if href, _ := admin.Get("/staff/patients?email=" + url.QueryEscape(email)).Doc().Find(`[data-testid="patients-access"]`).Attr("href"); href != views.AccessPatientURL(email, "") {
+		t.Errorf("the Patients page links the record at %q", href)
 	}
 	admin.Get("/staff/access?email=&phone=%20").Want(http.StatusOK)
 	admin.Get("/staff/access?email=not-an-address").Want(http.StatusOK)

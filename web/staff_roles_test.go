@@ -40,6 +40,8 @@ var routeActions = map[string]staff.Action{
 	"GET /users":                      staff.ActAccounts,
 	"GET /kiosks":                     staff.ActKiosks,
 	"GET /settings":                   staff.ActSettings,
+	"GET /patients":                   staff.ActPatients,
+	"POST /patients/erase":            staff.ActErase,
 	"GET /bookings/:id":               staff.ActSearch,
 	"GET /outbox":                     staff.ActSearch,
 	"GET /waitlist":                   staff.ActBook,
@@ -108,6 +110,8 @@ var routeAllowed = map[string][2]int{
 	"GET /users":                      {200, 200},
 	"GET /kiosks":                     {200, 200},
 	"GET /settings":                   {200, 200},
+	"GET /patients":                   {200, 200},
+	"POST /patients/erase":            {404, 404},
 	"GET /bookings/:id":               {200, 200},
 	"GET /outbox":                     {200, 200},
 	"GET /waitlist":                   {200, 200},
@@ -163,6 +167,7 @@ var navLinks = map[string]staff.Action{
 	"/staff/users":           staff.ActAccounts,
 	"/staff/kiosks":          staff.ActKiosks,
 	"/staff/settings":        staff.ActSettings,
+	"/staff/patients":        staff.ActPatients,
 	"/staff/outbox":          staff.ActSearch, // while no mail server is configured, as in these tests
 }
 

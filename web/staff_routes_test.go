@@ -68,6 +68,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"GET", "/users", "/staff/users", nil},
 		{"GET", "/kiosks", "/staff/kiosks", nil},
 		{"GET", "/settings", "/staff/settings", nil},
+		{"GET", "/patients", "/staff/patients?email=nobody@example.org", nil},
 		{"GET", "/bookings/:id", "/staff/bookings/" + bkS, nil},
 		{"GET", "/outbox", "/staff/outbox", nil},
 		{"GET", "/waitlist", "/staff/waitlist", nil},
@@ -109,6 +110,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"POST", "/kiosks", "/staff/kiosks", url.Values{"name": {"Intruder"}}},
 		{"POST", "/kiosks/revoke", "/staff/kiosks/revoke", url.Values{"id": {uuid.NewString()}}},
 		{"POST", "/settings", "/staff/settings", url.Values{"name": {"Intruder"}, "version": {"1"}}},
+		{"POST", "/patients/erase", "/staff/patients/erase", url.Values{"email": {"nobody@example.org"}, "confirm": {"nobody@example.org"}}},
 	}
 }
 

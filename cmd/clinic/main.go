@@ -1,6 +1,7 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
-// create|list`, `clinic staff reset-password` and `clinic retention run`.
+// create|list`, `clinic staff reset-password`, `clinic retention run` and
+// `clinic patient erase|export`.
 package main
 
 import (
@@ -61,8 +62,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return staffCommand(ctx, cfg, args, stdout, stderr)
 	case "retention":
 		return retentionCommand(ctx, cfg, args, stdout, stderr)
+	case "patient":
+		return patientCommand(ctx, cfg, args, stdout, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff or retention", cmd)
+		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff, retention or patient", cmd)
 	}
 }
 
@@ -142,7 +145,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		StaffWritesPerMinute: cfg.StaffWritesPerMin,
 		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
 		TrustedProxies:       cfg.TrustedProxies,
+		ErasureLedger:        cfg.ErasureLedger,
 	})
+	if err := replayErasures(ctx, built.Deps.Privacy, logger); err != nil {
+		return err
+	}
 	built.RunBackground(ctx)
 	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {
 		// pprof on a separate, private address, only when asked for.

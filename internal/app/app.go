@@ -130,6 +130,11 @@ type Options struct {
 	ReadTimeout       time.Duration // 0: 15 s
 	WriteTimeout      time.Duration // 0: 30 s; streams clear their own deadlines
 
+	// ErasureLedger is the file of the ledger of erasures
+	// (ERASURE_LEDGER); "": the database's table only, which a restore
+	// of the database takes back with it.
+	ErasureLedger string
+
 	// HashCost is the bcrypt cost of new staff password hashes; 0:
 	// staff.DefaultHashCost. Test servers lower it.
 	HashCost int
@@ -205,12 +210,12 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)
 	registerWaitlistMetrics(reg, wl)
-	access := privacy.NewRecorder(pool)
-	registerAccessMetrics(reg, access)
 	retention := privacy.NewRetention(pool, privacy.RetentionConfig{
 		OrphanJobsAfter: time.Duration(cmp.Or(o.MailRetentionDays, 30)) * 24 * time.Hour, Log: logger,
 	})
 	registerRetentionMetrics(reg, retention)
+	access := privacy.NewRecorder(pool)
+	registerAccessMetrics(reg, access)
 	metrics := events.NewMetrics(reg)
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
@@ -269,6 +274,10 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Waitlist:          wl,
 		Access:            access,
 	}
+	d.Privacy = privacy.New(privacy.Config{
+		Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,
+		Ledger: privacy.NewLedger(o.ErasureLedger, d.Secret), Changed: changed, LimitScope: o.LimitScope, Log: logger,
+	})
 	setLimiters(&d, rdb, logger, o)
 	d.Verify = newVerification(rdb, reg, logger, o, d.Secret)
 	co.SetVerification(d.Verify)

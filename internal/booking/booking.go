@@ -158,6 +158,9 @@ type Change struct {
 	// Cooldown is, for confirm, the client's cooldown the booking starts
 	// (BookRequest.Cooldown): the observer that spends the hold starts it.
 	Cooldown time.Duration
+	// Quiet is, for cancel, a change the patient is not told of: their
+	// details are being erased, and nothing may be written to them.
+	Quiet bool
 }
 
 // hasBefore says whether any hook has a Before step.

@@ -24,6 +24,9 @@ type CancelRequest struct {
 	ClinicID  uuid.UUID // when set, a booking of another clinic is not found
 	Actor     string
 	Reason    string
+	// Quiet: the patient is not written to about it (their details are
+	// being erased); the change's hooks are told so (Change.Quiet).
+	Quiet bool
 }
 
 // Cancel frees a booking's slot at once. Cancelling a booking that is
@@ -40,37 +43,68 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (b Booking, cha
 	if req.Reason, err = textfield.Reason.Check(req.Reason); err != nil {
 		return Booking{}, false, err
 	}
+	var ch Change
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
-		if err != nil {
-			return err
-		}
-		if old.Status == StatusRescheduled {
-			return apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was moved to another time; cancel it there.")
-		}
-		if old.Status != StatusConfirmed {
-			b = old
-			return nil
-		}
-		if err := s.before(ctx, tx, Change{Kind: ChangeCancel, Booking: old, Actor: req.Actor, Reason: req.Reason}); err != nil {
-			return err
-		}
-		// The patient's own cancel keeps their cooldown for a while; staff's lifts it.
-		b, err = setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true, req.Actor == ActorPatient)
-		if err != nil {
-			return err
-		}
-		changed = true
-		if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason); err != nil {
-			return err
-		}
-		return s.after(ctx, tx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
+		ch, changed, err = s.cancel(ctx, tx, req)
+		b = ch.Booking
+		return err
 	})
 	if err == nil && changed {
-		s.notify(ctx, Change{Kind: ChangeCancel, Booking: b, Actor: req.Actor, Reason: req.Reason})
+		s.notify(ctx, ch)
 	}
 	return b, changed, err
+}
+
+// CancelIn is Cancel inside the caller's transaction tx, for a change of
+// which the cancel is one part. Nobody is told before tx commits: the
+// caller hands the change it returns (changed) to Tell once it has.
+//
+// Errors: as Cancel's.
+func (s *Service) CancelIn(ctx context.Context, tx pgx.Tx, req CancelRequest) (ch Change, changed bool, err error) {
+	if req.Reason, err = textfield.Reason.Check(req.Reason); err != nil {
+		return Change{}, false, err
+	}
+	return s.cancel(ctx, tx, req)
+}
+
+// Tell tells the observers of changes committed by the caller's own
+// transaction (CancelIn).
+func (s *Service) Tell(ctx context.Context, chs ...Change) {
+	for _, ch := range chs {
+		s.notify(ctx, ch)
+	}
+}
+
+// cancel is Cancel's work in tx: the change, and whether there was one.
+func (s *Service) cancel(ctx context.Context, tx pgx.Tx, req CancelRequest) (Change, bool, error) {
+	q := db.New(tx)
+	old, err := lockBooking(ctx, q, req.BookingID, req.ClinicID)
+	if err != nil {
+		return Change{}, false, err
+	}
+	if old.Status == StatusRescheduled {
+		return Change{}, false, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was moved to another time; cancel it there.")
+	}
+	if old.Status != StatusConfirmed {
+		return Change{Kind: ChangeCancel, Booking: old}, false, nil
+	}
+	ch := Change{Kind: ChangeCancel, Booking: old, Actor: req.Actor, Reason: req.Reason, Quiet: req.Quiet}
+	if err := s.before(ctx, tx, ch); err != nil {
+		return Change{}, false, err
+	}
+	// The patient's own cancel keeps their cooldown for a while; staff's lifts it.
+	b, err := setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true, req.Actor == ActorPatient)
+	if err != nil {
+		return Change{}, false, err
+	}
+	if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason); err != nil {
+		return Change{}, false, err
+	}
+	ch.Booking = b
+	if err := s.after(ctx, tx, ch); err != nil {
+		return Change{}, false, err
+	}
+	return ch, true, nil
 }
 
 // RescheduleRequest moves a confirmed booking to another start, and

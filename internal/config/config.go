@@ -117,6 +117,12 @@ type Config struct {
 	// Each clinic's admins change their own on the settings page.
 	RetentionMonths   int
 	MailRetentionDays int
+
+	// ErasureLedger is the file the ledger of erased patients is appended
+	// to (ERASURE_LEDGER, "erasures.ledger" in the working directory): it
+	// must live apart from the database and its backups, so that a
+	// restored backup gets its erasures again.
+	ErasureLedger string
 }
 
 // Defaults for a local run, matching what `make services` starts.
@@ -219,6 +225,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, err.Error())
 	}
 	c.MailFrom = or(getenv("MAIL_FROM"), "Clinic bookings <bookings@"+hostOf(c.PublicURL)+">")
+	c.ErasureLedger = or(getenv("ERASURE_LEDGER"), "erasures.ledger")
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
@@ -275,6 +282,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("secure_cookies", c.SecureCookies),
 		slog.String("smtp_url", smtpText(c.SMTP)),
 		slog.String("mail_from", c.MailFrom),
+		slog.String("erasure_ledger", c.ErasureLedger),
 		slog.Duration("waitlist_offer", c.WaitlistOfferFor),
 		slog.Int("mails_per_recipient", c.MailsPerRecipient),
 		slog.Int("mails_per_recipient_server", c.MailsPerRecipientServer),

@@ -118,6 +118,15 @@ type Clinic struct {
 	PrivacyContact        string
 }
 
+type Erasure struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+	EmailMac string
+	PhoneMac string
+	KeyID    string
+	ErasedAt time.Time
+}
+
 type IdempotencyKey struct {
 	ClinicID    uuid.UUID
 	Principal   string

@@ -7,9 +7,380 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
+
+const erasureInsert = `-- name: ErasureInsert :exec
+INSERT INTO erasures (id, clinic_id, email_mac, phone_mac, key_id, erased_at)
+SELECT $1, $2, $3, $4, $5, $6
+WHERE EXISTS (SELECT 1 FROM clinics WHERE clinics.id = $2)
+ON CONFLICT (id) DO NOTHING
+`
+
+type ErasureInsertParams struct {
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+	EmailMac string
+	PhoneMac string
+	KeyID    string
+	ErasedAt time.Time
+}
+
+// An entry of a clinic deleted since (its patients went with it) is not
+// kept.
+func (q *Queries) ErasureInsert(ctx context.Context, arg ErasureInsertParams) error {
+	_, err := q.db.Exec(ctx, erasureInsert,
+		arg.ID,
+		arg.ClinicID,
+		arg.EmailMac,
+		arg.PhoneMac,
+		arg.KeyID,
+		arg.ErasedAt,
+	)
+	return err
+}
+
+const erasureList = `-- name: ErasureList :many
+SELECT id, clinic_id, email_mac, phone_mac, key_id, erased_at FROM erasures ORDER BY erased_at, id
+`
+
+func (q *Queries) ErasureList(ctx context.Context) ([]Erasure, error) {
+	rows, err := q.db.Query(ctx, erasureList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Erasure{}
+	for rows.Next() {
+		var i Erasure
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClinicID,
+			&i.EmailMac,
+			&i.PhoneMac,
+			&i.KeyID,
+			&i.ErasedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacyAuditAbout = `-- name: PrivacyAuditAbout :many
+SELECT id, clinic_id, actor, action, entity, entity_id, before, after, reason, at FROM audit_log
+WHERE clinic_id = $1
+  AND ((entity = 'booking' AND entity_id = ANY($2::text[]))
+    OR (entity = 'waitlist_entry' AND entity_id = ANY($3::text[])))
+ORDER BY id
+`
+
+type PrivacyAuditAboutParams struct {
+	ClinicID   uuid.UUID
+	BookingIds []string
+	EntryIds   []string
+}
+
+// The audit rows about some bookings and waitlist places, oldest first.
+func (q *Queries) PrivacyAuditAbout(ctx context.Context, arg PrivacyAuditAboutParams) ([]AuditLog, error) {
+	rows, err := q.db.Query(ctx, privacyAuditAbout, arg.ClinicID, arg.BookingIds, arg.EntryIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditLog{}
+	for rows.Next() {
+		var i AuditLog
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClinicID,
+			&i.Actor,
+			&i.Action,
+			&i.Entity,
+			&i.EntityID,
+			&i.Before,
+			&i.After,
+			&i.Reason,
+			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacyKeysByMAC = `-- name: PrivacyKeysByMAC :many
+WITH keyed AS (
+    SELECT 'email'::text AS kind, patient_email_key AS key FROM bookings b
+    WHERE b.clinic_id = $4 AND b.created_at <= $5
+    UNION
+    SELECT 'phone'::text, patient_phone_key FROM bookings b
+    WHERE b.clinic_id = $4 AND b.created_at <= $5
+    UNION
+    SELECT 'email'::text, patient_email_key FROM waitlist_entries w
+    WHERE w.clinic_id = $4 AND w.joined_at <= $5
+    UNION
+    SELECT 'phone'::text, patient_phone_key FROM waitlist_entries w
+    WHERE w.clinic_id = $4 AND w.joined_at <= $5
+    UNION
+    SELECT 'email'::text, COALESCE(recipient_key, '') FROM messages m
+    WHERE m.clinic_id = $4 AND m.created_at <= $5
+)
+SELECT keyed.kind, keyed.key FROM keyed
+WHERE keyed.key <> ''
+  AND encode(sha256($1::bytea || sha256($2::bytea || convert_to(keyed.key, 'UTF8'))), 'hex') = ANY($3::text[])
+`
+
+type PrivacyKeysByMACParams struct {
+	Opad     []byte
+	Ipad     []byte
+	Macs     []string
+	ClinicID uuid.UUID
+	Until    time.Time
+}
+
+type PrivacyKeysByMACRow struct {
+	Kind string
+	Key  string
+}
+
+// The identity keys of a clinic's bookings and waitlist places made up to
+// a time whose HMAC-SHA256 is among macs: the HMAC computed here from the
+// key's inner and outer pads (HMAC = H(K^opad || H(K^ipad || m))), so
+// that an erasure known only by its hash finds what it erased again.
+func (q *Queries) PrivacyKeysByMAC(ctx context.Context, arg PrivacyKeysByMACParams) ([]PrivacyKeysByMACRow, error) {
+	rows, err := q.db.Query(ctx, privacyKeysByMAC,
+		arg.Opad,
+		arg.Ipad,
+		arg.Macs,
+		arg.ClinicID,
+		arg.Until,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PrivacyKeysByMACRow{}
+	for rows.Next() {
+		var i PrivacyKeysByMACRow
+		if err := rows.Scan(&i.Kind, &i.Key); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacyLookups = `-- name: PrivacyLookups :many
+SELECT id, recipient, recipient_key, status, created_at FROM messages
+WHERE clinic_id = $1 AND booking_id IS NULL AND entry_id IS NULL
+`
+
+type PrivacyLookupsRow struct {
+	ID           uuid.UUID
+	Recipient    string
+	RecipientKey pgtype.Text
+	Status       string
+	CreatedAt    time.Time
+}
+
+// A clinic's "find my booking" lists: messages about no booking or place,
+// whose recipient only the application can key.
+func (q *Queries) PrivacyLookups(ctx context.Context, clinicID uuid.UUID) ([]PrivacyLookupsRow, error) {
+	rows, err := q.db.Query(ctx, privacyLookups, clinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PrivacyLookupsRow{}
+	for rows.Next() {
+		var i PrivacyLookupsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Recipient,
+			&i.RecipientKey,
+			&i.Status,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacyMessagesAbout = `-- name: PrivacyMessagesAbout :many
+SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id, cause, recipient_key, counted_at FROM messages
+WHERE booking_id = ANY($1::uuid[])
+   OR previous_id = ANY($1::uuid[])
+   OR entry_id = ANY($2::uuid[])
+ORDER BY created_at
+`
+
+type PrivacyMessagesAboutParams struct {
+	BookingIds []uuid.UUID
+	EntryIds   []uuid.UUID
+}
+
+// The messages about some bookings (as the booking, or as the previous
+// booking of a change notice) and some waitlist places, oldest first.
+func (q *Queries) PrivacyMessagesAbout(ctx context.Context, arg PrivacyMessagesAboutParams) ([]Message, error) {
+	rows, err := q.db.Query(ctx, privacyMessagesAbout, arg.BookingIds, arg.EntryIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Message{}
+	for rows.Next() {
+		var i Message
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClinicID,
+			&i.BookingID,
+			&i.Kind,
+			&i.Recipient,
+			&i.Language,
+			&i.PreviousID,
+			&i.Reason,
+			&i.Status,
+			&i.JobID,
+			&i.SendAt,
+			&i.Attempts,
+			&i.LastError,
+			&i.AcceptedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EntryID,
+			&i.OfferID,
+			&i.Cause,
+			&i.RecipientKey,
+			&i.CountedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacyMessagesByID = `-- name: PrivacyMessagesByID :many
+SELECT id, clinic_id, booking_id, kind, recipient, language, previous_id, reason, status, job_id, send_at, attempts, last_error, accepted_at, created_at, updated_at, entry_id, offer_id, cause, recipient_key, counted_at FROM messages WHERE id = ANY($1::uuid[]) ORDER BY created_at
+`
+
+func (q *Queries) PrivacyMessagesByID(ctx context.Context, ids []uuid.UUID) ([]Message, error) {
+	rows, err := q.db.Query(ctx, privacyMessagesByID, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Message{}
+	for rows.Next() {
+		var i Message
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClinicID,
+			&i.BookingID,
+			&i.Kind,
+			&i.Recipient,
+			&i.Language,
+			&i.PreviousID,
+			&i.Reason,
+			&i.Status,
+			&i.JobID,
+			&i.SendAt,
+			&i.Attempts,
+			&i.LastError,
+			&i.AcceptedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EntryID,
+			&i.OfferID,
+			&i.Cause,
+			&i.RecipientKey,
+			&i.CountedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacyMessagesDelete = `-- name: PrivacyMessagesDelete :many
+DELETE FROM messages WHERE id = ANY($1::uuid[]) RETURNING job_id
+`
+
+// Deletes messages (and their stored copies, by cascade) and returns the
+// jobs that sent them.
+func (q *Queries) PrivacyMessagesDelete(ctx context.Context, ids []uuid.UUID) ([]pgtype.Int8, error) {
+	rows, err := q.db.Query(ctx, privacyMessagesDelete, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []pgtype.Int8{}
+	for rows.Next() {
+		var job_id pgtype.Int8
+		if err := rows.Scan(&job_id); err != nil {
+			return nil, err
+		}
+		items = append(items, job_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacyOpenOfferJobs = `-- name: PrivacyOpenOfferJobs :many
+SELECT next_job_id FROM waitlist_offers
+WHERE entry_id = ANY($1::uuid[]) AND state = 'open' AND next_job_id IS NOT NULL
+`
+
+// The follow-up jobs of the live offers made to some places: run now,
+// they pass the offered time on.
+func (q *Queries) PrivacyOpenOfferJobs(ctx context.Context, entryIds []uuid.UUID) ([]pgtype.Int8, error) {
+	rows, err := q.db.Query(ctx, privacyOpenOfferJobs, entryIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []pgtype.Int8{}
+	for rows.Next() {
+		var next_job_id pgtype.Int8
+		if err := rows.Scan(&next_job_id); err != nil {
+			return nil, err
+		}
+		items = append(items, next_job_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
 
 const privacyPatientBookings = `-- name: PrivacyPatientBookings :many
 SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at FROM bookings
@@ -71,4 +442,169 @@ func (q *Queries) PrivacyPatientBookings(ctx context.Context, arg PrivacyPatient
 		return nil, err
 	}
 	return items, nil
+}
+
+const privacyPatientLock = `-- name: PrivacyPatientLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended(concat_ws(':', 'privacy', $1::text, $2::text, $3::text), 0))
+`
+
+type PrivacyPatientLockParams struct {
+	ClinicID string
+	EmailKey string
+	PhoneKey string
+}
+
+// One erasure of a patient at a time: two at once would each cancel and
+// scrub, and the second find what the first left.
+func (q *Queries) PrivacyPatientLock(ctx context.Context, arg PrivacyPatientLockParams) error {
+	_, err := q.db.Exec(ctx, privacyPatientLock, arg.ClinicID, arg.EmailKey, arg.PhoneKey)
+	return err
+}
+
+const privacyPatientPlaces = `-- name: PrivacyPatientPlaces :many
+SELECT id, clinic_id, appointment_type_id, specialist_id, from_date, to_date, times, patient_name, patient_email, patient_phone, language, client_id, state, joined_at, ended_at, booking_id, confirmed_at, queued_at, patient_email_key, patient_phone_key FROM waitlist_entries
+WHERE clinic_id = $1
+  AND (($2::text <> '' AND patient_email_key = $2::text)
+    OR ($3::text <> '' AND patient_phone_key = $3::text))
+ORDER BY joined_at
+`
+
+type PrivacyPatientPlacesParams struct {
+	ClinicID uuid.UUID
+	EmailKey string
+	PhoneKey string
+}
+
+// Every waitlist place of one patient at a clinic, by identity keys as
+// PrivacyPatientBookings, oldest first.
+func (q *Queries) PrivacyPatientPlaces(ctx context.Context, arg PrivacyPatientPlacesParams) ([]WaitlistEntry, error) {
+	rows, err := q.db.Query(ctx, privacyPatientPlaces, arg.ClinicID, arg.EmailKey, arg.PhoneKey)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WaitlistEntry{}
+	for rows.Next() {
+		var i WaitlistEntry
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClinicID,
+			&i.AppointmentTypeID,
+			&i.SpecialistID,
+			&i.FromDate,
+			&i.ToDate,
+			&i.Times,
+			&i.PatientName,
+			&i.PatientEmail,
+			&i.PatientPhone,
+			&i.Language,
+			&i.ClientID,
+			&i.State,
+			&i.JoinedAt,
+			&i.EndedAt,
+			&i.BookingID,
+			&i.ConfirmedAt,
+			&i.QueuedAt,
+			&i.PatientEmailKey,
+			&i.PatientPhoneKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacyPlacesAuditScrub = `-- name: PrivacyPlacesAuditScrub :execrows
+UPDATE audit_log SET before = NULL, after = NULL, reason = ''
+WHERE clinic_id = $1 AND entity = 'waitlist_entry' AND entity_id = ANY($2::text[])
+`
+
+type PrivacyPlacesAuditScrubParams struct {
+	ClinicID uuid.UUID
+	EntryIds []string
+}
+
+// The audit rows of waitlist places keep who did what and when, and lose
+// what was typed with it.
+func (q *Queries) PrivacyPlacesAuditScrub(ctx context.Context, arg PrivacyPlacesAuditScrubParams) (int64, error) {
+	result, err := q.db.Exec(ctx, privacyPlacesAuditScrub, arg.ClinicID, arg.EntryIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const privacyPlacesDelete = `-- name: PrivacyPlacesDelete :execrows
+DELETE FROM waitlist_entries WHERE id = ANY($1::uuid[])
+`
+
+// Deleting a place deletes its links, its offers and their messages and
+// stored copies with it (ON DELETE CASCADE).
+func (q *Queries) PrivacyPlacesDelete(ctx context.Context, ids []uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, privacyPlacesDelete, ids)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const privacySessionSave = `-- name: PrivacySessionSave :exec
+UPDATE sessions SET data = $1 WHERE token = $2
+`
+
+type PrivacySessionSaveParams struct {
+	Data  []byte
+	Token string
+}
+
+func (q *Queries) PrivacySessionSave(ctx context.Context, arg PrivacySessionSaveParams) error {
+	_, err := q.db.Exec(ctx, privacySessionSave, arg.Data, arg.Token)
+	return err
+}
+
+const privacySessions = `-- name: PrivacySessions :many
+SELECT token, data FROM sessions
+`
+
+type PrivacySessionsRow struct {
+	Token string
+	Data  []byte
+}
+
+// Every session, to read the drafts in them (scs stores a session's
+// values encoded, so only the application can look inside).
+func (q *Queries) PrivacySessions(ctx context.Context) ([]PrivacySessionsRow, error) {
+	rows, err := q.db.Query(ctx, privacySessions)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PrivacySessionsRow{}
+	for rows.Next() {
+		var i PrivacySessionsRow
+		if err := rows.Scan(&i.Token, &i.Data); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const privacySessionsDelete = `-- name: PrivacySessionsDelete :execrows
+DELETE FROM sessions WHERE token = ANY($1::text[])
+`
+
+func (q *Queries) PrivacySessionsDelete(ctx context.Context, tokens []string) (int64, error) {
+	result, err := q.db.Exec(ctx, privacySessionsDelete, tokens)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

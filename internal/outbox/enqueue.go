@@ -24,8 +24,8 @@ type message = db.MessageInsertParams
 // tx, once the booking is written (a booking.TxHook's After step):
 // a new booking's confirmation and reminder; a move's change notice
 // and the new time's reminder, the old reminder cancelled; a
-// cancellation's notice, its reminder cancelled. A booking without an
-// e-mail address sends nothing.
+// cancellation's notice, its reminder cancelled (a quiet one's reminder
+// only). A booking without an e-mail address sends nothing.
 func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) error {
 	q := db.New(tx)
 	b := ch.Booking
@@ -43,6 +43,9 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 	case booking.ChangeCancel:
 		if err := o.cancelPending(ctx, tx, q, b.ID); err != nil {
 			return err
+		}
+		if ch.Quiet {
+			return nil // the patient is being erased: nothing more is sent
 		}
 		m := o.about(b, KindCancellation, o.now(), causeOf(ch.Actor))
 		m.Reason = staffReason(ch)

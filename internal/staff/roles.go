@@ -64,6 +64,11 @@ const (
 	ActPassword Action = "password"
 	// ActSettings: see and change the clinic's settings.
 	ActSettings Action = "settings"
+	// ActPatients: find a patient by e-mail address or phone number and
+	// see every place their details are held.
+	ActPatients Action = "patients"
+	// ActErase: erase a patient's details everywhere.
+	ActErase Action = "patients.erase"
 )
 
 // permission is one row of the role table: an action, who may do it, and
@@ -94,6 +99,8 @@ var roleTable = []permission{
 	{ActKiosks, []string{RoleAdmin}, "manage kiosk screens"},
 	{ActPassword, []string{RoleAdmin, RoleStaff, RoleReception}, "change their own password"},
 	{ActSettings, []string{RoleAdmin}, "change the clinic's settings"},
+	{ActPatients, []string{RoleAdmin}, "look up what is held about a patient"},
+	{ActErase, []string{RoleAdmin}, "erase a patient"},
 }
 
 // Actions are every action of the role table, in its order.

@@ -2,8 +2,8 @@ package staff_test
 
 // The role table: what each role may do as the brief of the roles states
 // it, every service method that takes a User checking its action first
-// (found by reflection over the staff services, the desk, the waitlist and
-// the outbox, so a new method of theirs cannot be left out), and README's
+// (found by reflection over the staff services, the desk, the waitlist,
+// the outbox and the patient data service, so a new method of theirs cannot be left out), and README's
 // Roles table matching the code's.
 
 import (
@@ -86,6 +86,8 @@ var methodActions = map[string]staff.Action{
 	"outbox.Outbox.CopyOf":                outbox.ActCopies,
 	"outbox.Outbox.Held":                  outbox.ActCopies,
 	"outbox.Outbox.SendHeld":              outbox.ActSendHeld,
+	"privacy.Service.Holdings":            privacy.ActPatients,
+	"privacy.Service.Erase":               privacy.ActErase,
 	"privacy.Recorder.ByPatient":          privacy.ActReadAccess,
 	"privacy.Recorder.ByStaff":            privacy.ActReadAccess,
 }
@@ -150,6 +152,7 @@ func TestRolesEveryServiceMethodChecksItsAction(t *testing.T) {
 		"desk.Desk":         desk.NewDesk(staffBookings, co, slots.New(pool, rdb, slots.Options{Logger: quietLogger()})),
 		"waitlist.Waitlist": waitlist.New(waitlist.NewOpenings(pool, holdStore, waitlist.Config{}), bookings),
 		"outbox.Outbox":     ob,
+		"privacy.Service":   privacy.New(privacy.Config{Pool: pool, Bookings: bookings, Outbox: ob, Ledger: privacy.NewLedger("", make([]byte, 32))}),
 		"privacy.Recorder":  privacy.NewRecorder(pool),
 	}
 	users := map[string]staff.User{"intern": {ClinicID: c.ID, Email: "intern@example.org", Role: "intern"}}

@@ -62,6 +62,6 @@ func StaffCan(u staff.User) views.StaffCan {
 		Specialists: may(staff.ActSpecialists), EditSpecialists: may(staff.ActSpecialistsEdit),
 		Hours: may(staff.ActHours), Overrides: may(staff.ActOverrides),
 		Types: may(staff.ActTypes), Audit: may(staff.ActAudit), Accounts: may(staff.ActAccounts), Kiosks: may(staff.ActKiosks),
-		Settings: may(staff.ActSettings),
+		Settings: may(staff.ActSettings), Patients: may(staff.ActPatients),
 	}
 }

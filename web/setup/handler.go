@@ -1,7 +1,7 @@
 // Package setup is the staff's pages around the desk: sign-in, welcome
 // links and the account, users and kiosk tokens, specialists and their
 // hours, appointment types, the clinic's settings, the e-mails kept
-// without a mail server and the audit log.
+// without a mail server, the audit log and one patient's data.
 package setup
 
 import (
@@ -36,6 +36,7 @@ type Deps struct {
 	SetupChanges        slots.SetupChanges
 	Staff               *staff.Service
 	Practice            *practice.Service
+	Privacy             *privacy.Service
 }
 
 // Admin holds the sign-in and set-up page handlers.

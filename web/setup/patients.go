@@ -1,0 +1,104 @@
+// One patient's data: found by e-mail address or phone number, shown, and
+// erased on request (admins only; the privacy service checks the role).
+
+package setup
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/privacy"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// PatientsPage answers GET /staff/patients?email=&phone=.
+func (s *Admin) PatientsPage(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(staff.ActPatients); err != nil {
+		return err
+	}
+	vm := views.PatientsVM{Email: strings.TrimSpace(c.QueryParam("email")), Phone: strings.TrimSpace(c.QueryParam("phone"))}
+	if vm.Email == "" && vm.Phone == "" {
+		return s.renderPatients(c, http.StatusOK, vm)
+	}
+	return s.showPatient(c, http.StatusOK, vm)
+}
+
+// showPatient renders what is held about vm's patient.
+func (s *Admin) showPatient(c echo.Context, status int, vm views.PatientsVM) error {
+	ctx := c.Request().Context()
+	u := httpx.StaffUser(c)
+	h, err := s.deps.Privacy.Holdings(ctx, u, vm.Email, vm.Phone)
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
+		vm.Problem = ae.Message
+		return s.renderPatients(c, http.StatusUnprocessableEntity, vm)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.recordHoldings(c, h); err != nil {
+		return err
+	}
+	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)
+	const when = "2006-01-02 15:04"
+	vm.Searched, vm.CanErase, vm.Names, vm.Drafts = true, !h.Empty(), h.Names, h.Drafts
+	for _, b := range h.Bookings {
+		status := b.Status
+		if b.Future {
+			status += " (to come)"
+		}
+		vm.Bookings = append(vm.Bookings, views.PatientBookingVM{When: b.Start.In(loc).Format(when), Type: b.Type, Specialist: b.Specialist, Status: status})
+	}
+	for _, m := range h.Messages {
+		vm.Messages = append(vm.Messages, views.PatientMessageVM{Kind: m.Kind, Status: m.Status, When: m.CreatedAt.In(loc).Format(when)})
+	}
+	for _, p := range h.Places {
+		vm.Places = append(vm.Places, views.PatientPlaceVM{Type: p.Type, Days: p.From.Format("2006-01-02") + " to " + p.To.Format("2006-01-02"),
+			State: p.State, Joined: p.JoinedAt.In(loc).Format(when)})
+	}
+	for _, a := range h.Audit {
+		vm.Audit = append(vm.Audit, views.PatientAuditVM{When: a.At.In(loc).Format(when), Actor: a.Actor, Action: a.Action, Entity: a.Entity})
+	}
+	return s.renderPatients(c, status, vm)
+}
+
+func (s *Admin) renderPatients(c echo.Context, status int, vm views.PatientsVM) error {
+	vm.Nav = s.kit.Nav(c, "patients")
+	return s.kit.Page(c, status, "Patients", views.Patients(vm))
+}
+
+// PatientErase answers POST /staff/patients/erase: the address or number
+// typed again in confirm must be the one searched for.
+func (s *Admin) PatientErase(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := httpx.StaffUser(c)
+	if err := u.May(privacy.ActErase); err != nil {
+		return err
+	}
+	vm := views.PatientsVM{Email: strings.TrimSpace(c.FormValue("email")), Phone: strings.TrimSpace(c.FormValue("phone"))}
+	confirm := strings.TrimSpace(c.FormValue("confirm"))
+	if confirm == "" || (!strings.EqualFold(confirm, vm.Email) && confirm != vm.Phone) {
+		vm.Problem = "Type the patient's e-mail address or phone number again to erase them."
+		return s.showPatient(c, http.StatusUnprocessableEntity, vm)
+	}
+	// Read before the erasure: the session this request writes back must
+	// not carry the patient's draft or a notice naming them.
+	h, err := s.deps.Privacy.Holdings(ctx, u, vm.Email, vm.Phone)
+	if err != nil {
+		return err
+	}
+	n, err := s.deps.Privacy.Erase(ctx, u, vm.Email, vm.Phone)
+	if err != nil {
+		return err
+	}
+	privacy.Forget(ctx, s.deps.Sessions, h)
+	done := views.PatientsVM{Notice: fmt.Sprintf("Erased: %d bookings (%d future ones cancelled, their times free again), %d e-mails, %d waitlist places, %d audit rows cleaned, %d browser sessions.",
+		n.Bookings, n.Cancelled, n.Messages, n.Places, n.Audit, n.Sessions)}
+	return s.renderPatients(c, http.StatusOK, done)
+}

@@ -1,0 +1,70 @@
+package web_test
+
+// The admins' Patients page: a patient with a phone number alone is found by
+// another spelling of the number; the erasure asks for the number again
+// and refuses anything else.
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/privacy"
+)
+
+func TestPatientsPageByPhone(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	admin := a.signIn(t, c.Admin)
+	p := newErasePatient(t, "Paula")
+	b := a.bookAs(t, c, c.Types[0], c.Specialists[0].ID, c.Next(time.Tuesday, 9, 0), booking.Patient{Name: p.Name, Email: p.Email, Phone: p.Phone}).Booking
+	// A booking taken by phone before an address was asked for has none.
+	if _, err := a.Pool.Exec(context.Background(), `UPDATE bookings SET patient_email = '', patient_email_key = '' WHERE id = $1`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	page := admin.Get("/staff/patients?phone=" + url.QueryEscape(p.PhoneTyped2)).Want(http.StatusOK)
+	if got := page.Doc().Find(`[data-testid="patients-bookings"] tbody tr`).Length(); got != 1 {
+		t.Fatalf("%d bookings shown, want 1", got)
+	}
+	if !strings.Contains(page.Text(`[data-testid="patients-held"]`), p.Name) {
+		t.Error("the name given is not shown")
+	}
+	f := page.Form(`[data-testid="patients-erase"]`)
+
+	t.Run("WrongConfirmation", func(t *testing.T) {
+		for _, typed := range []string{"", "030 999999", p.Phone} {
+			v := cloneValues(f.Values)
+			v.Set("confirm", typed)
+			r := admin.Post(f.Action, v).Want(http.StatusUnprocessableEntity)
+			if !strings.Contains(r.Text(`[data-testid="patients-problem"]`), "again") {
+				t.Errorf("confirm %q: problem %q", typed, r.Text(`[data-testid="patients-problem"]`))
+			}
+		}
+		if got := a.booking(t, b.ID); got.Patient.Name != p.Name || got.Status != "confirmed" {
+			t.Fatalf("a refused erasure changed the booking: %+v", got)
+		}
+	})
+
+	f.Values.Set("confirm", p.PhoneTyped2)
+	r := admin.Post(f.Action, f.Values).Want(http.StatusOK)
+	if got := r.Text(`[data-testid="patients-notice"]`); !strings.Contains(got, "1 bookings (1 future ones cancelled") {
+		t.Fatalf("notice %q", got)
+	}
+	got := a.booking(t, b.ID)
+	if got.Patient != (booking.Patient{Name: privacy.Anonymous}) || got.Status != "cancelled" {
+		t.Errorf("the booking after the erasure: %+v", got)
+	}
+	var messages int
+	if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM messages WHERE booking_id = $1`, b.ID).Scan(&messages); err != nil || messages != 0 {
+		t.Errorf("%d messages about the booking left (%v)", messages, err)
+	}
+	admin.Get("/staff/patients?phone=" + url.QueryEscape(p.Phone)).Want(http.StatusOK)
+	r = admin.Post(f.Action, f.Values)
+	wantErrorPage(t, r, http.StatusNotFound)
+}
