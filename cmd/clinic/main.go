@@ -1,7 +1,7 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
-// create|list`, `clinic staff reset-password`, `clinic retention run` and
-// `clinic patient erase|export`.
+// create|list`, `clinic staff reset-password|reset-2fa`, `clinic retention
+// run` and `clinic patient erase|export`.
 package main
 
 import (
@@ -141,6 +141,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		CodeGuessesPerAddress: cfg.CodeGuessesPerAddress,
 		MovesPerMinute:        cfg.MovesPerMinute,
 		LoginsPerMinute:       cfg.LoginsPerMinute,
+		CodeTriesPerHour:      cfg.CodeTriesPerHour,
 
 		StaffWritesPerMinute: cfg.StaffWritesPerMin,
 		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,

@@ -57,9 +57,12 @@ type Options struct {
 	PublicURL       string
 	HoldsPerMinute  int // per IP on the pages; 0: 30
 	LoginsPerMinute int // sign-in attempts per account from unknown devices; per IP four times that, per known device twice; 0: 5
-	WarnHeapMB      int // 0: 500
-	WarnStreams     int // 0: 20000
-	MovesPerMinute  int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
+	// CodeTriesPerHour: second-factor codes per account per hour from
+	// unknown devices; 0: 10.
+	CodeTriesPerHour int
+	WarnHeapMB       int // 0: 500
+	WarnStreams      int // 0: 20000
+	MovesPerMinute   int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
 	// MovesPerLinkPerHour is how many moves one manage link may make in an
 	// hour, pages and API together (each sends an e-mail); 0: 6.
 	MovesPerLinkPerHour int
@@ -233,7 +236,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	// the open pages of the clinic to refresh.
 	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
 	changed := setupChanges.Changed
-	var staffOpts []staff.Option
+	serverSecret := serverKey(pool, logger, o.SecretKey)
+	staffOpts := []staff.Option{staff.WithKey(serverSecret)}
 	if o.HashCost > 0 {
 		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
 	}
@@ -249,7 +253,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Practice:          practice.New(pool, changed),
 		StaffBookings:     staffBookings,
 		Desk:              desk.NewDesk(staffBookings, co, slotSvc),
-		Secret:            serverKey(pool, logger, o.SecretKey),
+		Secret:            serverSecret,
 		MetricsAddr:       o.MetricsAddr,
 		MetricsPublic:     o.MetricsPublic,
 		StreamsPerAddress: o.StreamsPerAddress,
@@ -273,6 +277,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Outbox:            ob,
 		Waitlist:          wl,
 		Access:            access,
+		PatientExport:     privacy.NewExporter(pool),
 	}
 	d.Privacy = privacy.New(privacy.Config{
 		Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,

@@ -116,6 +116,7 @@ type Clinic struct {
 	MailRetentionDays     int32
 	ControllerName        string
 	PrivacyContact        string
+	RequireSecondFactor   bool
 }
 
 type Erasure struct {
@@ -212,6 +213,30 @@ type Specialist struct {
 	Version   int32
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+type StaffRecoveryCode struct {
+	StaffUserID uuid.UUID
+	CodeHash    []byte
+}
+
+type StaffSecondFactor struct {
+	StaffUserID  uuid.UUID
+	SecretSealed []byte
+	LastStep     int64
+	ConfirmedAt  *time.Time
+	CreatedAt    time.Time
+}
+
+type StaffSession struct {
+	TokenHash   []byte
+	ID          uuid.UUID
+	StaffUserID uuid.UUID
+	Browser     string
+	Address     string
+	SignedInAt  time.Time
+	LastSeenAt  time.Time
+	EndedAt     *time.Time
 }
 
 type StaffSigninLink struct {

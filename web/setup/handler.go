@@ -1,7 +1,8 @@
 // Package setup is the staff's pages around the desk: sign-in, welcome
 // links and the account, users and kiosk tokens, specialists and their
 // hours, appointment types, the clinic's settings, the e-mails kept
-// without a mail server, the audit log and one patient's data.
+// without a mail server, the audit log and one patient's data (what is
+// held, its export and its erasure).
 package setup
 
 import (
@@ -29,8 +30,10 @@ type Deps struct {
 	Logger              *slog.Logger
 	LoginAccountLimiter *ratelimit.Limiter
 	LoginDeviceLimiter  *ratelimit.Limiter
+	CodeAccountLimiter  *ratelimit.Limiter
 	LoginIPLimiter      *ratelimit.Limiter
 	Outbox              *outbox.Outbox
+	PatientExport       *privacy.Exporter
 	Sessions            *scs.SessionManager
 	Slots               *slots.Service
 	SetupChanges        slots.SetupChanges
