@@ -131,3 +131,21 @@ func (s *Admin) recordHoldings(c echo.Context, h privacy.Holdings) error {
 	a.ClinicID, a.StaffID = u.ClinicID, u.ID
 	return s.deps.Access.Record(c.Request().Context(), a)
 }
+
+// recordExport records an export, the page or the file, as a view of every
+// booking, waitlist place and e-mail in it.
+func (s *Admin) recordExport(c echo.Context, x privacy.Export) error {
+	a := privacy.Access{Page: privacy.PageExport}
+	for _, b := range x.Bookings {
+		a.Bookings = append(a.Bookings, b.ID)
+	}
+	for _, p := range x.Waitlist {
+		a.Waitlist = append(a.Waitlist, p.ID)
+	}
+	for _, m := range x.Emails {
+		a.Messages = append(a.Messages, m.ID)
+	}
+	u := httpx.StaffUser(c)
+	a.ClinicID, a.StaffID = u.ClinicID, u.ID
+	return s.deps.Access.Record(c.Request().Context(), a)
+}
