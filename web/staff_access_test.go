@@ -21,6 +21,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/testkit"
+	"github.com/clinic/booking/views"
 )
 
 // accessRecord is one row of the record.
@@ -125,6 +126,8 @@ func TestAccessEveryRouteShowingPatientsRecordsIt(t *testing.T) {
 		"/outbox/:id/calendar.ics": "/staff/outbox/" + msg + "/calendar.ics",
 		"/users/:id/access":        "/staff/users/" + c.Staff.ID.String() + "/access",
 		"/access":                  "/staff/access?email=" + url.QueryEscape(email),
+		"/patients":                "/staff/patients?email=" + url.QueryEscape(email),
+		"/patients/export":         "/staff/patients/export?email=" + url.QueryEscape(email),
 	}
 	showing := map[string]bool{}
 	for _, r := range routes {
@@ -170,7 +173,7 @@ func TestAccessEveryRouteShowingPatientsRecordsIt(t *testing.T) {
 	}
 	for _, p := range []string{"", "/live", "/day", "/day/live", "/week", "/week/live", "/bookings/search", "/bookings/:id",
 		"/bookings/:id/dialog", "/bookings/:id/move", "/day/sheet", "/waitlist", "/waitlist/:id/offer", "/outbox", "/outbox/:id",
-		"/outbox/:id/message.html", "/outbox/:id/message.eml", "/audit"} {
+		"/outbox/:id/message.html", "/outbox/:id/message.eml", "/audit", "/patients", "/patients/export"} {
 		if !showing[p] {
 			t.Errorf("GET /staff%s showed no patient in this test: the walk proves nothing of it", p)
 		}
@@ -301,6 +304,15 @@ func TestAccessAdminPages(t *testing.T) {
 	}
 	if row := a.lastAudit(t, c.ID); row.Action != "access.read_patient" || strings.Contains(string(row.After)+row.EntityID, email) {
 		t.Errorf("the audit row %+v", row)
+	}
+	if href, _ := admin.Get("/staff/patients?email=" + url.QueryEscape(email)).Doc().Find(`[data-testid="patients-access"]`).Attr("href"); href != views.AccessPatientURL(email, "") {
+		t.Errorf("the Patients page links the record at %q", href)
+	}
+	// The export's file is a view of the patient's bookings too.
+	exporter := a.newAccount(t, c.ID, staff.RoleAdmin)
+	a.signIn(t, exporter).Get("/staff/patients/export?format=json&email=" + url.QueryEscape(email)).Want(http.StatusOK)
+	if recs := a.accessRecords(t, exporter.ID); len(recs) != 1 || recs[0].Page != "export" || !slices.Contains(recs[0].Bookings, bk.ID) {
+		t.Errorf("the export's records %+v, want one naming the booking", recs)
 	}
 	admin.Get("/staff/access?email=&phone=%20").Want(http.StatusOK)
 	admin.Get("/staff/access?email=not-an-address").Want(http.StatusOK)

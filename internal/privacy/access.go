@@ -36,6 +36,7 @@ const (
 	PageWaitlist      = "waitlist"
 	PageWaitlistOffer = "waitlist offer"
 	PageExport        = "export"
+	PagePatients      = "patients"
 )
 
 // Access is one view: who saw which bookings, waitlist places and

@@ -73,6 +73,9 @@ type ClinicReport struct {
 	// Waitlist places past their last day deleted, with their messages
 	// and the messages' stored copies.
 	Places, PlaceMessages, PlaceCopies int64
+	// Access: records of who looked older than the retention period
+	// deleted.
+	Access int64
 }
 
 // Report is what one run did: each clinic's, and the server's own
@@ -110,6 +113,7 @@ func (c ClinicReport) Counts() []Count {
 		{"waitlist_places", false, c.Places},
 		{"waitlist_messages", false, c.PlaceMessages},
 		{"waitlist_message_copies", false, c.PlaceCopies},
+		{"access_records", false, c.Access},
 	}
 }
 
@@ -204,6 +208,12 @@ func (r *Retention) runClinic(ctx context.Context, c db.RetentionClinicsRow, now
 	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		return placesPast(ctx, tx, c, &cr)
 	})
+	if err != nil {
+		return cr, err
+	}
+	// The record of who looked is kept as long as the details it is
+	// about: it then names only anonymised bookings.
+	cr.Access, err = DeleteAccessBefore(ctx, db.New(r.pool), c.ID, c.BookingCutoff)
 	return cr, err
 }
 
