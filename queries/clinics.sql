@@ -18,8 +18,8 @@ SELECT timezone FROM clinics WHERE id = @id;
 
 -- name: ClinicCreate :one
 -- A new clinic; no row when the slug is taken.
-INSERT INTO clinics (slug, name, timezone, address, language)
-VALUES (@slug, @name, @timezone, @address, @language)
+INSERT INTO clinics (slug, name, timezone, address, language, retention_months, mail_retention_days)
+VALUES (@slug, @name, @timezone, @address, @language, @retention_months, @mail_retention_days)
 ON CONFLICT (slug) DO NOTHING
 RETURNING *;
 
@@ -40,6 +40,8 @@ UPDATE clinics SET
     default_slot_step_min = @default_slot_step_min, default_min_notice_min = @default_min_notice_min,
     default_max_advance_days = @default_max_advance_days, default_cooldown_min = @default_cooldown_min,
     verification = @verification,
+    retention_months = @retention_months, mail_retention_days = @mail_retention_days,
+    controller_name = @controller_name, privacy_contact = @privacy_contact,
     version = version + 1, updated_at = now()
 WHERE id = @id AND version = @version
 RETURNING *;

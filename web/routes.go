@@ -41,6 +41,7 @@ func (s *Server) patientRoutes(pages *echo.Group) {
 	pages.GET("/", s.patient.Home)
 	pages.GET("/c/:slug", s.patient.ClinicPage)
 	pages.GET("/c/:slug/find", s.patient.FindPage)
+	pages.GET("/c/:slug/privacy", s.patient.PrivacyPage)
 	pages.POST("/c/:slug/find", s.patient.FindRequest)
 	pages.GET("/find", s.patient.FindChooser)
 	pages.GET("/c/:slug/book/:typeId", s.patient.BookingPage)

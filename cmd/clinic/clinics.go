@@ -87,7 +87,7 @@ func clinicCommand(ctx context.Context, cfg config.Config, args []string, stdout
 func clinicCreate(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("clinic create", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var in clinics.Input
+	in := clinics.Input{RetentionMonths: int32(cfg.RetentionMonths), MailRetentionDays: int32(cfg.MailRetentionDays)}
 	var email string
 	fs.StringVar(&in.Slug, "slug", "", "the clinic's address on the site, /c/<slug>: lower-case letters, digits and dashes (required)")
 	fs.StringVar(&in.Name, "name", "", "the clinic's name (required)")

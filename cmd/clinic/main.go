@@ -1,6 +1,7 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
-// create|list`, `clinic staff reset-password` and `clinic patient erase`.
+// create|list`, `clinic staff reset-password`, `clinic retention run` and
+// `clinic patient erase|export`.
 package main
 
 import (
@@ -59,10 +60,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return clinicCommand(ctx, cfg, args, stdout, stderr)
 	case "staff":
 		return staffCommand(ctx, cfg, args, stdout, stderr)
+	case "retention":
+		return retentionCommand(ctx, cfg, args, stdout, stderr)
 	case "patient":
 		return patientCommand(ctx, cfg, args, stdout, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff or patient", cmd)
+		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff, retention or patient", cmd)
 	}
 }
 
@@ -113,18 +116,19 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return err
 	}
 	built := app.Build(pool, rdb, logger, app.Options{
-		Mail:             mailOpts,
-		WaitlistOfferFor: cfg.WaitlistOfferFor,
-		HoldTTL:          cfg.HoldTTL,
-		TimeslotCacheTTL: cfg.TimeslotCacheTTL,
-		NoTimeslotCache:  cfg.TimeslotCacheTTL == 0,
-		SecureCookies:    cfg.SecureCookies,
-		PublicURL:        publicURLIfSet(cfg),
-		SecretKey:        key,
-		MetricsAddr:      cfg.MetricsAddr,
-		MetricsPublic:    cfg.MetricsPublic,
-		WarnHeapMB:       cfg.WarnHeapMB,
-		WarnStreams:      cfg.WarnStreams,
+		Mail:              mailOpts,
+		WaitlistOfferFor:  cfg.WaitlistOfferFor,
+		MailRetentionDays: cfg.MailRetentionDays,
+		HoldTTL:           cfg.HoldTTL,
+		TimeslotCacheTTL:  cfg.TimeslotCacheTTL,
+		NoTimeslotCache:   cfg.TimeslotCacheTTL == 0,
+		SecureCookies:     cfg.SecureCookies,
+		PublicURL:         publicURLIfSet(cfg),
+		SecretKey:         key,
+		MetricsAddr:       cfg.MetricsAddr,
+		MetricsPublic:     cfg.MetricsPublic,
+		WarnHeapMB:        cfg.WarnHeapMB,
+		WarnStreams:       cfg.WarnStreams,
 
 		HoldsPerMinute:        cfg.HoldsPerMinute,
 		APIHoldsPerMinute:     cfg.APIHoldsPerMinute,

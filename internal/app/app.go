@@ -121,6 +121,9 @@ type Options struct {
 	// WaitlistOfferFor is how long a waitlist offer stands
 	// (WAITLIST_OFFER_MINUTES); 0: 15 min.
 	WaitlistOfferFor time.Duration
+	// MailRetentionDays is how long the queue's finished jobs of messages
+	// no clinic holds any more are kept (MAIL_RETENTION_DAYS); 0: 30.
+	MailRetentionDays int
 
 	// The http.Server's timeouts (tests shorten them).
 	ReadHeaderTimeout time.Duration // 0: 5 s
@@ -169,6 +172,9 @@ type MailOptions struct {
 type App struct {
 	// Deps is everything web.New serves with.
 	Deps web.Deps
+	// Retention is the daily removal of what is past the clinics'
+	// periods, which the job queue runs.
+	Retention *privacy.Retention
 	// The thresholds of the load warnings (see watchLoad).
 	warnHeap    uint64
 	warnStreams int
@@ -204,6 +210,10 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)
 	registerWaitlistMetrics(reg, wl)
+	retention := privacy.NewRetention(pool, privacy.RetentionConfig{
+		OrphanJobsAfter: time.Duration(cmp.Or(o.MailRetentionDays, 30)) * 24 * time.Hour, Log: logger,
+	})
+	registerRetentionMetrics(reg, retention)
 	metrics := events.NewMetrics(reg)
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
@@ -270,6 +280,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	co.SetVerification(d.Verify)
 	return &App{
 		Deps:        d,
+		Retention:   retention,
 		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams: cmp.Or(o.WarnStreams, 20000),
 	}

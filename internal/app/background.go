@@ -61,11 +61,12 @@ func (a *App) watchLoad(ctx context.Context, every time.Duration) {
 	}
 }
 
-// runOutbox sends e-mails and works the waitlist's jobs until ctx ends, then lets the sends under way
-// finish (for up to 10 s). A send cut short is retried by the queue.
+// runOutbox sends e-mails and works the waitlist's jobs and the daily
+// retention run until ctx ends, then lets the sends under way finish (for
+// up to 10 s). A send cut short is retried by the queue.
 func (a *App) runOutbox(ctx context.Context) {
 	d := a.Deps
-	if err := d.Outbox.Start(context.WithoutCancel(ctx), d.Waitlist.Jobs()); err != nil {
+	if err := d.Outbox.Start(context.WithoutCancel(ctx), d.Waitlist.Jobs(), a.Retention.Jobs()); err != nil {
 		d.Logger.Error("outbox not started; e-mails wait in the queue", "err", err)
 		return
 	}

@@ -38,6 +38,10 @@ var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 // means the default, "en" (Upsert leaves a clinic's language as it is).
 type Input struct {
 	Slug, Name, Timezone, Address, Language string
+	// How long a new clinic keeps patients' details (the server's
+	// RETENTION_MONTHS, MAIL_RETENTION_DAYS); zero: the defaults. Upsert
+	// leaves them as they are.
+	RetentionMonths, MailRetentionDays int32
 }
 
 // Clinic is a tenant as the pages show it.
@@ -47,6 +51,8 @@ type Clinic struct {
 	Language                      string // "en" or "de"
 	// How patients reach the clinic; either may be empty.
 	ContactPhone, ContactEmail string
+	// Privacy: how long it keeps patients' details, who answers for them.
+	Privacy Privacy
 }
 
 // FromRow is a clinic as stored, for a package that read it in a query of
@@ -55,7 +61,7 @@ func FromRow(r db.Clinic) Clinic { return clinicFromRow(r) }
 
 func clinicFromRow(r db.Clinic) Clinic {
 	return Clinic{ID: r.ID, Slug: r.Slug, Name: r.Name, Timezone: r.Timezone, Address: r.Address, Language: r.Language,
-		ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail}
+		ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail, Privacy: privacyFromRow(r)}
 }
 
 // Service creates and finds clinics.

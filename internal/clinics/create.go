@@ -34,7 +34,8 @@ func (c Input) check() error {
 	if c.Language != "" && !slices.Contains(Languages, c.Language) {
 		return apperr.Invalidf("language", "%q is not a language of the pages: want one of %s.", c.Language, strings.Join(Languages, ", "))
 	}
-	return nil
+	p := Privacy{RetentionMonths: c.RetentionMonths, MailRetentionDays: c.MailRetentionDays}
+	return p.check()
 }
 
 // Create makes a new clinic with its audit row and, in the same
@@ -50,12 +51,19 @@ func (s *Service) Create(ctx context.Context, in Input, actor string, then func(
 	if in.Language == "" {
 		in.Language = Languages[0]
 	}
+	if in.RetentionMonths == 0 {
+		in.RetentionMonths = DefaultRetentionMonths
+	}
+	if in.MailRetentionDays == 0 {
+		in.MailRetentionDays = DefaultMailRetentionDays
+	}
 	var c Clinic
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		row, err := q.ClinicCreate(ctx, db.ClinicCreateParams{
 			Slug: in.Slug, Name: strings.TrimSpace(in.Name), Timezone: in.Timezone,
 			Address: strings.TrimSpace(in.Address), Language: in.Language,
+			RetentionMonths: in.RetentionMonths, MailRetentionDays: in.MailRetentionDays,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.New(apperr.Conflict, CodeSlugTaken, fmt.Sprintf("The slug %q is taken by another clinic; choose another.", in.Slug))

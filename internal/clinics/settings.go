@@ -58,7 +58,9 @@ type Settings struct {
 	// Verification is when online bookings must prove their e-mail
 	// address with a code: one of Verifications.
 	Verification string `json:"verification"`
-	Version      int32  `json:"-"`
+	// Privacy: how long patients' details are kept, who answers for them.
+	Privacy Privacy `json:"privacy"`
+	Version int32   `json:"-"`
 }
 
 // When a clinic asks a patient booking online for an e-mailed code.
@@ -83,6 +85,7 @@ func settingsFromRow(r db.Clinic) Settings {
 		Language: r.Language, Timezone: r.Timezone, Country: r.Country, Version: r.Version, Verification: r.Verification,
 		Defaults: TypeDefaults{SlotStepMin: r.DefaultSlotStepMin, MinNoticeMin: r.DefaultMinNoticeMin,
 			MaxAdvanceDays: r.DefaultMaxAdvanceDays, CooldownMin: r.DefaultCooldownMin},
+		Privacy: privacyFromRow(r),
 	}
 }
 
@@ -144,7 +147,10 @@ func (in *Settings) check() error {
 	if in.Verification != "" && !slices.Contains(Verifications, in.Verification) {
 		return apperr.Invalidf("verification", "%q is not a verification setting: want one of %s.", in.Verification, strings.Join(Verifications, ", "))
 	}
-	return in.Defaults.check()
+	if err := in.Defaults.check(); err != nil {
+		return err
+	}
+	return in.Privacy.check()
 }
 
 // check validates the defaults against the ranges the types page accepts.
@@ -264,6 +270,7 @@ func (s *Service) SaveSettings(ctx context.Context, clinicID uuid.UUID, actor st
 		if in.Verification == "" {
 			in.Verification = before.Verification
 		}
+		in.Privacy.keepUnset(before.Privacy)
 		if in == before {
 			res.Settings = before
 			return nil
@@ -280,7 +287,9 @@ func (s *Service) SaveSettings(ctx context.Context, clinicID uuid.UUID, actor st
 			Language: in.Language, Timezone: in.Timezone, Country: in.Country,
 			DefaultSlotStepMin: in.Defaults.SlotStepMin, DefaultMinNoticeMin: in.Defaults.MinNoticeMin,
 			DefaultMaxAdvanceDays: in.Defaults.MaxAdvanceDays, DefaultCooldownMin: in.Defaults.CooldownMin,
-			Verification: in.Verification,
+			Verification:    in.Verification,
+			RetentionMonths: in.Privacy.RetentionMonths, MailRetentionDays: in.Privacy.MailRetentionDays,
+			ControllerName: in.Privacy.ControllerName, PrivacyContact: in.Privacy.Contact,
 		})
 		if err != nil {
 			return fmt.Errorf("save clinic settings: %w", err)

@@ -109,6 +109,15 @@ type Config struct {
 	// message is held back for staff.
 	MailsPerRecipient       int
 	MailsPerRecipientServer int
+
+	// RetentionMonths is how long a new clinic keeps a booking's patient
+	// details after the appointment (RETENTION_MONTHS, 12, 1 to 120);
+	// MailRetentionDays how long it keeps stored e-mails and the queue's
+	// records of them after sending (MAIL_RETENTION_DAYS, 30, 1 to 365).
+	// Each clinic's admins change their own on the settings page.
+	RetentionMonths   int
+	MailRetentionDays int
+
 	// ErasureLedger is the file the ledger of erased patients is appended
 	// to (ERASURE_LEDGER, "erasures.ledger" in the working directory): it
 	// must live apart from the database and its backups, so that a
@@ -189,6 +198,8 @@ func Load(getenv func(string) string) (Config, error) {
 	// how many clinics share it is the operator's to weigh, so it has a
 	// setting of its own, three clinics' worth unless set.
 	c.MailsPerRecipientServer = intVar("MAILS_PER_RECIPIENT_SERVER", 3*c.MailsPerRecipient, 1, 1<<22)
+	c.RetentionMonths = intVar("RETENTION_MONTHS", 12, 1, 120)
+	c.MailRetentionDays = intVar("MAIL_RETENTION_DAYS", 30, 1, 365)
 	errs = append(errs, c.readCredentials(getenv)...)
 
 	var bad []string
@@ -275,6 +286,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("waitlist_offer", c.WaitlistOfferFor),
 		slog.Int("mails_per_recipient", c.MailsPerRecipient),
 		slog.Int("mails_per_recipient_server", c.MailsPerRecipientServer),
+		slog.Int("retention_months", c.RetentionMonths),
+		slog.Int("mail_retention_days", c.MailRetentionDays),
 		slog.Int("warn_heap_mb", c.WarnHeapMB),
 		slog.Int("holds_per_minute", c.HoldsPerMinute),
 		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),

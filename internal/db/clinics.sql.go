@@ -57,18 +57,20 @@ func (q *Queries) ClinicConfirmedBookingsEndingAfter(ctx context.Context, arg Cl
 }
 
 const clinicCreate = `-- name: ClinicCreate :one
-INSERT INTO clinics (slug, name, timezone, address, language)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO clinics (slug, name, timezone, address, language, retention_months, mail_retention_days)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (slug) DO NOTHING
 RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact
 `
 
 type ClinicCreateParams struct {
-	Slug     string
-	Name     string
-	Timezone string
-	Address  string
-	Language string
+	Slug              string
+	Name              string
+	Timezone          string
+	Address           string
+	Language          string
+	RetentionMonths   int32
+	MailRetentionDays int32
 }
 
 // A new clinic; no row when the slug is taken.
@@ -79,6 +81,8 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		arg.Timezone,
 		arg.Address,
 		arg.Language,
+		arg.RetentionMonths,
+		arg.MailRetentionDays,
 	)
 	var i Clinic
 	err := row.Scan(
@@ -334,8 +338,10 @@ UPDATE clinics SET
     default_slot_step_min = $8, default_min_notice_min = $9,
     default_max_advance_days = $10, default_cooldown_min = $11,
     verification = $12,
+    retention_months = $13, mail_retention_days = $14,
+    controller_name = $15, privacy_contact = $16,
     version = version + 1, updated_at = now()
-WHERE id = $13 AND version = $14
+WHERE id = $17 AND version = $18
 RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact
 `
 
@@ -352,6 +358,10 @@ type ClinicSettingsUpdateParams struct {
 	DefaultMaxAdvanceDays int32
 	DefaultCooldownMin    int32
 	Verification          string
+	RetentionMonths       int32
+	MailRetentionDays     int32
+	ControllerName        string
+	PrivacyContact        string
 	ID                    uuid.UUID
 	Version               int32
 }
@@ -371,6 +381,10 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		arg.DefaultMaxAdvanceDays,
 		arg.DefaultCooldownMin,
 		arg.Verification,
+		arg.RetentionMonths,
+		arg.MailRetentionDays,
+		arg.ControllerName,
+		arg.PrivacyContact,
 		arg.ID,
 		arg.Version,
 	)

@@ -61,6 +61,7 @@ type Input struct {
 	Reason      string         // Change, Cancellation: the reason staff gave, or empty
 	ManageURL   string         // Confirmation, Reminder, Change: the absolute manage link
 	BookURL     string         // Cancellation: the clinic's booking page (no button when empty)
+	PrivacyURL  string         // every letter: the clinic's privacy page, linked from the footer (none when empty)
 	List        []Listed       // Lookup: the upcoming bookings, at least one
 	Waitlist    Waitlist       // WaitlistJoined, WaitlistOffer: the place on the waitlist
 	Offer       *Offer         // WaitlistOffer: the time offered
@@ -234,10 +235,14 @@ func (w writer) footer() views.EmailFooter {
 	if w.in.Kind == WaitlistJoined || w.in.Kind == WaitlistOffer {
 		note = "mail.footer.note_waitlist"
 	}
-	return views.EmailFooter{
+	f := views.EmailFooter{
 		Name: c.Name, Address: c.Address, Contact: strings.Join(contact, " · "),
 		Note: w.l.T(note, w.clinicData()),
 	}
+	if w.in.PrivacyURL != "" {
+		f.Privacy = views.EmailAction{Label: w.l.T("mail.footer.privacy", nil), URL: w.in.PrivacyURL}
+	}
+	return f
 }
 
 // calendar is the .ics of a, the file the manage page serves.

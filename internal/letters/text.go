@@ -117,6 +117,11 @@ func (t *text) footer(f views.EmailFooter) {
 		}
 	}
 	t.para(f.Note)
+	if f.Privacy.URL != "" {
+		t.blank()
+		t.lines = append(t.lines, wrap(f.Privacy.Label+":", "", "")...)
+		t.lines = append(t.lines, f.Privacy.URL)
+	}
 }
 
 // wrap breaks s into lines of at most textWidth characters, the first

@@ -38,6 +38,7 @@ func (o *Outbox) compose(ctx context.Context, m db.Message) (mail.Message, error
 		in.Language = in.Clinic.Language
 	}
 	in.BookURL = o.link("c", in.Clinic.Slug)
+	in.PrivacyURL = o.link("c", in.Clinic.Slug, "privacy")
 	l, err := letters.Compose(in)
 	if err != nil {
 		return mail.Message{}, fmt.Errorf("compose %s: %w", m.Kind, err)

@@ -101,10 +101,12 @@ type Jobs struct {
 	Periodic []Periodic
 }
 
-// Periodic is a job inserted every Every.
+// Periodic is a job inserted every Every, or on Schedule when it is set
+// (a time of day, say).
 type Periodic struct {
-	Every time.Duration
-	Args  func() river.JobArgs
+	Every    time.Duration
+	Schedule river.PeriodicSchedule
+	Args     func() river.JobArgs
 }
 
 // Retry is the backoff of failed sends.
@@ -231,7 +233,11 @@ func (o *Outbox) Start(ctx context.Context, others ...Jobs) error {
 			}
 		}
 		for _, p := range j.Periodic {
-			rc.PeriodicJobs = append(rc.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(p.Every),
+			sched := p.Schedule
+			if sched == nil {
+				sched = river.PeriodicInterval(p.Every)
+			}
+			rc.PeriodicJobs = append(rc.PeriodicJobs, river.NewPeriodicJob(sched,
 				func() (river.JobArgs, *river.InsertOpts) { return p.Args(), &river.InsertOpts{Queue: o.workQueue()} }, nil))
 		}
 	}

@@ -31,7 +31,12 @@ type held struct {
 
 func newHeld(t *testing.T) *held {
 	t.Helper()
-	pool := testkit.DB(t)
+	return newHeldOn(t, testkit.DB(t))
+}
+
+// newHeldOn makes the clinic in the database behind pool.
+func newHeldOn(t *testing.T, pool *pgxpool.Pool) *held {
+	t.Helper()
 	h := &held{pool: pool, clinic: testkit.NewClinic(t, pool, testkit.ClinicOptions{})}
 	h.loc = testkit.Zone(t, h.clinic.Timezone)
 	// Without workers the outbox only writes: every message stays queued

@@ -10,12 +10,16 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/i18n"
+	"github.com/clinic/booking/views"
 )
 
 // Speak chooses the language of a patient page for a clinic speaking
 // clinicLang (cookie, then Accept-Language, then the clinic's) and puts it
 // in the request's context, with the switcher leading back to this page.
 func Speak(c echo.Context, clinicLang string) *i18n.Localizer {
+	if slug := c.Param("slug"); slug != "" {
+		PrivacyFor(c, slug)
+	}
 	req := c.Request()
 	if i18n.Has(req.Context()) {
 		return i18n.FromContext(req.Context())
@@ -149,4 +153,11 @@ func ErrorLocalizer(c echo.Context) *i18n.Localizer {
 		return i18n.For(i18n.English)
 	}
 	return i18n.Choose(req, i18n.English)
+}
+
+// PrivacyFor makes the page link to the privacy page of the clinic slug
+// in its footer. Speak does it for every page under /c/{slug}; a page
+// reached otherwise (a manage link) names its clinic itself.
+func PrivacyFor(c echo.Context, slug string) {
+	c.SetRequest(c.Request().WithContext(views.WithPrivacyURL(c.Request().Context(), "/c/"+slug+"/privacy")))
 }

@@ -40,6 +40,7 @@ func (s *Pages) loadManage(c echo.Context) (manageData, error) {
 		return manageData{}, err
 	}
 	tr := httpx.Speak(c, clinic.Language)
+	httpx.PrivacyFor(c, clinic.Slug)
 	typ, err := s.deps.Clinics.AppointmentType(ctx, b.AppointmentTypeID)
 	if err != nil {
 		return manageData{}, err

@@ -41,6 +41,8 @@ func settingsVM(nav views.StaffNav, st clinics.Settings) views.SettingsVM {
 		SlotStepMin: st.Defaults.SlotStepMin, MinNoticeMin: st.Defaults.MinNoticeMin,
 		MaxAdvanceDays: st.Defaults.MaxAdvanceDays, CooldownMin: st.Defaults.CooldownMin,
 		Verification: st.Verification, Verifications: clinics.Verifications,
+		RetentionMonths: st.Privacy.RetentionMonths, MailRetentionDays: st.Privacy.MailRetentionDays,
+		ControllerName: st.Privacy.ControllerName, PrivacyContact: st.Privacy.Contact,
 		Version: st.Version, Errors: map[string]string{},
 	}
 }
@@ -61,7 +63,9 @@ func (s *Admin) SettingsPage(c echo.Context) error {
 }
 
 // settingsForm reads the posted settings. A number that is not one reads
-// as -1, which every range refuses naming its field.
+// as -1, which every range refuses naming its field; a retention period
+// left out (a form from before it) reads as 0, which keeps the clinic's,
+// and one typed as 0 as -1.
 func settingsForm(c echo.Context) clinics.Settings {
 	num := func(name string) int32 {
 		n, err := strconv.ParseInt(strings.TrimSpace(c.FormValue(name)), 10, 32)
@@ -70,11 +74,25 @@ func settingsForm(c echo.Context) clinics.Settings {
 		}
 		return int32(n)
 	}
+	period := func(name string) int32 {
+		v := c.FormValue(name)
+		if _, sent := c.Request().PostForm[name]; !sent && v == "" {
+			return 0
+		}
+		if n := num(name); n != 0 {
+			return n
+		}
+		return -1
+	}
 	return clinics.Settings{
 		Name: c.FormValue("name"), Address: c.FormValue("address"),
 		ContactPhone: c.FormValue("contactPhone"), ContactEmail: c.FormValue("contactEmail"),
 		Language: c.FormValue("language"), Timezone: c.FormValue("timezone"), Country: c.FormValue("country"),
 		Verification: c.FormValue("verification"),
+		Privacy: clinics.Privacy{
+			RetentionMonths: period("retentionMonths"), MailRetentionDays: period("mailRetentionDays"),
+			ControllerName: c.FormValue("controllerName"), Contact: c.FormValue("privacyContact"),
+		},
 		Defaults: clinics.TypeDefaults{
 			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: num("defaultMinNoticeMin"),
 			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: num("defaultCooldownMin"),
