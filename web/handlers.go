@@ -54,15 +54,15 @@ func newHandlers(d Deps) handlers {
 		}, kit, pub),
 		kiosk: kiosk.New(kiosk.Deps{Assets: d.Assets, Clinics: d.Clinics, Practice: d.Practice, Slots: d.Slots}, kit, live),
 		desk: desk.New(desk.Deps{
-			Assets: d.Assets, Bookings: d.Bookings, Clinics: d.Clinics, Desk: d.Desk, Holds: d.Holds,
+			Access: d.Access, Assets: d.Assets, Bookings: d.Bookings, Clinics: d.Clinics, Desk: d.Desk, Holds: d.Holds,
 			Logger: d.Logger, Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
 			StaffBookings: d.StaffBookings, Waitlist: d.Waitlist,
 		}, kit, live),
 		setup: setup.New(setup.Deps{
-			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
+			Access: d.Access, Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
 			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, LoginIPLimiter: d.LoginIPLimiter,
-			Outbox: d.Outbox, Practice: d.Practice, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
-			Privacy: d.Privacy,
+			Outbox: d.Outbox, PatientExport: d.PatientExport, Practice: d.Practice, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
+			SetupChanges: d.SetupChanges, Privacy: d.Privacy,
 		}, kit),
 	}
 }

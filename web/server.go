@@ -67,6 +67,10 @@ type Deps struct {
 	Waitlist *waitlist.Service
 	// Privacy finds and erases one patient's data.
 	Privacy *privacy.Service
+	// Access records which staff account saw which patients' bookings.
+	Access *privacy.Recorder
+	// PatientExport hands admins a patient's data.
+	PatientExport *privacy.Exporter
 
 	Staff               *staff.Service
 	Practice            *practice.Service

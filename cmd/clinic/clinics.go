@@ -1,7 +1,7 @@
 package main
 
-// `clinic clinic create|list` and `clinic staff reset-password`: what an
-// owner needs to start a clinic and sign in, without SQL.
+// `clinic clinic create|list` and `clinic staff reset-password|reset-2fa`:
+// what an owner needs to start a clinic and sign in, without SQL.
 
 import (
 	"context"
@@ -155,8 +155,11 @@ func clinicList(ctx context.Context, cfg config.Config, args []string, stdout, s
 }
 
 func staffCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "reset-2fa" {
+		return staffResetSecondFactor(ctx, cfg, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "reset-password" {
-		return errors.New("staff: want reset-password")
+		return errors.New("staff: want reset-password or reset-2fa")
 	}
 	fs := flag.NewFlagSet("staff reset-password", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -1,7 +1,7 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
-// create|list`, `clinic staff reset-password`, `clinic retention run` and
-// `clinic patient erase|export`.
+// create|list`, `clinic staff reset-password|reset-2fa`, `clinic retention
+// run` and `clinic patient erase|export`.
 package main
 
 import (

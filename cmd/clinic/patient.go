@@ -28,8 +28,10 @@ func patientCommand(ctx context.Context, cfg config.Config, args []string, stdou
 	switch sub {
 	case "erase":
 		return patientErase(ctx, cfg, args, stdout, stderr)
+	case "export":
+		return patientExport(ctx, cfg, args, stdout, stderr)
 	default:
-		return fmt.Errorf("patient: want erase, not %q", sub)
+		return fmt.Errorf("patient: want erase or export, not %q", sub)
 	}
 }
 

@@ -214,6 +214,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		OrphanJobsAfter: time.Duration(cmp.Or(o.MailRetentionDays, 30)) * 24 * time.Hour, Log: logger,
 	})
 	registerRetentionMetrics(reg, retention)
+	access := privacy.NewRecorder(pool)
+	registerAccessMetrics(reg, access)
 	metrics := events.NewMetrics(reg)
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
@@ -231,7 +233,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	// the open pages of the clinic to refresh.
 	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
 	changed := setupChanges.Changed
-	var staffOpts []staff.Option
+	serverSecret := serverKey(pool, logger, o.SecretKey)
+	staffOpts := []staff.Option{staff.WithKey(serverSecret)}
 	if o.HashCost > 0 {
 		staffOpts = append(staffOpts, staff.WithHashCost(o.HashCost))
 	}
@@ -247,7 +250,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Practice:          practice.New(pool, changed),
 		StaffBookings:     staffBookings,
 		Desk:              desk.NewDesk(staffBookings, co, slotSvc),
-		Secret:            serverKey(pool, logger, o.SecretKey),
+		Secret:            serverSecret,
 		MetricsAddr:       o.MetricsAddr,
 		MetricsPublic:     o.MetricsPublic,
 		StreamsPerAddress: o.StreamsPerAddress,
@@ -270,6 +273,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Checkout:          co,
 		Outbox:            ob,
 		Waitlist:          wl,
+		Access:            access,
+		PatientExport:     privacy.NewExporter(pool),
 	}
 	d.Privacy = privacy.New(privacy.Config{
 		Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,

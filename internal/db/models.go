@@ -12,6 +12,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type AccessRecord struct {
+	ID          int64
+	ClinicID    uuid.UUID
+	StaffID     uuid.UUID
+	At          time.Time
+	Page        string
+	BookingIds  []uuid.UUID
+	WaitlistIds []uuid.UUID
+	MessageIds  []uuid.UUID
+}
+
 type AppointmentType struct {
 	ID                uuid.UUID
 	ClinicID          uuid.UUID
@@ -105,6 +116,7 @@ type Clinic struct {
 	MailRetentionDays     int32
 	ControllerName        string
 	PrivacyContact        string
+	RequireSecondFactor   bool
 }
 
 type Erasure struct {
@@ -201,6 +213,30 @@ type Specialist struct {
 	Version   int32
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+type StaffRecoveryCode struct {
+	StaffUserID uuid.UUID
+	CodeHash    []byte
+}
+
+type StaffSecondFactor struct {
+	StaffUserID  uuid.UUID
+	SecretSealed []byte
+	LastStep     int64
+	ConfirmedAt  *time.Time
+	CreatedAt    time.Time
+}
+
+type StaffSession struct {
+	TokenHash   []byte
+	ID          uuid.UUID
+	StaffUserID uuid.UUID
+	Browser     string
+	Address     string
+	SignedInAt  time.Time
+	LastSeenAt  time.Time
+	EndedAt     *time.Time
 }
 
 type StaffSigninLink struct {

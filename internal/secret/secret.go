@@ -1,7 +1,9 @@
 // Package secret is the server's signing key: the key of the HMACs that
 // make the sign-in form's CSRF token and a browser's device cookie
-// unforgeable. Every instance must hold the same key, so a form served by
-// one instance is accepted by another.
+// unforgeable, and from which the staff accounts' second factors derive
+// the keys that seal their TOTP secrets and hash their recovery codes.
+// Every instance must hold the same key, so a form served by one instance
+// is accepted by another.
 package secret
 
 import (

@@ -69,6 +69,15 @@ const (
 	ActPatients Action = "patients"
 	// ActErase: erase a patient's details everywhere.
 	ActErase Action = "patients.erase"
+	// ActSecondFactor: set up one's own second factor, and list and end
+	// one's own sessions.
+	ActSecondFactor Action = "second_factor"
+	// ActSecondFactorAdmin: reset a colleague's second factor, and require
+	// one of every account of the clinic.
+	ActSecondFactorAdmin Action = "second_factor.admin"
+	// ActPatientExport: hand a patient everything the clinic holds about
+	// them (bookings, e-mails, waitlist places, audit entries).
+	ActPatientExport Action = "patients.export"
 )
 
 // permission is one row of the role table: an action, who may do it, and
@@ -101,6 +110,9 @@ var roleTable = []permission{
 	{ActSettings, []string{RoleAdmin}, "change the clinic's settings"},
 	{ActPatients, []string{RoleAdmin}, "look up what is held about a patient"},
 	{ActErase, []string{RoleAdmin}, "erase a patient"},
+	{ActSecondFactor, []string{RoleAdmin, RoleStaff, RoleReception}, "set up their own second factor or end their own sessions"},
+	{ActSecondFactorAdmin, []string{RoleAdmin}, "reset a colleague's second factor or require one of everyone"},
+	{ActPatientExport, []string{RoleAdmin}, "export a patient's data"},
 }
 
 // Actions are every action of the role table, in its order.

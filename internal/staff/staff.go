@@ -1,7 +1,8 @@
 // Package staff is who the clinic's staff are and what they may do: the
 // accounts, signing in, passwords and their policy, the one-time sign-in
-// links (welcome and reset), the roles with their table of actions
-// (User.May), and reading the audit log. The calendar and the front desk
+// links (welcome and reset), the second factor (TOTP and recovery codes)
+// and the account's list of sessions, the roles with their table of
+// actions (User.May), and reading the audit log. The calendar and the front desk
 // (internal/desk) and the clinic's set-up (internal/practice) take a
 // User from here and check it against the same table; this package
 // imports neither. Every query is scoped by the staff member's clinic;
@@ -34,7 +35,16 @@ type User struct {
 	Email    string
 	Name     string
 	Role     string
+	// SecondFactor: the account signs in with a code after its password.
+	SecondFactor bool
+	// SecondFactorRequired: its clinic requires a second factor of every
+	// account.
+	SecondFactorRequired bool
 }
+
+// MustSetUpSecondFactor is whether u may do nothing but set up a second
+// factor: the clinic requires one and u has none yet.
+func (u User) MustSetUpSecondFactor() bool { return u.SecondFactorRequired && !u.SecondFactor }
 
 // Actor is how audit rows name the user.
 func (u User) Actor() string { return "staff:" + u.Email }
@@ -50,6 +60,7 @@ type Service struct {
 	changed  Notifier
 	logger   *slog.Logger
 	hashCost int
+	keys     keys
 	// dummyHash is a hash at hashCost, made on first use.
 	dummyHash func() []byte
 }
@@ -110,14 +121,11 @@ func userOf(r db.StaffUser) User {
 //
 // Errors: SIGNED_OUT (401) when the account is gone or disabled.
 func (s *Service) UserByID(ctx context.Context, id uuid.UUID) (User, error) {
-	row, err := db.New(s.pool).StaffUserGet(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.DisabledAt != nil) {
+	u, err := s.SignedIn(ctx, id, nil)
+	if ae := apperr.As(err); ae != nil && ae.Code == apperr.CodeSignedOut {
 		return User{}, apperr.New(apperr.Unauthorized, apperr.CodeSignedOut, "This account can no longer sign in.")
 	}
-	if err != nil {
-		return User{}, fmt.Errorf("load staff user: %w", err)
-	}
-	return userOf(row), nil
+	return u, err
 }
 
 // Stale is an edit made on a version that is no longer current.

@@ -10,6 +10,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -41,7 +42,7 @@ func (s *FrontDesk) BookingDialog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return httpx.Render(c, http.StatusOK, nil, views.BookingDialog(s.bookingDialogVM(c, card, time.Now())))
+	return s.renderDialog(c, http.StatusOK, card, s.bookingDialogVM(c, card, time.Now()))
 }
 
 // MarkAttendance answers POST /staff/bookings/:id/attendance (mark,
@@ -69,14 +70,22 @@ func (s *FrontDesk) MarkAttendance(c echo.Context) error {
 		}
 		vm := s.bookingDialogVM(c, card, time.Now())
 		vm.Error, vm.ErrorCode = ae.Message, ae.Code
-		return httpx.Render(c, http.StatusConflict, nil, views.BookingDialog(vm))
+		return s.renderDialog(c, http.StatusConflict, card, vm)
 	}
 	vm := s.bookingDialogVM(c, card, time.Now())
 	vm.Notice = "Attendance: " + attendanceWords[card.Attendance] + "."
 	if mark == desk.NotMarked {
 		vm.Notice = "The mark was undone."
 	}
-	return httpx.Render(c, http.StatusOK, nil, views.BookingDialog(vm))
+	return s.renderDialog(c, http.StatusOK, card, vm)
+}
+
+// renderDialog answers with a booking's dialog, recorded as a view of it.
+func (s *FrontDesk) renderDialog(c echo.Context, status int, card desk.BookingCard, vm views.BookingDialogVM) error {
+	if err := s.record(c, privacy.PageBookingDialog, []uuid.UUID{card.ID}, nil); err != nil {
+		return err
+	}
+	return httpx.Render(c, status, nil, views.BookingDialog(vm))
 }
 
 // bookingParam is the booking id in the path; a malformed one is no

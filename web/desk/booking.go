@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -53,6 +54,9 @@ func (s *FrontDesk) StaffBookingPage(c echo.Context) error {
 	}
 	card, err := s.deps.StaffBookings.BookingCard(ctx, u, b.ID)
 	if err != nil {
+		return err
+	}
+	if err := s.record(c, privacy.PageBooking, []uuid.UUID{b.ID}, nil); err != nil {
 		return err
 	}
 	vm := views.StaffBookingVM{

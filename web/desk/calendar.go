@@ -17,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -248,6 +249,9 @@ func (s *FrontDesk) renderCalendar(c echo.Context, v calView, status int, notice
 	if err != nil {
 		return err
 	}
+	if err := s.record(c, privacy.PageCalendar, calendarBookings(days), nil); err != nil {
+		return err
+	}
 	nav := s.kit.Nav(c, "calendar")
 	vm := views.CalendarVM{
 		Nav: nav, Timezone: v.tz, View: v.mode(), Date: v.from.String(), Days: days,
@@ -285,12 +289,14 @@ func (s *FrontDesk) CalendarStream(c echo.Context) error {
 		Access:      s.staffAccess(c),
 		Personalize: func(b []byte) []byte { return bytes.ReplaceAll(b, slot, token) },
 		SignedIn:    true,
+		Shown:       s.streamRecord(c, privacy.PageCalendar).shown,
 	})
 }
 
 // staffAccess is a staff stream's access check: its session is still in
 // the store (not signed out, expired or deleted) and its account still
-// exists and is not disabled. The streams of one session share the check;
+// exists and is not disabled, and the session was not ended from a list
+// of sessions. The streams of one session share the check;
 // a failed check keeps the stream.
 func (s *FrontDesk) staffAccess(c echo.Context) func(context.Context) bool {
 	sm := s.deps.Sessions
@@ -304,7 +310,7 @@ func (s *FrontDesk) staffAccess(c echo.Context) func(context.Context) bool {
 		if err != nil || !found {
 			return false, err
 		}
-		_, err = s.deps.Staff.UserByID(ctx, id)
+		_, err = s.deps.Staff.SignedIn(ctx, id, staff.SessionHash(token))
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
 			return false, nil
 		}

@@ -140,6 +140,9 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 	if err != nil {
 		return err
 	}
+	if err := s.record(c, gridPage(week), gridBookings(body), nil); err != nil {
+		return err
+	}
 	vm := views.GridPageVM{
 		Nav: s.kit.Nav(c, "day"), Mode: "day", Title: "Day", Timezone: v.tz, Date: v.from.String(),
 		PrevURL: v.path(v.from.AddDays(-v.days())), NextURL: v.path(v.from.AddDays(v.days())),
@@ -179,7 +182,9 @@ func (s *FrontDesk) StaffGridLive(week bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.live.ServeHTMLStream(c, dayGridSource{srv: s, v: v}, "staff:"+v.clinicID.String(), stream.Viewer{Access: s.staffAccess(c), SignedIn: true})
+		return s.live.ServeHTMLStream(c, dayGridSource{srv: s, v: v}, "staff:"+v.clinicID.String(), stream.Viewer{
+			Access: s.staffAccess(c), SignedIn: true, Shown: s.streamRecord(c, gridPage(week)).shown,
+		})
 	}
 }
 

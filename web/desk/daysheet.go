@@ -4,11 +4,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -36,6 +38,15 @@ func (s *FrontDesk) DaySheet(c echo.Context) error {
 	}
 	sheet, err := s.deps.StaffBookings.DaySheet(ctx, u, day)
 	if err != nil {
+		return err
+	}
+	var ids []uuid.UUID
+	for _, part := range sheet.Specialists {
+		for _, b := range part.Bookings {
+			ids = append(ids, b.ID)
+		}
+	}
+	if err := s.record(c, privacy.PageDaySheet, ids, nil); err != nil {
 		return err
 	}
 	noon := time.Date(day.Year, day.Month, day.Day, 12, 0, 0, 0, loc)

@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
@@ -23,6 +24,7 @@ import (
 
 // Deps is what the FrontDesk uses of the server's dependencies.
 type Deps struct {
+	Access        *privacy.Recorder
 	Assets        *httpx.Assets
 	Bookings      *booking.Service
 	Clinics       *clinics.Service

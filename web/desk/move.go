@@ -8,6 +8,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -35,6 +36,9 @@ func (s *FrontDesk) DeskMove(c echo.Context) error {
 		}
 		vm := views.MoveDialogVM{CSRF: s.kit.CSRFToken(c), BookingID: id.String(), Title: "Move this booking", Error: ae.Message}
 		return httpx.Render(c, http.StatusConflict, nil, views.MoveDialog(vm))
+	}
+	if err := s.record(c, privacy.PageMoveDialog, []uuid.UUID{mc.Booking.ID}, nil); err != nil {
+		return err
 	}
 	return httpx.Render(c, http.StatusOK, nil, views.MoveDialog(moveVM(mc, s.kit.CSRFToken(c))))
 }

@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 )
@@ -47,6 +49,13 @@ func (s *FrontDesk) BookingSearch(c echo.Context) error {
 		}
 		if len(rows) == 0 {
 			vm.Notice = "No bookings match."
+		}
+		ids := make([]uuid.UUID, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+		}
+		if err := s.record(c, privacy.PageSearch, ids, nil); err != nil {
+			return err
 		}
 	}
 	return httpx.Render(c, http.StatusOK, views.Page("Find a booking", s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.SearchForm(q, c.QueryParam("from"), c.QueryParam("to"))))

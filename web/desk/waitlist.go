@@ -13,6 +13,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
 	"github.com/clinic/booking/views"
@@ -126,6 +127,13 @@ func (s *FrontDesk) WaitlistPage(c echo.Context) error {
 	}
 	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
 	if err != nil {
+		return err
+	}
+	ids := make([]uuid.UUID, len(entries))
+	for i, e := range entries {
+		ids[i] = e.ID
+	}
+	if err := s.record(c, privacy.PageWaitlist, nil, ids); err != nil {
 		return err
 	}
 	vm.Rows = waitlistRows(entries, loc)

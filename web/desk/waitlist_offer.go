@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
@@ -145,6 +146,9 @@ func (s *FrontDesk) offerRefusal(c echo.Context, u staff.User, e waitlist.Entry,
 // waitlistOfferVM is the page of the entry's free times on dayParam
 // (YYYY-MM-DD; "": the first of its days still ahead).
 func (s *FrontDesk) waitlistOfferVM(ctx context.Context, c echo.Context, u staff.User, e waitlist.Entry, dayParam string) (views.WaitlistOfferVM, error) {
+	if err := s.record(c, privacy.PageWaitlistOffer, nil, []uuid.UUID{e.ID}); err != nil {
+		return views.WaitlistOfferVM{}, err
+	}
 	vm := views.WaitlistOfferVM{
 		Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: e.TypeName, Days: entryDays(e), Times: entryTimes(e),
 		Asked: cmp.Or(e.SpecialistName, "Any"), ActionURL: "/staff/waitlist/" + e.ID.String() + "/offer",

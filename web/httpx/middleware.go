@@ -21,6 +21,7 @@ import (
 	"github.com/clinic/booking/internal/clientaddr"
 	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/ratelimit"
+	"github.com/clinic/booking/internal/staff"
 )
 
 type loggerKey struct{}
@@ -191,15 +192,25 @@ func plainValues(vs url.Values) error {
 func PlainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // RequireStaff lets signed-in staff through and sends everyone else to the
-// sign-in page (an htmx request gets HX-Redirect).
+// sign-in page (an htmx request gets HX-Redirect). The account is loaded
+// on every request, with its session: a disabled account or an ended
+// session is signed out at once. While the clinic requires a second
+// factor the account has not set up, every page but its set-up and
+// signing out leads to the set-up.
 func (s *Kit) RequireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		id, err := uuid.Parse(s.deps.Sessions.GetString(ctx, "staffId"))
+		sm := s.deps.Sessions
+		id, err := uuid.Parse(sm.GetString(ctx, "staffId"))
 		if err == nil {
-			if u, err := s.deps.Staff.UserByID(ctx, id); err == nil {
+			hash := staff.SessionHash(sm.Token(ctx))
+			if u, err := s.deps.Staff.SignedIn(ctx, id, hash); err == nil {
 				c.SetRequest(c.Request().WithContext(context.WithValue(ctx, staffKey{}, u)))
 				c.Response().Header().Set("Cache-Control", "no-store")
+				s.sessionSeen(c, u, hash)
+				if u.MustSetUpSecondFactor() && !SecondFactorSetUpPath(c.Request().URL.Path) {
+					return s.toSecondFactorSetUp(c)
+				}
 				return next(c)
 			}
 		}
@@ -208,6 +219,47 @@ func (s *Kit) RequireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return redirectTo(c, "/staff/login")
 	}
+}
+
+// SecondFactorSetUp is the page where an account sets up its second factor.
+const SecondFactorSetUp = "/staff/account/second-factor"
+
+// SecondFactorSetUpPath says whether path is one an account that must set
+// up a second factor may use: the set-up itself and signing out.
+func SecondFactorSetUpPath(path string) bool {
+	return path == SecondFactorSetUp || path == "/staff/logout"
+}
+
+func (s *Kit) toSecondFactorSetUp(c echo.Context) error {
+	if strings.HasPrefix(c.Request().URL.Path, "/v1/") {
+		return apperr.New(apperr.Forbidden, CodeSecondFactorRequired, "This clinic requires a second factor: set one up on Your account first.")
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", SecondFactorSetUp)
+		return c.NoContent(http.StatusForbidden)
+	}
+	return c.Redirect(http.StatusSeeOther, SecondFactorSetUp)
+}
+
+// CodeSecondFactorRequired refuses a staff API call of an account that
+// must set up its second factor first (403).
+const CodeSecondFactorRequired = "SECOND_FACTOR_REQUIRED"
+
+// sessionSeen writes the session's "last seen" in its account's list of
+// sessions, at most every staff.SeenEvery (the session remembers when it
+// last did). A failure costs only the list's freshness.
+func (s *Kit) sessionSeen(c echo.Context, u staff.User, hash []byte) {
+	ctx := c.Request().Context()
+	now := time.Now()
+	if last := s.deps.Sessions.GetInt64(ctx, "seen"); now.Sub(time.Unix(last, 0)) < staff.SeenEvery {
+		return
+	}
+	ua := BrowserName(c.Request().UserAgent())
+	if err := s.deps.Staff.SessionSeen(ctx, u.ID, hash, ua, c.RealIP(), now); err != nil {
+		LoggerFrom(c).Warn("session last seen", "err", err)
+		return
+	}
+	s.deps.Sessions.Put(ctx, "seen", now.Unix())
 }
 
 // LimitStaffWrites limits changes per account, so a script or a stolen

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"crypto/hmac"
 	"encoding/base64"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 )
@@ -66,4 +68,21 @@ func (s *Kit) ExistingClientID(c echo.Context) string {
 		}
 	}
 	return s.deps.Sessions.GetString(c.Request().Context(), "clientId")
+}
+
+// EndStaffSessions deletes from sm's store every session signed in as the
+// staff account id but the one of the token keep (none when ""), and
+// says how many it deleted. It reads every session once (the store keeps
+// no index by account), which a password change or a reset can afford.
+func EndStaffSessions(ctx context.Context, sm *scs.SessionManager, id uuid.UUID, keep string) (int, error) {
+	want := id.String()
+	n := 0
+	err := sm.Iterate(ctx, func(ctx context.Context) error {
+		if sm.GetString(ctx, "staffId") != want || (keep != "" && sm.Token(ctx) == keep) {
+			return nil
+		}
+		n++
+		return sm.Destroy(ctx)
+	})
+	return n, err
 }

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -64,4 +65,10 @@ func StaffCan(u staff.User) views.StaffCan {
 		Types: may(staff.ActTypes), Audit: may(staff.ActAudit), Accounts: may(staff.ActAccounts), Kiosks: may(staff.ActKiosks),
 		Settings: may(staff.ActSettings), Patients: may(staff.ActPatients),
 	}
+}
+
+// WithStaffUser replaces the request's signed-in staff member, for a page
+// that changed what was loaded at the start of the request.
+func WithStaffUser(c echo.Context, u staff.User) {
+	c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), staffKey{}, u)))
 }

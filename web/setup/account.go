@@ -1,4 +1,5 @@
-// Your account: every staff member changes their own password here.
+// Your account: every staff member changes their own password here, sets
+// up a second factor and sees where they are signed in.
 
 package setup
 
@@ -30,6 +31,11 @@ func (s *Admin) renderAccount(c echo.Context, status int, notice string, err *ap
 	if err != nil {
 		vm.Errors[err.Field()] = err.Message
 	}
+	sec, serr := s.accountSecurity(c)
+	if serr != nil {
+		return serr
+	}
+	vm.Security = sec
 	return s.kit.Page(c, status, "Your account", views.StaffAccount(vm))
 }
 

@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -52,6 +54,9 @@ func (s *Admin) AuditPage(c echo.Context) error {
 	if more {
 		rows = rows[:staff.AuditPageSize]
 	}
+	if err := s.recordAudit(c, rows); err != nil {
+		return err
+	}
 	for _, r := range rows {
 		vm.Rows = append(vm.Rows, views.AuditRowVM{At: r.At.In(loc).Format("2006-01-02 15:04:05"), Actor: r.Actor, Action: r.Action,
 			Entity: r.Entity, EntityID: r.EntityID, Before: string(r.Before), After: string(r.After), Reason: r.Reason})
@@ -68,4 +73,29 @@ func (s *Admin) AuditPage(c echo.Context) error {
 		vm.NextURL = pageURL(f.Page + 1)
 	}
 	return s.kit.Page(c, http.StatusOK, "Audit log", views.Audit(vm))
+}
+
+// recordAudit records the bookings, waitlist places and e-mails whose
+// audit rows a page shows: their before and after may hold the patient's
+// details.
+func (s *Admin) recordAudit(c echo.Context, rows []staff.AuditEntry) error {
+	var bookings, places, messages []uuid.UUID
+	for _, r := range rows {
+		id, err := uuid.Parse(r.EntityID)
+		if err != nil {
+			continue
+		}
+		switch r.Entity {
+		case "booking":
+			bookings = append(bookings, id)
+		case "waitlist_entry":
+			places = append(places, id)
+		case "message":
+			messages = append(messages, id)
+		}
+	}
+	u := httpx.StaffUser(c)
+	return s.deps.Access.Record(c.Request().Context(), privacy.Access{
+		ClinicID: u.ClinicID, StaffID: u.ID, Page: privacy.PageAuditLog, Bookings: bookings, Waitlist: places, Messages: messages,
+	})
 }

@@ -1,7 +1,8 @@
 // Package setup is the staff's pages around the desk: sign-in, welcome
 // links and the account, users and kiosk tokens, specialists and their
 // hours, appointment types, the clinic's settings, the e-mails kept
-// without a mail server, the audit log and one patient's data.
+// without a mail server, the audit log and one patient's data (what is
+// held, its export and its erasure).
 package setup
 
 import (
@@ -22,6 +23,7 @@ import (
 
 // Deps is what the Admin uses of the server's dependencies.
 type Deps struct {
+	Access              *privacy.Recorder
 	Assets              *httpx.Assets
 	Clinics             *clinics.Service
 	Holds               *holds.Store
@@ -30,6 +32,7 @@ type Deps struct {
 	LoginDeviceLimiter  *ratelimit.Limiter
 	LoginIPLimiter      *ratelimit.Limiter
 	Outbox              *outbox.Outbox
+	PatientExport       *privacy.Exporter
 	Sessions            *scs.SessionManager
 	Slots               *slots.Service
 	SetupChanges        slots.SetupChanges

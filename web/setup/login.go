@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 )
@@ -24,7 +25,8 @@ func (s *Admin) LoginPage(c echo.Context) error {
 // then per device for a browser that signed in to the account before, or
 // per account for any other: strangers guessing an account's password use
 // up the account's allowance, never its owner's. A wrong e-mail and a
-// wrong password read the same.
+// wrong password read the same. An account with a second factor goes on
+// to the code step (login_code.go).
 func (s *Admin) Login(c echo.Context) error {
 	if !s.loginCSRFValid(c) {
 		return httpx.ErrCSRF()
@@ -48,14 +50,7 @@ func (s *Admin) Login(c echo.Context) error {
 		}
 		return err
 	}
-	s.rememberDevice(c, email)
-	// A new token at sign-in: a session id seen before it is worth nothing after.
-	if err := s.deps.Sessions.RenewToken(ctx); err != nil {
-		return err
-	}
-	s.deps.Sessions.Put(ctx, "staffId", u.ID.String())
-	s.deps.Sessions.Remove(ctx, "csrf")
-	return c.Redirect(http.StatusSeeOther, "/staff")
+	return s.passwordAccepted(c, u.ID)
 }
 
 func (s *Admin) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
@@ -65,9 +60,14 @@ func (s *Admin) tooManyLogins(c echo.Context, email string, wait time.Duration) 
 		views.StaffLogin(email, fmt.Sprintf("Too many sign-in attempts. Try again in %d s.", secs), s.loginCSRF(c)))
 }
 
-// Logout answers POST /staff/logout: the session is deleted from the store.
+// Logout answers POST /staff/logout: the session is deleted from the store
+// and from the account's list of sessions.
 func (s *Admin) Logout(c echo.Context) error {
-	if err := s.deps.Sessions.Destroy(c.Request().Context()); err != nil {
+	ctx := c.Request().Context()
+	if err := s.deps.Staff.SessionSignedOut(ctx, staff.SessionHash(s.deps.Sessions.Token(ctx))); err != nil {
+		httpx.LoggerFrom(c).Warn("forget the signed-out session", "err", err)
+	}
+	if err := s.deps.Sessions.Destroy(ctx); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/staff/login")

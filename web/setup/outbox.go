@@ -21,6 +21,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -68,7 +69,8 @@ func (s *Admin) OutboxPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if vm.Held, err = s.heldRows(c, u, loc); err != nil {
+	var shown []uuid.UUID
+	if vm.Held, shown, err = s.heldRows(c, u, loc); err != nil {
 		return err
 	}
 	if vm.Stored {
@@ -81,19 +83,25 @@ func (s *Admin) OutboxPage(c echo.Context) error {
 				When: cp.Created.In(loc).Format(httpx.StaffTimeLayout), Recipient: cp.Recipient, Subject: cp.Subject,
 				URL: outboxPath(cp.MessageID),
 			})
+			shown = append(shown, cp.MessageID)
 		}
+	}
+	if err := s.recordMessages(c, shown...); err != nil {
+		return err
 	}
 	return s.kit.Page(c, http.StatusOK, "Outbox", views.Outbox(vm))
 }
 
 func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }
 
-// heldRows are the clinic's held-back messages as the page lists them.
-func (s *Admin) heldRows(c echo.Context, u staff.User, loc *time.Location) ([]views.OutboxHeldVM, error) {
+// heldRows are the clinic's held-back messages as the page lists them,
+// and their ids.
+func (s *Admin) heldRows(c echo.Context, u staff.User, loc *time.Location) ([]views.OutboxHeldVM, []uuid.UUID, error) {
 	held, err := s.deps.Outbox.Held(c.Request().Context(), u)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	ids := make([]uuid.UUID, len(held))
 	maySend := u.May(outbox.ActSendHeld) == nil
 	rows := make([]views.OutboxHeldVM, len(held))
 	for i, h := range held {
@@ -106,8 +114,18 @@ func (s *Admin) heldRows(c echo.Context, u staff.User, loc *time.Location) ([]vi
 		if maySend {
 			rows[i].SendURL = "/staff/outbox/held/" + h.ID.String() + "/send"
 		}
+		ids[i] = h.ID
 	}
-	return rows, nil
+	return rows, ids, nil
+}
+
+// recordMessages records a view of the clinic's e-mails (their
+// recipients, and with them their bookings and waitlist places).
+func (s *Admin) recordMessages(c echo.Context, ids ...uuid.UUID) error {
+	u := httpx.StaffUser(c)
+	return s.deps.Access.Record(c.Request().Context(), privacy.Access{
+		ClinicID: u.ClinicID, StaffID: u.ID, Page: privacy.PageOutbox, Messages: ids,
+	})
 }
 
 // OutboxSendHeld answers POST /staff/outbox/held/:id/send: an admin sends
@@ -141,6 +159,9 @@ func (s *Admin) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
 	pm, err := mail.Parse(cp.Raw)
 	if err != nil {
 		return outbox.Copy{}, mail.Parsed{}, fmt.Errorf("read kept message %s: %w", cp.MessageID, err)
+	}
+	if err := s.recordMessages(c, cp.MessageID); err != nil {
+		return outbox.Copy{}, mail.Parsed{}, err
 	}
 	return cp, pm, nil
 }

@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -26,15 +28,24 @@ func (s *Admin) renderUsers(c echo.Context, status int, notice, problem string) 
 	if err != nil {
 		return err
 	}
+	factors, err := s.deps.Staff.SecondFactorsOn(c.Request().Context(), httpx.StaffUser(c))
+	if err != nil {
+		return err
+	}
 	nav := s.kit.Nav(c, "users")
-	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role", "State"}, Notice: notice, Error: problem}
+	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role", "State", "Second factor"}, Notice: notice, Error: problem}
 	var others []views.OptionVM
 	for _, r := range rows {
 		state := "active"
 		if r.DisabledAt != nil {
 			state = "disabled"
 		}
-		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state})
+		factor := "off"
+		if factors[r.ID] {
+			factor = "on"
+		}
+		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state, factor})
+		vm.RowLinks = append(vm.RowLinks, accessLink(c, r.ID))
 		if r.ID != httpx.StaffUser(c).ID {
 			others = append(others, views.OptionVM{Value: r.ID.String(), Label: r.Email})
 		}
@@ -43,7 +54,30 @@ func (s *Admin) renderUsers(c echo.Context, status int, notice, problem string) 
 	for i, r := range staff.Roles {
 		roles[i] = views.OptionVM{Value: r, Label: r, Selected: r == staff.RoleStaff}
 	}
-	return httpx.Render(c, status, views.Page("Staff accounts", s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.UserForm(nav, others, roles)))
+	var security templ.Component = templ.NopComponent
+	if u := httpx.StaffUser(c); u.May(staff.ActSecondFactorAdmin) == nil {
+		security = views.UserSecondFactorForms(nav, others, u.SecondFactorRequired)
+	}
+	return httpx.Render(c, status, views.Page("Staff accounts", s.deps.Assets),
+		httpx.TemplChildren(views.Table(vm), templ.Join(accessLinks(c), views.UserForm(nav, others, roles), security)))
+}
+
+// accessLink is the link to what an account looked at, for those who may
+// read the record ("": none).
+func accessLink(c echo.Context, id uuid.UUID) string {
+	if httpx.StaffUser(c).May(privacy.ActReadAccess) != nil {
+		return ""
+	}
+	return accessStaffPath(id)
+}
+
+// accessLinks is the users page's link to the record of who looked, for
+// those who may read it.
+func accessLinks(c echo.Context) templ.Component {
+	if httpx.StaffUser(c).May(privacy.ActReadAccess) != nil {
+		return templ.NopComponent
+	}
+	return views.AccessLink()
 }
 
 // UserAccess answers POST /staff/users/access (id, action: disable or

@@ -98,7 +98,8 @@ func (s *Admin) welcomeForm(c echo.Context, status int, token string, info staff
 
 // Welcome answers POST /staff/welcome/:token: sets the password and uses
 // the link up (once, in one transaction), ends the account's other
-// sessions, and signs this browser in. Attempts count against the
+// sessions, and signs this browser in (after the code of an account with
+// a second factor). Attempts count against the
 // address's sign-in allowance.
 func (s *Admin) Welcome(c echo.Context) error {
 	token := c.Param("token")
@@ -127,13 +128,9 @@ func (s *Admin) Welcome(c echo.Context) error {
 	if err := s.endSessionsOf(ctx, u.ID); err != nil {
 		httpx.LoggerFrom(c).Warn("end the account's other sessions", "staff", u.ID, "err", err)
 	}
-	s.rememberDevice(c, u.Email)
-	if err := s.deps.Sessions.RenewToken(ctx); err != nil {
-		return err
-	}
-	s.deps.Sessions.Put(ctx, "staffId", u.ID.String())
-	s.deps.Sessions.Remove(ctx, "csrf")
-	return c.Redirect(http.StatusSeeOther, "/staff")
+	// An account with a second factor still gives its code: the link
+	// proves the mailbox or the admin's trust, not the phone.
+	return s.passwordAccepted(c, u.ID)
 }
 
 // endSessionsOf deletes every stored session signed in as the account:
@@ -142,12 +139,12 @@ func (s *Admin) Welcome(c echo.Context) error {
 // once (the store keeps no index by account), which a password change
 // can afford.
 func (s *Admin) endSessionsOf(ctx context.Context, id uuid.UUID) error {
-	sm := s.deps.Sessions
-	want := id.String()
-	return sm.Iterate(ctx, func(ctx context.Context) error {
-		if sm.GetString(ctx, "staffId") != want {
-			return nil
-		}
-		return sm.Destroy(ctx)
-	})
+	return s.endSessionsOfExcept(ctx, id, "")
+}
+
+// endSessionsOfExcept is endSessionsOf but for the session of the token
+// keep.
+func (s *Admin) endSessionsOfExcept(ctx context.Context, id uuid.UUID, keep string) error {
+	_, err := httpx.EndStaffSessions(ctx, s.deps.Sessions, id, keep)
+	return err
 }

@@ -32,6 +32,10 @@ type Viewer struct {
 	// their sessions. Every other stream counts, kiosks' too (a board
 	// may be public).
 	SignedIn bool
+	// Shown, when set, is told each batch of events before it is written
+	// (the first state too): the staff's streams record the bookings they
+	// show. An error withholds the batch and ends the stream.
+	Shown func(events [][]byte) error
 }
 
 // AccessCheckEvery is how often a stream with an access check makes it:
@@ -76,6 +80,12 @@ func (s *Live) ServeHTMLStream(c echo.Context, src liveSource, scope string, who
 		lv.leave(st)
 		uncount()
 		m.StreamEnded("html", scope, reason)
+	}
+	if who.Shown != nil {
+		if err := who.Shown(first); err != nil {
+			finish(events.ReasonInitFailed)
+			return err
+		}
 	}
 	w := startSSE(c)
 	if who.Personalize != nil {
@@ -134,10 +144,26 @@ func personalized(bs [][]byte, f func([]byte) []byte) [][]byte {
 }
 
 func outFor(out sseOut, who Viewer) sseOut {
-	if who.Personalize == nil {
-		return out
+	if who.Personalize != nil {
+		out = personalizedOut{out: out, f: who.Personalize}
 	}
-	return personalizedOut{out: out, f: who.Personalize}
+	if who.Shown != nil {
+		out = shownOut{out: out, f: who.Shown}
+	}
+	return out
+}
+
+// shownOut tells the viewer's Shown of each batch before it is written.
+type shownOut struct {
+	out sseOut
+	f   func([][]byte) error
+}
+
+func (s shownOut) writeBatch(bs [][]byte) error {
+	if err := s.f(bs); err != nil {
+		return err
+	}
+	return s.out.writeBatch(bs)
 }
 
 // pumpHTMLStream writes what the live view sends until the stream ends, and

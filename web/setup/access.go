@@ -1,0 +1,115 @@
+// The record of who looked, for admins: who saw one patient's bookings
+// and waitlist places, and what one staff account looked at.
+
+package setup
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/privacy"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// AccessPatient answers GET /staff/access?email=&phone=: the form, and
+// with an address or a number, who looked at that patient's bookings.
+func (s *Admin) AccessPatient(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(privacy.ActReadAccess); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	email, phone := strings.TrimSpace(c.QueryParam("email")), strings.TrimSpace(c.QueryParam("phone"))
+	vm := views.AccessPatientVM{Nav: s.kit.Nav(c, "users"), Email: email, Phone: phone}
+	if email == "" && phone == "" {
+		return s.kit.Page(c, http.StatusOK, "Who looked at a patient", views.AccessPatient(vm))
+	}
+	found, err := s.deps.Access.ByPatient(ctx, u, email, phone)
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
+		vm.Error = ae.Message
+		return s.kit.Page(c, http.StatusBadRequest, "Who looked at a patient", views.AccessPatient(vm))
+	}
+	if err != nil {
+		return err
+	}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return err
+	}
+	vm.Searched, vm.Waitlist = true, len(found.Waitlist)
+	when := map[uuid.UUID]string{}
+	for _, b := range found.Bookings {
+		when[b.ID] = b.Start.In(loc).Format(httpx.StaffTimeLayout)
+		vm.Bookings = append(vm.Bookings, views.AccessBookingVM{When: when[b.ID], Status: b.Status, URL: "/staff/bookings/" + b.ID.String()})
+	}
+	for _, l := range found.Looks {
+		look := views.AccessLookVM{When: l.At.In(loc).Format(httpx.StaffTimeLayout), Staff: l.StaffEmail, Page: l.Page, Shown: shownWords(l, when)}
+		if l.StaffEmail == "" {
+			look.Staff = "a deleted account"
+		} else {
+			look.StaffURL = accessStaffPath(l.StaffID)
+		}
+		vm.Looks = append(vm.Looks, look)
+	}
+	if len(found.Looks) >= privacy.LookLimit {
+		vm.Notice = "Showing the newest " + strconv.Itoa(privacy.LookLimit) + " views."
+	}
+	return s.kit.Page(c, http.StatusOK, "Who looked at a patient", views.AccessPatient(vm))
+}
+
+// shownWords says which of the patient's bookings (by time) and how many
+// waitlist places a view showed.
+func shownWords(l privacy.Look, when map[uuid.UUID]string) string {
+	parts := make([]string, 0, len(l.Bookings)+1)
+	for _, id := range l.Bookings {
+		parts = append(parts, "booking "+when[id])
+	}
+	if n := len(l.Waitlist); n == 1 {
+		parts = append(parts, "a waitlist place")
+	} else if n > 1 {
+		parts = append(parts, strconv.Itoa(n)+" waitlist places")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func accessStaffPath(id uuid.UUID) string { return "/staff/users/" + id.String() + "/access" }
+
+// AccessStaff answers GET /staff/users/:id/access: what one staff account
+// of the clinic looked at, newest first.
+func (s *Admin) AccessStaff(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(privacy.ActReadAccess); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such staff account at this clinic.")
+	}
+	ctx := c.Request().Context()
+	email, looks, err := s.deps.Access.ByStaff(ctx, u, id)
+	if err != nil {
+		return err
+	}
+	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
+	if err != nil {
+		return err
+	}
+	vm := views.AccessStaffVM{Nav: s.kit.Nav(c, "users"), Email: email}
+	for _, l := range looks {
+		vm.Rows = append(vm.Rows, views.AccessStaffRowVM{
+			When: l.At.In(loc).Format(time.DateTime), Page: l.Page, Bookings: strconv.Itoa(l.Bookings),
+			Waitlist: strconv.Itoa(l.WaitlistPlaces), Messages: strconv.Itoa(l.Messages),
+		})
+	}
+	if len(looks) >= privacy.LookLimit {
+		vm.Notice = "Showing the newest " + strconv.Itoa(privacy.LookLimit) + " views."
+	}
+	return s.kit.Page(c, http.StatusOK, "What "+email+" looked at", views.AccessStaff(vm))
+}

@@ -1,0 +1,166 @@
+package setup
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/privacy"
+	"github.com/clinic/booking/internal/staff"
+	"github.com/clinic/booking/views"
+	"github.com/clinic/booking/web/httpx"
+)
+
+// PatientExport answers GET /staff/patients/export (admins): without an
+// e-mail address or phone number, the form that asks for one; with one,
+// the patient's data as a printable page, or with format=json as a file
+// to download. Every export writes its audit row.
+func (s *Admin) PatientExport(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	if err := u.May(staff.ActPatientExport); err != nil {
+		return err
+	}
+	// The answer is one patient's data: no cache anywhere may keep it.
+	c.Response().Header().Set("Cache-Control", "no-store")
+	email, phone, format := c.QueryParam("email"), c.QueryParam("phone"), c.QueryParam("format")
+	if format != "" && format != "html" && format != "json" {
+		return apperr.Invalidf("format", "format must be html or json.")
+	}
+	form := views.PatientExportFormVM{Email: email, Phone: phone}
+	if strings.TrimSpace(email) == "" && strings.TrimSpace(phone) == "" && format == "" {
+		form.Nav = s.kit.Nav(c, "audit")
+		return s.kit.Page(c, http.StatusOK, "Export a patient's data", views.PatientExportForm(form))
+	}
+	x, err := s.deps.PatientExport.Export(c.Request().Context(), u, email, phone)
+	if ae := apperr.As(err); ae != nil && format != "json" && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound) {
+		form.Nav, form.Error = s.kit.Nav(c, "audit"), ae.Message
+		return s.kit.Page(c, httpx.StatusOf[ae.Kind], "Export a patient's data", views.PatientExportForm(form))
+	}
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		body, err := x.JSON()
+		if err != nil {
+			return err
+		}
+		// The file's name says whose data it is only by the export's id,
+		// which the audit row of the export names too.
+		name := "patient-export-" + x.ExportedAt.Format("2006-01-02") + "-" + x.ID.String()[:8] + ".json"
+		c.Response().Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		return c.Blob(http.StatusOK, "application/json; charset=utf-8", body)
+	}
+	q := c.Request().URL.Query()
+	q.Set("format", "json")
+	vm, err := exportVM(x, "/staff/patients/export?"+q.Encode())
+	if err != nil {
+		return err
+	}
+	vm.Nav = s.kit.Nav(c, "audit")
+	return s.kit.Page(c, http.StatusOK, "Patient data", views.PatientExport(vm))
+}
+
+// exportVM is the export as its page shows it, times in the clinic's zone.
+func exportVM(x privacy.Export, jsonURL string) (views.PatientExportVM, error) {
+	loc, err := time.LoadLocation(x.Clinic.TimeZone)
+	if err != nil {
+		return views.PatientExportVM{}, err
+	}
+	at := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.In(loc).Format("2006-01-02 15:04")
+	}
+	span := func(sp privacy.Span) (local, utc string) {
+		return sp.StartUTC.In(loc).Format("Mon 2006-01-02 15:04") + "–" + sp.EndUTC.In(loc).Format("15:04"),
+			sp.StartUTC.Format("2006-01-02 15:04") + "–" + sp.EndUTC.Format("15:04") + " UTC"
+	}
+	vm := views.PatientExportVM{
+		ExportID: x.ID.String(), ExportedAt: at(&x.ExportedAt), ExportedBy: actorText(x.ExportedBy), JSONURL: jsonURL,
+		Clinic: views.PatientExportClinicVM{Name: x.Clinic.Name, Address: x.Clinic.Address,
+			ContactEmail: x.Clinic.ContactEmail, ContactPhone: x.Clinic.ContactPhone, TimeZone: x.Clinic.TimeZone},
+		For: strings.TrimSpace(x.RequestedFor.Email + " " + x.RequestedFor.Phone),
+	}
+	for _, b := range x.Bookings {
+		local, utc := span(b.Time)
+		cancelled := at(b.CancelledAt)
+		if b.MovedTo != nil {
+			cancelled = "" // "Moved to" says it
+		}
+		vm.Bookings = append(vm.Bookings, views.PatientExportBookingVM{
+			ID: b.ID.String(), Time: local, TimeUTC: utc, Type: b.AppointmentType, Specialist: b.Specialist, Status: b.Status,
+			Created: at(&b.CreatedAt), Cancelled: cancelled, CancelReason: b.CancelReason,
+			Attendance: strings.ReplaceAll(b.Attendance, "_", "-"), MovedFrom: idText(b.MovedFrom), MovedTo: idText(b.MovedTo),
+			Name: b.Patient.Name, Email: b.Patient.Email, Phone: b.Patient.Phone,
+		})
+	}
+	for _, m := range x.Emails {
+		e := views.PatientExportEmailVM{ID: m.ID.String(), Kind: m.Kind, Status: m.Status, To: m.To,
+			Created: at(&m.CreatedAt), Sent: at(m.SentAt), HasCopy: m.Text != nil}
+		switch {
+		case m.BookingID != nil:
+			e.About = "about booking " + m.BookingID.String()
+		case m.WaitlistPlaceID != nil:
+			e.About = "about waitlist place " + m.WaitlistPlaceID.String()
+		}
+		if e.Sent == "" {
+			e.Sent = "not yet"
+		}
+		if e.HasCopy {
+			e.Subject, e.Text = *m.Subject, *m.Text
+		}
+		vm.Emails = append(vm.Emails, e)
+	}
+	for _, p := range x.Waitlist {
+		pv := views.PatientExportPlaceVM{ID: p.ID.String(), Type: p.AppointmentType, Specialist: p.Specialist,
+			Days: p.FromDate + " to " + p.ToDate, PartsOfDay: strings.Join(p.PartsOfDay, ", "), State: p.State,
+			Joined: at(&p.JoinedAt), Confirmed: at(p.ConfirmedAt), Ended: at(p.EndedAt),
+			Name: p.Patient.Name, Email: p.Patient.Email, Phone: p.Patient.Phone}
+		if pv.Specialist == "" {
+			pv.Specialist = "any specialist"
+		}
+		if pv.PartsOfDay == "" {
+			pv.PartsOfDay = "any time of day"
+		}
+		for _, o := range p.Offers {
+			local, _ := span(o.Time)
+			pv.Offers = append(pv.Offers, views.PatientExportOfferVM{Time: local, Specialist: o.Specialist, State: o.State,
+				Offered: at(&o.OfferedAt), Expires: at(&o.ExpiresAt)})
+		}
+		vm.Places = append(vm.Places, pv)
+	}
+	for _, a := range x.Audit {
+		vm.Audit = append(vm.Audit, views.PatientExportEventVM{At: at(&a.At), Action: a.Action,
+			Entity: strings.ReplaceAll(a.Entity, "_", " "), By: actorText(a.By), Reason: a.Reason})
+	}
+	return vm, nil
+}
+
+func actorText(a privacy.Actor) string {
+	switch a.Kind {
+	case "staff":
+		name := a.Name
+		if name == "" {
+			name = "a staff member"
+		}
+		if a.Role == "" {
+			return name
+		}
+		return name + " (" + a.Role + ")"
+	case staff.ActorCLI:
+		return "the command line"
+	}
+	return a.Kind
+}
+
+func idText(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
+}
