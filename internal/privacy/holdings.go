@@ -16,6 +16,10 @@ import (
 	"github.com/clinic/booking/internal/staff"
 )
 
+// PagePatients is the access record's name of the admins' Patients page,
+// which shows one patient's bookings, places and e-mails.
+const PagePatients = "patients"
+
 // Holdings is what a clinic holds about one patient, shaped for display.
 type Holdings struct {
 	Patient  Patient
@@ -29,6 +33,21 @@ type Holdings struct {
 	Drafts int
 
 	details []string // the patient's details as stored (Forget)
+}
+
+// Access is the access record of u's view of h.
+func (h Holdings) Access(u staff.User) Access {
+	a := Access{ClinicID: u.ClinicID, StaffID: u.ID, Page: PagePatients}
+	for _, b := range h.Bookings {
+		a.Bookings = append(a.Bookings, b.ID)
+	}
+	for _, p := range h.Places {
+		a.Waitlist = append(a.Waitlist, p.ID)
+	}
+	for _, m := range h.Messages {
+		a.Messages = append(a.Messages, m.ID)
+	}
+	return a
 }
 
 // Empty says whether nothing at all is held.
