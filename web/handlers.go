@@ -60,7 +60,7 @@ func newHandlers(d Deps) handlers {
 		}, kit, live),
 		setup: setup.New(setup.Deps{
 			Access: d.Access, Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
-			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, LoginIPLimiter: d.LoginIPLimiter,
+			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, CodeAccountLimiter: d.CodeAccountLimiter, LoginIPLimiter: d.LoginIPLimiter,
 			Outbox: d.Outbox, PatientExport: d.PatientExport, Practice: d.Practice, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
 			SetupChanges: d.SetupChanges, Privacy: d.Privacy,
 		}, kit),

@@ -79,6 +79,7 @@ type Deps struct {
 	LoginIPLimiter      *ratelimit.Limiter
 	LoginAccountLimiter *ratelimit.Limiter // sign-ins per account from unknown devices
 	LoginDeviceLimiter  *ratelimit.Limiter // sign-ins per known device (see knownDevice)
+	CodeAccountLimiter  *ratelimit.Limiter // second-factor codes per account per hour from unknown devices
 	Sessions            *scs.SessionManager
 	HoldLimiter         *ratelimit.Limiter // holds on the pages, per IP
 	MoveLimiter         *ratelimit.Limiter // moves by manage link per IP, pages and API

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/privacy"
+	"github.com/google/uuid"
 )
 
 func TestPatientsPageByPhone(t *testing.T) {
@@ -72,4 +73,61 @@ func TestPatientsPageByPhone(t *testing.T) {
 	admin.Get("/staff/patients?phone=" + url.QueryEscape(p.Phone)).Want(http.StatusOK)
 	r = admin.Post(f.Action, f.Values)
 	wantErrorPage(t, r, http.StatusNotFound)
+}
+
+// A patient whose name is a single letter that every session's tokens
+// hold (an "e" is in most hex ids) is erased; staff stay signed in and
+// another patient's booking form draft stays: only the erased patient's
+// draft and notices naming them are taken out of sessions.
+func TestErasureOfAShortNameLeavesOtherSessions(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	admin := a.signIn(t, c.Admin)
+	colleague := a.signIn(t, c.Staff)
+	p := newErasePatient(t, "Paula")
+	p.Name = "e"
+	a.bookAs(t, c, c.Types[0], c.Specialists[0].ID, c.Next(time.Tuesday, 9, 0), booking.Patient{Name: p.Name, Email: p.Email, Phone: p.Phone})
+
+	page := admin.Get("/staff/patients?email=" + url.QueryEscape(p.Email)).Want(http.StatusOK)
+	f := page.Form(`[data-testid="patients-erase"]`)
+	f.Values.Set("confirm", p.Email)
+	admin.Post(f.Action, f.Values).Want(http.StatusOK)
+
+	colleague.Get("/staff").Want(http.StatusOK)
+	admin.Get("/staff/patients").Want(http.StatusOK)
+}
+
+// A patient who booked under two addresses with one phone: the search by
+// the first address shows the phone as another contact, and its link
+// finds (and the erasure then reaches) the booking under the second.
+func TestPatientsPageOffersTheOtherContacts(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	admin := a.signIn(t, c.Admin)
+	p := newErasePatient(t, "Zelda")
+	first := a.bookAs(t, c, c.Types[0], c.Specialists[0].ID, c.Next(time.Tuesday, 9, 0), booking.Patient{Name: p.Name, Email: p.Email, Phone: p.Phone}).Booking
+	second := a.bookAs(t, c, c.Types[1], c.Specialists[0].ID, c.Next(time.Wednesday, 9, 0), booking.Patient{Name: p.Name, Email: "work." + p.Email, Phone: p.Phone}).Booking
+
+	page := admin.Get("/staff/patients?email=" + url.QueryEscape(p.Email)).Want(http.StatusOK)
+	if got := page.Doc().Find(`[data-testid="patients-bookings"] tbody tr`).Length(); got != 1 {
+		t.Fatalf("%d bookings shown for the first address, want 1", got)
+	}
+	link, ok := page.Doc().Find(`[data-testid="patients-others"] a`).Attr("href")
+	if others := page.Text(`[data-testid="patients-others"]`); !ok || !strings.Contains(others, p.Phone) {
+		t.Fatalf("the other contacts say %q (link %q), want the phone %s", others, link, p.Phone)
+	}
+	page = admin.Get(link).Want(http.StatusOK)
+	if got := page.Doc().Find(`[data-testid="patients-bookings"] tbody tr`).Length(); got != 2 {
+		t.Fatalf("%d bookings shown by address and phone, want 2", got)
+	}
+	f := page.Form(`[data-testid="patients-erase"]`)
+	f.Values.Set("confirm", p.Email)
+	admin.Post(f.Action, f.Values).Want(http.StatusOK)
+	for _, id := range []uuid.UUID{first.ID, second.ID} {
+		if got := a.booking(t, id); got.Patient != (booking.Patient{Name: privacy.Anonymous}) {
+			t.Errorf("booking %s after the erasure: %+v", id, got.Patient)
+		}
+	}
 }

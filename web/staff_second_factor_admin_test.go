@@ -22,6 +22,7 @@ func TestSecondFactorRequiredForEveryone(t *testing.T) {
 	admin := a.signIn(t, c.Admin)
 	// A colleague signed in before the clinic required it.
 	before := a.signIn(t, c.Staff)
+	stream := openStaffLive(t, a, before, "?view=day")
 
 	res := admin.Post("/staff/users/second-factor/require", url.Values{"required": {"on"}}).Want(http.StatusOK)
 	if !strings.Contains(res.Text(`[data-testid="second-factor-required-state"]`), "must have") {
@@ -32,6 +33,9 @@ func TestSecondFactorRequiredForEveryone(t *testing.T) {
 		c.ID, c.Admin.Actor()).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("%d audit rows of the requirement (%v), want 1", n, err)
 	}
+
+	// Its calendar stream, open from before, shows nothing more.
+	wantStreamEnd(t, stream, "access-ended")
 
 	t.Run("SessionOpenBeforeIsTakenToTheSetUp", func(t *testing.T) {
 		before.Get("/staff").WantRedirect("/staff/account/second-factor")

@@ -271,3 +271,26 @@ func staffSession(t testing.TB, a *app, acc account) string {
 	}
 	return token
 }
+
+// Past the per-minute limits, codes from browsers not known to the
+// account are counted by the hour too: someone who has the password
+// cannot try codes all day at the per-minute rate.
+func TestSecondFactorCodesPerAccountPerHour(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, withOptions(program.Options{CodeTriesPerHour: 3}))
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	acc := a.newAccount(t, c.ID, "staff")
+	cl := a.clientWithSession(t, staffSession(t, a, acc))
+	cl.Get("/staff").Want(http.StatusOK)
+	f := setUpSecondFactor(t, cl)
+	for range 3 {
+		step := a.passwordStep(t, acc)
+		step.Post("/staff/login/code", url.Values{"code": {"000000"}}).Want(http.StatusUnauthorized)
+	}
+	step := a.passwordStep(t, acc)
+	res := step.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).Want(http.StatusTooManyRequests)
+	if retryAfter(t, res) < 60 {
+		t.Errorf("Retry-After %d s, want the rest of the hour", retryAfter(t, res))
+	}
+	step.Get("/staff").WantRedirect("/staff/login")
+}

@@ -141,6 +141,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		CodeGuessesPerAddress: cfg.CodeGuessesPerAddress,
 		MovesPerMinute:        cfg.MovesPerMinute,
 		LoginsPerMinute:       cfg.LoginsPerMinute,
+		CodeTriesPerHour:      cfg.CodeTriesPerHour,
 
 		StaffWritesPerMinute: cfg.StaffWritesPerMin,
 		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,

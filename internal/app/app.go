@@ -57,9 +57,12 @@ type Options struct {
 	PublicURL       string
 	HoldsPerMinute  int // per IP on the pages; 0: 30
 	LoginsPerMinute int // sign-in attempts per account from unknown devices; per IP four times that, per known device twice; 0: 5
-	WarnHeapMB      int // 0: 500
-	WarnStreams     int // 0: 20000
-	MovesPerMinute  int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
+	// CodeTriesPerHour: second-factor codes per account per hour from
+	// unknown devices; 0: 10.
+	CodeTriesPerHour int
+	WarnHeapMB       int // 0: 500
+	WarnStreams      int // 0: 20000
+	MovesPerMinute   int // moves of a booking by its manage link, per IP, pages and API together; 0: 60
 	// MovesPerLinkPerHour is how many moves one manage link may make in an
 	// hour, pages and API together (each sends an e-mail); 0: 6.
 	MovesPerLinkPerHour int

@@ -43,6 +43,7 @@ func setLimiters(d *web.Deps, rdb redis.UniversalClient, logger *slog.Logger, o 
 	d.LoginIPLimiter = limiter("login-ip", 4*logins, time.Minute)
 	d.LoginAccountLimiter = limiter("login-account", logins, time.Minute)
 	d.LoginDeviceLimiter = limiter("login-device", 2*logins, time.Minute)
+	d.CodeAccountLimiter = limiter("code-account", cmp.Or(max(o.CodeTriesPerHour, 0), 10), time.Hour)
 	d.HoldLimiter = limiter("hold-ip", cmp.Or(max(o.HoldsPerMinute, 0), 30), time.Minute)
 	d.MoveLimiter = limiter("move-ip", cmp.Or(max(o.MovesPerMinute, 0), 60), time.Minute)
 	d.MoveLinkLimiter = limiter("move-link", cmp.Or(max(o.MovesPerLinkPerHour, 0), 6), time.Hour)

@@ -66,6 +66,11 @@ type Config struct {
 	HeartbeatsPerMin  int // hold heartbeats, pages and API (per hold: 12)
 	MovesPerMinute    int // reschedules by manage link, pages and API
 	LoginsPerMinute   int // staff sign-in attempts per account (per address: four times)
+	// CodeTriesPerHour is how many second-factor codes one staff account
+	// may be given in an hour from browsers not known to it
+	// (SECOND_FACTOR_TRIES_PER_HOUR, 10): someone who has the password
+	// cannot try the code space at the per-minute rate all day.
+	CodeTriesPerHour  int
 	StaffWritesPerMin int // staff changes per account
 
 	// HoldsPerAddress is the most live holds of a clinic from one client
@@ -186,6 +191,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.CodeGuessesPerAddress = intVar("CODE_GUESSES_PER_ADDRESS", 30, 1, 1<<24)
 	c.MovesPerMinute = intVar("MOVES_PER_MINUTE", 60, 1, 1<<24)
 	c.LoginsPerMinute = intVar("LOGINS_PER_MINUTE", 5, 1, 1<<24)
+	c.CodeTriesPerHour = intVar("SECOND_FACTOR_TRIES_PER_HOUR", 10, 1, 1<<24)
 	c.StaffWritesPerMin = intVar("STAFF_WRITES_PER_MINUTE", 120, 1, 1<<24)
 	c.StreamsPerAddress = intVar("STREAMS_PER_ADDRESS", 50, 1, 1<<20)
 	c.MetricsAddr = getenv("METRICS_ADDR")
@@ -301,6 +307,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("code_guesses_per_address", c.CodeGuessesPerAddress),
 		slog.Int("moves_per_minute", c.MovesPerMinute),
 		slog.Int("logins_per_minute", c.LoginsPerMinute),
+		slog.Int("second_factor_tries_per_hour", c.CodeTriesPerHour),
 		slog.Int("staff_writes_per_minute", c.StaffWritesPerMin),
 		slog.Int("warn_streams", c.WarnStreams),
 		slog.Any("trusted_proxies", c.TrustedProxies),

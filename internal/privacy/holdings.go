@@ -31,6 +31,13 @@ type Holdings struct {
 	// Drafts are the browser sessions whose booking form keeps what the
 	// patient typed.
 	Drafts int
+	// Others are the other e-mail addresses and phone numbers written on
+	// the rows found (a second address given with the same phone, the
+	// phone given with the address searched for), each Contact one of
+	// them without a name: perhaps the same patient, perhaps a family
+	// member sharing a phone. Only a search that names them too reaches
+	// the rows found by them alone.
+	Others []Contact
 
 	details []string // the patient's details as stored (Forget)
 }
@@ -285,5 +292,30 @@ func (s *Service) describe(ctx context.Context, q *db.Queries, p Patient, f foun
 	for _, a := range f.audit {
 		h.Audit = append(h.Audit, HeldAudit{ID: a.ID, At: a.At, Actor: a.Actor, Action: a.Action, Entity: a.Entity, EntityID: a.EntityID})
 	}
+	h.Others = f.others(p)
 	return h, nil
+}
+
+// others are the addresses and numbers on f's bookings and places whose
+// keys are not p's, one spelling per key.
+func (f found) others(p Patient) []Contact {
+	var out []Contact
+	seen := map[string]bool{p.EmailKey: true, p.PhoneKey: true, "": true}
+	add := func(email, emailKey, phone, phoneKey string) {
+		if !seen[emailKey] && email != "" {
+			seen[emailKey] = true
+			out = append(out, Contact{Email: email})
+		}
+		if !seen[phoneKey] && phone != "" {
+			seen[phoneKey] = true
+			out = append(out, Contact{Phone: phone})
+		}
+	}
+	for _, b := range f.bookings {
+		add(b.PatientEmail, b.PatientEmailKey, b.PatientPhone, b.PatientPhoneKey)
+	}
+	for _, e := range f.places {
+		add(e.PatientEmail, e.PatientEmailKey, e.PatientPhone, e.PatientPhoneKey)
+	}
+	return out
 }

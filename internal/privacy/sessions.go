@@ -28,6 +28,15 @@ const (
 	draftPhone = "draft.phone"
 )
 
+// noticeKeys are the only other session values that may name a patient:
+// the one-time notices pages show after an action ("Removed Ann Example
+// from the waitlist"), on the staff calendar, the staff waitlist, the
+// patient's manage page and waitlist place. Nothing else a session keeps
+// (the account's id, the CSRF token, the browser's id, the code step's
+// account) is ever a patient's detail; matching a short name inside such a
+// token would sign staff out of every clinic.
+var noticeKeys = []string{"calNotice", "calError", "waitlistNotice", "notice", "placeNotice"}
+
 // draftSession is one session whose values carry the patient.
 type draftSession struct {
 	token    string
@@ -79,8 +88,8 @@ func eraseSessions(ctx context.Context, q *db.Queries, sessions []draftSession, 
 			tokens = append(tokens, d.token)
 			continue
 		}
-		for k, v := range d.values {
-			if str, ok := v.(string); ok && containsAny(str, details) {
+		for _, k := range noticeKeys {
+			if str, ok := d.values[k].(string); ok && containsAny(str, details) {
 				delete(d.values, k)
 			}
 		}
@@ -107,7 +116,7 @@ func eraseSessions(ctx context.Context, q *db.Queries, sessions []draftSession, 
 // request holds in memory (the admin's own, which the session manager
 // writes back after the request): a draft, and notices naming them.
 func Forget(ctx context.Context, sm *scs.SessionManager, h Holdings) {
-	for _, k := range sm.Keys(ctx) {
+	for _, k := range noticeKeys {
 		if v, ok := sm.Get(ctx, k).(string); ok && containsAny(v, h.details) {
 			sm.Remove(ctx, k)
 		}
@@ -133,10 +142,10 @@ func stringValue(values map[string]any, key string) string {
 	return strings.TrimSpace(v)
 }
 
-// carries says whether any string value holds one of details.
+// carries says whether a notice holds one of details.
 func carries(values map[string]any, details []string) bool {
-	for _, v := range values {
-		if str, ok := v.(string); ok && containsAny(str, details) {
+	for _, k := range noticeKeys {
+		if str, ok := values[k].(string); ok && containsAny(str, details) {
 			return true
 		}
 	}

@@ -295,8 +295,8 @@ func (s *FrontDesk) CalendarStream(c echo.Context) error {
 
 // staffAccess is a staff stream's access check: its session is still in
 // the store (not signed out, expired or deleted) and its account still
-// exists and is not disabled, and the session was not ended from a list
-// of sessions. The streams of one session share the check;
+// exists and is not disabled, the session was not ended from a list of
+// sessions, and the account has the second factor its clinic requires. The streams of one session share the check;
 // a failed check keeps the stream.
 func (s *FrontDesk) staffAccess(c echo.Context) func(context.Context) bool {
 	sm := s.deps.Sessions
@@ -310,11 +310,13 @@ func (s *FrontDesk) staffAccess(c echo.Context) func(context.Context) bool {
 		if err != nil || !found {
 			return false, err
 		}
-		_, err = s.deps.Staff.SignedIn(ctx, id, staff.SessionHash(token))
+		u, err := s.deps.Staff.SignedIn(ctx, id, staff.SessionHash(token))
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
 			return false, nil
 		}
-		return err == nil, err
+		// An account that must set up a second factor (its clinic came to
+		// require one while the stream was open) sees nothing more.
+		return err == nil && !u.MustSetUpSecondFactor(), err
 	}
 	return func(ctx context.Context) bool { return s.live.Allowed(ctx, key, check) }
 }

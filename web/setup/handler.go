@@ -30,6 +30,7 @@ type Deps struct {
 	Logger              *slog.Logger
 	LoginAccountLimiter *ratelimit.Limiter
 	LoginDeviceLimiter  *ratelimit.Limiter
+	CodeAccountLimiter  *ratelimit.Limiter
 	LoginIPLimiter      *ratelimit.Limiter
 	Outbox              *outbox.Outbox
 	PatientExport       *privacy.Exporter

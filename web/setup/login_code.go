@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -106,7 +107,8 @@ func (s *Admin) LoginCodePage(c echo.Context) error {
 // LoginCode answers POST /staff/login/code (code): a TOTP code or a
 // recovery code completes the sign-in. Tries count against the sign-in
 // limits as passwords do (per address, then per known device or per
-// account), and every wrong code reads the same.
+// account), from an unknown device also against an hourly count of codes
+// per account, and every wrong code reads the same.
 func (s *Admin) LoginCode(c echo.Context) error {
 	if !s.loginCSRFValid(c) {
 		return httpx.ErrCSRF()
@@ -123,12 +125,14 @@ func (s *Admin) LoginCode(c echo.Context) error {
 	if ok, wait := s.deps.LoginIPLimiter.Allow(ctx, httpx.ClientNetwork(c)); !ok {
 		return s.tooManyCodes(c, wait)
 	}
-	limiter, key := s.deps.LoginAccountLimiter, u.Email
+	limiters, key := []*ratelimit.Limiter{s.deps.LoginAccountLimiter, s.deps.CodeAccountLimiter}, u.Email
 	if device, known := s.knownDevice(c, u.Email); known {
-		limiter, key = s.deps.LoginDeviceLimiter, device
+		limiters, key = []*ratelimit.Limiter{s.deps.LoginDeviceLimiter}, device
 	}
-	if ok, wait := limiter.Allow(ctx, key); !ok {
-		return s.tooManyCodes(c, wait)
+	for _, l := range limiters {
+		if ok, wait := l.Allow(ctx, key); !ok {
+			return s.tooManyCodes(c, wait)
+		}
 	}
 	if err := s.deps.Staff.CheckSecondFactor(ctx, u.ID, c.FormValue("code"), time.Now()); err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {

@@ -6,8 +6,10 @@ package setup
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
@@ -64,6 +66,7 @@ func (s *Admin) showPatient(c echo.Context, status int, vm views.PatientsVM) err
 		vm.Places = append(vm.Places, views.PatientPlaceVM{Type: p.Type, Days: p.From.Format("2006-01-02") + " to " + p.To.Format("2006-01-02"),
 			State: p.State, Joined: p.JoinedAt.In(loc).Format(when)})
 	}
+	vm.Others = otherContacts(vm.Email, vm.Phone, h.Others)
 	for _, a := range h.Audit {
 		vm.Audit = append(vm.Audit, views.PatientAuditVM{When: a.At.In(loc).Format(when), Actor: a.Actor, Action: a.Action, Entity: a.Entity})
 	}
@@ -103,4 +106,30 @@ func (s *Admin) PatientErase(c echo.Context) error {
 	done := views.PatientsVM{Notice: fmt.Sprintf("Erased: %d bookings (%d future ones cancelled, their times free again), %d e-mails, %d waitlist places, %d audit rows cleaned, %d browser sessions.",
 		n.Bookings, n.Cancelled, n.Messages, n.Places, n.Audit, n.Sessions)}
 	return s.renderPatients(c, http.StatusOK, done)
+}
+
+// otherContacts are the contacts on the rows found that the search did not
+// name, each linked to the search that adds it: in place of the empty
+// field, or alone when both were given.
+func otherContacts(email, phone string, others []privacy.Contact) []views.PatientOtherVM {
+	out := make([]views.PatientOtherVM, 0, len(others))
+	for _, o := range others {
+		q := url.Values{}
+		vm := views.PatientOtherVM{Kind: "e-mail", Value: o.Email}
+		if o.Email != "" {
+			q.Set("email", o.Email)
+			if email == "" && phone != "" {
+				q.Set("phone", phone)
+			}
+		} else {
+			vm.Kind, vm.Value = "phone", o.Phone
+			q.Set("phone", o.Phone)
+			if phone == "" && email != "" {
+				q.Set("email", email)
+			}
+		}
+		vm.Search = templ.SafeURL("/staff/patients?" + q.Encode())
+		out = append(out, vm)
+	}
+	return out
 }
