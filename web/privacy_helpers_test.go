@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,46 +143,64 @@ func decodedText(parts [][]byte) string {
 	return all.String()
 }
 
-// redisText is every key of the Redis rdb and every value, as text.
+// redisText is every key of the Redis rdb and every value, as text (on
+// a Redis Cluster, every master's).
 func redisText(t testing.TB, rdb redis.UniversalClient) string {
 	t.Helper()
 	ctx := context.Background()
 	var parts [][]byte
-	iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
-	for iter.Next(ctx) {
-		key := iter.Val()
-		parts = append(parts, []byte(key))
-		typ, err := rdb.Type(ctx, key).Result()
-		if err != nil {
-			continue // gone meanwhile
-		}
-		var vals []string
-		switch typ {
-		case "string":
-			v, _ := rdb.Get(ctx, key).Result()
-			vals = []string{v}
-		case "hash":
-			for k, v := range rdb.HGetAll(ctx, key).Val() {
-				vals = append(vals, k, v)
+	scan := func(ctx context.Context, node redis.UniversalClient) error {
+		iter := node.Scan(ctx, 0, "*", 1000).Iterator()
+		for iter.Next(ctx) {
+			parts = append(parts, []byte(iter.Val()))
+			for _, v := range redisValues(ctx, rdb, iter.Val()) {
+				parts = append(parts, []byte(v))
 			}
-		case "set":
-			vals = rdb.SMembers(ctx, key).Val()
-		case "zset":
-			vals = rdb.ZRange(ctx, key, 0, -1).Val()
-		case "list":
-			vals = rdb.LRange(ctx, key, 0, -1).Val()
-		default:
-			dump, _ := rdb.Dump(ctx, key).Result()
-			vals = []string{dump}
 		}
-		for _, v := range vals {
-			parts = append(parts, []byte(v))
-		}
+		return iter.Err()
 	}
-	if err := iter.Err(); err != nil {
+	var err error
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return scan(ctx, node)
+		})
+	} else {
+		err = scan(ctx, rdb)
+	}
+	if err != nil {
 		t.Fatalf("scan redis: %v", err)
 	}
 	return decodedText(parts)
+}
+
+// redisValues are the values of key, whatever its type.
+func redisValues(ctx context.Context, rdb redis.UniversalClient, key string) []string {
+	typ, err := rdb.Type(ctx, key).Result()
+	if err != nil {
+		return nil // gone meanwhile
+	}
+	switch typ {
+	case "string":
+		v, _ := rdb.Get(ctx, key).Result()
+		return []string{v}
+	case "hash":
+		var vals []string
+		for k, v := range rdb.HGetAll(ctx, key).Val() {
+			vals = append(vals, k, v)
+		}
+		return vals
+	case "set":
+		return rdb.SMembers(ctx, key).Val()
+	case "zset":
+		return rdb.ZRange(ctx, key, 0, -1).Val()
+	case "list":
+		return rdb.LRange(ctx, key, 0, -1).Val()
+	}
+	dump, _ := rdb.Dump(ctx, key).Result()
+	return []string{dump}
 }
 
 // traces are the needles of text found in haystack, case aside.

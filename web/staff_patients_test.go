@@ -36,6 +36,11 @@ func TestPatientsPageByPhone(t *testing.T) {
 	if !strings.Contains(page.Text(`[data-testid="patients-held"]`), p.Name) {
 		t.Error("the name given is not shown")
 	}
+	var looked int
+	if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM access_records
+		WHERE clinic_id = $1 AND page = 'patients' AND $2 = ANY(booking_ids)`, c.ID, b.ID).Scan(&looked); err != nil || looked != 1 {
+		t.Errorf("%d access records of the page (%v), want 1", looked, err)
+	}
 	f := page.Form(`[data-testid="patients-erase"]`)
 
 	t.Run("WrongConfirmation", func(t *testing.T) {

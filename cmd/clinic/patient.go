@@ -87,6 +87,9 @@ func printReplay(ctx context.Context, svc *privacy.Service, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
+	if r.RepairFailed != nil {
+		fmt.Fprintf(stdout, "The ledger's file could not be given the database's entries: %v\n", r.RepairFailed)
+	}
 	fmt.Fprintf(stdout, "Replayed the ledger of erasures (%s): %d entries, %d found something and erased it again, %d of another key, %d added to the file, in %s.\n",
 		svc.Ledger().Path(), r.Entries, r.Matched, r.OtherKey, r.Repaired, time.Since(start).Round(time.Millisecond))
 	if !r.Erased.Zero() {
@@ -129,6 +132,9 @@ func replayErasures(ctx context.Context, svc *privacy.Service, logger *slog.Logg
 	}
 	logger.Info("ledger of erasures replayed", "entries", r.Entries, "checked", r.Checked, "matched", r.Matched,
 		"other_key", r.OtherKey, "repaired", r.Repaired, "took", time.Since(start))
+	if r.RepairFailed != nil {
+		logger.Warn("the ledger of erasures' file could not be given the database's entries; erasures will fail until it is writable", "err", r.RepairFailed)
+	}
 	if r.OtherKey > 0 {
 		logger.Warn("entries of the ledger of erasures were made with another key and match nothing (SECRET_KEY changed, or a database restored from before its first start)", "entries", r.OtherKey)
 	}

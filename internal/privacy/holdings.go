@@ -38,6 +38,21 @@ type Holdings struct {
 	details []string // the patient's details as stored (Forget)
 }
 
+// Access is the access record of u's view of h.
+func (h Holdings) Access(u staff.User) Access {
+	a := Access{ClinicID: u.ClinicID, StaffID: u.ID, Page: PagePatients}
+	for _, b := range h.Bookings {
+		a.Bookings = append(a.Bookings, b.ID)
+	}
+	for _, p := range h.Places {
+		a.Waitlist = append(a.Waitlist, p.ID)
+	}
+	for _, m := range h.Messages {
+		a.Messages = append(a.Messages, m.ID)
+	}
+	return a
+}
+
 // Empty says whether nothing at all is held.
 func (h Holdings) Empty() bool {
 	return len(h.Bookings) == 0 && len(h.Messages) == 0 && len(h.Places) == 0 && len(h.Audit) == 0 && h.Drafts == 0

@@ -20,7 +20,10 @@ type Replayed struct {
 	Matched  int // entries that found something of their patient, erased again
 	OtherKey int // entries made under another HMAC key: they match nothing
 	Repaired int // entries of the database's table the file lacked, appended
-	Erased   Erased
+	// RepairFailed says why the file could not be given them (the
+	// replay goes on: the table keeps them).
+	RepairFailed error
+	Erased       Erased
 }
 
 // Replay applies the ledger's erasures again. With all, every entry of
@@ -49,11 +52,10 @@ func (s *Service) Replay(ctx context.Context, all bool) (Replayed, error) {
 	inTable := make(map[uuid.UUID]bool, len(rows))
 	for _, row := range rows {
 		inTable[row.ID] = true
-		if !inFile[row.ID] && s.cfg.Ledger.Path() != "" {
-			if err := s.cfg.Ledger.append(entryFromRow(row)); err != nil {
-				return r, err
+		if !inFile[row.ID] && s.cfg.Ledger.Path() != "" && r.RepairFailed == nil {
+			if r.RepairFailed = s.cfg.Ledger.append(entryFromRow(row)); r.RepairFailed == nil {
+				r.Repaired++
 			}
-			r.Repaired++
 		}
 	}
 	var pending []Entry

@@ -115,23 +115,6 @@ func (s *Admin) AccessStaff(c echo.Context) error {
 }
 
 // recordHoldings records the Patients page's view of what is held about
-// a patient: their bookings, waitlist places and e-mails.
-func (s *Admin) recordHoldings(c echo.Context, h privacy.Holdings) error {
-	a := privacy.Access{Page: privacy.PagePatients}
-	for _, b := range h.Bookings {
-		a.Bookings = append(a.Bookings, b.ID)
-	}
-	for _, p := range h.Places {
-		a.Waitlist = append(a.Waitlist, p.ID)
-	}
-	for _, m := range h.Messages {
-		a.Messages = append(a.Messages, m.ID)
-	}
-	u := httpx.StaffUser(c)
-	a.ClinicID, a.StaffID = u.ClinicID, u.ID
-	return s.deps.Access.Record(c.Request().Context(), a)
-}
-
 // recordExport records an export, the page or the file, as a view of every
 // booking, waitlist place and e-mail in it.
 func (s *Admin) recordExport(c echo.Context, x privacy.Export) error {

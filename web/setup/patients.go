@@ -44,8 +44,10 @@ func (s *Admin) showPatient(c echo.Context, status int, vm views.PatientsVM) err
 	if err != nil {
 		return err
 	}
-	if err := s.recordHoldings(c, h); err != nil {
-		return err
+	if !h.Empty() {
+		if err := s.deps.Access.Record(ctx, h.Access(u)); err != nil {
+			return err
+		}
 	}
 	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)
 	const when = "2006-01-02 15:04"
