@@ -24,7 +24,6 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -478,27 +477,4 @@ func raiseFileLimit() {
 		l.Cur = l.Max
 		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
 	}
-}
-
-// streamsMode measures fan-out to live grids at each count of -streams,
-// against fresh servers, and the bare broadcaster as the reference.
-func streamsMode(ctx context.Context, pool *pgxpool.Pool, o options) error {
-	var counts []int
-	for _, f := range strings.Split(o.streams, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("-streams: %q is not a count", f)
-		}
-		counts = append(counts, n)
-	}
-	raiseFileLimit()
-	rows, err := streamsScenario(ctx, pool, o.spawn, counts, o.changes)
-	if err != nil {
-		printStreams(rows)
-		return err
-	}
-	bare, err := bareScenario(ctx, counts, o.changes)
-	rows = append(rows, bare...)
-	printStreams(rows)
-	return err
 }

@@ -450,3 +450,26 @@ func printStreams(rows []streamResult) {
 		fmt.Printf("%-18s %8d %10.1fKB %10s %10s %10s %6d/%-6d\n", r.name, r.streams, r.bytesPer/1024, round(r.p50), round(r.p99), round(r.all), r.delivered, r.expected)
 	}
 }
+
+// streamsMode measures fan-out to live grids at each count of -streams,
+// against fresh servers, and the bare broadcaster as the reference.
+func streamsMode(ctx context.Context, pool *pgxpool.Pool, o options) error {
+	var counts []int
+	for _, f := range strings.Split(o.streams, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-streams: %q is not a count", f)
+		}
+		counts = append(counts, n)
+	}
+	raiseFileLimit()
+	rows, err := streamsScenario(ctx, pool, o.spawn, counts, o.changes)
+	if err != nil {
+		printStreams(rows)
+		return err
+	}
+	bare, err := bareScenario(ctx, counts, o.changes)
+	rows = append(rows, bare...)
+	printStreams(rows)
+	return err
+}

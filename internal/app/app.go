@@ -213,12 +213,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)
 	registerWaitlistMetrics(reg, wl)
-	retention := privacy.NewRetention(pool, privacy.RetentionConfig{
-		OrphanJobsAfter: time.Duration(cmp.Or(o.MailRetentionDays, 30)) * 24 * time.Hour, Log: logger,
-	})
-	registerRetentionMetrics(reg, retention)
-	access := privacy.NewRecorder(pool)
-	registerAccessMetrics(reg, access)
+	retention, access := newPrivacyRecords(pool, reg, logger, o)
 	metrics := events.NewMetrics(reg)
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
@@ -279,10 +274,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Access:            access,
 		PatientExport:     privacy.NewExporter(pool),
 	}
-	d.Privacy = privacy.New(privacy.Config{
-		Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,
-		Ledger: privacy.NewLedger(o.ErasureLedger, d.Secret), Changed: changed, LimitScope: o.LimitScope, Log: logger,
-	})
+	d.Privacy = privacy.New(privacy.Config{Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,
+		Ledger: privacy.NewLedger(o.ErasureLedger, d.Secret), Changed: changed, LimitScope: o.LimitScope, Log: logger})
 	setLimiters(&d, rdb, logger, o)
 	d.Verify = newVerification(rdb, reg, logger, o, d.Secret)
 	co.SetVerification(d.Verify)
@@ -292,6 +285,18 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams: cmp.Or(o.WarnStreams, 20000),
 	}
+}
+
+// newPrivacyRecords builds the daily retention run and the record of who
+// looked at which bookings, with their metrics.
+func newPrivacyRecords(pool *pgxpool.Pool, reg *prometheus.Registry, logger *slog.Logger, o Options) (*privacy.Retention, *privacy.Recorder) {
+	retention := privacy.NewRetention(pool, privacy.RetentionConfig{
+		OrphanJobsAfter: time.Duration(cmp.Or(o.MailRetentionDays, 30)) * 24 * time.Hour, Log: logger,
+	})
+	registerRetentionMetrics(reg, retention)
+	access := privacy.NewRecorder(pool)
+	registerAccessMetrics(reg, access)
+	return retention, access
 }
 
 // newOutbox builds the e-mail outbox of o. Its queue also works the

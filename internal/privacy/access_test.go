@@ -124,40 +124,7 @@ func TestAccessRecord(t *testing.T) {
 	})
 
 	t.Run("AdminReadsPerPatient", func(t *testing.T) {
-		auditBefore := testkit.AuditCount(t, pool, c.ID)
-		// Another spelling of Ada's address finds both her bookings.
-		found, err := rec.ByPatient(ctx, admin, " ADA.access@example.org ", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(found.Bookings) != 2 || found.Bookings[0].ID != ada.ID || found.Bookings[1].ID != ada2.ID {
-			t.Fatalf("bookings %+v, want Ada's two", found.Bookings)
-		}
-		pages := map[string]bool{}
-		for _, l := range found.Looks {
-			pages[l.Page] = true
-			if l.StaffID != clerk.ID || l.StaffEmail != clerk.Email {
-				t.Errorf("a look by %s, who looked at no booking of Ada's", l.StaffEmail)
-			}
-			if slices.Contains(l.Bookings, bob.ID) {
-				t.Errorf("a look lists Bob's booking: %+v", l)
-			}
-		}
-		if !pages["day grid"] || !pages["day sheet"] || pages["outbox"] {
-			t.Errorf("pages %v, want the day grid and day sheet and not the outbox (Bob's message)", pages)
-		}
-		if testkit.AuditCount(t, pool, c.ID) != auditBefore+1 {
-			t.Error("reading the record wrote no audit row")
-		}
-		row := testkit.AuditRows(t, pool, "patient", "")
-		if len(row) == 0 || row[len(row)-1].Action != "access.read_patient" || row[len(row)-1].After != nil {
-			t.Errorf("audit rows %+v, want access.read_patient without details", row)
-		}
-		// By phone, in any spelling: the same patient's booking with a phone.
-		found, err = rec.ByPatient(ctx, admin, "", "030 5550100")
-		if err != nil || len(found.Bookings) != 1 || found.Bookings[0].ID != ada.ID {
-			t.Errorf("by phone: %+v, %v", found.Bookings, err)
-		}
+		wantReadsPerPatient(t, pool, rec, c.ID, admin, clerk, ada, ada2, bob)
 	})
 
 	t.Run("AdminReadsPerAccount", func(t *testing.T) {
@@ -174,21 +141,7 @@ func TestAccessRecord(t *testing.T) {
 		testkit.WantCode(t, err, apperr.CodeNotFound, "another clinic's account")
 	})
 
-	t.Run("OnlyAdminsRead", func(t *testing.T) {
-		for _, u := range []staff.User{clerk, testkit.StaffUser(t, pool, c.ID, staff.RoleStaff)} {
-			_, err := rec.ByPatient(ctx, u, "ada.access@example.org", "")
-			testkit.WantCode(t, err, apperr.CodeForbidden, u.Role+" per patient")
-			_, _, err = rec.ByStaff(ctx, u, clerk.ID)
-			testkit.WantCode(t, err, apperr.CodeForbidden, u.Role+" per account")
-		}
-	})
-
-	t.Run("NeitherAddressNorNumberIsInvalid", func(t *testing.T) {
-		_, err := rec.ByPatient(ctx, admin, " ", "")
-		if ae := apperr.As(err); ae == nil || ae.Kind != apperr.Invalid || ae.Field() != "email" {
-			t.Errorf("err %v, want INVALID naming email", err)
-		}
-	})
+	wantOnlyAdminsRead(t, pool, rec, c.ID, admin, clerk)
 }
 
 // Retention deletes a clinic's records written before the cut and no
@@ -238,4 +191,69 @@ func sameIDs(got []uuid.UUID, want ...uuid.UUID) bool {
 		}
 	}
 	return true
+}
+
+// wantReadsPerPatient checks an admin's read of Ada's record: both her
+// bookings by another spelling of her address, the clerk's views of them
+// and none of Bob's, an audit row of the read without details, and her
+// booking with a phone found by another spelling of the number.
+func wantReadsPerPatient(t *testing.T, pool *pgxpool.Pool, rec *privacy.Recorder, clinicID uuid.UUID, admin, clerk staff.User, ada, ada2, bob booking.Booking) {
+	t.Helper()
+	ctx := context.Background()
+	auditBefore := testkit.AuditCount(t, pool, clinicID)
+	// Another spelling of Ada's address finds both her bookings.
+	found, err := rec.ByPatient(ctx, admin, " ADA.access@example.org ", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Bookings) != 2 || found.Bookings[0].ID != ada.ID || found.Bookings[1].ID != ada2.ID {
+		t.Fatalf("bookings %+v, want Ada's two", found.Bookings)
+	}
+	pages := map[string]bool{}
+	for _, l := range found.Looks {
+		pages[l.Page] = true
+		if l.StaffID != clerk.ID || l.StaffEmail != clerk.Email {
+			t.Errorf("a look by %s, who looked at no booking of Ada's", l.StaffEmail)
+		}
+		if slices.Contains(l.Bookings, bob.ID) {
+			t.Errorf("a look lists Bob's booking: %+v", l)
+		}
+	}
+	if !pages["day grid"] || !pages["day sheet"] || pages["outbox"] {
+		t.Errorf("pages %v, want the day grid and day sheet and not the outbox (Bob's message)", pages)
+	}
+	if testkit.AuditCount(t, pool, clinicID) != auditBefore+1 {
+		t.Error("reading the record wrote no audit row")
+	}
+	row := testkit.AuditRows(t, pool, "patient", "")
+	if len(row) == 0 || row[len(row)-1].Action != "access.read_patient" || row[len(row)-1].After != nil {
+		t.Errorf("audit rows %+v, want access.read_patient without details", row)
+	}
+	// By phone, in any spelling: the same patient's booking with a phone.
+	found, err = rec.ByPatient(ctx, admin, "", "030 5550100")
+	if err != nil || len(found.Bookings) != 1 || found.Bookings[0].ID != ada.ID {
+		t.Errorf("by phone: %+v, %v", found.Bookings, err)
+	}
+}
+
+// wantOnlyAdminsRead checks that reception and staff cannot read the
+// record, and that a read naming neither address nor number is invalid.
+func wantOnlyAdminsRead(t *testing.T, pool *pgxpool.Pool, rec *privacy.Recorder, clinicID uuid.UUID, admin, clerk staff.User) {
+	t.Helper()
+	ctx := context.Background()
+	t.Run("OnlyAdminsRead", func(t *testing.T) {
+		for _, u := range []staff.User{clerk, testkit.StaffUser(t, pool, clinicID, staff.RoleStaff)} {
+			_, err := rec.ByPatient(ctx, u, "ada.access@example.org", "")
+			testkit.WantCode(t, err, apperr.CodeForbidden, u.Role+" per patient")
+			_, _, err = rec.ByStaff(ctx, u, clerk.ID)
+			testkit.WantCode(t, err, apperr.CodeForbidden, u.Role+" per account")
+		}
+	})
+
+	t.Run("NeitherAddressNorNumberIsInvalid", func(t *testing.T) {
+		_, err := rec.ByPatient(ctx, admin, " ", "")
+		if ae := apperr.As(err); ae == nil || ae.Kind != apperr.Invalid || ae.Field() != "email" {
+			t.Errorf("err %v, want INVALID naming email", err)
+		}
+	})
 }
