@@ -113,22 +113,3 @@ func (s *Admin) AccessStaff(c echo.Context) error {
 	}
 	return s.kit.Page(c, http.StatusOK, "What "+email+" looked at", views.AccessStaff(vm))
 }
-
-// recordHoldings records the Patients page's view of what is held about
-// recordExport records an export, the page or the file, as a view of every
-// booking, waitlist place and e-mail in it.
-func (s *Admin) recordExport(c echo.Context, x privacy.Export) error {
-	a := privacy.Access{Page: privacy.PageExport}
-	for _, b := range x.Bookings {
-		a.Bookings = append(a.Bookings, b.ID)
-	}
-	for _, p := range x.Waitlist {
-		a.Waitlist = append(a.Waitlist, p.ID)
-	}
-	for _, m := range x.Emails {
-		a.Messages = append(a.Messages, m.ID)
-	}
-	u := httpx.StaffUser(c)
-	a.ClinicID, a.StaffID = u.ClinicID, u.ID
-	return s.deps.Access.Record(c.Request().Context(), a)
-}

@@ -41,9 +41,6 @@ func (s *Admin) PatientExport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.recordExport(c, x); err != nil {
-		return err
-	}
 	if format == "json" {
 		body, err := x.JSON()
 		if err != nil {
