@@ -152,12 +152,12 @@ func carries(values map[string]any, details []string) bool {
 	return false
 }
 
-// containsAny says whether s holds one of details, case aside. A detail
-// of fewer than four characters (a two-letter name) is passed over: it
-// would be found in any notice.
+// containsAny says whether s holds one of details, case aside. Only
+// notices are searched, so a short name that matches by chance costs a
+// notice, never a signed-in session.
 func containsAny(s string, details []string) bool {
 	for _, d := range details {
-		if len(d) >= 4 && strings.Contains(strings.ToLower(s), strings.ToLower(d)) {
+		if d != "" && strings.Contains(strings.ToLower(s), strings.ToLower(d)) {
 			return true
 		}
 	}
