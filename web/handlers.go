@@ -7,7 +7,9 @@ import (
 	"github.com/clinic/booking/web/kiosk"
 	"github.com/clinic/booking/web/patient"
 	"github.com/clinic/booking/web/public"
+	"github.com/clinic/booking/web/records"
 	"github.com/clinic/booking/web/setup"
+	"github.com/clinic/booking/web/signin"
 	"github.com/clinic/booking/web/stream"
 	"github.com/clinic/booking/web/waitpage"
 )
@@ -24,6 +26,8 @@ type handlers struct {
 	kiosk    *kiosk.Board
 	desk     *desk.FrontDesk
 	setup    *setup.Admin
+	signin   *signin.SignIn
+	records  *records.Records
 }
 
 func newHandlers(d Deps) handlers {
@@ -59,10 +63,16 @@ func newHandlers(d Deps) handlers {
 			StaffBookings: d.StaffBookings, Waitlist: d.Waitlist,
 		}, kit, live),
 		setup: setup.New(setup.Deps{
-			Access: d.Access, Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger,
-			LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter, CodeAccountLimiter: d.CodeAccountLimiter, LoginIPLimiter: d.LoginIPLimiter,
-			Outbox: d.Outbox, PatientExport: d.PatientExport, Practice: d.Practice, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
-			SetupChanges: d.SetupChanges, Privacy: d.Privacy,
+			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger, Practice: d.Practice,
+			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
+		}, kit),
+		records: records.New(records.Deps{
+			Access: d.Access, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,
+			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
+		}, kit),
+		signin: signin.New(signin.Deps{
+			Clinics: d.Clinics, LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter,
+			CodeAccountLimiter: d.CodeAccountLimiter, LoginIPLimiter: d.LoginIPLimiter, Sessions: d.Sessions, Staff: d.Staff,
 		}, kit),
 	}
 }

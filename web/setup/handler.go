@@ -1,8 +1,6 @@
-// Package setup is the staff's pages around the desk: sign-in, welcome
-// links and the account, users and kiosk tokens, specialists and their
-// hours, appointment types, the clinic's settings, the e-mails kept
-// without a mail server, the audit log and one patient's data (what is
-// held, its export and its erasure).
+// Package setup is the admins' pages that set the clinic up: staff
+// accounts (and their second factors), kiosk tokens, specialists and their
+// hours, appointment types and the clinic's settings.
 package setup
 
 import (
@@ -15,7 +13,6 @@ import (
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/privacy"
-	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/web/httpx"
@@ -23,26 +20,22 @@ import (
 
 // Deps is what the Admin uses of the server's dependencies.
 type Deps struct {
-	Access              *privacy.Recorder
-	Assets              *httpx.Assets
-	Clinics             *clinics.Service
-	Holds               *holds.Store
-	Logger              *slog.Logger
-	LoginAccountLimiter *ratelimit.Limiter
-	LoginDeviceLimiter  *ratelimit.Limiter
-	CodeAccountLimiter  *ratelimit.Limiter
-	LoginIPLimiter      *ratelimit.Limiter
-	Outbox              *outbox.Outbox
-	PatientExport       *privacy.Exporter
-	Sessions            *scs.SessionManager
-	Slots               *slots.Service
-	SetupChanges        slots.SetupChanges
-	Staff               *staff.Service
-	Practice            *practice.Service
-	Privacy             *privacy.Service
+	Access        *privacy.Recorder
+	Assets        *httpx.Assets
+	Clinics       *clinics.Service
+	Holds         *holds.Store
+	Logger        *slog.Logger
+	Outbox        *outbox.Outbox
+	PatientExport *privacy.Exporter
+	Sessions      *scs.SessionManager
+	Slots         *slots.Service
+	SetupChanges  slots.SetupChanges
+	Staff         *staff.Service
+	Practice      *practice.Service
+	Privacy       *privacy.Service
 }
 
-// Admin holds the sign-in and set-up page handlers.
+// Admin holds the set-up page handlers.
 type Admin struct {
 	deps Deps
 	kit  *httpx.Kit

@@ -68,7 +68,7 @@ func accessLink(c echo.Context, id uuid.UUID) string {
 	if httpx.StaffUser(c).May(privacy.ActReadAccess) != nil {
 		return ""
 	}
-	return accessStaffPath(id)
+	return views.StaffAccessPath(id)
 }
 
 // accessLinks is the users page's link to the record of who looked, for
@@ -118,7 +118,7 @@ func (s *Admin) UserLink(c echo.Context) error {
 		}
 		return err
 	}
-	if err := s.endSessionsOf(ctx, acc.ID); err != nil {
+	if _, err := httpx.EndStaffSessions(ctx, s.deps.Sessions, acc.ID, ""); err != nil {
 		return err
 	}
 	// The page carries the link's token: keep it out of referrers.

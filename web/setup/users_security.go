@@ -31,7 +31,7 @@ func (s *Admin) UserSecondFactorReset(c echo.Context) error {
 	}
 	// The reset ended the sessions in the account's list; this ends any
 	// signed in before the list existed.
-	if err := s.endSessionsOf(ctx, acc.ID); err != nil {
+	if _, err := httpx.EndStaffSessions(ctx, s.deps.Sessions, acc.ID, ""); err != nil {
 		return err
 	}
 	return s.renderUsers(c, http.StatusOK, "The second factor of "+acc.Email+" was reset and its sessions ended; it sets one up again after signing in.", "")

@@ -5,7 +5,7 @@
 // the raw message and its calendar file). With a mail server that list
 // stays empty and says so.
 
-package setup
+package records
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ const outboxAction = staff.ActSearch
 // OutboxNav shows the Outbox link in the staff header, to those who may
 // read it, while messages are kept rather than sent, or while the clinic
 // has messages held back to show.
-func (s *Admin) OutboxNav(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Records) OutboxNav(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := httpx.StaffUser(c)
 		if u.May(outboxAction) == nil && (s.deps.Outbox.Stored() || s.anyHeld(c, u)) {
@@ -48,7 +48,7 @@ func (s *Admin) OutboxNav(next echo.HandlerFunc) echo.HandlerFunc {
 // anyHeld says the clinic has messages held back; a failure to tell
 // leaves the link out rather than failing the page (the outbox page
 // itself still answers).
-func (s *Admin) anyHeld(c echo.Context, u staff.User) bool {
+func (s *Records) anyHeld(c echo.Context, u staff.User) bool {
 	held, err := s.deps.Outbox.AnyHeld(c.Request().Context(), u.ClinicID)
 	if err != nil {
 		httpx.LoggerFrom(c).Warn("outbox link", "err", err)
@@ -58,7 +58,7 @@ func (s *Admin) anyHeld(c echo.Context, u staff.User) bool {
 
 // OutboxPage answers GET /staff/outbox: the clinic's kept messages, newest
 // first.
-func (s *Admin) OutboxPage(c echo.Context) error {
+func (s *Records) OutboxPage(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(outboxAction); err != nil {
 		return err
@@ -96,7 +96,7 @@ func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }
 
 // heldRows are the clinic's held-back messages as the page lists them,
 // and their ids.
-func (s *Admin) heldRows(c echo.Context, u staff.User, loc *time.Location) ([]views.OutboxHeldVM, []uuid.UUID, error) {
+func (s *Records) heldRows(c echo.Context, u staff.User, loc *time.Location) ([]views.OutboxHeldVM, []uuid.UUID, error) {
 	held, err := s.deps.Outbox.Held(c.Request().Context(), u)
 	if err != nil {
 		return nil, nil, err
@@ -121,7 +121,7 @@ func (s *Admin) heldRows(c echo.Context, u staff.User, loc *time.Location) ([]vi
 
 // recordMessages records a view of the clinic's e-mails (their
 // recipients, and with them their bookings and waitlist places).
-func (s *Admin) recordMessages(c echo.Context, ids ...uuid.UUID) error {
+func (s *Records) recordMessages(c echo.Context, ids ...uuid.UUID) error {
 	u := httpx.StaffUser(c)
 	return s.deps.Access.Record(c.Request().Context(), privacy.Access{
 		ClinicID: u.ClinicID, StaffID: u.ID, Page: privacy.PageOutbox, Messages: ids,
@@ -130,7 +130,7 @@ func (s *Admin) recordMessages(c echo.Context, ids ...uuid.UUID) error {
 
 // OutboxSendHeld answers POST /staff/outbox/held/:id/send: an admin sends
 // a held-back message anyway.
-func (s *Admin) OutboxSendHeld(c echo.Context) error {
+func (s *Records) OutboxSendHeld(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		return apperr.NotFoundf("id", "No such held-back message.")
@@ -143,7 +143,7 @@ func (s *Admin) OutboxSendHeld(c echo.Context) error {
 
 // loadCopy is the kept message the path names, of the viewer's clinic,
 // taken apart.
-func (s *Admin) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
+func (s *Records) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
 	u := httpx.StaffUser(c)
 	if err := u.May(outboxAction); err != nil {
 		return outbox.Copy{}, mail.Parsed{}, err
@@ -167,7 +167,7 @@ func (s *Admin) loadCopy(c echo.Context) (outbox.Copy, mail.Parsed, error) {
 }
 
 // OutboxMessage answers GET /staff/outbox/:id: one message.
-func (s *Admin) OutboxMessage(c echo.Context) error {
+func (s *Records) OutboxMessage(c echo.Context) error {
 	cp, pm, err := s.loadCopy(c)
 	if err != nil {
 		return err
@@ -202,7 +202,7 @@ const htmlPartPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src d
 // alone, for the message page's iframe. It is served on its own address
 // because an iframe's srcdoc would take the staff pages' policy, which
 // refuses the inline styles e-mails are written with.
-func (s *Admin) OutboxHTML(c echo.Context) error {
+func (s *Records) OutboxHTML(c echo.Context) error {
 	_, pm, err := s.loadCopy(c)
 	if err != nil {
 		return err
@@ -218,7 +218,7 @@ func (s *Admin) OutboxHTML(c echo.Context) error {
 
 // OutboxEML answers GET /staff/outbox/:id/message.eml: the message as a
 // mail program would receive it.
-func (s *Admin) OutboxEML(c echo.Context) error {
+func (s *Records) OutboxEML(c echo.Context) error {
 	cp, _, err := s.loadCopy(c)
 	if err != nil {
 		return err
@@ -229,7 +229,7 @@ func (s *Admin) OutboxEML(c echo.Context) error {
 
 // OutboxICS answers GET /staff/outbox/:id/calendar.ics: the message's
 // calendar file.
-func (s *Admin) OutboxICS(c echo.Context) error {
+func (s *Records) OutboxICS(c echo.Context) error {
 	_, pm, err := s.loadCopy(c)
 	if err != nil {
 		return err

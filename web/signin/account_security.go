@@ -1,4 +1,4 @@
-package setup
+package signin
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ import (
 
 // accountSecurity is Your account's second factor and list of sessions,
 // times in the clinic's zone.
-func (s *Admin) accountSecurity(c echo.Context) (views.AccountSecurityVM, error) {
+func (s *SignIn) accountSecurity(c echo.Context) (views.AccountSecurityVM, error) {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	st, err := s.deps.Staff.SecondFactor(ctx, u)
@@ -44,7 +44,7 @@ func (s *Admin) accountSecurity(c echo.Context) (views.AccountSecurityVM, error)
 }
 
 // currentSession is the hash of this request's session token.
-func (s *Admin) currentSession(c echo.Context) []byte {
+func (s *SignIn) currentSession(c echo.Context) []byte {
 	return staff.SessionHash(s.deps.Sessions.Token(c.Request().Context()))
 }
 
@@ -52,11 +52,11 @@ func (s *Admin) currentSession(c echo.Context) []byte {
 // and the key of a new second factor (the same one until it is
 // confirmed). An account whose second factor is on goes back to Your
 // account.
-func (s *Admin) SecondFactorPage(c echo.Context) error {
+func (s *SignIn) SecondFactorPage(c echo.Context) error {
 	return s.renderSecondFactor(c, http.StatusOK, "")
 }
 
-func (s *Admin) renderSecondFactor(c echo.Context, status int, problem string) error {
+func (s *SignIn) renderSecondFactor(c echo.Context, status int, problem string) error {
 	u := httpx.StaffUser(c)
 	en, err := s.deps.Staff.StartSecondFactor(c.Request().Context(), u)
 	if apperr.CodeOf(err) == staff.CodeSecondFactorOn {
@@ -83,7 +83,7 @@ func (s *Admin) renderSecondFactor(c echo.Context, status int, problem string) e
 // SecondFactorConfirm answers POST /staff/account/second-factor (code): a
 // first code from the app turns the second factor on, and the page shows
 // the recovery codes, this once.
-func (s *Admin) SecondFactorConfirm(c echo.Context) error {
+func (s *SignIn) SecondFactorConfirm(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	codes, err := s.deps.Staff.ConfirmSecondFactor(c.Request().Context(), u, c.FormValue("code"), time.Now())
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
@@ -101,7 +101,7 @@ func (s *Admin) SecondFactorConfirm(c echo.Context) error {
 
 // SessionEnd answers POST /staff/account/sessions/end (id): one of the
 // account's other sessions ends; its next request is signed out.
-func (s *Admin) SessionEnd(c echo.Context) error {
+func (s *SignIn) SessionEnd(c echo.Context) error {
 	id, err := uuid.Parse(c.FormValue("id"))
 	if err != nil {
 		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("id", "Choose a session to end."))
@@ -118,7 +118,7 @@ func (s *Admin) SessionEnd(c echo.Context) error {
 
 // SessionsEndOthers answers POST /staff/account/sessions/end-others:
 // every session of the account but this browser's ends.
-func (s *Admin) SessionsEndOthers(c echo.Context) error {
+func (s *SignIn) SessionsEndOthers(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	ctx := c.Request().Context()
 	if _, err := s.deps.Staff.EndOtherSessions(ctx, u, s.currentSession(c), time.Now()); err != nil {

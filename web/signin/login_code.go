@@ -1,4 +1,4 @@
-package setup
+package signin
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ const (
 // passwordAccepted goes on after the password of the account id was
 // right: to the code step when the account has a second factor, else
 // straight to signing in.
-func (s *Admin) passwordAccepted(c echo.Context, id uuid.UUID) error {
+func (s *SignIn) passwordAccepted(c echo.Context, id uuid.UUID) error {
 	ctx := c.Request().Context()
 	u, err := s.deps.Staff.UserByID(ctx, id)
 	if err != nil {
@@ -59,7 +59,7 @@ func (s *Admin) passwordAccepted(c echo.Context, id uuid.UUID) error {
 // seen before is worth nothing after), the device cookie, and the
 // session's row in the account's list of sessions. An account its clinic
 // requires a second factor of, and that has none, goes to its set-up.
-func (s *Admin) signInAs(c echo.Context, u staff.User) error {
+func (s *SignIn) signInAs(c echo.Context, u staff.User) error {
 	ctx := c.Request().Context()
 	sm := s.deps.Sessions
 	s.rememberDevice(c, u.Email)
@@ -85,7 +85,7 @@ func (s *Admin) signInAs(c echo.Context, u staff.User) error {
 
 // pendingAccount is the account this session is half signed in as, if
 // the code step has not run out.
-func (s *Admin) pendingAccount(c echo.Context) (uuid.UUID, bool) {
+func (s *SignIn) pendingAccount(c echo.Context) (uuid.UUID, bool) {
 	ctx := c.Request().Context()
 	sm := s.deps.Sessions
 	id, err := uuid.Parse(sm.GetString(ctx, codeForKey))
@@ -97,7 +97,7 @@ func (s *Admin) pendingAccount(c echo.Context) (uuid.UUID, bool) {
 
 // LoginCodePage answers GET /staff/login/code: the code's form, for a
 // session half signed in; any other goes back to the sign-in form.
-func (s *Admin) LoginCodePage(c echo.Context) error {
+func (s *SignIn) LoginCodePage(c echo.Context) error {
 	if _, ok := s.pendingAccount(c); !ok {
 		return c.Redirect(http.StatusSeeOther, "/staff/login")
 	}
@@ -109,7 +109,7 @@ func (s *Admin) LoginCodePage(c echo.Context) error {
 // limits as passwords do (per address, then per known device or per
 // account), from an unknown device also against an hourly count of codes
 // per account, and every wrong code reads the same.
-func (s *Admin) LoginCode(c echo.Context) error {
+func (s *SignIn) LoginCode(c echo.Context) error {
 	if !s.loginCSRFValid(c) {
 		return httpx.ErrCSRF()
 	}
@@ -143,7 +143,7 @@ func (s *Admin) LoginCode(c echo.Context) error {
 	return s.signInAs(c, u)
 }
 
-func (s *Admin) tooManyCodes(c echo.Context, wait time.Duration) error {
+func (s *SignIn) tooManyCodes(c echo.Context, wait time.Duration) error {
 	secs := max(apperr.Seconds(wait), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	return s.kit.Page(c, http.StatusTooManyRequests, "Staff sign-in",

@@ -1,4 +1,4 @@
-package setup
+package records
 
 import (
 	"math"
@@ -17,7 +17,7 @@ import (
 )
 
 // AuditPage answers GET /staff/audit.
-func (s *Admin) AuditPage(c echo.Context) error {
+func (s *Records) AuditPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)
@@ -78,7 +78,7 @@ func (s *Admin) AuditPage(c echo.Context) error {
 // recordAudit records the bookings, waitlist places and e-mails whose
 // audit rows a page shows: their before and after may hold the patient's
 // details.
-func (s *Admin) recordAudit(c echo.Context, rows []staff.AuditEntry) error {
+func (s *Records) recordAudit(c echo.Context, rows []staff.AuditEntry) error {
 	var bookings, places, messages []uuid.UUID
 	for _, r := range rows {
 		id, err := uuid.Parse(r.EntityID)

@@ -1,7 +1,7 @@
 // One patient's data: found by e-mail address or phone number, shown, and
 // erased on request (admins only; the privacy service checks the role).
 
-package setup
+package records
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 )
 
 // PatientsPage answers GET /staff/patients?email=&phone=.
-func (s *Admin) PatientsPage(c echo.Context) error {
+func (s *Records) PatientsPage(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActPatients); err != nil {
 		return err
@@ -33,7 +33,7 @@ func (s *Admin) PatientsPage(c echo.Context) error {
 }
 
 // showPatient renders what is held about vm's patient.
-func (s *Admin) showPatient(c echo.Context, status int, vm views.PatientsVM) error {
+func (s *Records) showPatient(c echo.Context, status int, vm views.PatientsVM) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	h, err := s.deps.Privacy.Holdings(ctx, u, vm.Email, vm.Phone)
@@ -73,14 +73,14 @@ func (s *Admin) showPatient(c echo.Context, status int, vm views.PatientsVM) err
 	return s.renderPatients(c, status, vm)
 }
 
-func (s *Admin) renderPatients(c echo.Context, status int, vm views.PatientsVM) error {
+func (s *Records) renderPatients(c echo.Context, status int, vm views.PatientsVM) error {
 	vm.Nav = s.kit.Nav(c, "patients")
 	return s.kit.Page(c, status, "Patients", views.Patients(vm))
 }
 
 // PatientErase answers POST /staff/patients/erase: the address or number
 // typed again in confirm must be the one searched for.
-func (s *Admin) PatientErase(c echo.Context) error {
+func (s *Records) PatientErase(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	if err := u.May(privacy.ActErase); err != nil {

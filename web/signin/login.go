@@ -1,4 +1,4 @@
-package setup
+package signin
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 
 // LoginPage answers GET /staff/login. It writes no session: the form's
 // CSRF token is a signed double submit (see loginCSRF).
-func (s *Admin) LoginPage(c echo.Context) error {
+func (s *SignIn) LoginPage(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, "Staff sign-in", views.StaffLogin("", "", s.loginCSRF(c)))
 }
 
@@ -27,7 +27,7 @@ func (s *Admin) LoginPage(c echo.Context) error {
 // up the account's allowance, never its owner's. A wrong e-mail and a
 // wrong password read the same. An account with a second factor goes on
 // to the code step (login_code.go).
-func (s *Admin) Login(c echo.Context) error {
+func (s *SignIn) Login(c echo.Context) error {
 	if !s.loginCSRFValid(c) {
 		return httpx.ErrCSRF()
 	}
@@ -53,7 +53,7 @@ func (s *Admin) Login(c echo.Context) error {
 	return s.passwordAccepted(c, u.ID)
 }
 
-func (s *Admin) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
+func (s *SignIn) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
 	secs := max(apperr.Seconds(wait), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	return s.kit.Page(c, http.StatusTooManyRequests, "Staff sign-in",
@@ -62,7 +62,7 @@ func (s *Admin) tooManyLogins(c echo.Context, email string, wait time.Duration) 
 
 // Logout answers POST /staff/logout: the session is deleted from the store
 // and from the account's list of sessions.
-func (s *Admin) Logout(c echo.Context) error {
+func (s *SignIn) Logout(c echo.Context) error {
 	ctx := c.Request().Context()
 	if err := s.deps.Staff.SessionSignedOut(ctx, staff.SessionHash(s.deps.Sessions.Token(ctx))); err != nil {
 		httpx.LoggerFrom(c).Warn("forget the signed-out session", "err", err)

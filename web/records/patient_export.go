@@ -1,4 +1,4 @@
-package setup
+package records
 
 import (
 	"net/http"
@@ -20,7 +20,7 @@ import (
 // as a file to download; the Patients page links to both. Every export
 // writes its audit row. Without an address or number it is the Patients
 // page, where one is typed.
-func (s *Admin) PatientExport(c echo.Context) error {
+func (s *Records) PatientExport(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActPatientExport); err != nil {
 		return err

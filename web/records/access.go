@@ -1,7 +1,7 @@
 // The record of who looked, for admins: who saw one patient's bookings
 // and waitlist places, and what one staff account looked at.
 
-package setup
+package records
 
 import (
 	"net/http"
@@ -20,7 +20,7 @@ import (
 
 // AccessPatient answers GET /staff/access?email=&phone=: the form, and
 // with an address or a number, who looked at that patient's bookings.
-func (s *Admin) AccessPatient(c echo.Context) error {
+func (s *Records) AccessPatient(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(privacy.ActReadAccess); err != nil {
 		return err
@@ -54,7 +54,7 @@ func (s *Admin) AccessPatient(c echo.Context) error {
 		if l.StaffEmail == "" {
 			look.Staff = "a deleted account"
 		} else {
-			look.StaffURL = accessStaffPath(l.StaffID)
+			look.StaffURL = views.StaffAccessPath(l.StaffID)
 		}
 		vm.Looks = append(vm.Looks, look)
 	}
@@ -79,11 +79,9 @@ func shownWords(l privacy.Look, when map[uuid.UUID]string) string {
 	return strings.Join(parts, ", ")
 }
 
-func accessStaffPath(id uuid.UUID) string { return "/staff/users/" + id.String() + "/access" }
-
 // AccessStaff answers GET /staff/users/:id/access: what one staff account
 // of the clinic looked at, newest first.
-func (s *Admin) AccessStaff(c echo.Context) error {
+func (s *Records) AccessStaff(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(privacy.ActReadAccess); err != nil {
 		return err

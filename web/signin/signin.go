@@ -1,4 +1,4 @@
-package setup
+package signin
 
 import (
 	"crypto/hmac"
@@ -34,7 +34,7 @@ const (
 
 // loginCSRF is the sign-in form's token for this browser; the cookie it
 // depends on is set when the browser has none.
-func (s *Admin) loginCSRF(c echo.Context) string {
+func (s *SignIn) loginCSRF(c echo.Context) string {
 	nonce := ""
 	if ck, err := c.Cookie(loginCSRFCookie); err == nil && len(ck.Value) == 32 {
 		if _, err := hex.DecodeString(ck.Value); err == nil {
@@ -50,7 +50,7 @@ func (s *Admin) loginCSRF(c echo.Context) string {
 }
 
 // loginCSRFValid checks the double submit of POST /staff/login.
-func (s *Admin) loginCSRFValid(c echo.Context) bool {
+func (s *SignIn) loginCSRFValid(c echo.Context) bool {
 	ck, err := c.Cookie(loginCSRFCookie)
 	if err != nil || ck.Value == "" {
 		return false
@@ -64,7 +64,7 @@ func (s *Admin) loginCSRFValid(c echo.Context) bool {
 
 // knownDevice returns the device id of this browser's device cookie when
 // the cookie is genuine, unexpired and names the account of email.
-func (s *Admin) knownDevice(c echo.Context, email string) (string, bool) {
+func (s *SignIn) knownDevice(c echo.Context, email string) (string, bool) {
 	ck, err := c.Cookie(deviceCookie)
 	if err != nil {
 		return "", false
@@ -91,7 +91,7 @@ func (s *Admin) knownDevice(c echo.Context, email string) (string, bool) {
 
 // rememberDevice gives the browser that just signed in as email a device
 // cookie for the account (a new one each time, valid for a year).
-func (s *Admin) rememberDevice(c echo.Context, email string) {
+func (s *SignIn) rememberDevice(c echo.Context, email string) {
 	id := httpx.RandomHex(16)
 	exp := strconv.FormatInt(time.Now().Add(deviceLifetime).Unix(), 10)
 	mac := base64.RawURLEncoding.EncodeToString(s.kit.Signer.Sign("device", id, exp, email))

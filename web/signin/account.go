@@ -1,7 +1,7 @@
 // Your account: every staff member changes their own password here, sets
 // up a second factor and sees where they are signed in.
 
-package setup
+package signin
 
 import (
 	"net/http"
@@ -15,14 +15,14 @@ import (
 )
 
 // AccountPage answers GET /staff/account.
-func (s *Admin) AccountPage(c echo.Context) error {
+func (s *SignIn) AccountPage(c echo.Context) error {
 	if err := httpx.StaffUser(c).May(staff.ActPassword); err != nil {
 		return err
 	}
 	return s.renderAccount(c, http.StatusOK, "", nil)
 }
 
-func (s *Admin) renderAccount(c echo.Context, status int, notice string, err *apperr.Error) error {
+func (s *SignIn) renderAccount(c echo.Context, status int, notice string, err *apperr.Error) error {
 	u := httpx.StaffUser(c)
 	vm := views.StaffAccountVM{
 		Nav: s.kit.Nav(c, "account"), Role: u.Role, MinChars: staff.PasswordMinChars,
@@ -45,7 +45,7 @@ func (s *Admin) renderAccount(c echo.Context, status int, notice string, err *ap
 // used to guess the password. On success every other session of the
 // account ends (their streams at their next access check) and this
 // browser stays signed in under a new session token.
-func (s *Admin) AccountChange(c echo.Context) error {
+func (s *SignIn) AccountChange(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	if err := u.May(staff.ActPassword); err != nil {
 		return err
@@ -83,7 +83,7 @@ func (s *Admin) AccountChange(c echo.Context) error {
 // passwordAttempt counts a try of the current password as a sign-in
 // attempt from a browser the account is not known on (the device cookie
 // is sent to the sign-in form only): per address, then per account.
-func (s *Admin) passwordAttempt(c echo.Context, u staff.User) error {
+func (s *SignIn) passwordAttempt(c echo.Context, u staff.User) error {
 	if err := httpx.OverLimitFor(c, s.deps.LoginIPLimiter, httpx.ClientNetwork(c), "sign-in attempts", "address"); err != nil {
 		return err
 	}

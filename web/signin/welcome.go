@@ -1,4 +1,4 @@
-package setup
+package signin
 
 import (
 	"context"
@@ -29,7 +29,7 @@ const (
 
 // welcomeCSRF is the form's token for this browser and link; the cookie
 // it depends on is set when the browser has none.
-func (s *Admin) welcomeCSRF(c echo.Context, token string) string {
+func (s *SignIn) welcomeCSRF(c echo.Context, token string) string {
 	nonce := ""
 	if ck, err := c.Cookie(welcomeCSRFCookie); err == nil && len(ck.Value) == 32 {
 		if _, err := hex.DecodeString(ck.Value); err == nil {
@@ -43,7 +43,7 @@ func (s *Admin) welcomeCSRF(c echo.Context, token string) string {
 	return hex.EncodeToString(s.kit.Signer.Sign("welcome-csrf", nonce, token))
 }
 
-func (s *Admin) welcomeCSRFValid(c echo.Context, token string) bool {
+func (s *SignIn) welcomeCSRFValid(c echo.Context, token string) bool {
 	ck, err := c.Cookie(welcomeCSRFCookie)
 	if err != nil || ck.Value == "" {
 		return false
@@ -54,7 +54,7 @@ func (s *Admin) welcomeCSRFValid(c echo.Context, token string) bool {
 
 // linkProblem renders a link that does not work (404 unknown, 410 used,
 // expired or replaced) as a page; other errors go on as they are.
-func (s *Admin) linkProblem(c echo.Context, err error) error {
+func (s *SignIn) linkProblem(c echo.Context, err error) error {
 	ae := apperr.As(err)
 	if ae == nil || (ae.Kind != apperr.NotFound && ae.Kind != apperr.Gone) {
 		return err
@@ -69,7 +69,7 @@ func (s *Admin) linkProblem(c echo.Context, err error) error {
 
 // WelcomePage answers GET /staff/welcome/:token: the form that chooses
 // the account's password. The link is not used up by looking at it.
-func (s *Admin) WelcomePage(c echo.Context) error {
+func (s *SignIn) WelcomePage(c echo.Context) error {
 	token := c.Param("token")
 	info, err := s.deps.Staff.PeekLink(c.Request().Context(), token, time.Now())
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Admin) WelcomePage(c echo.Context) error {
 	return s.welcomeForm(c, http.StatusOK, token, info, nil)
 }
 
-func (s *Admin) welcomeForm(c echo.Context, status int, token string, info staff.LinkInfo, err *apperr.Error) error {
+func (s *SignIn) welcomeForm(c echo.Context, status int, token string, info staff.LinkInfo, err *apperr.Error) error {
 	vm := views.StaffPasswordVM{
 		Action: welcomePath + token, Email: info.Email, Clinic: info.ClinicName,
 		CSRF: s.welcomeCSRF(c, token), MinChars: staff.PasswordMinChars, Errors: map[string]string{},
@@ -101,7 +101,7 @@ func (s *Admin) welcomeForm(c echo.Context, status int, token string, info staff
 // sessions, and signs this browser in (after the code of an account with
 // a second factor). Attempts count against the
 // address's sign-in allowance.
-func (s *Admin) Welcome(c echo.Context) error {
+func (s *SignIn) Welcome(c echo.Context) error {
 	token := c.Param("token")
 	if !s.welcomeCSRFValid(c, token) {
 		return httpx.ErrCSRF()
@@ -138,13 +138,13 @@ func (s *Admin) Welcome(c echo.Context) error {
 // calendar streams end at their next access check. It reads every session
 // once (the store keeps no index by account), which a password change
 // can afford.
-func (s *Admin) endSessionsOf(ctx context.Context, id uuid.UUID) error {
+func (s *SignIn) endSessionsOf(ctx context.Context, id uuid.UUID) error {
 	return s.endSessionsOfExcept(ctx, id, "")
 }
 
 // endSessionsOfExcept is endSessionsOf but for the session of the token
 // keep.
-func (s *Admin) endSessionsOfExcept(ctx context.Context, id uuid.UUID, keep string) error {
+func (s *SignIn) endSessionsOfExcept(ctx context.Context, id uuid.UUID, keep string) error {
 	_, err := httpx.EndStaffSessions(ctx, s.deps.Sessions, id, keep)
 	return err
 }
