@@ -131,3 +131,16 @@ func TestPatientsPageOffersTheOtherContacts(t *testing.T) {
 		}
 	}
 }
+
+// A number without a digit names nobody: 422 naming the number, not a
+// server error.
+func TestPatientsPageRefusesANumberWithoutDigits(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	admin := a.signIn(t, c.Admin)
+	r := admin.Get("/staff/patients?phone=abc").Want(http.StatusUnprocessableEntity)
+	if got := r.Text(`[data-testid="patients-problem"]`); !strings.Contains(got, "digits") {
+		t.Errorf("problem %q", got)
+	}
+}

@@ -6,14 +6,12 @@ package privacy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/apperr"
-	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 )
 
@@ -35,18 +33,13 @@ func PatientOf(ctx context.Context, q *db.Queries, clinicID uuid.UUID, email, ph
 	if email == "" && phone == "" {
 		return Patient{}, apperr.Invalidf("email", "an e-mail address or a phone number is required")
 	}
-	emailKey, phoneKey, err := booking.PatientKeys(ctx, q, clinicID, booking.Patient{Email: email, Phone: phone})
+	emailKey, phoneKey, err := PatientKeysOf(ctx, q, clinicID, email, phone)
 	if err != nil {
-		return Patient{}, fmt.Errorf("patient keys: %w", err)
-	}
-	if email == "" {
-		emailKey = ""
-	}
-	if phone == "" {
-		phoneKey = ""
+		return Patient{}, err
 	}
 	if emailKey == "" && phoneKey == "" {
-		return Patient{}, errors.New("privacy: a patient without keys")
+		// Only a number without a digit has no key ("abc", "+").
+		return Patient{}, apperr.Invalidf("phone", "a phone number needs digits")
 	}
 	return Patient{ClinicID: clinicID, EmailKey: emailKey, PhoneKey: phoneKey}, nil
 }
