@@ -11,7 +11,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
 )
 
@@ -120,5 +122,38 @@ func TestPageConfirmSentTwiceBooksOnce(t *testing.T) {
 		if rows, _ := a.confirmedRows(t, c.ID); rows != 1 {
 			t.Fatalf("%d bookings, want 1", rows)
 		}
+	}
+}
+
+// The code step's form sent again after it booked: the code it carries is
+// spent, and the answer is still the booking's confirmation.
+func TestPageCodeStepSentTwiceBooksOnce(t *testing.T) {
+	t.Parallel()
+	avoidHourEdge(time.Minute)
+	a, srv := verifyApp(t, program.Options{})
+	c := noCooldownClinic(t, a)
+	typ, sp := c.Type0(), c.Specialists[0].ID
+	starts := freeStarts(c, 4)
+	cl := a.newClient(t)
+	for i := range 3 { // past the address's allowance: the next booking asks for a code
+		p := invented(i)
+		bookViaPages(t, cl, c, typ, sp, starts[i], p.Name, p.Email)
+	}
+	p := invented(3)
+	held := holdNoJS(t, cl, c, typ, sp, starts[3]).Want(http.StatusOK)
+	f := detailsForm(t, held.Doc(), p.Name, p.Email, "")
+	step := cl.Post(f.Action, f.Values).Want(http.StatusPreconditionRequired)
+	cf := formOf(t, step.Doc().Find(`[data-testid="code-form"]`), "code form")
+	if cf.Values.Get("Idempotency-Key") != f.Values.Get("Idempotency-Key") {
+		t.Fatalf("the code form carries the key %q, the details form %q", cf.Values.Get("Idempotency-Key"), f.Values.Get("Idempotency-Key"))
+	}
+	cf.Values.Set("code", codeSentTo(t, srv, 1, p.Email))
+	booked := cl.Post(cf.Action, cf.Values).Want(http.StatusSeeOther)
+	if !managePath.MatchString(booked.Header.Get("Location")) {
+		t.Fatalf("the right code leads to %q", booked.Header.Get("Location"))
+	}
+	cl.Post(cf.Action, cf.Values).WantRedirect(booked.Header.Get("Location"))
+	if rows, _ := a.confirmedRows(t, c.ID); rows != 4 {
+		t.Fatalf("%d bookings, want 4", rows)
 	}
 }
