@@ -96,6 +96,12 @@ func TestPageConfirmSentTwiceBooksOnce(t *testing.T) {
 		}
 	}
 
+	// Another browser sending this very form (key, hold and details) is not
+	// let into the booking: the key is filed under the browser that booked.
+	if r := postForm(a.newClient(t), f.Action, f.Values, false); r.err != nil || r.status == http.StatusSeeOther || r.location != "" {
+		t.Fatalf("another browser with the same form: %+v; want a refusal", r)
+	}
+
 	// The same key with other details is refused, as the API refuses it.
 	{
 		other := cloneValues(f.Values)
