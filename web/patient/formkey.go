@@ -1,9 +1,10 @@
 package patient
 
 // The details form's idempotency key: a browser that sends the form again
-// (a retry after a lost answer or a 503 at commit, a reload that re-posts,
-// a double click) gets the confirmation of the booking it made the first
-// time, not a cooldown refusal from its own booking or a second booking.
+// (a retry after a lost answer or a 503 at commit: htmx leaves the form in
+// place on a 503, and a reload of the error page re-posts it; a double
+// click) gets the confirmation of the booking it made the first time, not
+// a cooldown refusal from its own booking or a second booking.
 
 import (
 	"encoding/json"
@@ -23,8 +24,8 @@ import (
 const formKeyField = "Idempotency-Key"
 
 // formKey is the key a held panel's form carries: the one the form was
-// posted with, so that a panel shown again (a field error, the code step,
-// a 503) keeps it and a second try repeats the first; a new one for a
+// posted with, so that a panel shown again (a field error, the code step)
+// keeps it and a second try repeats the first; a new one for a
 // panel shown for the first time. A key is only good for the browser that
 // posts it: the stored answer is filed under the browser's client id, and
 // the request it fingerprints names the hold.

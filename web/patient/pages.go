@@ -406,14 +406,6 @@ func (s *Pages) Confirm(c echo.Context) error {
 			return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)}, ""))
 		}
 	}
-	if ae != nil && ae.Code == apperr.CodeUnavailable {
-		// The form again, with its key: trying again repeats this request,
-		// which may have booked before its answer was lost.
-		if h, ok := s.ownHold(c, p, holdID, clientID); ok {
-			httpx.SetRetryAfter(c, err)
-			return s.panel(c, p, http.StatusServiceUnavailable, s.heldPanel(c, p, h, d, nil, httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)))
-		}
-	}
 	s.saveDraft(c, d) // a lost slot must not lose what was typed
 	if status, panel, ok := problemPanel(p, err, c.FormValue("start")); ok {
 		return s.panel(c, p, status, panel)
