@@ -75,6 +75,18 @@ static/vendor/sse.js: node_modules/.package-lock.json
 build: static
 	$(GO) build -o bin/clinic ./cmd/clinic
 
+## image: build the server's OCI image from scratch with podman (installed if missing) as localhost/clinic:latest and bin/clinic-image.oci.tar
+.PHONY: image
+image: static
+	@GO=$(GO) ./internal/deploy/image.sh
+
+## test-image: build the image, run it unpacked in a chroot as its user against PostgreSQL and Redis (root only), check the systemd unit, compose file and nginx config
+.PHONY: test-image
+test-image: image
+	@./internal/deploy/need.sh /usr/bin/systemd-analyze systemd
+	@./internal/deploy/need.sh /usr/sbin/nginx nginx
+	@$(WITH_SERVICES) CLINIC_IMAGE_ARCHIVE=$(CURDIR)/bin/clinic-image.oci.tar $(GO) test -count=1 -v ./internal/deploy/
+
 ## bench: every load scenario against fresh servers, one table with references (a few minutes)
 .PHONY: bench
 bench: build
