@@ -31,6 +31,9 @@ mkdir -p "$CONTEXT" "$(dirname "$ARCHIVE")"
 CGO_ENABLED=0 $GO build -trimpath -ldflags='-s -w' -o "$CONTEXT/clinic" ./cmd/clinic
 cp internal/deploy/Containerfile internal/deploy/passwd internal/deploy/group "$CONTEXT/"
 cp "$CA_BUNDLE" "$CONTEXT/ca-certificates.crt"
+# /var/lib root's, as on any system; /var/lib/clinic the server's own.
+mkdir -p -m 0755 "$CONTEXT/var/lib"
+mkdir -m 0700 "$CONTEXT/state"
 
 # --isolation chroot: nothing in the build runs a container (COPY only),
 # and this machine could not start one (no cgroup delegation).

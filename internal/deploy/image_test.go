@@ -103,9 +103,13 @@ func unpacked(t *testing.T, img ociImage, m manifest) string {
 	return root
 }
 
+// stateDir is the one folder of the image the server writes to (the
+// ledger of erasures), its user's.
+const stateDir = "/var/lib/clinic"
+
 // checkFiles: the image holds the binary, the CA bundle, passwd and group
-// and nothing else; all are root's, and none can be written by the user
-// the server runs as.
+// and nothing else; all are root's and none can be written by the user
+// the server runs as, but for its state folder.
 func checkFiles(t *testing.T, root string) {
 	want := map[string]fs.FileMode{
 		"/etc/passwd":                        0o644,
@@ -124,6 +128,12 @@ func checkFiles(t *testing.T, root string) {
 		}
 		name := "/" + strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
 		st := info.Sys().(*syscall.Stat_t)
+		if name == stateDir {
+			if st.Uid != 65532 || st.Gid != 65532 || info.Mode()&0o022 != 0 {
+				t.Errorf("%s is %d:%d %v, want the server's own and written by it alone", name, st.Uid, st.Gid, info.Mode())
+			}
+			return nil
+		}
 		if st.Uid != 0 || st.Gid != 0 {
 			t.Errorf("%s is owned by %d:%d, want root", name, st.Uid, st.Gid)
 		}
@@ -143,6 +153,9 @@ func checkFiles(t *testing.T, root string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, stateDir)); err != nil {
+		t.Errorf("no state folder: %v", err)
 	}
 	if len(found) != len(want) {
 		t.Errorf("files %v, want %d: %v", found, len(want), want)

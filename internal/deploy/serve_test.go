@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/clinic/booking/internal/testkit"
 )
 
@@ -50,9 +52,10 @@ func checkServes(t *testing.T, root string, imageEnv []string, user string) {
 	if redisURL == "" {
 		redisURL = testkit.DefaultTestRedisURL
 	}
+	dbURL := testkit.FreshDB(t)
 	c := chrooted{root: root, user: user, env: append(imageEnv,
 		"ADDR=127.0.0.1:"+strconv.Itoa(port),
-		"DATABASE_URL="+testkit.FreshDB(t),
+		"DATABASE_URL="+dbURL,
 		"REDIS_URL="+redisURL,
 		"SHUTDOWN_TIMEOUT_SECONDS=5",
 	)}
@@ -92,6 +95,29 @@ func checkServes(t *testing.T, root string, imageEnv []string, user string) {
 		// data the binary carries, since the image has no zoneinfo.
 		if status, body := get(t, base+"/c/demo"); status != 200 || !strings.Contains(body, "Demo Health Clinic") {
 			t.Fatalf("/c/demo: %d\n%.500s", status, body)
+		}
+	})
+	t.Run("ErasureLedgerWritten", func(t *testing.T) {
+		// An erasure the table has and the file lacks is appended to the
+		// file by a replay: the file the server writes in its state folder.
+		conn, err := pgx.Connect(context.Background(), dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `INSERT INTO erasures (id, clinic_id, email_mac, key_id, erased_at)
+			SELECT gen_random_uuid(), id, 'test', 'test', now() FROM clinics WHERE slug = 'demo'`); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := c.run(t, "patient", "erase", "--replay"); err != nil {
+			t.Fatalf("patient erase --replay: %v\n%s", err, out)
+		}
+		info, err := os.Stat(filepath.Join(root, stateDir, "erasures.ledger"))
+		if err != nil {
+			t.Fatalf("no ledger in the state folder: %v", err)
+		}
+		if st := info.Sys().(*syscall.Stat_t); st.Uid != 65532 || info.Mode()&0o077 != 0 {
+			t.Errorf("the ledger is uid %d, %v: want the server's, read by it alone", st.Uid, info.Mode())
 		}
 	})
 	t.Run("StaticFiles", func(t *testing.T) {
