@@ -14,31 +14,24 @@ import (
 	"testing"
 )
 
-// defaultArchive is where `make image` writes the OCI archive, seen from
-// this package's folder.
-const defaultArchive = "../../bin/clinic-image.oci.tar"
-
 // imageUser is the user the image runs as: uid and gid 65532, "clinic".
 const imageUser = "65532:65532"
 
-// imageArchive is the archive to test: CLINIC_IMAGE_ARCHIVE (set by
-// `make test-image`, which fails when it is missing) or the one `make
-// image` writes. Unpacking keeps the image's owners and chroot needs root,
-// so anyone else skips.
+// imageArchive is the archive to test, CLINIC_IMAGE_ARCHIVE, which `make
+// test-image` sets right after building it (an archive left by an older
+// build would be tested against newer migrations and files). Unpacking
+// keeps the image's owners and chroot needs root, so anyone else skips.
 func imageArchive(t *testing.T) string {
 	t.Helper()
-	archive, named := os.LookupEnv("CLINIC_IMAGE_ARCHIVE")
-	if !named {
-		archive = defaultArchive
+	archive := os.Getenv("CLINIC_IMAGE_ARCHIVE")
+	if archive == "" {
+		t.Skip("no image archive named: `make test-image` builds the image and runs this test with CLINIC_IMAGE_ARCHIVE set")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("the image test unpacks with the image's owners and runs chroot: it needs root (make test-image as root)")
 	}
 	if _, err := os.Stat(archive); err != nil {
-		if named {
-			t.Fatalf("CLINIC_IMAGE_ARCHIVE: %v", err)
-		}
-		t.Skipf("no image archive at %s: `make image` builds it, `make test-image` builds and tests it", archive)
+		t.Fatalf("CLINIC_IMAGE_ARCHIVE: %v", err)
 	}
 	return archive
 }
