@@ -97,29 +97,7 @@ func checkServes(t *testing.T, root string, imageEnv []string, user string) {
 			t.Fatalf("/c/demo: %d\n%.500s", status, body)
 		}
 	})
-	t.Run("ErasureLedgerWritten", func(t *testing.T) {
-		// An erasure the table has and the file lacks is appended to the
-		// file by a replay: the file the server writes in its state folder.
-		conn, err := pgx.Connect(context.Background(), dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), `INSERT INTO erasures (id, clinic_id, email_mac, key_id, erased_at)
-			SELECT gen_random_uuid(), id, 'test', 'test', now() FROM clinics WHERE slug = 'demo'`); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := c.run(t, "patient", "erase", "--replay"); err != nil {
-			t.Fatalf("patient erase --replay: %v\n%s", err, out)
-		}
-		info, err := os.Stat(filepath.Join(root, stateDir, "erasures.ledger"))
-		if err != nil {
-			t.Fatalf("no ledger in the state folder: %v", err)
-		}
-		if st := info.Sys().(*syscall.Stat_t); st.Uid != 65532 || info.Mode()&0o077 != 0 {
-			t.Errorf("the ledger is uid %d, %v: want the server's, read by it alone", st.Uid, info.Mode())
-		}
-	})
+	t.Run("ErasureLedgerWritten", func(t *testing.T) { checkLedger(t, c, dbURL) })
 	t.Run("StaticFiles", func(t *testing.T) {
 		want, err := os.ReadFile("../../static/app.css")
 		if err != nil {
@@ -153,6 +131,30 @@ func checkServes(t *testing.T, root string, imageEnv []string, user string) {
 			t.Fatalf("healthcheck of a stopped server: %v, want a failure of one line naming the refusal:\n%s", err, out)
 		}
 	})
+}
+
+// checkLedger: an erasure the table has and the file lacks is appended to
+// the file by a replay, in the state folder, the server's and private.
+func checkLedger(t *testing.T, c chrooted, dbURL string) {
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `INSERT INTO erasures (id, clinic_id, email_mac, key_id, erased_at)
+		SELECT gen_random_uuid(), id, 'test', 'test', now() FROM clinics WHERE slug = 'demo'`); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := c.run(t, "patient", "erase", "--replay"); err != nil {
+		t.Fatalf("patient erase --replay: %v\n%s", err, out)
+	}
+	info, err := os.Stat(filepath.Join(c.root, stateDir, "erasures.ledger"))
+	if err != nil {
+		t.Fatalf("no ledger in the state folder: %v", err)
+	}
+	if st := info.Sys().(*syscall.Stat_t); st.Uid != 65532 || info.Mode()&0o077 != 0 {
+		t.Errorf("the ledger is uid %d, %v: want the server's, read by it alone", st.Uid, info.Mode())
+	}
 }
 
 func waitReady(t *testing.T, base string, exited chan error) {
