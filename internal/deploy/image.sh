@@ -46,8 +46,9 @@ podman build --isolation chroot --layers=false \
 
 rm -f "$ARCHIVE"
 podman save --format oci-archive -o "$ARCHIVE" "$IMAGE"
-# A rebuild leaves the previous image untagged: drop it.
+# A rebuild leaves the previous image untagged: drop it, and the context.
 podman image prune -f >/dev/null
+rm -rf "$CONTEXT"
 
 end=$(date +%s.%N)
 size=$(podman image inspect "$IMAGE" --format '{{.Size}}')
