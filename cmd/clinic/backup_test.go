@@ -258,7 +258,9 @@ func startServe(t *testing.T, env map[string]string) *served {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{url: "http://" + addr, cancel: cancel, done: make(chan error, 1), logs: &lockedBuffer{}}
-	go func() { s.done <- run(ctx, []string{"serve"}, func(k string) string { return all[k] }, io.Discard, s.logs) }()
+	go func() {
+		s.done <- run(ctx, []string{"serve"}, func(k string) string { return all[k] }, io.Discard, s.logs)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if t.Failed() {
