@@ -46,11 +46,11 @@ func TestBackupMeasure(t *testing.T) {
 			'Patient ' || i, 'patient' || i || '@example.org', '+49 30 ' || (1000000 + i), 'patient' || i || '@example.org',
 			'+4930' || (1000000 + i), md5(i::text), sha256(i::text::bytea), 'de'
 		 FROM generate_series(0, $4 - 1) i`,
-		`INSERT INTO messages (clinic_id, booking_id, kind, recipient, language, status, send_at, attempts, accepted_at, cause)
-		 SELECT clinic_id, id, 'confirmation', patient_email, 'de', 'sent', created_at, 1, created_at, 'public'
+		`INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, status, send_at, attempts, accepted_at, cause)
+		 SELECT gen_random_uuid(), clinic_id, id, 'confirmation', patient_email, 'de', 'sent', created_at, 1, created_at, 'public'
 		 FROM bookings WHERE clinic_id = $1`,
-		`INSERT INTO messages (clinic_id, booking_id, kind, recipient, language, status, send_at, cause)
-		 SELECT clinic_id, id, 'reminder', patient_email, 'de', 'queued', slot_start - interval '1 day', 'schedule'
+		`INSERT INTO messages (id, clinic_id, booking_id, kind, recipient, language, status, send_at, cause)
+		 SELECT gen_random_uuid(), clinic_id, id, 'reminder', patient_email, 'de', 'queued', slot_start - interval '1 day', 'schedule'
 		 FROM bookings WHERE clinic_id = $1`,
 		`INSERT INTO river_job (kind, args, max_attempts, state, scheduled_at)
 		 SELECT 'outbox_send', jsonb_build_object('message_id', id), 25, 'scheduled', send_at
