@@ -55,6 +55,11 @@ test-cluster: static
 	$(GO) test -race -count=1 -v -run '$(CLUSTER_WEB_TESTS)' ./web/ | grep -E '^(--- |PASS|FAIL|ok )|_test.go' && \
 	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -v -run '^TestRedisClusterNodeStopped$$' ./internal/faults/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok )|rediscluster_test.go'
 
+## test-pitr: point-in-time recovery tried on two PostgreSQL instances of its own (WAL archived to a folder, a base backup, a restore to the moment before a mistaken update; about 30 s)
+.PHONY: test-pitr
+test-pitr: build
+	@./internal/deploy/pitr-trial.sh
+
 ## static: install the pinned front-end packages and copy them into static/vendor
 .PHONY: static
 static: static/vendor/htmx.min.js static/vendor/sse.js
