@@ -110,6 +110,12 @@ faults: static
 	@set -o pipefail; $(WITH_SERVICES) FAULTS_LONG=1 $(GO) test -race -count=1 -v -run 'TestPostgresRestarted|TestKilledInstance|TestSIGTERM|TestRedisStopped' ./internal/faults/ ./web/ \
 		| grep -E '^(=== RUN|--- |PASS|FAIL|ok )|: [0-9]+ requests|took|exited|answered|load across'
 
+## test-upgrade: upgrades: three instances migrating one database together, then two instances restarted in turn under load (SIGTERM, drain, a new process on the same port), with the figures (about 40 s)
+.PHONY: test-upgrade
+test-upgrade: static
+	@set -o pipefail; $(WITH_SERVICES) $(GO) test -race -count=1 -v -run '^TestThreeInstancesMigrateTogether$$' ./internal/platform/postgres/ | grep -E '^(--- |PASS|FAIL|ok )|_test.go' && \
+	ROLLING_RESTART=1 $(GO) test -race -count=1 -v -run '^TestRollingRestartUnderLoad$$' ./internal/faults/ | grep -E '^(--- |PASS|FAIL|ok )|rolling_test.go'
+
 ## fuzz: run every fuzz target for FUZZTIME each (default 30s); make test runs only their seeds
 FUZZTIME ?= 30s
 .PHONY: fuzz
