@@ -10,7 +10,7 @@ WITH_SERVICES = devenv_env="$$($(GO) run ./cmd/devenv up -print-env)" && eval "$
 # The same, and Debian's Chromium for the browser tests (installed with
 # apt-get when run as root; otherwise the exact command is printed).
 WITH_TEST_SERVICES = devenv_env="$$($(GO) run ./cmd/devenv up -print-env -browser)" && eval "$$devenv_env" &&
-# PostgreSQL and a local Redis Cluster of three masters (127.0.0.1:63801-63803)
+# PostgreSQL and a local Redis Cluster of three masters and three replicas (127.0.0.1:63801-63806)
 # instead of the one Redis, unless REDIS_URL is set.
 WITH_CLUSTER = devenv_env="$$($(GO) run ./cmd/devenv up -cluster -print-env)" && eval "$$devenv_env" &&
 # True when TEST_REDIS_URL names a Redis Cluster (a form redisx.ParseCluster reads).
