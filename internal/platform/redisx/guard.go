@@ -31,6 +31,10 @@ type silentGuard struct {
 	probeEvery  time.Duration
 	now         func() time.Time
 
+	// onSilent, when set, is called for each command the node did not
+	// answer or was not sent for its silence.
+	onSilent func()
+
 	// Unix nanoseconds: the last reply of any kind (a Redis error reply is
 	// an answer too), the last command that got none, and the end of the
 	// time the last probe was given.
@@ -52,6 +56,7 @@ func (g *silentGuard) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		ctx, ok := g.admit(ctx)
 		if !ok {
+			g.silent()
 			cmd.SetErr(g.err)
 			return g.err
 		}
@@ -65,6 +70,7 @@ func (g *silentGuard) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		ctx, ok := g.admit(ctx)
 		if !ok {
+			g.silent()
 			for _, cmd := range cmds {
 				cmd.SetErr(g.err)
 			}
@@ -104,6 +110,13 @@ func (g *silentGuard) record(err error) {
 		g.lastAnswer.Store(g.now().UnixNano())
 	case unanswered(err):
 		g.lastFailure.Store(g.now().UnixNano())
+		g.silent()
+	}
+}
+
+func (g *silentGuard) silent() {
+	if g.onSilent != nil {
+		g.onSilent()
 	}
 }
 
