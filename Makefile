@@ -43,7 +43,7 @@ test-cluster-short:
 	$(GO) test -race -count=1 -run '^TestThreeInstancesActAsOne$$' ./web/ && \
 	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -run '^TestRedisClusterNodeStopped$$' ./internal/faults/
 
-## test-cluster: start a Redis Cluster of three masters, then run on it the Redis packages' tests, three instances, the hold and booking races, and one Redis node stopped (about 2 min)
+## test-cluster: start a Redis Cluster of three masters with a replica each, then run on it the Redis packages' tests, three instances, the hold and booking races, a shard stopped and a master killed under hold load (its replica takes over) (about 2.5 min)
 CLUSTER_WEB_TESTS = ^(TestThreeInstances|TestHotSlot)
 CLUSTER_BOOKING_TESTS = ^(TestBookConcurrent|TestBookEmptyDayFirstSlotOneWinner|TestBookRace|TestMoveRaces)
 .PHONY: test-cluster
@@ -53,7 +53,7 @@ test-cluster: static
 	$(GO) test -race -count=1 ./internal/platform/redisx/ ./internal/holds/ ./internal/slots/ && \
 	$(GO) test -race -count=1 -run '$(CLUSTER_BOOKING_TESTS)' ./internal/booking/ && \
 	$(GO) test -race -count=1 -v -run '$(CLUSTER_WEB_TESTS)' ./web/ | grep -E '^(--- |PASS|FAIL|ok )|_test.go' && \
-	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -v -run '^TestRedisClusterNodeStopped$$' ./internal/faults/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok )|rediscluster_test.go'
+	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -v -run '^TestRedisCluster(NodeStopped|MasterKilled)$$' ./internal/faults/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok )|(rediscluster|failover|failoverholds)_test.go'
 
 ## static: install the pinned front-end packages and copy them into static/vendor
 .PHONY: static

@@ -56,11 +56,7 @@ func TestRedisClusterMasterKilled(t *testing.T) {
 		"DB_MAX_CONNS":     "10",
 		"HOLD_TTL_SECONDS": fmt.Sprint(int(failoverHoldTTL / time.Second)),
 	})
-	masters := clusterMasters(t, rdb)
-	victim := subscriptionMaster(t, rdb, masters)
-	if len(victim.replicas) == 0 {
-		t.Fatalf("the master %s has no replica to take over: `go run ./cmd/devenv up -cluster` gives each one", victim.addr)
-	}
+	victim := subscriptionMaster(t, rdb, waitWhole(t, rdb))
 	onVictim, elsewhere := clinicsAcross(t, pool, victim)
 	typeID := onVictim.Types[0].ID
 	watch := openStream(t, fmt.Sprintf("%s/v1/holds/stream?appointmentTypeId=%s&clientId=failover-watcher", srv.URL, typeID))
@@ -185,7 +181,35 @@ func restartClusterNode(t *testing.T, addr string) {
 	cmd := exec.Command("go", "run", "./cmd/devenv", "up", "-cluster")
 	cmd.Dir, cmd.Env = root, env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("starting the killed node %s again: %v\n%s", addr, err, out)
+		// One line: make test-cluster shows only this file's lines.
+		t.Errorf("starting the killed node %s again: %v: %s", addr, err, strings.ReplaceAll(strings.TrimSpace(string(out)), "\n", " | "))
+	}
+}
+
+// waitWhole waits until every master of the cluster has a replica in sync
+// with it (a node started again after the previous test may still be
+// joining), and returns the masters then.
+func waitWhole(t *testing.T, rdb *redis.ClusterClient) []*clusterNode {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		masters := clusterMasters(t, rdb)
+		var missing []string
+		for _, m := range masters {
+			node := m.client(rdb)
+			info, err := node.Info(ctxTimeout(t, 5*time.Second), "replication").Result()
+			node.Close()
+			if err != nil || !strings.Contains(info, "state=online") || strings.Contains(info, "state=wait_bgsave") || strings.Contains(info, "state=send_bulk") {
+				missing = append(missing, m.addr)
+			}
+		}
+		if len(missing) == 0 {
+			return masters
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the masters %s have no replica in sync after 30 s: `go run ./cmd/devenv up -cluster` gives each one", strings.Join(missing, ", "))
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -45,7 +45,7 @@ func TestRedisClusterNodeStopped(t *testing.T) {
 	if !ok {
 		t.Fatalf("TEST_REDIS_URL names a cluster, but testkit gave a %T", client)
 	}
-	masters := clusterMasters(t, rdb)
+	masters := waitWhole(t, rdb)
 	victim := pickVictim(t, rdb, masters)
 
 	url := testkit.FreshDB(t)
