@@ -201,6 +201,9 @@ func (n *clusterNode) client(rdb *redis.ClusterClient) *redis.Client {
 // race with the master's own return.
 func (n *clusterNode) stopShard(t *testing.T, rdb *redis.ClusterClient) time.Time {
 	t.Helper()
+	if len(n.replicas) == 0 {
+		t.Fatalf("the master %s has no replica: see waitWhole", n.addr)
+	}
 	var pids []int
 	for _, addr := range n.replicas {
 		r := (&clusterNode{addr: addr}).client(rdb)
