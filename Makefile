@@ -33,8 +33,8 @@ test: static
 	@if [ -n "$(SKIP_CLUSTER_SHORT)" ]; then echo "SKIP_CLUSTER_SHORT set: no short Redis Cluster run"; else $(MAKE) --no-print-directory test-cluster-short; fi
 
 # The short run on a Redis Cluster that make test ends with (about 30 s):
-# three instances, then one node stopped (alone: it stops a node the other
-# tests would use). Skipped when REDIS_URL names one server (then devenv
+# three instances, then one shard (a master and its replica) stopped (alone:
+# it stops nodes the other tests would use). Skipped when REDIS_URL names one server (then devenv
 # starts no cluster), and when SKIP_CLUSTER_SHORT is set: CI runs
 # test-cluster after make test, which runs both tests again among the rest.
 .PHONY: test-cluster-short
