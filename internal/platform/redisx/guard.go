@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -109,7 +110,18 @@ func (g *silentGuard) record(err error) {
 	case err == nil || errors.Is(err, redis.Nil) || isReply(err):
 		g.lastAnswer.Store(g.now().UnixNano())
 	case unanswered(err):
-		g.lastFailure.Store(g.now().UnixNano())
+		now := g.now().UnixNano()
+		g.lastFailure.Store(now)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			// Nothing listens: the node is gone (killed, restarting), which
+			// waiting out silentAfter would only confirm. It is silent now.
+			for {
+				answer := g.lastAnswer.Load()
+				if now-answer > int64(g.silentAfter) || g.lastAnswer.CompareAndSwap(answer, now-int64(g.silentAfter)-1) {
+					break
+				}
+			}
+		}
 		g.silent()
 	}
 }

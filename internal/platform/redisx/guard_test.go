@@ -160,6 +160,27 @@ func TestSilentGuardReportsSilence(t *testing.T) {
 	}
 }
 
+// A refused connection makes the node silent at once: nothing listens,
+// and waiting out the timeout would only confirm it. A timeout does not.
+func TestSilentGuardRefusedIsSilentAtOnce(t *testing.T) {
+	g := newSilentGuard("node", time.Second)
+	clock := time.Now()
+	g.now = func() time.Time { return clock }
+	g.record(nil)
+	g.record(&net.OpError{Op: "read", Err: os.ErrDeadlineExceeded})
+	if !admitted(g) || !admitted(g) {
+		t.Fatal("a node that timed out once, right after answering, is refused")
+	}
+	g.record(&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+	if admitted(g) {
+		t.Fatal("a node that refused a connection is still sent commands")
+	}
+	clock = clock.Add(g.probeEvery)
+	if !admitted(g) || admitted(g) {
+		t.Fatal("a node silent for refusing: want one probe admitted after probeEvery, then none")
+	}
+}
+
 func admitted(g *silentGuard) bool {
 	_, ok := g.admit(context.Background())
 	return ok
