@@ -11,8 +11,8 @@
 //	go run ./cmd/devenv status           say what is running
 //
 // PostgreSQL (127.0.0.1:54320) is left alone when DATABASE_URL is set, Redis
-// (127.0.0.1:63790, or the cluster's three masters on 127.0.0.1:63801-63803)
-// when REDIS_URL is set. Their files live under
+// (127.0.0.1:63790, or the cluster's six nodes on 127.0.0.1:63801-63806:
+// three masters, a replica each) when REDIS_URL is set. Their files live under
 // <repo>/.data/. Progress goes to stderr; stdout carries only what env prints,
 // so `eval "$(go run ./cmd/devenv up -print-env)"` works.
 package main
@@ -46,8 +46,9 @@ commands:
                    -print-env then prints what env prints; -browser also
                    installs Debian's chromium and a font for the browser
                    tests (as root; otherwise it says what to install);
-                   -cluster starts a Redis Cluster of three masters on
-                   127.0.0.1:63801-63803 instead of the one Redis
+                   -cluster starts a Redis Cluster of three masters and
+                   three replicas on 127.0.0.1:63801-63806 instead of the
+                   one Redis
   down             stop the PostgreSQL, Redis and Redis Cluster this
                    repository started
   env [-cluster]   print export lines for DATABASE_URL, TEST_DATABASE_URL,

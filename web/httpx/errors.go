@@ -6,8 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
@@ -61,6 +63,9 @@ func (s *Kit) HandleError(err error, c echo.Context) {
 		log.Debug("request refused", "status", status, "code", body.Error.Code)
 	}
 	SetRetryAfter(c, err)
+	if status == http.StatusServiceUnavailable && c.Response().Header().Get("Retry-After") == "" {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(apperr.Seconds(unavailableRetryAfter)))
+	}
 	switch {
 	case c.Request().Method == http.MethodHead:
 		err = c.NoContent(status)
@@ -73,6 +78,12 @@ func (s *Kit) HandleError(err error, c echo.Context) {
 		log.Warn("write error response", "err", err)
 	}
 }
+
+// unavailableRetryAfter is the Retry-After of a 503 whose error names no
+// wait of its own: a dependency that is away (a Redis master failing over
+// to its replica takes about four seconds, a PostgreSQL restart a few)
+// is worth asking again soon, not at once.
+const unavailableRetryAfter = 2 * time.Second
 
 // ToResponse is the status and JSON body that answer err.
 func ToResponse(err error) (int, errorBody) {
