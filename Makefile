@@ -110,7 +110,7 @@ faults: static
 	@set -o pipefail; $(WITH_SERVICES) FAULTS_LONG=1 $(GO) test -race -count=1 -v -run 'TestPostgresRestarted|TestKilledInstance|TestSIGTERM|TestRedisStopped' ./internal/faults/ ./web/ \
 		| grep -E '^(=== RUN|--- |PASS|FAIL|ok )|: [0-9]+ requests|took|exited|answered|load across'
 
-## test-upgrade: upgrades: three instances migrating one database together, then two instances restarted in turn under load (SIGTERM, drain, a new process on the same port), with the figures (about 40 s)
+## test-upgrade: upgrades, three instances migrating one database together, then two instances restarted in turn under load (SIGTERM, drain, a new process on the same port), with the figures (about 40 s)
 .PHONY: test-upgrade
 test-upgrade: static
 	@set -o pipefail; $(WITH_SERVICES) $(GO) test -race -count=1 -v -run '^TestThreeInstancesMigrateTogether$$' ./internal/platform/postgres/ | grep -E '^(--- |PASS|FAIL|ok )|_test.go' && \
