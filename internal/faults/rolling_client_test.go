@@ -260,3 +260,18 @@ func (w *watcher) finish() watched {
 	defer w.mu.Unlock()
 	return watched{w.connects, w.ends, w.noSnapshot, w.maxResync, w.maxGap, w.problems}
 }
+
+// finishAll stops the watches and adds up what they saw.
+func finishAll(ws []*watcher) watched {
+	var all watched
+	for _, w := range ws {
+		s := w.finish()
+		all.connects += s.connects
+		all.ends += s.ends
+		all.noSnapshot += s.noSnapshot
+		all.maxResync = max(all.maxResync, s.maxResync)
+		all.maxGap = max(all.maxGap, s.maxGap)
+		all.problems = append(all.problems, s.problems...)
+	}
+	return all
+}
