@@ -126,9 +126,13 @@ func (h *haFormation) up() error {
 				return err
 			}
 		}
-		for k, v := range haNodeSettings {
-			if err := quiet(h.autoctl(owner, "config", "set", "--pgdata", data, k, v)); err != nil {
-				return err
+		if _, ok := h.running(n.name); !ok {
+			// Only while it is stopped: pg_autoctl config set signals a
+			// running pg_autoctl, which reads the file again anyway.
+			for k, v := range haNodeSettings {
+				if err := quiet(h.autoctl(owner, "config", "set", "--pgdata", data, k, v)); err != nil {
+					return err
+				}
 			}
 		}
 		if err := h.start(owner, n.name); err != nil {
@@ -223,6 +227,9 @@ func (h *haFormation) start(owner *account, name string) error {
 	if err := ensureSocketDir(owner); err != nil {
 		return err
 	}
+	// A PostgreSQL killed with its pg_autoctl leaves its postmaster.pid,
+	// and pg_autoctl then never starts it again: remove a stale one.
+	removeStalePostmasterPID(filepath.Join(h.dir, name))
 	logPath := filepath.Join(h.dir, name+".log")
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -245,6 +252,25 @@ func (h *haFormation) start(owner *account, name string) error {
 	}
 	logf("started pg_autoctl %s (pid %d, log %s)", name, pid, logPath)
 	return nil
+}
+
+// removeStalePostmasterPID removes data's postmaster.pid when the
+// process it names is gone.
+func removeStalePostmasterPID(data string) {
+	path := filepath.Join(data, "postmaster.pid")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
+		logf("removing the stale %s (pid %d is gone)", path, pid)
+		os.Remove(path)
+	}
 }
 
 // ensureSocketDir: PostgreSQL's Unix socket goes to Debian's default

@@ -3,17 +3,14 @@ package httpx
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/i18n"
+	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/views"
 )
 
@@ -34,6 +31,10 @@ var StatusOf = map[apperr.Kind]int{
 	apperr.Unavailable:          http.StatusServiceUnavailable,
 	apperr.TooLarge:             http.StatusRequestEntityTooLarge,
 }
+
+// unavailableRetryAfter is the Retry-After, in seconds, of a 503 whose
+// error does not say: a failover of PostgreSQL takes a few seconds.
+const unavailableRetryAfter = "2"
 
 type errorBody struct {
 	Error ErrorDetail `json:"error"`
@@ -61,6 +62,11 @@ func (s *Kit) HandleError(err error, c echo.Context) {
 		log.Debug("request refused", "status", status, "code", body.Error.Code)
 	}
 	SetRetryAfter(c, err)
+	if status == http.StatusServiceUnavailable && c.Response().Header().Get("Retry-After") == "" {
+		// A dependency away (PostgreSQL restarting or failing over, a
+		// pool too busy): clients and proxies retry after a pause.
+		c.Response().Header().Set("Retry-After", unavailableRetryAfter)
+	}
 	switch {
 	case c.Request().Method == http.MethodHead:
 		err = c.NoContent(status)
@@ -76,7 +82,7 @@ func (s *Kit) HandleError(err error, c echo.Context) {
 
 // ToResponse is the status and JSON body that answer err.
 func ToResponse(err error) (int, errorBody) {
-	if storeUnavailable(err) {
+	if postgres.Unavailable(err) {
 		return http.StatusServiceUnavailable, errorBody{ErrorDetail{
 			Code: apperr.CodeUnavailable, Message: "The booking service is briefly unavailable. Please try again in a moment.", Details: map[string]any{},
 		}}
@@ -106,26 +112,6 @@ func ToResponse(err error) (int, errorBody) {
 		}}
 	}
 	return http.StatusInternalServerError, internalBody()
-}
-
-// storeUnavailable reports whether err means PostgreSQL could not be reached
-// or went away mid-request (a restart, a failover, a dropped connection):
-// the request can be retried, so it is a 503, not an internal error.
-func storeUnavailable(err error) bool {
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		return true
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		// 08: connection exception; 57P01-03: admin shutdown, crash
-		// shutdown, cannot connect now (starting up or shutting down).
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
-	}
-	var ne net.Error
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne) ||
-		pgconn.SafeToRetry(err) || pgconn.Timeout(err)
 }
 
 func internalBody() errorBody {
