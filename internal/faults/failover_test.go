@@ -51,7 +51,12 @@ func TestPostgresPrimaryKilled(t *testing.T) {
 		"MAILS_PER_RECIPIENT": "100000",
 	}
 	a, b := startServer(t, "a", env), startServer(t, "b", env)
-	l := startLoad(t, 8, c.Types[0].ID, slotStarts(t, c, 56), []target{{a.name, a.URL}, {b.name, b.URL}})
+	targets := []target{{a.name, a.URL}, {b.name, b.URL}}
+	// Two weeks: the patients reading the days' free slots keep lists of
+	// every day cached while the others book them.
+	starts := slotStarts(t, c, 14)
+	l := startLoad(t, 8, c.Types[0].ID, starts, targets)
+	reads := startBrowsing(t, 2, c.Types[0].ID, localDays(t, c, starts), targets)
 	time.Sleep(3 * time.Second)
 	if _, books := l.snapshot(); len(books) == 0 {
 		t.Fatalf("no booking before the kill:\n%s", a.logs.Tail(20))
@@ -91,6 +96,7 @@ func TestPostgresPrimaryKilled(t *testing.T) {
 		t.Errorf("the primary is still %s after the kill", now.dataDir)
 	}
 	checkBookings(t, after, c.ID, books, unknownBookOutcomes(calls))
+	checkNoneShownFree(t, after, c, reads, targets)
 	checkConfirmationsOnce(t, after, smtp, books)
 }
 
