@@ -60,6 +60,16 @@ test-cluster: static
 test-pitr: build
 	@./internal/deploy/pitr-trial.sh
 
+# A pg_auto_failover formation (monitor 127.0.0.1:54361, primary and
+# synchronous secondary on 54362-54363) whatever DATABASE_URL says: its
+# primary is killed, so it must be the one started here.
+WITH_HA = devenv_env="$$(env -u DATABASE_URL -u TEST_DATABASE_URL $(GO) run ./cmd/devenv up -ha -print-env)" && eval "$$devenv_env" &&
+
+## test-ha: start a pg_auto_failover formation (installing postgresql-15-auto-failover if missing) and kill its primary under the booking load of two instances; asserts no booking lost or doubled, no 500, every e-mail once, and reports the time to the first booking (about 1 min)
+.PHONY: test-ha
+test-ha: static
+	@$(WITH_HA) HA_FAULTS=1 $(GO) test -race -count=1 -v -run '^TestPostgresPrimaryKilled$$' ./internal/faults/
+
 ## static: install the pinned front-end packages and copy them into static/vendor
 .PHONY: static
 static: static/vendor/htmx.min.js static/vendor/sse.js
