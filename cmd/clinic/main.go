@@ -88,7 +88,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	}
 	logger.Info("starting", "config", cfg)
 
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.DBMinConns)
+	// A multi-host DATABASE_URL with target_session_attrs=read-write
+	// reaches the primary of a formation; failover notices when that
+	// changes.
+	failover := postgres.NewFailover(logger)
+	pool, err := postgres.ConnectFollowing(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.DBMinConns, failover)
 	if err != nil {
 		return err
 	}
@@ -150,6 +154,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
 		TrustedProxies:       cfg.TrustedProxies,
 		ErasureLedger:        cfg.ErasureLedger,
+		Failover:             failover,
 	})
 	if err := replayErasures(ctx, built.Deps.Privacy, logger); err != nil {
 		return err

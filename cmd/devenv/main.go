@@ -1,18 +1,23 @@
 // Command devenv starts and stops the PostgreSQL and Redis that the server
 // and its tests use on a developer machine and in CI.
 //
-//	go run ./cmd/devenv up [-print-env] [-browser] [-cluster]
+//	go run ./cmd/devenv up [-print-env] [-browser] [-cluster] [-ha]
 //	                                     start what is not running yet
 //	                                     (-browser: also install Chromium;
 //	                                     -cluster: a Redis Cluster instead
-//	                                     of one Redis)
+//	                                     of one Redis; -ha: a pg_auto_failover
+//	                                     formation instead of one PostgreSQL)
 //	go run ./cmd/devenv down             stop what this repository started
-//	go run ./cmd/devenv env [-cluster]   print export lines for the URLs
+//	go run ./cmd/devenv env [-cluster] [-ha]
+//	                                     print export lines for the URLs
 //	go run ./cmd/devenv status           say what is running
 //
 // PostgreSQL (127.0.0.1:54320) is left alone when DATABASE_URL is set, Redis
-// (127.0.0.1:63790, or the cluster's three masters on 127.0.0.1:63801-63803)
-// when REDIS_URL is set. Their files live under
+// (127.0.0.1:63790, or the cluster's six nodes on 127.0.0.1:63801-63806:
+// three masters, a replica each) when REDIS_URL is set. The pg_auto_failover
+// formation of -ha (a monitor on 127.0.0.1:54361, a primary and a
+// synchronous secondary on 54362 and 54363) is left alone when DATABASE_URL
+// is set too. Their files live under
 // <repo>/.data/. Progress goes to stderr; stdout carries only what env prints,
 // so `eval "$(go run ./cmd/devenv up -print-env)"` works.
 package main
@@ -40,18 +45,25 @@ var databases = []string{"clinic", "clinic_test"}
 const usage = `usage: devenv <command>
 
 commands:
-  up [-print-env] [-browser] [-cluster]
+  up [-print-env] [-browser] [-cluster] [-ha]
                    start local PostgreSQL and Redis unless already running
                    (skipped when DATABASE_URL / REDIS_URL are set);
                    -print-env then prints what env prints; -browser also
                    installs Debian's chromium and a font for the browser
                    tests (as root; otherwise it says what to install);
-                   -cluster starts a Redis Cluster of three masters on
-                   127.0.0.1:63801-63803 instead of the one Redis
-  down             stop the PostgreSQL, Redis and Redis Cluster this
-                   repository started
-  env [-cluster]   print export lines for DATABASE_URL, TEST_DATABASE_URL,
-                   REDIS_URL and TEST_REDIS_URL (-cluster: the cluster's)
+                   -cluster starts a Redis Cluster of three masters and
+                   three replicas on 127.0.0.1:63801-63806 instead of the
+                   one Redis; -ha starts a pg_auto_failover formation
+                   (installing Debian's postgresql-15-auto-failover as
+                   root): a monitor on 127.0.0.1:54361, a primary and a
+                   synchronous secondary on 54362-54363, and the URLs name
+                   both nodes
+  down             stop the PostgreSQL, Redis, Redis Cluster and
+                   pg_auto_failover formation this repository started
+  env [-cluster] [-ha]
+                   print export lines for DATABASE_URL, TEST_DATABASE_URL,
+                   REDIS_URL and TEST_REDIS_URL (-cluster: the cluster's;
+                   -ha: the formation's multi-host URLs)
   status           say what is running
 `
 
@@ -80,13 +92,14 @@ func run(args []string, stdout io.Writer) error {
 
 	flags := flag.NewFlagSet(name, flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
-	printEnv, browser, cluster := false, false, false
+	printEnv, browser, cluster, ha := false, false, false, false
 	if name == "up" {
 		flags.BoolVar(&printEnv, "print-env", false, "print the env lines after starting")
 		flags.BoolVar(&browser, "browser", false, "install Chromium for the browser tests")
 	}
 	if name == "up" || name == "env" {
 		flags.BoolVar(&cluster, "cluster", false, "a Redis Cluster instead of one Redis")
+		flags.BoolVar(&ha, "ha", false, "a pg_auto_failover formation instead of one PostgreSQL")
 	}
 	if err := flags.Parse(args); err != nil {
 		return fmt.Errorf("%s: %w (%w)", name, err, errUsage)
@@ -97,7 +110,7 @@ func run(args []string, stdout io.Writer) error {
 
 	switch name {
 	case "env":
-		writeEnv(stdout, cluster)
+		writeEnv(stdout, cluster, ha)
 		return nil
 	case "up", "down", "status":
 	case "help", "-h", "-help", "--help":
@@ -115,6 +128,7 @@ func run(args []string, stdout io.Writer) error {
 	pg := &postgres{root: root, data: data}
 	rd := &redis{dir: filepath.Join(data, "redis"), port: redisPort}
 	rc := newRedisCluster(filepath.Join(data, "redis-cluster"))
+	hf := newHAFormation(pg)
 
 	switch name {
 	case "up":
@@ -122,18 +136,22 @@ func run(args []string, stdout io.Writer) error {
 		if cluster {
 			redisUp = rc.up
 		}
-		return up(data, pg, redisUp, browser, printEnv, cluster, stdout)
+		pgUp := pg.up
+		if ha {
+			pgUp = hf.up
+		}
+		return up(data, pgUp, redisUp, browser, printEnv, cluster, ha, stdout)
 	case "down":
-		return down(data, pg, rd, rc)
+		return down(data, pg, rd, rc, hf)
 	default: // status
-		status(pg, rd, rc, stdout)
+		status(pg, rd, rc, hf, stdout)
 		return nil
 	}
 }
 
 // up starts what is not running (and not configured elsewhere), and
 // prints the env lines with printEnv.
-func up(data string, pg *postgres, redisUp func() error, browser, printEnv, cluster bool, stdout io.Writer) error {
+func up(data string, pgUp, redisUp func() error, browser, printEnv, cluster, ha bool, stdout io.Writer) error {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", data, err)
 	}
@@ -143,7 +161,7 @@ func up(data string, pg *postgres, redisUp func() error, browser, printEnv, clus
 	}
 	defer unlock()
 	if os.Getenv("DATABASE_URL") == "" {
-		if err := pg.up(); err != nil {
+		if err := pgUp(); err != nil {
 			return fmt.Errorf("postgres: %w", err)
 		}
 	} else {
@@ -162,13 +180,13 @@ func up(data string, pg *postgres, redisUp func() error, browser, printEnv, clus
 		}
 	}
 	if printEnv {
-		writeEnv(stdout, cluster)
+		writeEnv(stdout, cluster, ha)
 	}
 	return nil
 }
 
-// down stops the local PostgreSQL, Redis and Redis Cluster.
-func down(data string, pg *postgres, rd *redis, rc *redisCluster) error {
+// down stops the local PostgreSQL, Redis, Redis Cluster and formation.
+func down(data string, pg *postgres, rd *redis, rc *redisCluster, hf *haFormation) error {
 	if _, err := os.Stat(data); errors.Is(err, os.ErrNotExist) {
 		logf("nothing to stop: %s does not exist", data)
 		return nil
@@ -183,15 +201,17 @@ func down(data string, pg *postgres, rd *redis, rc *redisCluster) error {
 	if _, err := os.Stat(rc.dir); err == nil {
 		errs = append(errs, wrap("redis cluster", rc.down()))
 	}
+	errs = append(errs, wrap("pg_auto_failover", hf.down()))
 	return errors.Join(errs...)
 }
 
 // status prints what runs, and which URLs point elsewhere.
-func status(pg *postgres, rd *redis, rc *redisCluster, stdout io.Writer) {
+func status(pg *postgres, rd *redis, rc *redisCluster, hf *haFormation, stdout io.Writer) {
 	if os.Getenv("DATABASE_URL") != "" {
 		fmt.Fprintln(stdout, "DATABASE_URL is set: the server and tests use it, not the local PostgreSQL")
 	}
 	fmt.Fprintln(stdout, pg.status())
+	fmt.Fprintln(stdout, hf.status())
 	if os.Getenv("REDIS_URL") != "" {
 		fmt.Fprintln(stdout, "REDIS_URL is set: the server and tests use it, not the local Redis")
 	}
@@ -204,7 +224,8 @@ func status(pg *postgres, rd *redis, rc *redisCluster, stdout io.Writer) {
 // never silently talk to a different server than the one chosen. With
 // cluster the Redis URLs default to the local cluster: the server and the
 // tests share its one database, each test keeping to clinics of its own.
-func writeEnv(w io.Writer, cluster bool) {
+// With ha the PostgreSQL URLs name both nodes of the formation.
+func writeEnv(w io.Writer, cluster, ha bool) {
 	set := func(name, value string) {
 		fmt.Fprintf(w, "export %s=%s\n", name, shellQuote(value))
 	}
@@ -228,7 +249,11 @@ func writeEnv(w io.Writer, cluster bool) {
 		set(mainName, mainURL)
 		set(testName, testURL)
 	}
-	pair("DATABASE_URL", "TEST_DATABASE_URL", pgURL("clinic"), pgURL("clinic_test"))
+	if ha {
+		pair("DATABASE_URL", "TEST_DATABASE_URL", haURL("clinic"), haURL("clinic_test"))
+	} else {
+		pair("DATABASE_URL", "TEST_DATABASE_URL", pgURL("clinic"), pgURL("clinic_test"))
+	}
 	if cluster {
 		u := newRedisCluster("").url()
 		pair("REDIS_URL", "TEST_REDIS_URL", u, u)

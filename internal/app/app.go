@@ -36,6 +36,7 @@ import (
 	"github.com/clinic/booking/internal/liveview"
 	"github.com/clinic/booking/internal/mail"
 	"github.com/clinic/booking/internal/outbox"
+	"github.com/clinic/booking/internal/platform/postgres"
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/secret"
@@ -141,6 +142,10 @@ type Options struct {
 	// HashCost is the bcrypt cost of new staff password hashes; 0:
 	// staff.DefaultHashCost. Test servers lower it.
 	HashCost int
+
+	// Failover follows the PostgreSQL server the pool reaches (see
+	// postgres.ConnectFollowing); nil: a server change is not noticed.
+	Failover *postgres.Failover
 }
 
 // MailOptions is how the outbox sends patients' e-mails.
@@ -192,7 +197,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	}
 	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
 	holdStore.SetMaxLife(o.HoldMaxLife)
-	slotSvc := slots.New(pool, rdb, slots.Options{Holds: holdStore, CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger})
+	slotSvc := slots.New(pool, rdb, slots.Options{Holds: holdStore, CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger,
+		Server: o.Failover.Server})
 	ob := newOutbox(pool, logger, o)
 	openings := waitlist.NewOpenings(pool, holdStore, waitlist.Config{
 		Outbox: ob, OfferFor: o.WaitlistOfferFor, Log: logger,
@@ -218,6 +224,17 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
 	metrics.RedisConnected = liveViews.WatchConnected(metrics.RedisConnected)
+	if o.Failover != nil {
+		// What this process derived from the old server may miss a commit
+		// whose answer was lost with it: the slot lists (those in Redis
+		// carry the server's name, see slots.Options.Server), the live
+		// views, and what the open streams were sent.
+		o.Failover.OnSwitch(func() {
+			slotSvc.Retire()
+			liveViews.DropAll(liveview.DropFailover)
+			hub.Resync()
+		})
+	}
 	bookings.Observe(func(_ context.Context, ch booking.Change) {
 		if ch.Kind != booking.ChangeConfirm {
 			liveViews.Changed(ch.Booking.ClinicID)

@@ -224,8 +224,11 @@ func (h *Hub) Publish(ev *holds.Event) {
 	}
 }
 
-// resync asks every subscription to resend its whole state.
-func (h *Hub) resync() {
+// Resync asks every subscription to resend its whole state: called when
+// the subscription came back after a gap, and when the PostgreSQL server
+// changed (a failover), since a change committed on the old primary just
+// before it died may never have been announced.
+func (h *Hub) Resync() {
 	h.mu.RLock()
 	var all []*Sub
 	for _, m := range h.byKey {
@@ -286,6 +289,12 @@ func (h *Hub) Run(ctx context.Context) {
 			}
 			h.metrics.setRedisConnected(false)
 			h.logger.Warn("event subscription lost; retrying", "err", err, "in", backoff)
+			// On a cluster the subscription's node may be gone for good, its
+			// slots now a replica's: the retry asks for the node of the
+			// pattern's slot, so have the slot map read again first.
+			if cc, ok := h.rdb.(*redis.ClusterClient); ok {
+				cc.ReloadState(ctx)
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -304,7 +313,7 @@ func (h *Hub) Run(ctx context.Context) {
 				h.readyOnce.Do(func() { close(h.ready) })
 			} else if subscribed > 2 && subscribed%2 == 0 {
 				h.logger.Info("event subscription back; resyncing streams")
-				h.resync()
+				h.Resync()
 			}
 		case *redis.Message:
 			if m.Channel == ControlChannel {

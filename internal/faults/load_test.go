@@ -95,6 +95,8 @@ type call struct {
 	Status   int    // 0: no answer
 	Err      string // the transport error, when there was no answer
 	Body     string // kept for statuses the scenario did not expect
+	// RetryAfter is the answer's Retry-After header ("" when none).
+	RetryAfter string
 }
 
 // booked is a booking answered 201.
@@ -210,6 +212,7 @@ func (l *load) post(to target, op, path, body string) (int, []byte) {
 		b, err = io.ReadAll(res.Body)
 		res.Body.Close()
 		c.Status = res.StatusCode
+		c.RetryAfter = res.Header.Get("Retry-After")
 	}
 	c.End = time.Now()
 	if err != nil {

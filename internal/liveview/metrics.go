@@ -14,6 +14,7 @@ const (
 	DropLagging  = "lagging"  // its clinic's subscription fell behind and was cut
 	DropReplaced = "replaced" // a newer reading of the same view took its place
 	DropWrite    = "write"    // this process changed its clinic (see Store.Changed)
+	DropFailover = "failover" // the PostgreSQL server changed (see Store.DropAll)
 )
 
 // metrics are the store's counters. A nil *metrics counts nothing.

@@ -121,6 +121,22 @@ func (s *Store) connected(up bool) {
 	}
 }
 
+// DropAll drops every view, and no reading begun before is kept: the
+// source they were read from is in doubt. Called when the PostgreSQL
+// server changed (a failover): a booking committed on the old primary
+// just before it died may never have been announced.
+func (s *Store) DropAll(reason string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epoch++
+	for _, v := range s.views {
+		s.dropLocked(v, reason)
+	}
+}
+
 // Ticket is a reading under way: Begin before reading, Install after.
 type Ticket struct {
 	feed   *feed

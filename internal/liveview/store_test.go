@@ -184,3 +184,21 @@ func TestStoreDropsEverythingWhenTheSubscriptionIsLostAndViewsExpire(t *testing.
 	}
 	r.keep(t, r.week(2))
 }
+
+// After a failover of PostgreSQL every view goes, and so does a reading
+// begun before it (it may have read the old primary); new ones are kept.
+func TestStoreDropsEverythingOnDropAll(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, 10)
+	r.keep(t, r.week(0))
+	tk := r.s.Begin(r.clinic.ID)
+	sn, _ := r.grid.LiveSnapshot(context.Background(), r.week(1))
+	r.s.DropAll(DropFailover)
+	if r.s.Len() != 0 || r.s.Get(r.week(0)) != nil {
+		t.Fatal("a view outlived DropAll")
+	}
+	if r.s.Install(tk, sn, nil, time.Time{}) != nil {
+		t.Fatal("a reading begun before DropAll was kept")
+	}
+	r.keep(t, r.week(1))
+}

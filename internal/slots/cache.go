@@ -77,6 +77,7 @@ type cacheRef struct {
 	req         Request
 	genKeys     []string // the clinic's set-up generation, then each key day's
 	genVals     []string // as read; "" for a counter that does not exist
+	server      string   // the PostgreSQL server it was computed from
 }
 
 // cacheKey names a cached list: the type, who, kind and range, and a hash
@@ -105,14 +106,18 @@ func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request)
 	}
 	ref := &cacheRef{first: first, last: last, clinicID: clinicID,
 		req:     Request{AppointmentTypeID: req.AppointmentTypeID, From: req.From, To: req.To, SpecialistID: req.SpecialistID, NoBookings: req.NoBookings},
-		genKeys: keys, genVals: vals}
-	ref.key = listKey(ref.req, vals)
+		genKeys: keys, genVals: vals, server: s.server()}
+	ref.key = listKey(ref.req, ref.server, vals)
 	return ref
 }
 
-// listKey is the Redis key of a list of req under generations vals.
-func listKey(req Request, vals []string) string {
+// listKey is the Redis key of a list of req under generations vals,
+// computed from server: after a failover no list of the old primary is
+// read again (one may miss a booking whose commit's answer was lost).
+func listKey(req Request, server string, vals []string) string {
 	h := fnv.New64a()
+	h.Write([]byte(server))
+	h.Write([]byte{0})
 	for _, v := range vals {
 		h.Write([]byte(v))
 		h.Write([]byte{0})

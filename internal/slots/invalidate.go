@@ -17,6 +17,13 @@ import (
 	"github.com/clinic/booking/internal/booking"
 )
 
+// Retire forgets the lists this instance keeps decoded in memory. Called
+// when the PostgreSQL server changed (a failover): the lists in Redis are
+// retired by the server's name in their keys (see Options.Server).
+func (s *Service) Retire() {
+	s.memo.clear()
+}
+
 // Invalidate bumps a clinic's set-up generation, retiring every cached list
 // of the clinic, and forgets the clinic's zone on this instance (others
 // read it again within zoneMemory). Called after every committed change of
@@ -108,7 +115,7 @@ func (s *Service) patchAfterBooking(ctx context.Context, b booking.Booking, bt a
 				ref.genVals[i] = strconv.FormatInt(n, 10)
 			}
 		}
-		ref.key = listKey(ref.req, ref.genVals)
+		ref.key = listKey(ref.req, ref.server, ref.genVals)
 		e := *me.e
 		e.Slots = availability.ApplyHolds(e.Type, me.e.Slots, busy)
 		s.memo.put(&ref, &e, now, s.ttl)

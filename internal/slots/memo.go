@@ -113,3 +113,11 @@ func (m *memo) carries(me memoEntry, clinicID uuid.UUID, bumped map[string]int64
 	}
 	return named > 0
 }
+
+// clear forgets every entry.
+func (m *memo) clear() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.entries)
+	clear(m.byDay)
+}

@@ -50,6 +50,7 @@ type Service struct {
 	typeRows   sync.Map // appointment type id -> typeRowAt
 	skeletons  sync.Map // appointment type id -> *skeleton
 	memo       memo
+	server     func() string
 	flight     singleflight.Group
 	Bitmap     *Bitmap
 }
@@ -63,6 +64,10 @@ type Options struct {
 	NoCache  bool          // compute every request from PostgreSQL
 	Logger   *slog.Logger
 	Now      func() time.Time // default time.Now
+	// Server names the PostgreSQL server the lists are computed from
+	// (postgres.Failover.Server); every cached list carries it, so a
+	// failover retires them all. nil: not named.
+	Server func() string
 }
 
 func New(pool *pgxpool.Pool, rdb redis.UniversalClient, o Options) *Service {
@@ -75,7 +80,10 @@ func New(pool *pgxpool.Pool, rdb redis.UniversalClient, o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Service{pool: pool, rdb: rdb, holds: o.Holds, ttl: o.CacheTTL, noCache: o.NoCache, logger: o.Logger, now: o.Now}
+	if o.Server == nil {
+		o.Server = func() string { return "" }
+	}
+	s := &Service{pool: pool, rdb: rdb, holds: o.Holds, ttl: o.CacheTTL, noCache: o.NoCache, logger: o.Logger, now: o.Now, server: o.Server}
 	s.Bitmap = &Bitmap{pool: pool, rdb: rdb, logger: o.Logger}
 	return s
 }

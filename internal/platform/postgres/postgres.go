@@ -21,6 +21,13 @@ import (
 // Connect opens a pool with explicit sizes (pgxpool's default of
 // max(4, NumCPU) is far too small for a booking burst) and checks it answers.
 func Connect(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.Pool, error) {
+	return ConnectFollowing(ctx, url, maxConns, minConns, nil)
+}
+
+// ConnectFollowing is Connect with f following the server the pool
+// reaches (nil: not followed). The server uses it, so that it notices a
+// failover; commands and tests use Connect.
+func ConnectFollowing(ctx context.Context, url string, maxConns, minConns int32, f *Failover) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
@@ -30,10 +37,16 @@ func Connect(ctx context.Context, url string, maxConns, minConns int32) (*pgxpoo
 	cfg.MaxConnIdleTime = 5 * time.Minute
 	cfg.HealthCheckPeriod = 15 * time.Second
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
-	cfg.ConnConfig.Tracer = queryCounter{} // see CountQueries
+	cfg.ConnConfig.Tracer = queryCounter{failover: f} // see CountQueries
+	if f != nil {
+		cfg.AfterConnect = f.afterConnect
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	if f != nil {
+		f.pool.Store(pool)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -46,9 +59,12 @@ func Connect(ctx context.Context, url string, maxConns, minConns int32) (*pgxpoo
 
 // NewMigrator builds a goose provider over the embedded migrations. The
 // session lock lets several instances start at once: one migrates, the
-// others wait and find nothing to do.
+// others wait and find nothing to do. A waiting instance asks for the lock
+// every second (goose's default of five would hold each start of a rolling
+// deployment that long) and gives up after ten minutes, the longest a
+// migration may run while instances start.
 func NewMigrator(pool *pgxpool.Pool, logger *slog.Logger) (*goose.Provider, error) {
-	locker, err := lock.NewPostgresSessionLocker()
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 600))
 	if err != nil {
 		return nil, fmt.Errorf("migration lock: %w", err)
 	}

@@ -25,8 +25,9 @@ func QueriesIn(ctx context.Context) int {
 	return -1
 }
 
-// queryCounter is the pool's tracer: it only counts.
-type queryCounter struct{}
+// queryCounter is the pool's tracer: it counts, and shows the Failover
+// (when there is one) every error, so that a lost server is noticed.
+type queryCounter struct{ failover *Failover }
 
 func (queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	if n, ok := ctx.Value(queryCountKey{}).(*atomic.Int32); ok {
@@ -35,7 +36,11 @@ func (queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 	return ctx
 }
 
-func (queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c queryCounter) TraceQueryEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	if c.failover != nil {
+		c.failover.lost(d.Err)
+	}
+}
 
 // A batch is one round trip, and counts as one query.
 func (c queryCounter) TraceBatchStart(ctx context.Context, conn *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
@@ -44,4 +49,8 @@ func (c queryCounter) TraceBatchStart(ctx context.Context, conn *pgx.Conn, _ pgx
 
 func (queryCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 
-func (queryCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+func (c queryCounter) TraceBatchEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchEndData) {
+	if c.failover != nil {
+		c.failover.lost(d.Err)
+	}
+}
