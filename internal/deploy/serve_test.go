@@ -110,6 +110,7 @@ func checkServes(t *testing.T, root string, imageEnv []string, user string) {
 			t.Fatalf("/static/vendor/htmx.min.js: %d", status)
 		}
 	})
+	t.Run("ThroughNginx", func(t *testing.T) { checkThroughNginx(t, port) })
 	t.Run("HealthcheckWhileServing", func(t *testing.T) {
 		if out, err := c.run(t, "healthcheck"); err != nil {
 			t.Fatalf("healthcheck: %v\n%s", err, out)
