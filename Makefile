@@ -43,7 +43,7 @@ test-cluster-short:
 	$(GO) test -race -count=1 -run '^TestThreeInstancesActAsOne$$' ./web/ && \
 	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -run '^TestRedisClusterNodeStopped$$' ./internal/faults/
 
-## test-cluster: start a Redis Cluster of three masters with a replica each, then run on it the Redis packages' tests, three instances, the hold and booking races, a shard stopped and a master killed under hold load (its replica takes over) (about 2.5 min)
+## test-cluster: start a Redis Cluster of three masters with a replica each, then run on it the Redis packages' tests, three instances, the hold and booking races, a shard stopped and a master killed under hold load (its replica takes over) (about 3 min)
 CLUSTER_WEB_TESTS = ^(TestThreeInstances|TestHotSlot)
 CLUSTER_BOOKING_TESTS = ^(TestBookConcurrent|TestBookEmptyDayFirstSlotOneWinner|TestBookRace|TestMoveRaces)
 .PHONY: test-cluster
