@@ -253,3 +253,27 @@ func TestNginxConfig(t *testing.T) {
 		t.Fatalf("nginx -t: %v\n%s", err, out)
 	}
 }
+
+// TestNginxPassesOnTheServersRefusals checks that nginx hands a server's
+// 503 to the patient instead of counting it against the server: the
+// servers answer 503 (with Retry-After) while PostgreSQL or Redis fails
+// over, which both see at once, and a 503 named in proxy_next_upstream is
+// an unsuccessful attempt towards max_fails, so a few of them would leave
+// nginx with no server at all and every patient with its 502.
+func TestNginxPassesOnTheServersRefusals(t *testing.T) {
+	src, err := os.ReadFile("nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := regexp.MustCompile(`(?m)^\s*proxy_next_upstream\s+([^;]*);`).FindAllStringSubmatch(string(src), -1)
+	if len(next) == 0 {
+		t.Fatal("nginx.conf sets no proxy_next_upstream")
+	}
+	for _, n := range next {
+		for _, c := range strings.Fields(n[1]) {
+			if strings.HasPrefix(c, "http_") || c == "non_idempotent" {
+				t.Errorf("proxy_next_upstream %s: %s is a server's answer (or a POST retried), not a server gone", n[1], c)
+			}
+		}
+	}
+}

@@ -406,6 +406,13 @@ func (s *Pages) Confirm(c echo.Context) error {
 			return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)}, ""))
 		}
 	}
+	if ae != nil && ae.Kind == apperr.Invalid && ae.Field() == formKeyField {
+		// The form's own key, altered or cut short on its way: the form
+		// again with a key of the server's, which sending once more books.
+		if h, ok := s.ownHold(c, p, holdID, clientID); ok {
+			return s.panel(c, p, http.StatusBadRequest, s.heldPanel(c, p, h, d, nil, p.tr.T("panel.form_key_bad", nil)))
+		}
+	}
 	s.saveDraft(c, d) // a lost slot must not lose what was typed
 	if status, panel, ok := problemPanel(p, err, c.FormValue("start")); ok {
 		return s.panel(c, p, status, panel)
