@@ -10,7 +10,7 @@ WITH_SERVICES = devenv_env="$$($(GO) run ./cmd/devenv up -print-env)" && eval "$
 # The same, and Debian's Chromium for the browser tests (installed with
 # apt-get when run as root; otherwise the exact command is printed).
 WITH_TEST_SERVICES = devenv_env="$$($(GO) run ./cmd/devenv up -print-env -browser)" && eval "$$devenv_env" &&
-# PostgreSQL and a local Redis Cluster of three masters (127.0.0.1:63801-63803)
+# PostgreSQL and a local Redis Cluster of three masters and three replicas (127.0.0.1:63801-63806)
 # instead of the one Redis, unless REDIS_URL is set.
 WITH_CLUSTER = devenv_env="$$($(GO) run ./cmd/devenv up -cluster -print-env)" && eval "$$devenv_env" &&
 # True when TEST_REDIS_URL names a Redis Cluster (a form redisx.ParseCluster reads).
@@ -33,8 +33,8 @@ test: static
 	@if [ -n "$(SKIP_CLUSTER_SHORT)" ]; then echo "SKIP_CLUSTER_SHORT set: no short Redis Cluster run"; else $(MAKE) --no-print-directory test-cluster-short; fi
 
 # The short run on a Redis Cluster that make test ends with (about 30 s):
-# three instances, then one node stopped (alone: it stops a node the other
-# tests would use). Skipped when REDIS_URL names one server (then devenv
+# three instances, then one shard (a master and its replica) stopped (alone:
+# it stops nodes the other tests would use). Skipped when REDIS_URL names one server (then devenv
 # starts no cluster), and when SKIP_CLUSTER_SHORT is set: CI runs
 # test-cluster after make test, which runs both tests again among the rest.
 .PHONY: test-cluster-short
@@ -43,7 +43,7 @@ test-cluster-short:
 	$(GO) test -race -count=1 -run '^TestThreeInstancesActAsOne$$' ./web/ && \
 	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -run '^TestRedisClusterNodeStopped$$' ./internal/faults/
 
-## test-cluster: start a Redis Cluster of three masters, then run on it the Redis packages' tests, three instances, the hold and booking races, and one Redis node stopped (about 2 min)
+## test-cluster: start a Redis Cluster of three masters with a replica each, then run on it the Redis packages' tests, three instances, the hold and booking races, a shard stopped and a master killed under hold load (its replica takes over) (about 2.5 min)
 CLUSTER_WEB_TESTS = ^(TestThreeInstances|TestHotSlot)
 CLUSTER_BOOKING_TESTS = ^(TestBookConcurrent|TestBookEmptyDayFirstSlotOneWinner|TestBookRace|TestMoveRaces)
 .PHONY: test-cluster
@@ -53,7 +53,12 @@ test-cluster: static
 	$(GO) test -race -count=1 ./internal/platform/redisx/ ./internal/holds/ ./internal/slots/ && \
 	$(GO) test -race -count=1 -run '$(CLUSTER_BOOKING_TESTS)' ./internal/booking/ && \
 	$(GO) test -race -count=1 -v -run '$(CLUSTER_WEB_TESTS)' ./web/ | grep -E '^(--- |PASS|FAIL|ok )|_test.go' && \
-	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -v -run '^TestRedisClusterNodeStopped$$' ./internal/faults/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok )|rediscluster_test.go'
+	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -v -run '^TestRedisCluster(NodeStopped|MasterKilled)$$' ./internal/faults/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok )|(rediscluster|failover|failoverholds)_test.go'
+
+## test-pitr: point-in-time recovery tried on two PostgreSQL instances of its own (WAL archived to a folder, a base backup, a restore to the moment before a mistaken update; about 30 s)
+.PHONY: test-pitr
+test-pitr: build
+	@./internal/deploy/pitr-trial.sh
 
 # A pg_auto_failover formation (monitor 127.0.0.1:54361, primary and
 # synchronous secondary on 54362-54363) whatever DATABASE_URL says: its
@@ -85,6 +90,18 @@ static/vendor/sse.js: node_modules/.package-lock.json
 build: static
 	$(GO) build -o bin/clinic ./cmd/clinic
 
+## image: build the server's OCI image from scratch with podman (installed if missing) as localhost/clinic:latest and bin/clinic-image.oci.tar
+.PHONY: image
+image: static
+	@GO=$(GO) ./internal/deploy/image.sh
+
+## test-image: build the image, run it unpacked in a chroot as its user against PostgreSQL and Redis (root only), check the systemd unit, compose file and nginx config
+.PHONY: test-image
+test-image: image
+	@./internal/deploy/need.sh /usr/bin/systemd-analyze systemd
+	@./internal/deploy/need.sh /usr/sbin/nginx nginx
+	@$(WITH_SERVICES) CLINIC_IMAGE_ARCHIVE=$(CURDIR)/bin/clinic-image.oci.tar $(GO) test -count=1 -v ./internal/deploy/
+
 ## bench: every load scenario against fresh servers, one table with references (a few minutes)
 .PHONY: bench
 bench: build
@@ -102,6 +119,12 @@ abuse: build
 faults: static
 	@set -o pipefail; $(WITH_SERVICES) FAULTS_LONG=1 $(GO) test -race -count=1 -v -run 'TestPostgresRestarted|TestKilledInstance|TestSIGTERM|TestRedisStopped' ./internal/faults/ ./web/ \
 		| grep -E '^(=== RUN|--- |PASS|FAIL|ok )|: [0-9]+ requests|took|exited|answered|load across'
+
+## test-upgrade: upgrades: three instances migrating one database together, then two instances restarted in turn under load (SIGTERM, drain, a new process on the same port), with the figures (about 40 s)
+.PHONY: test-upgrade
+test-upgrade: static
+	@set -o pipefail; $(WITH_SERVICES) $(GO) test -race -count=1 -v -run '^TestThreeInstancesMigrateTogether$$' ./internal/platform/postgres/ | grep -E '^(--- |PASS|FAIL|ok )|_test.go' && \
+	ROLLING_RESTART=1 $(GO) test -race -count=1 -v -run '^TestRollingRestartUnderLoad$$' ./internal/faults/ | grep -E '^(--- |PASS|FAIL|ok )|rolling_test.go'
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 30s); make test runs only their seeds
 FUZZTIME ?= 30s

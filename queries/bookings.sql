@@ -10,7 +10,7 @@ INSERT INTO bookings (
     @patient_name, @patient_email, @patient_phone, @patient_email_key, @patient_phone_key,
     @client_id, @manage_token_hash, @rescheduled_from, @language
 )
-ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
+ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
 RETURNING *;
 
 -- name: BookingGet :one
@@ -27,7 +27,8 @@ WHERE manage_token_hash = @manage_token_hash
    OR id = (SELECT booking_id FROM booking_links WHERE token_hash = @manage_token_hash);
 
 -- name: BookingLinkAdd :exec
-INSERT INTO booking_links (token_hash, booking_id) VALUES (@token_hash, @booking_id);
+INSERT INTO booking_links (token_hash, booking_id, clinic_id)
+SELECT @token_hash, b.id, b.clinic_id FROM bookings b WHERE b.id = @booking_id;
 
 -- name: BookingLinksMove :exec
 -- A moved booking's links open the new booking.
@@ -223,7 +224,7 @@ WITH cooling AS (
            @patient_name, @patient_email, @patient_phone, sqlc.arg(patient_email_key)::text, sqlc.arg(patient_phone_key)::text,
            @client_id, @manage_token_hash, @created_at, @language
     FROM target CROSS JOIN specialist_lock
-    ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
+    ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id
 ), audited AS (
     INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after)

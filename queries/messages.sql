@@ -108,7 +108,7 @@ LIMIT 20;
 -- name: OutboxCopyInsert :exec
 INSERT INTO outbox_copies (message_id, clinic_id, recipient, subject, raw)
 VALUES (@message_id, @clinic_id, @recipient, @subject, @raw)
-ON CONFLICT (message_id) DO NOTHING;
+ON CONFLICT (message_id, clinic_id) DO NOTHING;
 
 -- name: OutboxCopyList :many
 SELECT message_id, recipient, subject, created_at FROM outbox_copies

@@ -82,7 +82,7 @@ UPDATE sessions SET data = @data WHERE token = @token;
 INSERT INTO erasures (id, clinic_id, email_mac, phone_mac, key_id, erased_at)
 SELECT @id, @clinic_id, @email_mac, @phone_mac, @key_id, @erased_at
 WHERE EXISTS (SELECT 1 FROM clinics WHERE clinics.id = @clinic_id)
-ON CONFLICT (id) DO NOTHING;
+ON CONFLICT (id, clinic_id) DO NOTHING;
 
 -- name: ErasureList :many
 SELECT * FROM erasures ORDER BY erased_at, id;

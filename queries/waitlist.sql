@@ -13,7 +13,8 @@ RETURNING *;
 -- name: WaitlistLinkAdd :exec
 -- A link to an entry's page; mailed when it goes out in an e-mail (only
 -- such a link confirms the place).
-INSERT INTO waitlist_links (token_hash, entry_id, offer_id, mailed) VALUES (@token_hash, @entry_id, @offer_id, @mailed);
+INSERT INTO waitlist_links (token_hash, entry_id, offer_id, mailed, clinic_id)
+SELECT @token_hash, e.id, @offer_id, @mailed, e.clinic_id FROM waitlist_entries e WHERE e.id = @entry_id;
 
 -- name: WaitlistByLink :one
 -- The entry a link opens, its offer if the link is an offer's, whether
@@ -129,7 +130,7 @@ FOR NO KEY UPDATE OF e SKIP LOCKED;
 -- A freed time becomes an opening, unless one is open for it already.
 INSERT INTO waitlist_openings (id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, cause, freed_at, hold_id)
 VALUES (@id, @clinic_id, @appointment_type_id, @specialist_id, @slot_start, @slot_end, @cause, @freed_at, @hold_id)
-ON CONFLICT (specialist_id, slot_start) WHERE state = 'open' DO NOTHING;
+ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE state = 'open' DO NOTHING;
 
 -- name: WaitlistOpeningGetForUpdate :one
 SELECT * FROM waitlist_openings WHERE id = @id FOR NO KEY UPDATE;
@@ -138,8 +139,8 @@ SELECT * FROM waitlist_openings WHERE id = @id FOR NO KEY UPDATE;
 UPDATE waitlist_openings SET state = @state, closed_at = @closed_at WHERE id = @id AND state = 'open';
 
 -- name: WaitlistOfferInsert :exec
-INSERT INTO waitlist_offers (id, opening_id, entry_id, offered_at, expires_at)
-VALUES (@id, @opening_id, @entry_id, @offered_at, @expires_at);
+INSERT INTO waitlist_offers (id, opening_id, entry_id, offered_at, expires_at, clinic_id)
+SELECT @id, op.id, @entry_id, @offered_at, @expires_at, op.clinic_id FROM waitlist_openings op WHERE op.id = @opening_id;
 
 -- name: WaitlistOfferSetNextJob :exec
 UPDATE waitlist_offers SET next_job_id = @next_job_id WHERE id = @id;

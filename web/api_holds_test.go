@@ -277,7 +277,7 @@ func TestReleaseHoldAPI(t *testing.T) {
 }
 
 // TestHoldsAPIWithRedisDown: the holds live in Redis, so without it every
-// hold operation is 503 UNAVAILABLE, never a 500.
+// hold operation is 503 UNAVAILABLE with Retry-After, never a 500.
 func TestHoldsAPIWithRedisDown(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, withRedisDown())
@@ -300,7 +300,11 @@ func TestHoldsAPIWithRedisDown(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, a.do(t, tc.method, tc.path, tc.body), 503, "UNAVAILABLE", "")
+			r := a.do(t, tc.method, tc.path, tc.body)
+			wantError(t, r, 503, "UNAVAILABLE", "")
+			if r.Header.Get("Retry-After") == "" {
+				t.Errorf("a 503 without Retry-After")
+			}
 		})
 	}
 

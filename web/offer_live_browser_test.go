@@ -75,8 +75,8 @@ func TestE2EBrowserOfferedTimeNeverLooksFree(t *testing.T) {
 	tab.Shot("waitlist-offer-held")
 
 	token := "offer-" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	if _, err := a.Pool.Exec(ctx, `INSERT INTO waitlist_links (token_hash, entry_id, offer_id)
-		SELECT sha256($1::bytea), entry_id, id FROM waitlist_offers WHERE entry_id = $2 AND state = 'open'`, []byte(token), entry.ID); err != nil {
+	if _, err := a.Pool.Exec(ctx, `INSERT INTO waitlist_links (token_hash, entry_id, offer_id, clinic_id)
+		SELECT sha256($1::bytea), entry_id, id, clinic_id FROM waitlist_offers WHERE entry_id = $2 AND state = 'open'`, []byte(token), entry.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Deps.Waitlist.Accept(ctx, c.ID, token); err != nil {

@@ -1,7 +1,8 @@
 // Command clinic is the booking server: `clinic serve` (the default),
 // `clinic migrate [up|down|status]`, `clinic seed`, `clinic clinic
 // create|list`, `clinic staff reset-password|reset-2fa`, `clinic retention
-// run` and `clinic patient erase|export`.
+// run`, `clinic patient erase|export` and `clinic healthcheck` (the
+// container probe).
 package main
 
 import (
@@ -64,8 +65,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return retentionCommand(ctx, cfg, args, stdout, stderr)
 	case "patient":
 		return patientCommand(ctx, cfg, args, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, cfg.Addr, args, stdout)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff, retention or patient", cmd)
+		return fmt.Errorf("unknown command %q: want serve, migrate, seed, clinic, staff, retention, patient or healthcheck", cmd)
 	}
 }
 

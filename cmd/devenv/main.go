@@ -13,10 +13,11 @@
 //	go run ./cmd/devenv status           say what is running
 //
 // PostgreSQL (127.0.0.1:54320) is left alone when DATABASE_URL is set, Redis
-// (127.0.0.1:63790, or the cluster's three masters on 127.0.0.1:63801-63803)
-// when REDIS_URL is set. The pg_auto_failover formation of -ha (a monitor
-// on 127.0.0.1:54361, a primary and a synchronous secondary on 54362 and
-// 54363) is left alone when DATABASE_URL is set too. Their files live under
+// (127.0.0.1:63790, or the cluster's six nodes on 127.0.0.1:63801-63806:
+// three masters, a replica each) when REDIS_URL is set. The pg_auto_failover
+// formation of -ha (a monitor on 127.0.0.1:54361, a primary and a
+// synchronous secondary on 54362 and 54363) is left alone when DATABASE_URL
+// is set too. Their files live under
 // <repo>/.data/. Progress goes to stderr; stdout carries only what env prints,
 // so `eval "$(go run ./cmd/devenv up -print-env)"` works.
 package main
@@ -50,12 +51,13 @@ commands:
                    -print-env then prints what env prints; -browser also
                    installs Debian's chromium and a font for the browser
                    tests (as root; otherwise it says what to install);
-                   -cluster starts a Redis Cluster of three masters on
-                   127.0.0.1:63801-63803 instead of the one Redis;
-                   -ha starts a pg_auto_failover formation (installing
-                   Debian's postgresql-15-auto-failover as root): a
-                   monitor on 127.0.0.1:54361, a primary and a synchronous
-                   secondary on 54362-54363, and the URLs name both nodes
+                   -cluster starts a Redis Cluster of three masters and
+                   three replicas on 127.0.0.1:63801-63806 instead of the
+                   one Redis; -ha starts a pg_auto_failover formation
+                   (installing Debian's postgresql-15-auto-failover as
+                   root): a monitor on 127.0.0.1:54361, a primary and a
+                   synchronous secondary on 54362-54363, and the URLs name
+                   both nodes
   down             stop the PostgreSQL, Redis, Redis Cluster and
                    pg_auto_failover formation this repository started
   env [-cluster] [-ha]

@@ -16,26 +16,42 @@ import (
 	"time"
 )
 
-// The local Redis Cluster: three masters, no replicas, on these ports. Each
-// node's cluster bus listens 10 ports higher (Redis's default, 10000
-// higher, is past 65535), out of the kernel's range for outgoing ports.
-var clusterPorts = []int{63801, 63802, 63803}
+// The local Redis Cluster: six nodes on these ports, created as three
+// masters (the first three) with one replica each (the others; which
+// replica follows which master is redis-cli's choice, and a failover swaps
+// roles). Each node's cluster bus listens 100 ports higher (Redis's
+// default, 10000 higher, is past 65535), out of the kernel's range for
+// outgoing ports and clear of the single Redis servers a machine shared by
+// several checkouts runs just above 63801-63806.
+var clusterPorts = []int{63801, 63802, 63803, 63804, 63805, 63806}
 
-const clusterBusOffset = 10
+// clusterMasters is how many of the nodes are masters.
+const clusterMasters = 3
+
+const clusterBusOffset = 100
 
 // clusterNodeOptions make a node a cluster member whose files stay in its
-// directory. A node that stops answering is marked failed after five
-// seconds, and the others go on serving their slots without it (there are
-// no replicas to take its place).
+// directory. A node that stops answering is marked failed after two
+// seconds (Redis's default is 15): its replica takes over about a second
+// later, quick enough for a test to watch, slow enough that a busy machine
+// pausing a node for a moment does not set one off. A replica takes over
+// however long it was cut off from its master (validity factor 0: no data
+// is precious here), and syncs over the socket at once (diskless, no
+// delay) when it joins or its master changes. The slots of a master that
+// has no replica left stay away while the others go on serving theirs.
 var clusterNodeOptions = []string{
 	"--cluster-enabled", "yes",
 	"--cluster-config-file", "nodes.conf",
-	"--cluster-node-timeout", "5000",
+	"--cluster-node-timeout", "2000",
 	"--cluster-require-full-coverage", "no",
+	"--cluster-replica-validity-factor", "0",
+	"--repl-diskless-sync", "yes",
+	"--repl-diskless-sync-delay", "0",
 }
 
-// redisCluster manages a three-master Redis Cluster on loopback for one
-// repository, its nodes' files in <repo>/.data/redis-cluster/<port>.
+// redisCluster manages a Redis Cluster of three masters and three replicas
+// on loopback for one repository, its nodes' files in
+// <repo>/.data/redis-cluster/<port>.
 type redisCluster struct {
 	dir   string
 	nodes []*redis
@@ -137,9 +153,9 @@ func (c *redisCluster) create() error {
 	if err != nil {
 		return err
 	}
-	logf("creating a Redis Cluster of %s (three masters, no replicas)", c.addrs())
+	logf("creating a Redis Cluster of %s (three masters, a replica each)", c.addrs())
 	args := append([]string{"--cluster", "create"}, c.addrList()...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", strconv.Itoa(len(c.nodes)/clusterMasters-1), "--cluster-yes")
 	if err := quiet(exec.Command(cli, args...)); err != nil {
 		return fmt.Errorf("creating the cluster: %w", err)
 	}
@@ -162,9 +178,11 @@ func (c *redisCluster) waitOK(within time.Duration) error {
 	}
 }
 
-// ok says whether every node sees the cluster whole: all nodes known, every
-// slot served, state ok.
+// ok says whether every node answers and sees the cluster whole (all nodes
+// known, every slot served, state ok), and every master has a replica
+// that is in sync with it: a failover has somewhere to go.
 func (c *redisCluster) ok() error {
+	masters := 0
 	for _, n := range c.nodes {
 		info, err := clusterInfo(n.addr())
 		if err != nil {
@@ -174,8 +192,39 @@ func (c *redisCluster) ok() error {
 			return fmt.Errorf("node %s: state %s, %s of 16384 slots ok, %s nodes known", n.addr(),
 				info["cluster_state"], info["cluster_slots_ok"], info["cluster_known_nodes"])
 		}
+		repl, err := replicationInfo(n.addr())
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.addr(), err)
+		}
+		switch {
+		case repl["role"] == "master" && repl["connected_slaves"] == "0":
+			return fmt.Errorf("node %s: a master without a replica", n.addr())
+		case repl["role"] == "master":
+			masters++
+		case repl["master_link_status"] != "up" || repl["master_sync_in_progress"] != "0":
+			return fmt.Errorf("node %s: a replica not in sync with its master (link %s)", n.addr(), repl["master_link_status"])
+		}
+	}
+	if masters != clusterMasters {
+		return fmt.Errorf("%d masters, want %d", masters, clusterMasters)
 	}
 	return nil
+}
+
+// roles says which nodes are masters and which replicas, for status.
+func (c *redisCluster) roles() string {
+	var masters, replicas []string
+	for _, n := range c.nodes {
+		repl, err := replicationInfo(n.addr())
+		switch {
+		case err != nil:
+		case repl["role"] == "master":
+			masters = append(masters, strconv.Itoa(n.port))
+		default:
+			replicas = append(replicas, fmt.Sprintf("%d (of %s)", n.port, repl["master_port"]))
+		}
+	}
+	return fmt.Sprintf("masters %s; replicas %s", strings.Join(masters, ", "), strings.Join(replicas, ", "))
 }
 
 func (c *redisCluster) down() error {
@@ -197,7 +246,7 @@ func (c *redisCluster) status() string {
 	case running == 0:
 		return "Redis Cluster: not running"
 	case c.ok() == nil:
-		return fmt.Sprintf("Redis Cluster: running on %s (dir %s)", c.addrs(), c.dir)
+		return fmt.Sprintf("Redis Cluster: running on %s (%s; dir %s)", c.addrs(), c.roles(), c.dir)
 	default:
 		return fmt.Sprintf("Redis Cluster: %d of %d nodes running, not ok: %v", running, len(c.nodes), c.ok())
 	}
@@ -214,8 +263,16 @@ func (c *redisCluster) addrList() []string {
 func (c *redisCluster) addrs() string { return strings.Join(c.addrList(), ", ") }
 
 // clusterInfo is a node's CLUSTER INFO as fields.
-func clusterInfo(addr string) (map[string]string, error) {
-	text, err := redisBulk(addr, "CLUSTER INFO")
+func clusterInfo(addr string) (map[string]string, error) { return infoFields(addr, "CLUSTER INFO") }
+
+// replicationInfo is a node's INFO replication as fields.
+func replicationInfo(addr string) (map[string]string, error) {
+	return infoFields(addr, "INFO replication")
+}
+
+// infoFields sends command, whose reply is lines of field:value.
+func infoFields(addr, command string) (map[string]string, error) {
+	text, err := redisBulk(addr, command)
 	if err != nil {
 		return nil, err
 	}

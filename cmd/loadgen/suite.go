@@ -150,7 +150,7 @@ func pgbenchReference(ctx context.Context, databaseURL string, pool *pgxpool.Poo
 \set sp random(1, %d)
 INSERT INTO bookings (clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, patient_name, patient_email, client_id)
 VALUES ('%s', '%s', (ARRAY[%s])[:sp], timestamptz '2030-01-01 00:00Z' + (:slot * interval '30 minutes'), timestamptz '2030-01-01 00:30Z' + (:slot * interval '30 minutes'), 'Bench', 'b@example.org', 'pgbench')
-ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING;
+ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING;
 `, len(ids), book.clinicID, types[0].ID, strings.Join(ids, ","))
 	f, err := os.CreateTemp("", "pgbench-*.sql")
 	if err != nil {

@@ -143,7 +143,7 @@ func offersOf(ctx context.Context, pool *pgxpool.Pool, clinicID uuid.UUID, n int
 	for {
 		rows, err := pool.Query(ctx, `SELECT extract(epoch FROM min(o.offered_at) - op.freed_at)
 			FROM waitlist_openings op JOIN waitlist_offers o ON o.opening_id = op.id
-			WHERE op.clinic_id = $1 GROUP BY op.id`, clinicID)
+			WHERE op.clinic_id = $1 GROUP BY op.id, op.clinic_id`, clinicID)
 		if err != nil {
 			return r, err
 		}

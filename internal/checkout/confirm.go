@@ -77,6 +77,19 @@ func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (Confirmed, e
 	return res, err
 }
 
+// Answered is the answer stored for req's idempotency key, or nil: for a
+// retry that fails before it can be confirmed, as one carrying a one-time
+// code that the request it repeats has spent.
+//
+// Errors: INVALID_ARGUMENT for a bad key or hold id, IDEMPOTENCY_MISMATCH.
+func (s *Service) Answered(ctx context.Context, req ConfirmRequest) (*idempotency.Record, error) {
+	key, err := idempotencyKey(req)
+	if err != nil || key == nil {
+		return nil, err
+	}
+	return idempotency.Find(ctx, s.pool, *key)
+}
+
 // idempotencyKey is the request's key, or nil without an Idempotency-Key.
 func idempotencyKey(req ConfirmRequest) (*idempotency.Key, error) {
 	if req.IdempotencyKey == "" {

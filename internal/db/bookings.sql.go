@@ -146,7 +146,7 @@ WITH cooling AS (
            $11, $12, $13, $4::text, $5::text,
            $14, $15, $16, $17
     FROM target CROSS JOIN specialist_lock
-    ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
+    ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id
 ), audited AS (
     INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after)
@@ -354,7 +354,7 @@ INSERT INTO bookings (
     $6, $7, $8, $9, $10,
     $11, $12, $13, $14
 )
-ON CONFLICT (specialist_id, slot_start) WHERE status = 'confirmed' DO NOTHING
+ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
 RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at
 `
 
@@ -425,7 +425,8 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 }
 
 const bookingLinkAdd = `-- name: BookingLinkAdd :exec
-INSERT INTO booking_links (token_hash, booking_id) VALUES ($1, $2)
+INSERT INTO booking_links (token_hash, booking_id, clinic_id)
+SELECT $1, b.id, b.clinic_id FROM bookings b WHERE b.id = $2
 `
 
 type BookingLinkAddParams struct {

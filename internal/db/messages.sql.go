@@ -586,7 +586,7 @@ func (q *Queries) OutboxCopyGet(ctx context.Context, arg OutboxCopyGetParams) (O
 const outboxCopyInsert = `-- name: OutboxCopyInsert :exec
 INSERT INTO outbox_copies (message_id, clinic_id, recipient, subject, raw)
 VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (message_id) DO NOTHING
+ON CONFLICT (message_id, clinic_id) DO NOTHING
 `
 
 type OutboxCopyInsertParams struct {

@@ -92,6 +92,7 @@ type BookingLink struct {
 	TokenHash []byte
 	BookingID uuid.UUID
 	CreatedAt time.Time
+	ClinicID  uuid.UUID
 }
 
 type Clinic struct {
@@ -291,6 +292,7 @@ type WaitlistLink struct {
 	OfferID   uuid.NullUUID
 	CreatedAt time.Time
 	Mailed    bool
+	ClinicID  uuid.UUID
 }
 
 type WaitlistOffer struct {
@@ -303,6 +305,7 @@ type WaitlistOffer struct {
 	EndedAt   *time.Time
 	BookingID uuid.NullUUID
 	NextJobID pgtype.Int8
+	ClinicID  uuid.UUID
 }
 
 type WaitlistOpening struct {

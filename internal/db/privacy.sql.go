@@ -17,7 +17,7 @@ const erasureInsert = `-- name: ErasureInsert :exec
 INSERT INTO erasures (id, clinic_id, email_mac, phone_mac, key_id, erased_at)
 SELECT $1, $2, $3, $4, $5, $6
 WHERE EXISTS (SELECT 1 FROM clinics WHERE clinics.id = $2)
-ON CONFLICT (id) DO NOTHING
+ON CONFLICT (id, clinic_id) DO NOTHING
 `
 
 type ErasureInsertParams struct {

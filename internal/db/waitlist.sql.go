@@ -464,14 +464,15 @@ func (q *Queries) WaitlistLapseUnconfirmed(ctx context.Context, arg WaitlistLaps
 }
 
 const waitlistLinkAdd = `-- name: WaitlistLinkAdd :exec
-INSERT INTO waitlist_links (token_hash, entry_id, offer_id, mailed) VALUES ($1, $2, $3, $4)
+INSERT INTO waitlist_links (token_hash, entry_id, offer_id, mailed, clinic_id)
+SELECT $1, e.id, $2, $3, e.clinic_id FROM waitlist_entries e WHERE e.id = $4
 `
 
 type WaitlistLinkAddParams struct {
 	TokenHash []byte
-	EntryID   uuid.UUID
 	OfferID   uuid.NullUUID
 	Mailed    bool
+	EntryID   uuid.UUID
 }
 
 // A link to an entry's page; mailed when it goes out in an e-mail (only
@@ -479,9 +480,9 @@ type WaitlistLinkAddParams struct {
 func (q *Queries) WaitlistLinkAdd(ctx context.Context, arg WaitlistLinkAddParams) error {
 	_, err := q.db.Exec(ctx, waitlistLinkAdd,
 		arg.TokenHash,
-		arg.EntryID,
 		arg.OfferID,
 		arg.Mailed,
+		arg.EntryID,
 	)
 	return err
 }
@@ -580,7 +581,7 @@ const waitlistOfferEnd = `-- name: WaitlistOfferEnd :one
 UPDATE waitlist_offers
 SET state = $1, ended_at = $2, booking_id = $3
 WHERE id = $4 AND state = 'open'
-RETURNING id, opening_id, entry_id, state, offered_at, expires_at, ended_at, booking_id, next_job_id
+RETURNING id, opening_id, entry_id, state, offered_at, expires_at, ended_at, booking_id, next_job_id, clinic_id
 `
 
 type WaitlistOfferEndParams struct {
@@ -610,12 +611,13 @@ func (q *Queries) WaitlistOfferEnd(ctx context.Context, arg WaitlistOfferEndPara
 		&i.EndedAt,
 		&i.BookingID,
 		&i.NextJobID,
+		&i.ClinicID,
 	)
 	return i, err
 }
 
 const waitlistOfferGet = `-- name: WaitlistOfferGet :one
-SELECT o.id, o.opening_id, o.entry_id, o.state, o.offered_at, o.expires_at, o.ended_at, o.booking_id, o.next_job_id, op.id, op.clinic_id, op.appointment_type_id, op.specialist_id, op.slot_start, op.slot_end, op.cause, op.freed_at, op.hold_id, op.state, op.closed_at
+SELECT o.id, o.opening_id, o.entry_id, o.state, o.offered_at, o.expires_at, o.ended_at, o.booking_id, o.next_job_id, o.clinic_id, op.id, op.clinic_id, op.appointment_type_id, op.specialist_id, op.slot_start, op.slot_end, op.cause, op.freed_at, op.hold_id, op.state, op.closed_at
 FROM waitlist_offers o
 JOIN waitlist_openings op ON op.id = o.opening_id
 WHERE o.id = $1
@@ -639,6 +641,7 @@ func (q *Queries) WaitlistOfferGet(ctx context.Context, id uuid.UUID) (WaitlistO
 		&i.WaitlistOffer.EndedAt,
 		&i.WaitlistOffer.BookingID,
 		&i.WaitlistOffer.NextJobID,
+		&i.WaitlistOffer.ClinicID,
 		&i.WaitlistOpening.ID,
 		&i.WaitlistOpening.ClinicID,
 		&i.WaitlistOpening.AppointmentTypeID,
@@ -655,7 +658,7 @@ func (q *Queries) WaitlistOfferGet(ctx context.Context, id uuid.UUID) (WaitlistO
 }
 
 const waitlistOfferGetForUpdate = `-- name: WaitlistOfferGetForUpdate :one
-SELECT o.id, o.opening_id, o.entry_id, o.state, o.offered_at, o.expires_at, o.ended_at, o.booking_id, o.next_job_id, op.id, op.clinic_id, op.appointment_type_id, op.specialist_id, op.slot_start, op.slot_end, op.cause, op.freed_at, op.hold_id, op.state, op.closed_at
+SELECT o.id, o.opening_id, o.entry_id, o.state, o.offered_at, o.expires_at, o.ended_at, o.booking_id, o.next_job_id, o.clinic_id, op.id, op.clinic_id, op.appointment_type_id, op.specialist_id, op.slot_start, op.slot_end, op.cause, op.freed_at, op.hold_id, op.state, op.closed_at
 FROM waitlist_offers o
 JOIN waitlist_openings op ON op.id = o.opening_id
 WHERE o.id = $1
@@ -680,6 +683,7 @@ func (q *Queries) WaitlistOfferGetForUpdate(ctx context.Context, id uuid.UUID) (
 		&i.WaitlistOffer.EndedAt,
 		&i.WaitlistOffer.BookingID,
 		&i.WaitlistOffer.NextJobID,
+		&i.WaitlistOffer.ClinicID,
 		&i.WaitlistOpening.ID,
 		&i.WaitlistOpening.ClinicID,
 		&i.WaitlistOpening.AppointmentTypeID,
@@ -696,25 +700,25 @@ func (q *Queries) WaitlistOfferGetForUpdate(ctx context.Context, id uuid.UUID) (
 }
 
 const waitlistOfferInsert = `-- name: WaitlistOfferInsert :exec
-INSERT INTO waitlist_offers (id, opening_id, entry_id, offered_at, expires_at)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO waitlist_offers (id, opening_id, entry_id, offered_at, expires_at, clinic_id)
+SELECT $1, op.id, $2, $3, $4, op.clinic_id FROM waitlist_openings op WHERE op.id = $5
 `
 
 type WaitlistOfferInsertParams struct {
 	ID        uuid.UUID
-	OpeningID uuid.UUID
 	EntryID   uuid.UUID
 	OfferedAt time.Time
 	ExpiresAt time.Time
+	OpeningID uuid.UUID
 }
 
 func (q *Queries) WaitlistOfferInsert(ctx context.Context, arg WaitlistOfferInsertParams) error {
 	_, err := q.db.Exec(ctx, waitlistOfferInsert,
 		arg.ID,
-		arg.OpeningID,
 		arg.EntryID,
 		arg.OfferedAt,
 		arg.ExpiresAt,
+		arg.OpeningID,
 	)
 	return err
 }
@@ -733,7 +737,7 @@ func (q *Queries) WaitlistOfferMailSent(ctx context.Context, offerID uuid.NullUU
 }
 
 const waitlistOfferOpen = `-- name: WaitlistOfferOpen :one
-SELECT id, opening_id, entry_id, state, offered_at, expires_at, ended_at, booking_id, next_job_id FROM waitlist_offers WHERE opening_id = $1 AND state = 'open'
+SELECT id, opening_id, entry_id, state, offered_at, expires_at, ended_at, booking_id, next_job_id, clinic_id FROM waitlist_offers WHERE opening_id = $1 AND state = 'open'
 `
 
 // The opening's live offer, if any.
@@ -750,6 +754,7 @@ func (q *Queries) WaitlistOfferOpen(ctx context.Context, openingID uuid.UUID) (W
 		&i.EndedAt,
 		&i.BookingID,
 		&i.NextJobID,
+		&i.ClinicID,
 	)
 	return i, err
 }
@@ -821,7 +826,7 @@ func (q *Queries) WaitlistOpeningGetForUpdate(ctx context.Context, id uuid.UUID)
 const waitlistOpeningInsert = `-- name: WaitlistOpeningInsert :execrows
 INSERT INTO waitlist_openings (id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, cause, freed_at, hold_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (specialist_id, slot_start) WHERE state = 'open' DO NOTHING
+ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE state = 'open' DO NOTHING
 `
 
 type WaitlistOpeningInsertParams struct {

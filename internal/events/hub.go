@@ -289,6 +289,12 @@ func (h *Hub) Run(ctx context.Context) {
 			}
 			h.metrics.setRedisConnected(false)
 			h.logger.Warn("event subscription lost; retrying", "err", err, "in", backoff)
+			// On a cluster the subscription's node may be gone for good, its
+			// slots now a replica's: the retry asks for the node of the
+			// pattern's slot, so have the slot map read again first.
+			if cc, ok := h.rdb.(*redis.ClusterClient); ok {
+				cc.ReloadState(ctx)
+			}
 			select {
 			case <-ctx.Done():
 				return

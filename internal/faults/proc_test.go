@@ -197,13 +197,12 @@ type server struct {
 	waitErr error
 }
 
-// startServer runs `clinic serve` with env (ADDR is chosen here) and waits
-// until /readyz answers 200.
+// startServer runs `clinic serve` with env (ADDR is chosen here unless env
+// names one) and waits until /readyz answers 200.
 func startServer(t *testing.T, name string, env map[string]string) *server {
 	t.Helper()
-	port := testkit.FreePort(t)
 	set := map[string]string{
-		"ADDR":                     fmt.Sprintf("127.0.0.1:%d", port),
+		"ADDR":                     fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)),
 		"LOG_FORMAT":               "json",
 		"LOG_LEVEL":                "warn",
 		"MIGRATE_ON_START":         "false",
@@ -212,7 +211,7 @@ func startServer(t *testing.T, name string, env map[string]string) *server {
 	for k, v := range env {
 		set[k] = v
 	}
-	s := &server{name: name, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &logBuf{}, exited: make(chan struct{})}
+	s := &server{name: name, URL: "http://" + set["ADDR"], logs: &logBuf{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(clinicBinary(t), "serve")
 	s.cmd.Env = serverEnv(set)
 	s.cmd.Stdout = s.logs

@@ -20,11 +20,13 @@ import (
 	"github.com/clinic/booking/internal/testkit"
 )
 
-// One master of the Redis Cluster stops answering (SIGSTOP: it hangs, its
-// connections stay open) under load, for longer than the cluster takes to
-// mark it failed, and then goes on (SIGCONT). Patients of two clinics book
-// throughout: one clinic's keys live on the stopped master, the other's
-// elsewhere. While it is stopped, the first clinic's requests answer 503,
+// One shard of the Redis Cluster, a master and its replica, stops
+// answering (SIGSTOP: they hang, their connections stay open) under load,
+// for longer than the cluster takes to mark the master failed, and then
+// goes on (SIGCONT): no node is left to serve the master's slots (a master
+// whose replica can take over is TestRedisClusterMasterKilled). Patients
+// of two clinics book throughout: one clinic's keys live on the stopped
+// master, the other's elsewhere. While it is stopped, the first clinic's requests answer 503,
 // never 500 and never hang; the second clinic keeps booking, and a hold of
 // it left to expire is released and announced on time; once the master is
 // back the first clinic books again from the same server process; every
@@ -43,7 +45,7 @@ func TestRedisClusterNodeStopped(t *testing.T) {
 	if !ok {
 		t.Fatalf("TEST_REDIS_URL names a cluster, but testkit gave a %T", client)
 	}
-	masters := clusterMasters(t, rdb)
+	masters := waitWhole(t, rdb)
 	victim := pickVictim(t, rdb, masters)
 
 	url := testkit.FreshDB(t)
@@ -70,13 +72,13 @@ func TestRedisClusterNodeStopped(t *testing.T) {
 	}
 	events := subscribeOn(t, rdb, masters, victim, holds.Channel(elsewhere.Types[0].ID))
 
-	// Stopped past the cluster's node timeout (5 s in devenv), so the other
+	// Stopped past the cluster's node timeout (2 s in devenv), so the other
 	// masters mark it failed and must go on serving their slots without it.
-	stopped := victim.stop(t)
+	stopped := victim.stopShard(t, rdb)
 	checkReady(t, srv)
 	expiredIn := abandonHold(t, srv, elsewhere, eSlots[0], events)
 	time.Sleep(max(scaled(8*time.Second)-time.Since(stopped), 0))
-	resumed := victim.resume(t)
+	resumed := victim.resumeShard(t)
 
 	recovered := firstBookingHeldAfter(lv, resumed, 20*time.Second)
 	time.Sleep(scaled(2 * time.Second))
@@ -171,11 +173,15 @@ func subscribeOn(t *testing.T, rdb *redis.ClusterClient, masters []*clusterNode,
 	return ps
 }
 
-// clusterNode is a master of the test cluster running on this machine.
+// clusterNode is a master of the test cluster running on this machine,
+// with its replicas' addresses.
 type clusterNode struct {
-	addr  string
-	pid   int
-	slots []redis.SlotRange
+	addr     string
+	pid      int
+	slots    []redis.SlotRange
+	replicas []string
+
+	stoppedReplicas []int // by stopShard
 }
 
 func (n *clusterNode) serves(slot uint16) bool {
@@ -187,23 +193,49 @@ func (n *clusterNode) client(rdb *redis.ClusterClient) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: n.addr, Username: rdb.Options().Username, Password: rdb.Options().Password})
 }
 
-// stop sends SIGSTOP, and makes sure the node goes on at the end of the
-// test whatever happens; it returns when it was stopped.
-func (n *clusterNode) stop(t *testing.T) time.Time {
+// stopShard sends SIGSTOP to the master's replicas and then to the master,
+// and makes sure they go on at the end of the test whatever happens; it
+// returns when the master was stopped. The replicas are told not to take
+// over first: the FAIL verdict on their master that reached them while
+// they were stopped would otherwise start an election as they wake, a
+// race with the master's own return.
+func (n *clusterNode) stopShard(t *testing.T, rdb *redis.ClusterClient) time.Time {
 	t.Helper()
-	t.Cleanup(func() { _ = syscall.Kill(n.pid, syscall.SIGCONT) })
-	if err := syscall.Kill(n.pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("SIGSTOP to the master %s (pid %d): %v", n.addr, n.pid, err)
+	if len(n.replicas) == 0 {
+		t.Fatalf("the master %s has no replica: see waitWhole", n.addr)
 	}
+	var pids []int
+	for _, addr := range n.replicas {
+		r := (&clusterNode{addr: addr}).client(rdb)
+		t.Cleanup(func() { _ = r.Close() })
+		setNoFailover(t, r, true)
+		t.Cleanup(func() { allowFailoverOnceSettled(t, r, n.addr) })
+		pids = append(pids, localPid(t, r))
+	}
+	pids = append(pids, n.pid)
+	for _, pid := range pids {
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatalf("SIGSTOP to pid %d of the shard of %s: %v", pid, n.addr, err)
+		}
+	}
+	n.stoppedReplicas = pids[:len(pids)-1]
 	return time.Now()
 }
 
-func (n *clusterNode) resume(t *testing.T) time.Time {
+// resumeShard continues the master, then its replicas.
+func (n *clusterNode) resumeShard(t *testing.T) time.Time {
 	t.Helper()
 	if err := syscall.Kill(n.pid, syscall.SIGCONT); err != nil {
 		t.Fatalf("SIGCONT to the master %s (pid %d): %v", n.addr, n.pid, err)
 	}
-	return time.Now()
+	resumed := time.Now()
+	for _, pid := range n.stoppedReplicas {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			t.Fatalf("SIGCONT to a replica of %s (pid %d): %v", n.addr, pid, err)
+		}
+	}
+	return resumed
 }
 
 // clusterMasters lists the cluster's masters and their slots.
@@ -222,6 +254,11 @@ func clusterMasters(t *testing.T, rdb *redis.ClusterClient) []*clusterNode {
 			i = len(out) - 1
 		}
 		out[i].slots = append(out[i].slots, redis.SlotRange{Start: int64(r.Start), End: int64(r.End)})
+		for _, rn := range r.Nodes[1:] {
+			if !slices.Contains(out[i].replicas, rn.Addr) {
+				out[i].replicas = append(out[i].replicas, rn.Addr)
+			}
+		}
 	}
 	if len(out) < 2 {
 		t.Skipf("the cluster has %d master(s); the test needs two", len(out))
@@ -240,21 +277,29 @@ func pickVictim(t *testing.T, rdb *redis.ClusterClient, masters []*clusterNode) 
 	victim := masters[i]
 	node := victim.client(rdb)
 	defer node.Close()
-	info, err := node.InfoMap(ctxTimeout(t, 10*time.Second), "server").Result()
+	victim.pid = localPid(t, node)
+	return victim
+}
+
+// localPid is the process id of the node client talks to; the test is
+// skipped when that process is not a redis-server on this machine.
+func localPid(t *testing.T, client *redis.Client) int {
+	t.Helper()
+	info, err := client.InfoMap(ctxTimeout(t, 10*time.Second), "server").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := client.Options().Addr
 	pid, err := strconv.Atoi(info["Server"]["process_id"])
 	if err != nil {
-		t.Fatalf("INFO server of %s: no process_id (%v)", victim.addr, err)
+		t.Fatalf("INFO server of %s: no process_id (%v)", addr, err)
 	}
 	port := info["Server"]["tcp_port"]
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil || !strings.Contains(string(cmdline), "redis-server") || !strings.Contains(string(cmdline), port) {
-		t.Skipf("the master %s (pid %d) is not a redis-server on this machine: it cannot be stopped from here", victim.addr, pid)
+		t.Skipf("the node %s (pid %d) is not a redis-server on this machine: it cannot be stopped from here", addr, pid)
 	}
-	victim.pid = pid
-	return victim
+	return pid
 }
 
 // clinicsAcross makes clinics until it has one whose keys (hash tag

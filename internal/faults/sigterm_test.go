@@ -184,6 +184,7 @@ func lastN(xs []string, n int) []string {
 // halfSentHolds are hold requests whose headers are sent and whose bodies
 // are half written: in flight, for sure, until finish.
 type halfSentHolds struct {
+	client  string // the holds' client ids are client-0, client-1, ...
 	wg      sync.WaitGroup
 	answers []answer
 	rest    []*io.PipeWriter
@@ -200,7 +201,7 @@ type answer struct {
 // to the middle of their bodies.
 func startHalfSentHolds(t *testing.T, url string, typeID uuid.UUID, n int) *halfSentHolds {
 	t.Helper()
-	h := &halfSentHolds{answers: make([]answer, n), rest: make([]*io.PipeWriter, n)}
+	h := &halfSentHolds{client: "in-flight", answers: make([]answer, n), rest: make([]*io.PipeWriter, n)}
 	for i := range n {
 		pr, pw := io.Pipe()
 		h.rest[i] = pw
@@ -238,7 +239,7 @@ func startHalfSentHolds(t *testing.T, url string, typeID uuid.UUID, n int) *half
 // finish writes the rest of each body, for the slots in order.
 func (h *halfSentHolds) finish(slots []time.Time) {
 	for i, start := range slots {
-		fmt.Fprintf(h.rest[i], `"slotStartDate":%q,"clientId":"in-flight-%d"}`, start.UTC().Format(time.RFC3339), i)
+		fmt.Fprintf(h.rest[i], `"slotStartDate":%q,"clientId":"%s-%d"}`, start.UTC().Format(time.RFC3339), h.client, i)
 		h.rest[i].Close()
 	}
 }

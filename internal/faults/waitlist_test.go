@@ -240,8 +240,8 @@ func (f *waitlistFixture) join(t *testing.T, client *http.Client, on *server) {
 func (f *waitlistFixture) confirm(t *testing.T, client *http.Client, on *server) {
 	t.Helper()
 	token := "m" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	if _, err := f.pool.Exec(ctxTimeout(t, 10*time.Second), `INSERT INTO waitlist_links (token_hash, entry_id, mailed)
-		SELECT sha256($1::bytea), id, true FROM waitlist_entries WHERE patient_email = $2 AND state = 'waiting'`,
+	if _, err := f.pool.Exec(ctxTimeout(t, 10*time.Second), `INSERT INTO waitlist_links (token_hash, entry_id, mailed, clinic_id)
+		SELECT sha256($1::bytea), id, true, clinic_id FROM waitlist_entries WHERE patient_email = $2 AND state = 'waiting'`,
 		[]byte(token), f.waiting); err != nil {
 		t.Fatal(err)
 	}

@@ -92,8 +92,8 @@ func (r *wlRig) join(t *testing.T, email, lang string, start time.Time) (waitlis
 	t.Helper()
 	e, token := r.joinOnly(t, email, lang, start)
 	mailed := "m" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	if _, err := r.pool.Exec(context.Background(), `INSERT INTO waitlist_links (token_hash, entry_id, mailed)
-		VALUES (sha256($1::bytea), $2, true)`, []byte(mailed), e.ID); err != nil {
+	if _, err := r.pool.Exec(context.Background(), `INSERT INTO waitlist_links (token_hash, entry_id, mailed, clinic_id)
+		SELECT sha256($1::bytea), id, true, clinic_id FROM waitlist_entries WHERE id = $2`, []byte(mailed), e.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.waitlist.Confirm(context.Background(), r.clinic.ID, mailed); err != nil {

@@ -36,8 +36,8 @@ func BenchmarkRetentionRun(b *testing.B) {
 			`INSERT INTO outbox_copies (message_id, clinic_id, recipient, subject, raw)
 			 SELECT m.id, m.clinic_id, m.recipient, 'Your booking', convert_to(repeat('Dear patient ', 200), 'UTF8')
 			 FROM messages m JOIN bookings b ON b.id = m.booking_id WHERE b.clinic_id = $1 AND b.anonymised_at IS NULL`,
-			`INSERT INTO booking_links (token_hash, booking_id)
-			 SELECT decode(md5(id::text), 'hex') || decode(md5(random()::text), 'hex'), id FROM bookings WHERE clinic_id = $1 AND anonymised_at IS NULL`,
+			`INSERT INTO booking_links (token_hash, booking_id, clinic_id)
+			 SELECT decode(md5(id::text), 'hex') || decode(md5(random()::text), 'hex'), id, clinic_id FROM bookings WHERE clinic_id = $1 AND anonymised_at IS NULL`,
 			`INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after, reason)
 			 SELECT clinic_id, 'patient', a, 'booking', id::text,
 				jsonb_build_object('status', status, 'patient', jsonb_build_object('name', patient_name, 'email', patient_email)), 'moved away'

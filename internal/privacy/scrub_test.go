@@ -75,7 +75,8 @@ func (h *held) book(t *testing.T, name, email, phone string) booking.Booking {
 	h.exec(t, `INSERT INTO outbox_copies (message_id, clinic_id, recipient, subject, raw)
 		SELECT id, clinic_id, recipient, 'Your booking', convert_to('To: ' || recipient || ' Dear ' || $2, 'UTF8')
 		FROM messages WHERE booking_id = $1`, c.Booking.ID, name)
-	h.exec(t, `INSERT INTO booking_links (token_hash, booking_id) VALUES (decode(md5(random()::text) || md5(random()::text), 'hex'), $1)`, c.Booking.ID)
+	h.exec(t, `INSERT INTO booking_links (token_hash, booking_id, clinic_id)
+		SELECT decode(md5(random()::text) || md5(random()::text), 'hex'), id, clinic_id FROM bookings WHERE id = $1`, c.Booking.ID)
 	return c.Booking
 }
 

@@ -138,8 +138,8 @@ func (r *rig) joinUnconfirmed(t *testing.T, email string, start time.Time) waitl
 func (r *rig) mailedLink(t *testing.T, entry uuid.UUID) string {
 	t.Helper()
 	token := "m" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	_, err := r.pool.Exec(context.Background(), `INSERT INTO waitlist_links (token_hash, entry_id, mailed)
-		VALUES (sha256($1::bytea), $2, true)`, []byte(token), entry)
+	_, err := r.pool.Exec(context.Background(), `INSERT INTO waitlist_links (token_hash, entry_id, mailed, clinic_id)
+		SELECT sha256($1::bytea), id, true, clinic_id FROM waitlist_entries WHERE id = $2`, []byte(token), entry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,8 +196,8 @@ func (r *rig) entryState(t *testing.T, id uuid.UUID) string {
 func (r *rig) offerToken(t *testing.T, entry uuid.UUID) string {
 	t.Helper()
 	token := "t" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	_, err := r.pool.Exec(context.Background(), `INSERT INTO waitlist_links (token_hash, entry_id, offer_id)
-		SELECT sha256($1::bytea), entry_id, id FROM waitlist_offers WHERE entry_id = $2 AND state = 'open'`, []byte(token), entry)
+	_, err := r.pool.Exec(context.Background(), `INSERT INTO waitlist_links (token_hash, entry_id, offer_id, clinic_id)
+		SELECT sha256($1::bytea), entry_id, id, clinic_id FROM waitlist_offers WHERE entry_id = $2 AND state = 'open'`, []byte(token), entry)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -289,7 +289,8 @@ func TestCancelFindsAPlaceWhileALinkToItIsWritten(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	hash := sha256.Sum256([]byte(uuid.NewString()))
-	if _, err := tx.Exec(ctx, `INSERT INTO waitlist_links (token_hash, entry_id) VALUES ($1, $2)`, hash[:], e.ID); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO waitlist_links (token_hash, entry_id, clinic_id)
+		SELECT $1, id, clinic_id FROM waitlist_entries WHERE id = $2`, hash[:], e.ID); err != nil {
 		t.Fatal(err)
 	}
 	r.cancel(t, b.Booking)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,10 +33,6 @@ var StatusOf = map[apperr.Kind]int{
 	apperr.Unavailable:          http.StatusServiceUnavailable,
 	apperr.TooLarge:             http.StatusRequestEntityTooLarge,
 }
-
-// unavailableRetryAfter is the Retry-After, in seconds, of a 503 whose
-// error does not say: a failover of PostgreSQL takes a few seconds.
-const unavailableRetryAfter = "2"
 
 type errorBody struct {
 	Error ErrorDetail `json:"error"`
@@ -63,9 +61,7 @@ func (s *Kit) HandleError(err error, c echo.Context) {
 	}
 	SetRetryAfter(c, err)
 	if status == http.StatusServiceUnavailable && c.Response().Header().Get("Retry-After") == "" {
-		// A dependency away (PostgreSQL restarting or failing over, a
-		// pool too busy): clients and proxies retry after a pause.
-		c.Response().Header().Set("Retry-After", unavailableRetryAfter)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(apperr.Seconds(unavailableRetryAfter)))
 	}
 	switch {
 	case c.Request().Method == http.MethodHead:
@@ -79,6 +75,12 @@ func (s *Kit) HandleError(err error, c echo.Context) {
 		log.Warn("write error response", "err", err)
 	}
 }
+
+// unavailableRetryAfter is the Retry-After of a 503 whose error names no
+// wait of its own: a dependency that is away (a Redis master failing over
+// to its replica takes about four seconds, a PostgreSQL restart a few)
+// is worth asking again soon, not at once.
+const unavailableRetryAfter = 2 * time.Second
 
 // ToResponse is the status and JSON body that answer err.
 func ToResponse(err error) (int, errorBody) {

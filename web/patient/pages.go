@@ -224,6 +224,7 @@ func (s *Pages) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, err
 		ConfirmURL: p.base() + "/confirm", ReleaseURL: p.base() + "/release", BeatURL: p.base() + "/heartbeat",
 		HoldURL: p.base() + "/hold", Start: h.Start.UTC().Format(time.RFC3339), Filter: p.filter(),
 		Name: d.Name, Email: d.Email, Phone: d.Phone, Errors: errs,
+		IdempotencyKey: formKey(c),
 	}
 }
 
@@ -272,6 +273,9 @@ func problemPanel(p pageView, err error, start string) (int, views.HoldPanelVM, 
 	case apperr.CodeInvalidArgument:
 		status = http.StatusBadRequest
 		panel.Message = own
+	case apperr.CodeIdempotencyMismatch:
+		status = http.StatusUnprocessableEntity
+		panel.Message = p.tr.T("panel.form_reused", nil)
 	case apperr.CodeUnavailable:
 		status = http.StatusServiceUnavailable
 		panel.Message = own
@@ -384,9 +388,13 @@ func (s *Pages) Confirm(c echo.Context) error {
 	clientID := s.kit.ClientID(c)
 	res, err := s.book(c, p, d, holdID, clientID)
 	if err == nil {
+		done, err := confirmed(res)
+		if err != nil {
+			return err
+		}
 		s.saveDraft(c, draft{})
-		s.deps.Sessions.Put(ctx, "justBooked", res.Confirmation.Booking.ID.String())
-		return httpx.Redirect(c, "/manage/"+res.Confirmation.ManageToken)
+		s.deps.Sessions.Put(ctx, "justBooked", done.BookingID.String())
+		return httpx.Redirect(c, "/manage/"+done.ManageToken)
 	}
 	if answered, aerr := s.codeAnswer(c, p, holdID, clientID, d, err); answered {
 		return aerr
@@ -396,6 +404,14 @@ func (s *Pages) Confirm(c echo.Context) error {
 		// Field errors in place, with what was typed; the hold stays.
 		if h, ok := s.ownHold(c, p, holdID, clientID); ok {
 			return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)}, ""))
+		}
+	}
+	if ae != nil && ae.Code == apperr.CodeUnavailable {
+		// The form again, with its key: trying again repeats this request,
+		// which may have booked before its answer was lost.
+		if h, ok := s.ownHold(c, p, holdID, clientID); ok {
+			httpx.SetRetryAfter(c, err)
+			return s.panel(c, p, http.StatusServiceUnavailable, s.heldPanel(c, p, h, d, nil, httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)))
 		}
 	}
 	s.saveDraft(c, d) // a lost slot must not lose what was typed
@@ -408,17 +424,25 @@ func (s *Pages) Confirm(c echo.Context) error {
 // book books the client's hold for what the patient typed, with the token
 // of their verified address (a code typed in the form redeemed first).
 func (s *Pages) book(c echo.Context, p pageView, d draft, holdID, clientID string) (checkout.Confirmed, error) {
+	ctx := c.Request().Context()
+	req := checkout.ConfirmRequest{
+		AppointmentTypeID: p.typeID, HoldID: holdID, ClientID: clientID,
+		Patient:        booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
+		Language:       i18n.FromContext(ctx).Lang(), // the page's, for the e-mails
+		Address:        c.RealIP(),
+		IdempotencyKey: c.FormValue(formKeyField), RequestHash: formRequestHash(p, holdID, d),
+		Encode: encodeFormAnswer,
+	}
 	token, err := s.verification(c, d.Email)
 	if err != nil {
+		// A retry of a request that booked: the code it carries is spent.
+		if rec, ferr := s.deps.Checkout.Answered(ctx, req); ferr == nil && rec != nil {
+			return checkout.Confirmed{Replay: rec}, nil
+		}
 		return checkout.Confirmed{}, err
 	}
-	ctx := c.Request().Context()
-	res, err := s.deps.Checkout.Confirm(ctx, checkout.ConfirmRequest{
-		AppointmentTypeID: p.typeID, HoldID: holdID, ClientID: clientID,
-		Patient:  booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone},
-		Language: i18n.FromContext(ctx).Lang(), // the page's, for the e-mails
-		Address:  c.RealIP(), VerificationToken: token,
-	})
+	req.VerificationToken = token
+	res, err := s.deps.Checkout.Confirm(ctx, req)
 	s.deps.Views.Changed(p.clinicID)
 	s.kit.Metrics.Outcome(ctx, "booking", err)
 	return res, err

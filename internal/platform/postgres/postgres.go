@@ -59,9 +59,12 @@ func ConnectFollowing(ctx context.Context, url string, maxConns, minConns int32,
 
 // NewMigrator builds a goose provider over the embedded migrations. The
 // session lock lets several instances start at once: one migrates, the
-// others wait and find nothing to do.
+// others wait and find nothing to do. A waiting instance asks for the lock
+// every second (goose's default of five would hold each start of a rolling
+// deployment that long) and gives up after ten minutes, the longest a
+// migration may run while instances start.
 func NewMigrator(pool *pgxpool.Pool, logger *slog.Logger) (*goose.Provider, error) {
-	locker, err := lock.NewPostgresSessionLocker()
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 600))
 	if err != nil {
 		return nil, fmt.Errorf("migration lock: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,6 +32,10 @@ type silentGuard struct {
 	probeEvery  time.Duration
 	now         func() time.Time
 
+	// onSilent, when set, is called for each command the node did not
+	// answer or was not sent for its silence.
+	onSilent func()
+
 	// Unix nanoseconds: the last reply of any kind (a Redis error reply is
 	// an answer too), the last command that got none, and the end of the
 	// time the last probe was given.
@@ -52,6 +57,7 @@ func (g *silentGuard) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		ctx, ok := g.admit(ctx)
 		if !ok {
+			g.silent()
 			cmd.SetErr(g.err)
 			return g.err
 		}
@@ -65,6 +71,7 @@ func (g *silentGuard) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		ctx, ok := g.admit(ctx)
 		if !ok {
+			g.silent()
 			for _, cmd := range cmds {
 				cmd.SetErr(g.err)
 			}
@@ -103,7 +110,25 @@ func (g *silentGuard) record(err error) {
 	case err == nil || errors.Is(err, redis.Nil) || isReply(err):
 		g.lastAnswer.Store(g.now().UnixNano())
 	case unanswered(err):
-		g.lastFailure.Store(g.now().UnixNano())
+		now := g.now().UnixNano()
+		g.lastFailure.Store(now)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			// Nothing listens: the node is gone (killed, restarting), which
+			// waiting out silentAfter would only confirm. It is silent now.
+			for {
+				answer := g.lastAnswer.Load()
+				if now-answer > int64(g.silentAfter) || g.lastAnswer.CompareAndSwap(answer, now-int64(g.silentAfter)-1) {
+					break
+				}
+			}
+		}
+		g.silent()
+	}
+}
+
+func (g *silentGuard) silent() {
+	if g.onSilent != nil {
+		g.onSilent()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,6 +128,56 @@ func TestSilentGuardCountsErrorRepliesAsAnswers(t *testing.T) {
 	g.record(errMoved{})
 	if !admitted(g) || !admitted(g) {
 		t.Fatal("a node that answered MOVED is refused")
+	}
+}
+
+// A node that does not answer, or is not sent a command for its silence,
+// is reported (the cluster client then reads the slot map again, to find a
+// replica that took over); one that answers is not.
+func TestSilentGuardReportsSilence(t *testing.T) {
+	g := newSilentGuard("node", time.Second)
+	clock := time.Now()
+	g.now = func() time.Time { return clock }
+	reports := 0
+	g.onSilent = func() { reports++ }
+	g.record(nil)
+	g.record(errMoved{})
+	if reports != 0 {
+		t.Fatalf("%d reports for a node that answered", reports)
+	}
+	g.record(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED})
+	if reports != 1 {
+		t.Fatalf("%d reports after a refused connection, want 1", reports)
+	}
+	clock = clock.Add(2 * time.Second)
+	hook := g.ProcessHook(func(context.Context, redis.Cmder) error {
+		return &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}
+	})
+	_ = hook(context.Background(), redis.NewCmd(context.Background(), "get", "k")) // the probe, refused
+	reports = 0
+	if err := hook(context.Background(), redis.NewCmd(context.Background(), "get", "k")); !errors.Is(err, ErrNodeSilent) || reports != 1 {
+		t.Fatalf("a command refused for the silence: %v, %d reports; want ErrNodeSilent and 1", err, reports)
+	}
+}
+
+// A refused connection makes the node silent at once: nothing listens,
+// and waiting out the timeout would only confirm it. A timeout does not.
+func TestSilentGuardRefusedIsSilentAtOnce(t *testing.T) {
+	g := newSilentGuard("node", time.Second)
+	clock := time.Now()
+	g.now = func() time.Time { return clock }
+	g.record(nil)
+	g.record(&net.OpError{Op: "read", Err: os.ErrDeadlineExceeded})
+	if !admitted(g) || !admitted(g) {
+		t.Fatal("a node that timed out once, right after answering, is refused")
+	}
+	g.record(&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+	if admitted(g) {
+		t.Fatal("a node that refused a connection is still sent commands")
+	}
+	clock = clock.Add(g.probeEvery)
+	if !admitted(g) || admitted(g) {
+		t.Fatal("a node silent for refusing: want one probe admitted after probeEvery, then none")
 	}
 }
 

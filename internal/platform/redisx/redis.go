@@ -33,13 +33,26 @@ func Connect(url string, poolSize int) (redis.UniversalClient, error) {
 		copt.MaxRedirects = 1
 		copt.DialTimeout, copt.ReadTimeout, copt.WriteTimeout = dialTimeout, readTimeout, readTimeout
 		// A node that hangs fails its commands at once (see silentGuard):
-		// the other nodes' keys are served at full speed meanwhile.
+		// the other nodes' keys are served at full speed meanwhile. A node
+		// that does not answer also has the slot map read again: go-redis
+		// would otherwise learn of a failover (the replica that took the
+		// dead master's slots) only from a MOVED answer, which a dead
+		// master never gives, or after a minute.
+		var cluster atomic.Pointer[redis.ClusterClient]
 		copt.NewClient = func(o *redis.Options) *redis.Client {
 			c := redis.NewClient(o)
-			c.AddHook(newSilentGuard(o.Addr, readTimeout))
+			g := newSilentGuard(o.Addr, readTimeout)
+			g.onSilent = func() {
+				if cc := cluster.Load(); cc != nil {
+					cc.ReloadState(context.Background()) // asynchronous; calls while one runs fold into one more
+				}
+			}
+			c.AddHook(g)
 			return c
 		}
-		return redis.NewClusterClient(copt), nil
+		cc := redis.NewClusterClient(copt)
+		cluster.Store(cc)
+		return cc, nil
 	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -280,26 +293,47 @@ func Mask(raw string) string {
 // asked, and one answering is enough: with a master down the clinics whose
 // keys live on the others are served, and every instance is in the same
 // position, so taking instances out of a load balancer would not help.
+//
+// On a cluster the masters are those of a slot map read afresh, and the
+// node asked for it may be one that hangs (a stopped replica that nothing
+// else talks to), which costs a read timeout before the next node is
+// asked: a cluster is given two seconds, and the first master to answer
+// ends the wait.
 func Ping(ctx context.Context, c redis.UniversalClient) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
 	cc, ok := c.(*redis.ClusterClient)
 	if !ok {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
 		return c.Ping(ctx).Err()
 	}
-	var answered atomic.Int32
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		if err := node.Ping(ctx).Err(); err != nil {
-			return fmt.Errorf("%s: %w", node.Options().Addr, err)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	answered := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			if err := node.Ping(ctx).Err(); err != nil {
+				return fmt.Errorf("%s: %w", node.Options().Addr, err)
+			}
+			select {
+			case answered <- struct{}{}:
+			default:
+			}
+			return nil
+		})
+	}()
+	select {
+	case <-answered:
+		return nil
+	case err := <-done:
+		select {
+		case <-answered:
+			return nil
+		default:
 		}
-		answered.Add(1)
-		return nil
-	})
-	if answered.Load() > 0 {
-		return nil
+		if err == nil {
+			err = errors.New("no cluster master known")
+		}
+		return err
 	}
-	if err == nil {
-		err = errors.New("no cluster master known")
-	}
-	return err
 }
