@@ -67,7 +67,7 @@ func newHAFormation(pg *postgres) *haFormation {
 	return &haFormation{pg: pg, dir: filepath.Join(pg.data, "ha")}
 }
 
-// URL is the multi-host URL of db on the formation: pgx tries each host
+// haURL is the multi-host URL of db on the formation: pgx tries each host
 // and keeps the one that accepts writes.
 func haURL(db string) string {
 	hosts := make([]string, len(haNodes))
@@ -216,13 +216,12 @@ func (h *haFormation) start(owner *account, name string) error {
 		logf("pg_autoctl %s already running (pid %d)", name, pid)
 		return nil
 	}
-	for _, d := range []string{"run"} {
-		if err := os.MkdirAll(filepath.Join(h.dir, d), 0o700); err != nil {
-			return err
-		}
-		if err := owner.chown(filepath.Join(h.dir, d)); err != nil {
-			return err
-		}
+	run := filepath.Join(h.dir, "run") // pg_autoctl's XDG_RUNTIME_DIR
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		return err
+	}
+	if err := owner.chown(run); err != nil {
+		return err
 	}
 	if err := ensureSocketDir(owner); err != nil {
 		return err
