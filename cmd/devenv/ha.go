@@ -149,6 +149,19 @@ func (h *haFormation) up() error {
 // owner can reach: as root in a clone under /root, /var/tmp, linked from
 // .data/ha.
 func (h *haFormation) prepare(owner *account) error {
+	// pg_autoctl keeps each node's configuration and state under its
+	// user's home (~/.config, ~/.local/share): a postgres user created by
+	// devenv has none yet.
+	if owner != nil && owner.home != "" {
+		if _, err := os.Stat(owner.home); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(owner.home, 0o755); err != nil {
+				return fmt.Errorf("creating %s: %w", owner.home, err)
+			}
+			if err := owner.chown(owner.home); err != nil {
+				return err
+			}
+		}
+	}
 	if target, err := os.Readlink(h.dir); err == nil {
 		h.dir = target
 		return nil
