@@ -78,7 +78,8 @@ func (s *Kit) HandleError(err error, c echo.Context) {
 
 // unavailableRetryAfter is the Retry-After of a 503 whose error names no
 // wait of its own: a dependency that is away (a Redis master failing over
-// to its replica takes about four seconds, a PostgreSQL restart a few)
+// to its replica takes about four seconds, a PostgreSQL restart or
+// failover a few)
 // is worth asking again soon, not at once.
 const unavailableRetryAfter = 2 * time.Second
 
