@@ -67,7 +67,7 @@ func newHAFormation(pg *postgres) *haFormation {
 	return &haFormation{pg: pg, dir: filepath.Join(pg.data, "ha")}
 }
 
-// URL is the multi-host URL of db on the formation: pgx tries each host
+// haURL is the multi-host URL of db on the formation: pgx tries each host
 // and keeps the one that accepts writes.
 func haURL(db string) string {
 	hosts := make([]string, len(haNodes))
@@ -149,6 +149,19 @@ func (h *haFormation) up() error {
 // owner can reach: as root in a clone under /root, /var/tmp, linked from
 // .data/ha.
 func (h *haFormation) prepare(owner *account) error {
+	// pg_autoctl keeps each node's configuration and state under its
+	// user's home (~/.config, ~/.local/share): a postgres user created by
+	// devenv has none yet.
+	if owner != nil && owner.home != "" {
+		if _, err := os.Stat(owner.home); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(owner.home, 0o755); err != nil {
+				return fmt.Errorf("creating %s: %w", owner.home, err)
+			}
+			if err := owner.chown(owner.home); err != nil {
+				return err
+			}
+		}
+	}
 	if target, err := os.Readlink(h.dir); err == nil {
 		h.dir = target
 		return nil
@@ -216,13 +229,12 @@ func (h *haFormation) start(owner *account, name string) error {
 		logf("pg_autoctl %s already running (pid %d)", name, pid)
 		return nil
 	}
-	for _, d := range []string{"run"} {
-		if err := os.MkdirAll(filepath.Join(h.dir, d), 0o700); err != nil {
-			return err
-		}
-		if err := owner.chown(filepath.Join(h.dir, d)); err != nil {
-			return err
-		}
+	run := filepath.Join(h.dir, "run") // pg_autoctl's XDG_RUNTIME_DIR
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		return err
+	}
+	if err := owner.chown(run); err != nil {
+		return err
 	}
 	if err := ensureSocketDir(owner); err != nil {
 		return err

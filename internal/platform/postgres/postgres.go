@@ -1,4 +1,5 @@
-// Package postgres opens the connection pool and applies the embedded
+// Package postgres opens the connection pool, follows the server it
+// reaches across a failover (Failover), and applies the embedded
 // migrations.
 package postgres
 
