@@ -224,26 +224,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	hub := events.NewHub(rdb, logger, metrics)
 	liveViews := liveview.New(hub, reg, liveview.Options{})
 	metrics.RedisConnected = liveViews.WatchConnected(metrics.RedisConnected)
-	if o.Failover != nil {
-		// What this process derived from the old server may miss a commit
-		// whose answer was lost with it: the slot lists (those in Redis
-		// carry the server's name, see slots.Options.Server), the live
-		// views, and what the open streams were sent.
-		o.Failover.OnSwitch(func() {
-			slotSvc.Retire()
-			liveViews.DropAll(liveview.DropFailover)
-			hub.Resync()
-		})
-	}
-	bookings.Observe(func(_ context.Context, ch booking.Change) {
-		if ch.Kind != booking.ChangeConfirm {
-			liveViews.Changed(ch.Booking.ClinicID)
-			return
-		}
-		b := ch.Booking
-		liveViews.Applied(holds.Event{Type: holds.EventConfirm, Hold: holds.Hold{HoldID: ch.HoldID, ClinicID: b.ClinicID,
-			AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID, Start: b.Start, End: b.End}})
-	})
+	keepViewsCurrent(o.Failover, bookings, slotSvc, liveViews, hub)
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
@@ -302,6 +283,32 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams: cmp.Or(o.WarnStreams, 20000),
 	}
+}
+
+// keepViewsCurrent applies every committed booking change to the live
+// views, and after a switch of PostgreSQL server forgets what this process
+// derived from the old one.
+func keepViewsCurrent(failover *postgres.Failover, bookings *booking.Service, slotSvc *slots.Service, liveViews *liveview.Store, hub *events.Hub) {
+	if failover != nil {
+		// What this process derived from the old server may miss a commit
+		// whose answer was lost with it: the slot lists (those in Redis
+		// carry the server's name, see slots.Options.Server), the live
+		// views, and what the open streams were sent.
+		failover.OnSwitch(func() {
+			slotSvc.Retire()
+			liveViews.DropAll(liveview.DropFailover)
+			hub.Resync()
+		})
+	}
+	bookings.Observe(func(_ context.Context, ch booking.Change) {
+		if ch.Kind != booking.ChangeConfirm {
+			liveViews.Changed(ch.Booking.ClinicID)
+			return
+		}
+		b := ch.Booking
+		liveViews.Applied(holds.Event{Type: holds.EventConfirm, Hold: holds.Hold{HoldID: ch.HoldID, ClinicID: b.ClinicID,
+			AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID, Start: b.Start, End: b.End}})
+	})
 }
 
 // newPrivacyRecords builds the daily retention run and the record of who

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -66,9 +67,30 @@ func TestKeysOfDistributedTablesIncludeTheClinic(t *testing.T) {
 		}
 	}
 
+	checked := checkConstraints(t, ctx, pool) + checkUniqueIndexes(t, ctx, pool)
+	if checked < 40 {
+		t.Errorf("only %d keys of distributed tables checked: the queries find too little", checked)
+	}
+
+	doc, err := os.ReadFile("../../../docs/scaling.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range placed {
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("docs/scaling.md does not name table `%s`", name)
+		}
+	}
+}
+
+// checkConstraints reports each primary, unique, exclusion and foreign key
+// of a distributed table that leaves out clinic_id, and a reference table's
+// foreign key to a distributed one; it returns how many keys it checked.
+func checkConstraints(t *testing.T, ctx context.Context, pool *pgxpool.Pool) int {
+	t.Helper()
 	// Constraints: the columns of the key, and for a foreign key the
 	// referenced table and columns.
-	rows, err = pool.Query(ctx, `
+	rows, err := pool.Query(ctx, `
 		SELECT c.conname, c.contype::text, c.conrelid::regclass::text,
 		       ARRAY(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)),
 		       coalesce(c.confrelid::regclass::text, ''),
@@ -109,10 +131,18 @@ func TestKeysOfDistributedTablesIncludeTheClinic(t *testing.T) {
 			}
 		}
 	}
+	return checked
+}
 
+// checkUniqueIndexes reports each unique index of a distributed table made
+// without a constraint (partial ones, on expressions) that leaves out
+// clinic_id; it returns how many it checked.
+func checkUniqueIndexes(t *testing.T, ctx context.Context, pool *pgxpool.Pool) int {
+	t.Helper()
+	checked := 0
 	// Unique indexes made without a constraint (partial ones, on
 	// expressions).
-	rows, err = pool.Query(ctx, `
+	rows, err := pool.Query(ctx, `
 		SELECT i.indexrelid::regclass::text, i.indrelid::regclass::text,
 		       ARRAY(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey))
 		FROM pg_index i
@@ -139,17 +169,5 @@ func TestKeysOfDistributedTablesIncludeTheClinic(t *testing.T) {
 			t.Errorf("unique index %s on %s: (%s) without clinic_id", i.Name, i.Table, strings.Join(i.Columns, ", "))
 		}
 	}
-	if checked < 40 {
-		t.Errorf("only %d keys of distributed tables checked: the queries find too little", checked)
-	}
-
-	doc, err := os.ReadFile("../../../docs/scaling.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range placed {
-		if !strings.Contains(string(doc), "`"+name+"`") {
-			t.Errorf("docs/scaling.md does not name table `%s`", name)
-		}
-	}
+	return checked
 }
