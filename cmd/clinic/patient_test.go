@@ -18,19 +18,11 @@ import (
 // Redis and more settings.
 func (c cli) runWith(env map[string]string, args ...string) (string, error) {
 	c.t.Helper()
-	redisURL := os.Getenv("TEST_REDIS_URL")
-	if redisURL == "" {
-		redisURL = testkit.DefaultTestRedisURL
-	}
-	all := map[string]string{"DATABASE_URL": c.pool.Config().ConnString(), "REDIS_URL": redisURL, "PUBLIC_URL": "https://booking.example.org/"}
+	all := map[string]string{"DATABASE_URL": c.pool.Config().ConnString()}
 	for k, v := range env {
 		all[k] = v
 	}
-	var out strings.Builder
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err := run(ctx, args, func(k string) string { return all[k] }, &out, &out)
-	return out.String(), err
+	return runEnv(all, args...)
 }
 
 func TestPatientEraseCommand(t *testing.T) {
