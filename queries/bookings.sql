@@ -27,8 +27,11 @@ WHERE manage_token_hash = @manage_token_hash
    OR id = (SELECT booking_id FROM booking_links WHERE token_hash = @manage_token_hash);
 
 -- name: BookingLinkAdd :exec
+-- The link takes its booking's clinic; a booking that does not exist
+-- leaves the clinic NULL, which the column refuses (an error, not a link
+-- silently left out of an e-mail).
 INSERT INTO booking_links (token_hash, booking_id, clinic_id)
-SELECT @token_hash, b.id, b.clinic_id FROM bookings b WHERE b.id = @booking_id;
+VALUES (@token_hash, @booking_id, (SELECT b.clinic_id FROM bookings b WHERE b.id = @booking_id));
 
 -- name: BookingLinksMove :exec
 -- A moved booking's links open the new booking.

@@ -12,9 +12,10 @@ RETURNING *;
 
 -- name: WaitlistLinkAdd :exec
 -- A link to an entry's page; mailed when it goes out in an e-mail (only
--- such a link confirms the place).
+-- such a link confirms the place). It takes its entry's clinic; an entry
+-- that does not exist leaves it NULL, which the column refuses.
 INSERT INTO waitlist_links (token_hash, entry_id, offer_id, mailed, clinic_id)
-SELECT @token_hash, e.id, @offer_id, @mailed, e.clinic_id FROM waitlist_entries e WHERE e.id = @entry_id;
+VALUES (@token_hash, @entry_id, @offer_id, @mailed, (SELECT e.clinic_id FROM waitlist_entries e WHERE e.id = @entry_id));
 
 -- name: WaitlistByLink :one
 -- The entry a link opens, its offer if the link is an offer's, whether

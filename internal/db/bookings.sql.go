@@ -426,7 +426,7 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 
 const bookingLinkAdd = `-- name: BookingLinkAdd :exec
 INSERT INTO booking_links (token_hash, booking_id, clinic_id)
-SELECT $1, b.id, b.clinic_id FROM bookings b WHERE b.id = $2
+VALUES ($1, $2, (SELECT b.clinic_id FROM bookings b WHERE b.id = $2))
 `
 
 type BookingLinkAddParams struct {
@@ -434,6 +434,9 @@ type BookingLinkAddParams struct {
 	BookingID uuid.UUID
 }
 
+// The link takes its booking's clinic; a booking that does not exist
+// leaves the clinic NULL, which the column refuses (an error, not a link
+// silently left out of an e-mail).
 func (q *Queries) BookingLinkAdd(ctx context.Context, arg BookingLinkAddParams) error {
 	_, err := q.db.Exec(ctx, bookingLinkAdd, arg.TokenHash, arg.BookingID)
 	return err

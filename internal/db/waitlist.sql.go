@@ -465,24 +465,25 @@ func (q *Queries) WaitlistLapseUnconfirmed(ctx context.Context, arg WaitlistLaps
 
 const waitlistLinkAdd = `-- name: WaitlistLinkAdd :exec
 INSERT INTO waitlist_links (token_hash, entry_id, offer_id, mailed, clinic_id)
-SELECT $1, e.id, $2, $3, e.clinic_id FROM waitlist_entries e WHERE e.id = $4
+VALUES ($1, $2, $3, $4, (SELECT e.clinic_id FROM waitlist_entries e WHERE e.id = $2))
 `
 
 type WaitlistLinkAddParams struct {
 	TokenHash []byte
+	EntryID   uuid.UUID
 	OfferID   uuid.NullUUID
 	Mailed    bool
-	EntryID   uuid.UUID
 }
 
 // A link to an entry's page; mailed when it goes out in an e-mail (only
-// such a link confirms the place).
+// such a link confirms the place). It takes its entry's clinic; an entry
+// that does not exist leaves it NULL, which the column refuses.
 func (q *Queries) WaitlistLinkAdd(ctx context.Context, arg WaitlistLinkAddParams) error {
 	_, err := q.db.Exec(ctx, waitlistLinkAdd,
 		arg.TokenHash,
+		arg.EntryID,
 		arg.OfferID,
 		arg.Mailed,
-		arg.EntryID,
 	)
 	return err
 }

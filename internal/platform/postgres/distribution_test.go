@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/testkit"
 )
 
@@ -170,4 +172,19 @@ func checkUniqueIndexes(t *testing.T, ctx context.Context, pool *pgxpool.Pool) i
 		}
 	}
 	return checked
+}
+
+// A link takes its clinic from the row it opens; a link to a booking or a
+// waitlist place that does not exist is an error, never a link silently
+// left out (it would reach a patient as a page that says "not found").
+func TestLinkToAMissingRowIsRefused(t *testing.T) {
+	t.Parallel()
+	q := db.New(testkit.DB(t))
+	ctx := context.Background()
+	if err := q.BookingLinkAdd(ctx, db.BookingLinkAddParams{TokenHash: []byte(uuid.NewString()), BookingID: uuid.New()}); err == nil {
+		t.Error("a link to a booking that does not exist was accepted")
+	}
+	if err := q.WaitlistLinkAdd(ctx, db.WaitlistLinkAddParams{TokenHash: []byte(uuid.NewString()), EntryID: uuid.New()}); err == nil {
+		t.Error("a link to a waitlist place that does not exist was accepted")
+	}
 }
