@@ -47,7 +47,7 @@ func (s *Pages) bookingPageFromView(c echo.Context) (done bool, err error) {
 	}
 	v := s.deps.Views.Get(p.grid())
 	meta := public.PageMetaOf(v)
-	if meta == nil || meta.Clinic.Slug != p.slug || !p.inWindowOf(meta) {
+	if meta == nil || meta.Clinic.Slug != p.slug || !p.inWindowOf(meta) || (p.loc != nil && p.loc.String() != meta.Loc.String()) {
 		s.deps.Views.Count("page", false)
 		return false, nil
 	}
@@ -75,8 +75,9 @@ func (s *Pages) bookingPageFromView(c echo.Context) (done bool, err error) {
 
 // pageViewKey reads the page's address as far as a live view needs: the
 // type, the week and the specialist filter. ok is false for anything the
-// source is to judge (a malformed parameter, no week given and the
-// clinic's zone not in memory).
+// source is to judge (a malformed parameter, an unknown type). Without a
+// week it is the one the page shows then, and p.loc the zone it was
+// decided in.
 func (s *Pages) pageViewKey(c echo.Context) (pageView, bool) {
 	typeID, err := uuid.Parse(c.Param("typeId"))
 	if err != nil {
@@ -90,7 +91,20 @@ func (s *Pages) pageViewKey(c echo.Context) (pageView, bool) {
 	}
 	w := c.QueryParam("week")
 	if w == "" {
-		return pageView{}, false
+		// The week the page shows without one is today's at the clinic
+		// (readPageView's rule), in the zone readPageView takes: both
+		// are kept in memory by the slots service (the zone read again
+		// every few seconds). The view answers only if it was read in
+		// that zone.
+		clinicID, err := s.deps.Slots.ClinicOfType(c.Request().Context(), typeID)
+		if err != nil {
+			return pageView{}, false
+		}
+		if p.loc, err = s.deps.Slots.Zone(c.Request().Context(), clinicID); err != nil {
+			return pageView{}, false
+		}
+		p.monday = availability.DateOf(time.Now(), p.loc).WeekStart()
+		return p, true
 	}
 	day, err := availability.ParseDate(w)
 	if err != nil {
