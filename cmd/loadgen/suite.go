@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"os"
@@ -110,6 +111,7 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	printRushRow(rush)
 	printFloorRow(book, proxied, pages.trivial, tps)
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("grid page, a watched week, %d conns", pagesConns), fmt.Sprintf("%.0f req/s", pages.grid), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.grid/pages.trivial))
+	fmt.Printf("%-40s %-44s %-30s\n", "type page as linked, no week/cookie", fmt.Sprintf("%.0f req/s", pages.linked), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.linked/pages.trivial))
 	fmt.Printf("%-40s %-44s %-30s\n", "timeslots (cached week)", fmt.Sprintf("%.0f req/s", pages.timeslots), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.timeslots/pages.trivial))
 	for i, s := range streams {
 		b := bare[i]
@@ -172,9 +174,11 @@ ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO
 	return strconv.ParseFloat(string(m[1]), 64)
 }
 
-// pagesResult is requests per second of the week's grid page, the cached
-// week of timeslots, and a trivial endpoint of the same server.
-type pagesResult struct{ grid, timeslots, trivial float64 }
+// pagesResult is requests per second of the week's grid page, the type
+// page as the clinic page links it (no week, no cookie: a patient's first
+// request), the cached week of timeslots, and a trivial endpoint of the
+// same server.
+type pagesResult struct{ grid, linked, timeslots, trivial float64 }
 
 // pagesConns is how many connections the pages scenario loads each with.
 const pagesConns = 64
@@ -201,8 +205,45 @@ func pagesScenario(ctx context.Context, pool *pgxpool.Pool, base string) (pagesR
 	if r.grid, err = hammer(ctx, page, pagesConns, 8*time.Second); err != nil {
 		return r, err
 	}
+	linked := fmt.Sprintf("%s/c/%s/book/%s", base, slug, typeID)
+	unwatchLinked, err := watchLinked(ctx, base, linked)
+	if err != nil {
+		return r, err
+	}
+	defer unwatchLinked()
+	if r.linked, err = hammer(ctx, linked, pagesConns, 8*time.Second); err != nil {
+		return r, err
+	}
 	r.trivial, err = hammer(ctx, base+"/healthz", pagesConns, 8*time.Second)
 	return r, err
+}
+
+// sseConnect is the stream address a booking page's grid connects to.
+var sseConnect = regexp.MustCompile(`sse-connect="([^"]+)"`)
+
+// stateParam is the state a stream address carries.
+var stateParam = regexp.MustCompile(`&state=[^&]*`)
+
+// watchLinked opens the page as a browser does and watches the week it
+// shows by its own stream (its default week, today's at the clinic).
+func watchLinked(ctx context.Context, base, page string) (stop func(), err error) {
+	res, err := http.Get(page)
+	if err != nil {
+		return nil, fmt.Errorf("the linked page: %w", err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the linked page: status %d, %v", res.StatusCode, err)
+	}
+	m := sseConnect.FindSubmatch(body)
+	if m == nil {
+		return nil, fmt.Errorf("the linked page has no live grid")
+	}
+	// Without the state the page showed, the stream sends the week at
+	// once, which watchWeek waits for.
+	stream := stateParam.ReplaceAllString(html.UnescapeString(string(m[1])), "")
+	return watchWeek(ctx, base+stream)
 }
 
 // watchWeek opens a live grid's stream and reads it until stop; it
