@@ -279,7 +279,14 @@ func TestHoldStreamsAcrossTwoInstances(t *testing.T) {
 		again := a.openHoldStream(t, typ, client, "")
 		onB.ended("replaced")
 		h2 := b.hold(t, typ, c.Monday(13, 0), liveClient("y"))
-		if ev := again.next("hold"); ev.str("holdId") != h2.HoldID {
+		ev := again.next("hold")
+		if ev.str("holdId") == h.HoldID {
+			// Published before this stream opened, the event of h may
+			// still have been on its way from Redis to A's subscription
+			// when the stream joined it.
+			ev = again.next("hold")
+		}
+		if ev.str("holdId") != h2.HoldID {
 			t.Fatalf("the new stream on A got %s, want hold %s", ev.Raw, h2.HoldID)
 		}
 	})

@@ -49,13 +49,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
 	pool := testkit.DB(t)
 	if o.ownDB {
-		var err error
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if pool, err = postgres.ConnectMigrated(ctx, testkit.FreshDB(t), 10, 0); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool = ownDB(t)
 	}
 	r := &rig{pool: pool, smtp: testkit.SMTP(t), clock: &testkit.Clock{}}
 	r.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{})
@@ -100,6 +94,23 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	})
 	r.bookings = booking.New(pool, booking.Options{TxHooks: []booking.TxHook{{Name: "e-mails", After: r.outbox.Enqueue}}})
 	return r
+}
+
+// ownDB is a migrated database of the test's own. Its queue client is the
+// only one there, so it is the queue's leader: the one that moves jobs
+// waiting for a retry or their time along, by the test's clock. In the
+// shared database the leader may be any package's client, with a clock
+// of its own test, and such jobs may wait for it.
+func ownDB(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := postgres.ConnectMigrated(ctx, testkit.FreshDB(t), 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 func (r *rig) sender(t *testing.T) *mail.SMTP {

@@ -2,8 +2,8 @@ package testkit
 
 import (
 	"context"
-	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,25 +63,40 @@ func Drained(t testing.TB, pool *pgxpool.Pool, jobs Jobs) {
 	if orphans == nil {
 		orphans = []int64{}
 	}
-	var left int
-	WaitFor(t, time.Minute, fmt.Sprintf("the job queues %q to be drained", queues), func() bool {
-		var now *time.Time // the database's now() when nil
-		if jobs.Clock != nil {
-			c := jobs.Clock.Now()
-			now = &c
+	const left = `FROM river_job
+		WHERE (cardinality($1::text[]) = 0 OR queue = ANY($1::text[]))
+		  AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+		  AND NOT id = ANY($3::bigint[])
+		  AND (state IN ('available', 'running', 'retryable', 'pending')
+		       OR (state = 'scheduled' AND scheduled_at <= coalesce($4::timestamptz, now())))`
+	now := func() *time.Time { // the database's now() when nil
+		if jobs.Clock == nil {
+			return nil
 		}
-		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
-			WHERE (cardinality($1::text[]) = 0 OR queue = ANY($1::text[]))
-			  AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
-			  AND NOT id = ANY($3::bigint[])
-			  AND (state IN ('available', 'running', 'retryable', 'pending')
-			       OR (state = 'scheduled' AND scheduled_at <= coalesce($4::timestamptz, now())))`,
-			queues, kinds, orphans, now).Scan(&left)
-		if err != nil {
+		c := jobs.Clock.Now()
+		return &c
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := pool.QueryRow(context.Background(), "SELECT count(*) "+left, queues, kinds, orphans, now()).Scan(&n); err != nil {
 			t.Fatalf("jobs left in %q: %v", queues, err)
 		}
-		return left == 0
-	})
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			// What is left, so that a failure says which job and why.
+			var jobsLeft []string
+			rows, err := pool.Query(context.Background(), `SELECT format('%s #%s %s attempt %s, scheduled %s (database now %s) %s',
+				kind, id, state, attempt, scheduled_at, now(), coalesce(errors[cardinality(errors)]->>'error', ''))
+				`+left+` ORDER BY id LIMIT 10`, queues, kinds, orphans, now())
+			if err == nil {
+				jobsLeft, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			}
+			t.Fatalf("timed out after 1m0s waiting for the job queues %q to be drained: %d left (%v):\n%s",
+				queues, n, err, strings.Join(jobsLeft, "\n"))
+		}
+	}
 }
 
 // Running is the ids of the jobs running now, in every queue.
