@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clinic/booking/internal/testkit"
@@ -108,6 +109,48 @@ func TestLiveViewPageEqualsTheSourceInEveryForm(t *testing.T) {
 	held := func(r *response) bool { return r.Doc().Find(`li[data-state="held"]`).Length() > 0 }
 	testkit.WaitFor(t, evWait, "the hold to show on the default week", func() bool {
 		return held(a.do(t, "GET", paths[0], nil).Want(http.StatusOK))
+	})
+	compare("after a hold")
+}
+
+// Timeslots of any days inside a watched week are answered from its view,
+// and are the source's answer, byte for byte, before and after a hold.
+func TestLiveViewTimeslotsOfPartOfAWeekEqualTheSource(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	typ, sp := c.Type0(), c.Specialists[0].ID
+	slow := sourceServer(t, a)
+	monday := c.Monday(10, 0)
+	a.do(t, "GET", c.BookURL(typ, monday, uuid.Nil), nil).Want(http.StatusOK) // the weeks are watched
+	a.do(t, "GET", c.BookURL(typ, monday, sp), nil).Want(http.StatusOK)
+	day := func(i int) string { return c.Week(monday.AddDate(0, 0, i)) }
+	var urls []string
+	for _, r := range [][2]int{{0, 0}, {1, 3}, {2, 2}, {4, 6}, {6, 6}, {0, 5}} {
+		u := "/v1/appointment-types/" + typ.ID.String() + "/timeslots?from=" + day(r[0]) + "&to=" + day(r[1])
+		urls = append(urls, u, u+"&specialistId="+sp.String())
+	}
+	compare := func(stage string) {
+		t.Helper()
+		for _, u := range urls {
+			hits := liveHits(t, a, "timeslots")
+			fast := a.do(t, "GET", u, nil).Want(http.StatusOK)
+			if liveHits(t, a, "timeslots") != hits+1 {
+				t.Fatalf("%s: %s was not answered from the watched week", stage, u)
+			}
+			src := exchange(t, http.DefaultClient, newRequest(t, "GET", slow+u, nil)).Want(http.StatusOK)
+			if fast.Body != src.Body || fast.Header.Get("ETag") != src.Header.Get("ETag") {
+				t.Fatalf("%s: %s: the watched week's answer differs from the source's\nmemory: %s\nsource: %s", stage, u, clip(fast.Body, 2000), clip(src.Body, 2000))
+			}
+			if !strings.Contains(src.Body, `"start"`) {
+				t.Fatalf("%s: %s lists no time: nothing compared", stage, u)
+			}
+		}
+	}
+	compare("before any hold")
+	a.holdOf(t, typ.ID, sp, monday.AddDate(0, 0, 2), "another-patient")
+	testkit.WaitFor(t, evWait, "the hold to leave the timeslots", func() bool {
+		return !strings.Contains(a.do(t, "GET", urls[5], nil).Body, `"start":"`+monday.AddDate(0, 0, 2).UTC().Format(time.RFC3339))
 	})
 	compare("after a hold")
 }

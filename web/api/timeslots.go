@@ -45,6 +45,10 @@ func (s *Endpoints) Timeslots(c echo.Context) error {
 		s.deps.Views.Count("timeslots", true)
 		return s.timeslotsAnswer(c, v)
 	}
+	if v, ok := s.weekViewOf(key); ok {
+		s.deps.Views.Count("timeslots", true)
+		return s.rangeAnswer(c, v, from, to)
+	}
 	s.deps.Views.Count("timeslots", false)
 	ctx := c.Request().Context()
 	// A range nobody can book in would be computed and cached for nobody.
@@ -74,6 +78,38 @@ func (s *Endpoints) Timeslots(c echo.Context) error {
 func viewChecked(v *liveview.View, from, to availability.Date) bool {
 	meta := public.PageMetaOf(v)
 	return meta == nil || (!from.Before(meta.First) && !meta.Last.Before(to))
+}
+
+// weekViewOf is the live view of the week (Monday to Sunday) that holds
+// key's range, when the range is a part of one week and the view's
+// window holds it: its slots of those days are the range's.
+func (s *Endpoints) weekViewOf(key grid.View) (*liveview.View, bool) {
+	week := key
+	week.From = key.From.WeekStart()
+	week.To = week.From.AddDays(6)
+	if week == key || key.To.Before(key.From) || week.To.Before(key.To) {
+		return nil, false
+	}
+	v := s.deps.Views.Get(week)
+	return v, v != nil && viewChecked(v, key.From, key.To)
+}
+
+// rangeAnswer is the answer for the days from to to of a week's view,
+// encoded once per change.
+func (s *Endpoints) rangeAnswer(c echo.Context, v *liveview.View, from, to availability.Date) error {
+	a, err := v.Answer("json|"+from.String()+"|"+to.String(), func(sn *grid.Snapshot) ([]byte, error) {
+		var in []availability.Slot
+		for _, sl := range sn.Bookable() {
+			if d := availability.DateOf(sl.Start, sn.Zone); !d.Before(from) && !to.Before(d) {
+				in = append(in, sl)
+			}
+		}
+		return appendTimeslots(nil, sn.Timezone, in), nil
+	})
+	if err != nil {
+		return err
+	}
+	return public.WriteAnswer(c, echo.MIMEApplicationJSON, a)
 }
 
 // timeslotsView reads key's grid fit to be kept as a live view, and keeps
