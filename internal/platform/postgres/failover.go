@@ -130,8 +130,7 @@ func serverGone(err error) bool {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
-			pe.Code == "25006"
+		return serverGoneCode(pe.Code)
 	}
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
@@ -177,14 +176,18 @@ func Unavailable(err error) bool {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		// 08: connection exception; 57P01-03: admin shutdown, crash
-		// shutdown, cannot connect now (starting up or shutting down);
-		// 25006: a write on a server that became a standby.
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
-			pe.Code == "25006"
+		return serverGoneCode(pe.Code)
 	}
 	var ne net.Error
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne) ||
 		pgconn.SafeToRetry(err) || pgconn.Timeout(err)
+}
+
+// serverGoneCode reports whether a SQLSTATE says the server went away or
+// no longer takes writes: 08 (connection exception); 57P01-03 (admin
+// shutdown, crash shutdown, cannot connect now: starting up or shutting
+// down); 25006 (a write on a server that became a standby).
+func serverGoneCode(code string) bool {
+	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03" || code == "25006"
 }
