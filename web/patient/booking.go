@@ -181,8 +181,8 @@ func (p pageView) cellVM(c grid.Cell, live bool) views.SlotCellVM {
 	if p.specialist != uuid.Nil {
 		vm.Specialist = p.specialist.String()
 	}
-	if !c.ExpiresAt.IsZero() {
-		vm.ExpiresAt = c.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	if !c.KeepUntil.IsZero() {
+		vm.Until, vm.UntilUTC = p.tr.Time(c.KeepUntil.In(p.loc)), c.KeepUntil.UTC().Format(msLayout)
 	}
 	return vm
 }

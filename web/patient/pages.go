@@ -220,12 +220,26 @@ func (s *Pages) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, err
 		State: "held", HoldID: h.HoldID, Message: msg,
 		When:       httpx.LocalWhen(p.tr, h.Start, p.loc),
 		Specialist: name,
-		ExpiresAt:  h.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		Until:      p.tr.Time(holdEnd(h).In(p.loc)),
+		UntilUTC:   holdEnd(h).UTC().Format(msLayout),
 		ConfirmURL: p.base() + "/confirm", ReleaseURL: p.base() + "/release", BeatURL: p.base() + "/heartbeat",
 		HoldURL: p.base() + "/hold", Start: h.Start.UTC().Format(time.RFC3339), Filter: p.filter(),
 		Name: d.Name, Email: d.Email, Phone: d.Phone, Errors: errs,
 		IdempotencyKey: formKey(c),
 	}
+}
+
+// msLayout is an instant for the page's script: RFC 3339 with milliseconds.
+const msLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// holdEnd is the end of h's life while its page keeps it alive, or its
+// expiry when it was kept longer (waiting for an e-mailed code): what the
+// patient is told, which heartbeats do not move.
+func holdEnd(h holds.Hold) time.Time {
+	if h.KeepUntil.Before(h.ExpiresAt) {
+		return h.ExpiresAt
+	}
+	return h.KeepUntil
 }
 
 // panel answers a panel action: the panel alone for htmx, the whole page
