@@ -255,3 +255,21 @@ document.addEventListener("htmx:afterSwap", function (e) {
     document.addEventListener("DOMContentLoaded", function () { settle(document); });
   }
 })();
+
+// ---- COPY: a button that copies a link (the manage page's own) ----
+// Hidden until this script runs; it says "Copied" for a moment after.
+(function () {
+  "use strict";
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-copy]").forEach(function (b) { b.hidden = !navigator.clipboard; });
+  });
+  document.addEventListener("click", function (e) {
+    var b = e.target && e.target.closest && e.target.closest("[data-copy]");
+    if (!b || !navigator.clipboard) return;
+    var label = b.textContent;
+    navigator.clipboard.writeText(b.dataset.copy).then(function () {
+      b.textContent = b.dataset.copied || label;
+      setTimeout(function () { b.textContent = label; }, 2000);
+    }).catch(function () {});
+  });
+})();
