@@ -139,7 +139,7 @@ func (o *Outbox) listFor(ctx context.Context, m db.Message) ([]letters.Listed, e
 		list = append(list, letters.Listed{
 			Appointment: letters.Appointment{Booking: b, TypeName: r.TypeName, Specialist: r.SpecialistName,
 				TypeTexts: clinics.ParseTranslations(r.TypeTranslations)},
-			ManageURL:   link,
+			ManageURL: link,
 		})
 	}
 	return list, nil
