@@ -96,6 +96,7 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 	if err := s.registerClaimed(ctx, req, h, now, ahead, reg, res[2] == int64(1)); err != nil {
 		return Hold{}, err
 	}
+	s.known.put(h)
 	return h, nil // the script published the event
 }
 
