@@ -344,7 +344,7 @@ return {'ok', payload, 1}
 // sortableTime is shared Lua: a payload's time as a string that sorts and
 // compares as the time does. Payload times are written as Go writes them,
 // UTC RFC3339 with the fraction's trailing zeros dropped, so the fraction
-// is padded; a missing or unreadable time is ”.
+// is padded; a missing or unreadable time is the empty string.
 const sortableTime = `
 local function sortable(t)
   local sec, frac = string.match(t or '', '^(%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d)%.?(%d*)Z$')
