@@ -18,14 +18,14 @@ import (
 // cannot tell them apart, and need not). A hold kept to its KeepUntil then
 // lapses like any other, and the sweeper announces it as expired.
 func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, error) {
-	h, published, err := s.extend(ctx, holdID, clientID, s.ttl, true)
+	h, r, err := s.extend(ctx, holdID, clientID, s.ttl, true)
 	switch {
 	case errors.Is(err, errNoHold), errors.Is(err, ErrNotOwner):
 		return Hold{}, ErrGone
 	case err != nil:
 		return Hold{}, err
 	}
-	if !published {
+	if !r.published {
 		s.publishOrLog(ctx, Event{Type: EventHeartbeat, Hold: h})
 	}
 	return h, nil
@@ -39,11 +39,20 @@ func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, e
 // repeated pins cannot keep a hold. Errors: ErrExpired (expired or
 // unknown), ErrNotOwner. Publishes nothing.
 func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Duration) (Hold, error) {
-	h, _, err := s.extend(ctx, holdID, clientID, min(max(pin, time.Millisecond), maxPin), false)
-	if errors.Is(err, errNoHold) {
-		return Hold{}, ErrExpired
-	}
+	h, _, err := s.PinWatching(ctx, holdID, clientID, pin, nil)
 	return h, err
+}
+
+// PinWatching is Pin that also reads, in the pin's own step, the string
+// values of watch ("" for a missing key): counters of the hold's clinic
+// (keys with its hash tag) whose values tell the caller whether what it
+// read before the pin still stands.
+func (s *Store) PinWatching(ctx context.Context, holdID, clientID string, pin time.Duration, watch []string) (Hold, []string, error) {
+	h, r, err := s.extend(ctx, holdID, clientID, min(max(pin, time.Millisecond), maxPin), false, watch...)
+	if errors.Is(err, errNoHold) {
+		return Hold{}, nil, ErrExpired
+	}
+	return h, r.watched, err
 }
 
 // Keep makes the client's live hold last until until (and no less than
@@ -136,13 +145,13 @@ var errNoHold = errors.New("holds: no such live hold")
 // says whether it did (if not, the caller publishes what it returned). A
 // hold this process knows is extended in one round trip; one it does not,
 // or whose KeepUntil moved since, is read first.
-func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.Duration, announce bool) (h Hold, published bool, err error) {
+func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.Duration, announce bool, watch ...string) (Hold, extended, error) {
 	h, fresh, ok, err := s.recall(ctx, holdID)
 	if err != nil {
-		return Hold{}, false, err
+		return Hold{}, extended{}, err
 	}
 	if !ok {
-		return Hold{}, false, errNoHold
+		return Hold{}, extended{}, errNoHold
 	}
 	for {
 		now := s.now()
@@ -164,7 +173,7 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.D
 		}
 		// Whole milliseconds, as Redis counts them; nothing left is gone.
 		if d = exp.Sub(now).Truncate(time.Millisecond); d <= 0 {
-			return Hold{}, false, errNoHold
+			return Hold{}, extended{}, errNoHold
 		}
 		if !capped {
 			// A capped hold's expiry is its limit to the millisecond: that is
@@ -176,12 +185,12 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.D
 			expect = keepText(h)
 		}
 		var stale *staleError
-		h2, published, err := s.runExtend(ctx, h, clientID, d, exp, announce, false, expect)
+		h2, r, err := s.runExtend(ctx, h, clientID, d, exp, announce, false, expect, watch...)
 		if errors.As(err, &stale) && !fresh {
 			h, fresh = stale.hold, true
 			continue
 		}
-		return h2, published, err
+		return h2, r, err
 	}
 }
 
@@ -193,6 +202,13 @@ func keepText(h Hold) string {
 	return h.KeepUntil.UTC().Format(time.RFC3339Nano)
 }
 
+// extended is what extendScript answered besides the hold: whether it
+// published the heartbeat event, and the watched keys' values.
+type extended struct {
+	published bool
+	watched   []string
+}
+
 // staleError is extendScript's 'stale': the hold as it is now.
 type staleError struct{ hold Hold }
 
@@ -202,33 +218,33 @@ func (e *staleError) Error() string { return "holds: extend: the remembered hold
 // With keep it runs keepScript instead (see Keep): the hold's KeepUntil
 // becomes at least exp, and the specialist's index lives as long, plus a
 // minute.
-func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce, keep bool, expect string) (Hold, bool, error) {
+func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce, keep bool, expect string, watch ...string) (Hold, extended, error) {
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
 	args := []any{h.HoldID, clientID, d.Milliseconds(), exp.UnixMilli(), expText, expect}
 	if announce {
-		extended := h
-		extended.ExpiresAt = msTime(exp.UnixMilli())
-		if keep && extended.KeepUntil.Before(extended.ExpiresAt) {
-			extended.KeepUntil = extended.ExpiresAt
+		longer := h
+		longer.ExpiresAt = msTime(exp.UnixMilli())
+		if keep && longer.KeepUntil.Before(longer.ExpiresAt) {
+			longer.KeepUntil = longer.ExpiresAt
 		}
-		msg, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: extended})
+		msg, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: longer})
 		if err != nil {
-			return Hold{}, false, err
+			return Hold{}, extended{}, err
 		}
 		args = append(args, string(msg))
 		for _, ch := range channels {
 			args = append(args, ch)
 		}
 	}
-	script, keys := extendScript, h.scriptKeys()
+	script, keys := extendScript, append(h.scriptKeys(), watch...)
 	if keep {
-		script, keys = keepScript, append(keys, specialistKey(h.ClinicID, h.SpecialistID))
+		script, keys = keepScript, append(h.scriptKeys(), specialistKey(h.ClinicID, h.SpecialistID))
 	}
 	res, err := script.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
-		return Hold{}, false, fmt.Errorf("holds: extend: %w", err)
+		return Hold{}, extended{}, fmt.Errorf("holds: extend: %w", err)
 	}
 	switch status(res) {
 	case "ok":
@@ -237,19 +253,27 @@ func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.D
 			s.known.put(h)
 		}
 		n, _ := res[2].(int64)
-		return h, n == 1, err
+		r := extended{published: n == 1}
+		if len(res) > 3 {
+			vals, _ := res[3].([]any)
+			for _, v := range vals {
+				text, _ := v.(string)
+				r.watched = append(r.watched, text)
+			}
+		}
+		return h, r, err
 	case "stale":
 		h, err := s.payloads.decode(str(res, 1))
 		if err != nil {
-			return Hold{}, false, err
+			return Hold{}, extended{}, err
 		}
-		return Hold{}, false, &staleError{hold: h}
+		return Hold{}, extended{}, &staleError{hold: h}
 	case "gone":
 		s.known.forget(h.HoldID)
-		return Hold{}, false, errNoHold
+		return Hold{}, extended{}, errNoHold
 	case "notowner":
-		return Hold{}, false, ErrNotOwner
+		return Hold{}, extended{}, ErrNotOwner
 	default:
-		return Hold{}, false, fmt.Errorf("holds: extend: unexpected reply %v", res)
+		return Hold{}, extended{}, fmt.Errorf("holds: extend: unexpected reply %v", res)
 	}
 }

@@ -83,8 +83,10 @@ end
 //	ARGV[17] the number of candidates n  ARGV[18] the number of channels m
 //	ARGV[19...18+m] the channels to publish the event on
 //	then per candidate c: its payload and its "hold" event
+//	last, the watched counters: KEYS[3n+7...] and the values they must
+//	have, ARGV[19+m+2n...]
 //
-// Replies: {'ok', c, registered (0|1)} | {'own', payload} | {'quota'} |
+// Replies: {'ok', c, registered (0|1)} | {'moved'} | {'own', payload} | {'quota'} |
 // {'addrquota'} | {'held', payload, remaining ms} | {'reclaim', remaining
 // ms} | {'cooldown', remaining ms}. 'ok' names the candidate taken and says
 // whether the clinic's mark was there; if not (a new clinic, an hour
@@ -93,8 +95,10 @@ end
 // another client's hold stands in the way of at least one candidate (the
 // one that lasts longest is named), 'reclaim' when only cool-offs do.
 //
-// A client in its booking cooldown for the type is refused before
-// anything else, its own hold of the slot included.
+// A watched counter that moved ('moved') refuses the claim before anything
+// else: the caller chose the candidates from a list those counters vouch
+// for. Then a client in its booking cooldown for the type is refused, its
+// own hold of the slot included.
 //
 // A new hold's event is published by the script itself: every page hears
 // of a hold that exists, and of none that does not, even if the process
@@ -130,6 +134,11 @@ local n = tonumber(ARGV[17])
 local channels = tonumber(ARGV[18])
 local network = ARGV[14]
 local addrQuota = tonumber(ARGV[11])
+for i = 3 * n + 7, #KEYS do
+  if (redis.call('GET', KEYS[i]) or '') ~= ARGV[i + 12 + channels - n] then
+    return {'moved'}
+  end
+end
 if ARGV[16] == '1' then
   local cd = redis.call('PTTL', KEYS[4])
   if cd > 0 then
@@ -289,8 +298,10 @@ return {'reclaim', math.max(reclaimMs, 0)}
 //	or '-' when it read the payload just now
 //	for a heartbeat: ARGV[7] its event if the hold is extended  ARGV[8...]
 //	the channels
+//	KEYS[5...] keys of the clinic the caller watches (see PinWatching)
 //
-// Replies: {'ok', payload, published (0|1)} | {'gone'} | {'notowner'} |
+// Replies: {'ok', payload, published (0|1), {the watched keys' values}} |
+// {'gone'} | {'notowner'} |
 // {'stale', payload}: the hold's KeepUntil is not the one the caller
 // remembered (the server kept it longer since), so nothing was changed and
 // the caller computes again from the payload.
@@ -332,13 +343,17 @@ end
 -- a moment before the key did; a live hold belongs in its client's set.
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
+local watched = {}
+for i = 5, #KEYS do
+  watched[#watched + 1] = redis.call('GET', KEYS[i]) or ''
+end
 if not (extended and ARGV[7]) then
-  return {'ok', payload, 0}
+  return {'ok', payload, 0, watched}
 end
 for i = 8, #ARGV do
   redis.call('PUBLISH', ARGV[i], ARGV[7])
 end
-return {'ok', payload, 1}
+return {'ok', payload, 1, watched}
 `)
 
 // sortableTime is shared Lua: a payload's time as a string that sorts and
