@@ -108,6 +108,7 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("Redis per booking, %d one by one", rt.bookings),
 		fmt.Sprintf("%.1f commands sent (%.1f scripts)", rt.perBooking(), float64(rt.all.scripts())/float64(max(rt.bookings, 1))),
 		fmt.Sprintf("%.1f executed with scripts' calls", float64(rt.all.total())/float64(max(rt.bookings, 1))))
+	fmt.Printf("%-40s %-44s %-30s\n", "  sent per step", rt.perStep(), "target: at most 8 in all")
 	printRushRow(rush)
 	printFloorRow(book, proxied, pages.trivial, tps)
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("grid page, a watched week, %d conns", pagesConns), fmt.Sprintf("%.0f req/s", pages.grid), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.grid/pages.trivial))
