@@ -148,8 +148,8 @@ func run(ctx context.Context, args []string) error {
 		defer stop()
 		p, err := pagesScenario(ctx, pool, base)
 		if err == nil {
-			fmt.Printf("grid page (?week=) %.0f req/s (%.2f of /healthz), type page as linked (no week, no cookie) %.0f req/s (%.2f), timeslots %.0f req/s (%.2f), /healthz %.0f req/s\n",
-				p.grid, p.grid/p.trivial, p.linked, p.linked/p.trivial, p.timeslots, p.timeslots/p.trivial, p.trivial)
+			fmt.Printf("grid page (?week=) %.0f req/s (%.2f of /healthz), type page as linked (no week, no cookie) %.0f req/s (%.2f), clinic page (no cookie) %.0f req/s (%.2f), timeslots %.0f req/s (%.2f), /healthz %.0f req/s\n",
+				p.grid, p.grid/p.trivial, p.linked, p.linked/p.trivial, p.clinic, p.clinic/p.trivial, p.timeslots, p.timeslots/p.trivial, p.trivial)
 		}
 		return err
 	case "book":

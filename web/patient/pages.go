@@ -45,30 +45,6 @@ func (s *Pages) Home(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, l.T("clinics.title", nil), views.ClinicList(vms))
 }
 
-// ClinicPage answers GET /c/:slug.
-func (s *Pages) ClinicPage(c echo.Context) error {
-	ctx := c.Request().Context()
-	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
-	if err != nil {
-		return err
-	}
-	httpx.Speak(c, clinic.Language)
-	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinic.ID)
-	if err != nil {
-		return err
-	}
-	vm := views.ClinicPageVM{Clinic: httpx.ClinicVM(clinic)}
-	for _, t := range types {
-		tv := views.TypeVM{ID: t.ID.String(), Name: t.Name, Description: t.Description, DurationMin: int(t.DurationMin),
-			BookURL: "/c/" + clinic.Slug + "/book/" + t.ID.String()}
-		for _, sp := range t.Specialists {
-			tv.Specialists = append(tv.Specialists, sp.Name)
-		}
-		vm.Types = append(vm.Types, tv)
-	}
-	return s.kit.Page(c, http.StatusOK, clinic.Name, views.ClinicPage(vm))
-}
-
 // bookingPageVM builds the week page around a panel.
 func (s *Pages) bookingPageVM(c echo.Context, p pageView, panel views.HoldPanelVM) (views.BookingPageVM, error) {
 	ctx := c.Request().Context()
