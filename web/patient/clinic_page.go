@@ -58,10 +58,11 @@ func (s *Pages) ClinicPage(c echo.Context) error {
 // (language, htmx or not, address) when k keeps it.
 func (s *Pages) clinicAnswer(c echo.Context, l *listing, k *liveview.Kept) error {
 	tr := httpx.Speak(c, l.clinic.Language) // once per request: the slow path's choice stands
+	withContact(c, l.clinic)
 	c.Response().Header().Add("Vary", "HX-Request")
 	hx := c.Request().Header.Get("HX-Request") == "true"
 	render := func() ([]byte, error) {
-		return renderBytes(c, views.Page(l.clinic.Name, s.deps.Assets), views.ClinicPage(l.vm()))
+		return renderBytes(c, views.Page(l.clinic.Name, s.deps.Assets), views.ClinicPage(l.vm(tr.Lang())))
 	}
 	var a liveview.Answer
 	var err error
@@ -78,10 +79,11 @@ func (s *Pages) clinicAnswer(c echo.Context, l *listing, k *liveview.Kept) error
 	return public.WriteAnswer(c, "text/html; charset=UTF-8", a)
 }
 
-func (l *listing) vm() views.ClinicPageVM {
+// vm is the page of l in the language lang.
+func (l *listing) vm(lang string) views.ClinicPageVM {
 	vm := views.ClinicPageVM{Clinic: httpx.ClinicVM(l.clinic)}
 	for _, t := range l.types {
-		tv := views.TypeVM{ID: t.ID.String(), Name: t.Name, Description: t.Description, DurationMin: int(t.DurationMin),
+		tv := views.TypeVM{ID: t.ID.String(), Name: t.NameIn(lang), Description: t.DescriptionIn(lang), DurationMin: int(t.DurationMin),
 			BookURL: "/c/" + l.clinic.Slug + "/book/" + t.ID.String()}
 		for _, sp := range t.Specialists {
 			tv.Specialists = append(tv.Specialists, sp.Name)
