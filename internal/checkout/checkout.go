@@ -33,6 +33,7 @@ type Service struct {
 	limits   Limits
 	verify   *verify.Service // nil: online bookings prove nothing (SetVerification)
 	now      func() time.Time
+	claimed  claimedSlots
 }
 
 // Limits bound what one patient can hold.

@@ -901,3 +901,14 @@ func (q *Queries) BookingTargetGet(ctx context.Context, arg BookingTargetGetPara
 	)
 	return i, err
 }
+
+const bookingWritten = `-- name: BookingWritten :exec
+SELECT booking_written($1::uuid)
+`
+
+// Fails the transaction unless the booking is there: the last statement
+// before the COMMIT of a booking written in one batch.
+func (q *Queries) BookingWritten(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, bookingWritten, id)
+	return err
+}

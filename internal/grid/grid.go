@@ -85,14 +85,19 @@ type Snapshot struct {
 // (from bookings) and the clinic's live holds. With Redis down the holds
 // are unknown and the grid shows none.
 func (s *Service) Snapshot(ctx context.Context, v View) (*Snapshot, error) {
-	grid, err := s.slots.Free(ctx, slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoBookings: true, NoHolds: true})
+	return s.snapshot(ctx, v, false)
+}
+
+// snapshot reads a view's state; live: fail when the holds cannot be read
+// (see LiveSnapshot), else show none.
+func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, error) {
+	rs, err := s.slots.FreeEach(ctx,
+		slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoBookings: true, NoHolds: true},
+		slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoHolds: true})
 	if err != nil {
 		return nil, err
 	}
-	free, err := s.slots.Free(ctx, slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoHolds: true})
-	if err != nil {
-		return nil, err
-	}
+	grid, free := rs[0], rs[1]
 	sn := &Snapshot{
 		View: v, ClinicID: grid.ClinicID, Zone: grid.Location, Timezone: grid.Timezone,
 		typ: grid.Type, positions: grid.Slots, free: make(map[int64][]uuid.UUID, len(free.Slots)),
@@ -100,11 +105,20 @@ func (s *Service) Snapshot(ctx context.Context, v View) (*Snapshot, error) {
 	for _, sl := range free.Slots {
 		sn.free[sl.Start.Unix()] = sl.SpecialistIDs
 	}
-	if s.holds != nil {
-		if hs, err := s.holds.Active(ctx, grid.ClinicID); err == nil {
-			sn.holds = hs
+	if s.holds == nil {
+		if live {
+			return nil, fmt.Errorf("grid: no hold store")
 		}
+		return sn, nil
 	}
+	hs, err := s.holds.Active(ctx, grid.ClinicID)
+	if err != nil {
+		if live {
+			return nil, fmt.Errorf("grid: live holds: %w", err)
+		}
+		return sn, nil
+	}
+	sn.holds = hs
 	return sn, nil
 }
 

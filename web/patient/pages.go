@@ -46,31 +46,6 @@ func (s *Pages) Home(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, l.T("clinics.title", nil), views.ClinicList(vms))
 }
 
-// ClinicPage answers GET /c/:slug.
-func (s *Pages) ClinicPage(c echo.Context) error {
-	ctx := c.Request().Context()
-	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
-	if err != nil {
-		return err
-	}
-	l := httpx.Speak(c, clinic.Language)
-	withContact(c, clinic)
-	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinic.ID)
-	if err != nil {
-		return err
-	}
-	vm := views.ClinicPageVM{Clinic: httpx.ClinicVM(clinic)}
-	for _, t := range types {
-		tv := views.TypeVM{ID: t.ID.String(), Name: t.NameIn(l.Lang()), Description: t.DescriptionIn(l.Lang()), DurationMin: int(t.DurationMin),
-			BookURL: "/c/" + clinic.Slug + "/book/" + t.ID.String()}
-		for _, sp := range t.Specialists {
-			tv.Specialists = append(tv.Specialists, sp.Name)
-		}
-		vm.Types = append(vm.Types, tv)
-	}
-	return s.kit.Page(c, http.StatusOK, clinic.Name, views.ClinicPage(vm))
-}
-
 // withContact puts the page's clinic in the request's context, so the
 // frame shows how to reach it.
 func withContact(c echo.Context, clinic clinics.Clinic) {
