@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,7 +49,9 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	start := req.Start.UTC()
 	// The type comes with the day's slots (cached, generation-checked), so
 	// a hold usually costs no database round trip at all.
+	r := trace.StartRegion(ctx, "hold.daySlots")
 	res, err := s.daySlots(ctx, req.AppointmentTypeID, req.SpecialistID, start, nil)
+	r.End()
 	if err != nil {
 		return holds.Hold{}, err
 	}
@@ -71,6 +74,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	}
 	// Every candidate in one step: the first, in their order, that no
 	// other client's hold stands in the way of gets the hold.
+	r = trace.StartRegion(ctx, "hold.claimAny")
 	h, err := s.holds.ClaimAny(ctx, holds.ClaimRequest{
 		ClientID: req.ClientID, ClinicID: t.ClinicID, AppointmentTypeID: t.ID,
 		Start: start, End: start.Add(typ.Duration),
@@ -79,6 +83,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
 		Cooldown: true,
 	}, ids)
+	r.End()
 	var held *holds.HeldError
 	var reclaim *holds.ReclaimError
 	var cooling *holds.CooldownError
