@@ -115,6 +115,30 @@ document.addEventListener("htmx:afterSwap", function (e) {
     var form = e.target && e.target.closest && e.target.closest("#desk-dialog form");
     if (form) form.reportValidity();
   });
+  // A patient the look-up offers fills the dialog's fields (the phone's
+  // change asks for their no-shows) and the offers go; the booked message
+  // closes on its button.
+  document.addEventListener("click", function (e) {
+    var t = e.target && e.target.closest && e.target.closest("[data-fill-name], [data-booked-close]");
+    if (!t) return;
+    if (t.hasAttribute("data-booked-close")) {
+      var box = t.closest(".desk-booked");
+      if (box) box.remove();
+      return;
+    }
+    var d = openDialog();
+    if (!d) return;
+    [["#desk-name", t.dataset.fillName], ["#desk-phone", t.dataset.fillPhone], ["#desk-email", t.dataset.fillEmail]].forEach(function (f) {
+      var el = d.querySelector(f[0]);
+      if (el) el.value = f[1] || "";
+    });
+    var list = d.querySelector("#desk-matches");
+    if (list) list.innerHTML = "";
+    var phone = d.querySelector("#desk-phone");
+    if (phone) phone.dispatchEvent(new Event("change", { bubbles: true }));
+    var book = d.querySelector("button[type=submit]");
+    if (book) book.focus();
+  });
 })();
 
 // ---- MARK: the booking dialog's Close and the day sheet's Print button ----
@@ -239,4 +263,34 @@ document.addEventListener("htmx:afterSwap", function (e) {
   } else {
     document.addEventListener("DOMContentLoaded", function () { settle(document); });
   }
+})();
+
+// ---- FILTER: a type's select shows only the specialists who perform it ----
+// Each type's option names its specialists (data-specialists); the select
+// named by data-filters hides the others and moves off a hidden choice.
+(function () {
+  "use strict";
+  function filter(sel) {
+    var target = document.querySelector(sel.dataset.filters);
+    var opt = sel.options[sel.selectedIndex];
+    if (!target || !opt) return;
+    var ids = (opt.dataset.specialists || "").split(" ");
+    var first = null;
+    Array.prototype.forEach.call(target.options, function (o) {
+      var ok = ids.indexOf(o.value) >= 0;
+      o.hidden = !ok;
+      o.disabled = !ok;
+      if (ok && !first) first = o;
+    });
+    var cur = target.options[target.selectedIndex];
+    if ((!cur || cur.disabled) && first) first.selected = true;
+  }
+  function all(root) {
+    (root.querySelectorAll ? root : document).querySelectorAll("select[data-filters]").forEach(filter);
+  }
+  document.addEventListener("change", function (e) {
+    if (e.target && e.target.matches && e.target.matches("select[data-filters]")) filter(e.target);
+  });
+  if (typeof htmx !== "undefined") htmx.onLoad(all);
+  else document.addEventListener("DOMContentLoaded", function () { all(document); });
 })();

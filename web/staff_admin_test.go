@@ -34,7 +34,7 @@ func TestStaffAccounts(t *testing.T) {
 	}
 	nurse := a.newClient(t)
 	nurse.Get("/staff/login")
-	nurse.Post("/staff/login", url.Values{"email": {email}, "password": {"a long password"}}).WantRedirect("/staff")
+	nurse.Post("/staff/login", url.Values{"email": {email}, "password": {"a long password"}}).WantRedirect("/staff/day")
 	nurse.Get("/staff/users").Want(http.StatusForbidden)
 
 	before := a.auditCount(t, c.ID)

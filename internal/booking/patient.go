@@ -23,7 +23,18 @@ import (
 // Every way a patient's name enters goes through here, the staff desk's
 // too: staff are trusted, but the name is written into the patient's
 // e-mails, where a link in it would be the clinic's word.
-func ValidatePatient(p Patient) (Patient, error) {
+func ValidatePatient(p Patient) (Patient, error) { return validatePatient(p, true) }
+
+// ValidatePatientAs is ValidatePatient for a booking made by actor: a
+// patient booking for themselves gives an e-mail address (it is where
+// their confirmation and manage link go), staff booking for a caller
+// may leave it out when there is a phone number, and the booking then
+// sends no e-mail. Either way no one books with neither.
+func ValidatePatientAs(actor string, p Patient) (Patient, error) {
+	return validatePatient(p, actor == ActorPatient)
+}
+
+func validatePatient(p Patient, needEmail bool) (Patient, error) {
 	var nameErr, emailErr, phoneErr error
 	p.Name, nameErr = textfield.PatientName.Check(p.Name)
 	p.Email, emailErr = textfield.PatientEmail.Check(p.Email)
@@ -40,11 +51,15 @@ func ValidatePatient(p Patient) (Patient, error) {
 	switch {
 	case emailErr != nil:
 		return p, emailErr
-	case p.Email == "":
+	case p.Email == "" && needEmail:
 		return p, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
+	case p.Email == "" && strings.TrimSpace(p.Phone) == "":
+		return p, apperr.Invalidf("patient.phone", "Give a phone number or an e-mail address, so the clinic can reach the patient.")
 	}
-	if err := checkEmail(p.Email); err != nil {
-		return p, err
+	if p.Email != "" {
+		if err := checkEmail(p.Email); err != nil {
+			return p, err
+		}
 	}
 	switch {
 	case phoneErr != nil:
