@@ -294,3 +294,19 @@ document.addEventListener("htmx:afterSwap", function (e) {
   if (typeof htmx !== "undefined") htmx.onLoad(all);
   else document.addEventListener("DOMContentLoaded", function () { all(document); });
 })();
+
+// ---- COPY: a button that copies its data-copy text (a kiosk's link) ----
+(function () {
+  "use strict";
+  document.addEventListener("click", function (e) {
+    var b = e.target && e.target.closest && e.target.closest("[data-copy]");
+    if (!b) return;
+    var say = b.parentNode.querySelector("[data-copied]");
+    function done(ok) { if (say) say.textContent = ok ? "Copied." : "Select the link and copy it."; }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(b.dataset.copy).then(function () { done(true); }, function () { done(false); });
+    } else {
+      done(false);
+    }
+  });
+})();
