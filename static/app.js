@@ -130,6 +130,30 @@ document.addEventListener("htmx:afterSwap", function (e) {
     var form = e.target && e.target.closest && e.target.closest("#desk-dialog form");
     if (form) form.reportValidity();
   });
+  // A patient the look-up offers fills the dialog's fields (the phone's
+  // change asks for their no-shows) and the offers go; the booked message
+  // closes on its button.
+  document.addEventListener("click", function (e) {
+    var t = e.target && e.target.closest && e.target.closest("[data-fill-name], [data-booked-close]");
+    if (!t) return;
+    if (t.hasAttribute("data-booked-close")) {
+      var box = t.closest(".desk-booked");
+      if (box) box.remove();
+      return;
+    }
+    var d = openDialog();
+    if (!d) return;
+    [["#desk-name", t.dataset.fillName], ["#desk-phone", t.dataset.fillPhone], ["#desk-email", t.dataset.fillEmail]].forEach(function (f) {
+      var el = d.querySelector(f[0]);
+      if (el) el.value = f[1] || "";
+    });
+    var list = d.querySelector("#desk-matches");
+    if (list) list.innerHTML = "";
+    var phone = d.querySelector("#desk-phone");
+    if (phone) phone.dispatchEvent(new Event("change", { bubbles: true }));
+    var book = d.querySelector("button[type=submit]");
+    if (book) book.focus();
+  });
 })();
 
 // ---- MARK: the booking dialog's Close and the day sheet's Print button ----
@@ -256,20 +280,64 @@ document.addEventListener("htmx:afterSwap", function (e) {
   }
 })();
 
-// ---- COPY: a button that copies a link (the manage page's own) ----
-// Hidden until this script runs; it says "Copied" for a moment after.
+// ---- FILTER: a type's select shows only the specialists who perform it ----
+// Each type's option names its specialists (data-specialists); the select
+// named by data-filters hides the others and moves off a hidden choice.
+(function () {
+  "use strict";
+  function filter(sel) {
+    var target = document.querySelector(sel.dataset.filters);
+    var opt = sel.options[sel.selectedIndex];
+    if (!target || !opt) return;
+    var ids = (opt.dataset.specialists || "").split(" ");
+    var first = null;
+    Array.prototype.forEach.call(target.options, function (o) {
+      var ok = ids.indexOf(o.value) >= 0;
+      o.hidden = !ok;
+      o.disabled = !ok;
+      if (ok && !first) first = o;
+    });
+    var cur = target.options[target.selectedIndex];
+    if ((!cur || cur.disabled) && first) first.selected = true;
+  }
+  function all(root) {
+    (root.querySelectorAll ? root : document).querySelectorAll("select[data-filters]").forEach(filter);
+  }
+  document.addEventListener("change", function (e) {
+    if (e.target && e.target.matches && e.target.matches("select[data-filters]")) filter(e.target);
+  });
+  if (typeof htmx !== "undefined") htmx.onLoad(all);
+  else document.addEventListener("DOMContentLoaded", function () { all(document); });
+})();
+
+// ---- COPY: a button that copies its data-copy text (the manage link, a kiosk's link) ----
+// A button hidden in the markup shows only where there is a clipboard to
+// copy to (the link beside it can always be selected). A button with
+// data-copied says that for a moment in place of its label; a status
+// beside it (span[data-copied]) says it there instead.
 (function () {
   "use strict";
   document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("[data-copy]").forEach(function (b) { b.hidden = !navigator.clipboard; });
+    if (!navigator.clipboard) return;
+    document.querySelectorAll("button[data-copy][hidden]").forEach(function (b) { b.hidden = false; });
   });
   document.addEventListener("click", function (e) {
     var b = e.target && e.target.closest && e.target.closest("[data-copy]");
-    if (!b || !navigator.clipboard) return;
+    if (!b) return;
+    var say = b.parentNode.querySelector("span[data-copied]");
     var label = b.textContent;
-    navigator.clipboard.writeText(b.dataset.copy).then(function () {
-      b.textContent = b.dataset.copied || label;
-      setTimeout(function () { b.textContent = label; }, 2000);
-    }).catch(function () {});
+    function done(ok) {
+      if (say) {
+        say.textContent = ok ? "Copied." : "Select the link and copy it.";
+      } else if (ok && b.dataset.copied) {
+        b.textContent = b.dataset.copied;
+        setTimeout(function () { b.textContent = label; }, 2000);
+      }
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(b.dataset.copy).then(function () { done(true); }, function () { done(false); });
+    } else {
+      done(false);
+    }
   });
 })();

@@ -103,6 +103,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/desk/release", s.desk.DeskRelease)
 	st.POST("/desk/book", s.desk.DeskBook)
 	st.GET("/desk/noshows", s.desk.DeskNoShows)
+	st.GET("/desk/patients", s.desk.DeskPatients)
 	st.GET("/specialists", s.setup.SpecialistList)
 	st.POST("/specialists", s.setup.SpecialistCreate)
 	st.GET("/specialists/:id", s.setup.SpecialistPage)

@@ -29,7 +29,7 @@ import (
 // with its own errors, so both paths answer alike.
 func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string, hash []byte) (c Confirmation, done bool, err error) {
 	start, end := req.Start.UTC(), req.End.UTC()
-	patient, perr := ValidatePatient(req.Patient)
+	patient, perr := ValidatePatientAs(req.Actor, req.Patient)
 	if req.ClinicID == uuid.Nil || req.AppointmentTypeID == uuid.Nil || req.SpecialistID == uuid.Nil || perr != nil ||
 		start.IsZero() || !start.Truncate(time.Minute).Equal(start) || !end.After(start) ||
 		(req.Remember != nil && req.Remember.Key.ClinicID != req.ClinicID) {

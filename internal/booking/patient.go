@@ -23,13 +23,27 @@ import (
 // Every way a patient's name enters goes through here, the staff desk's
 // too: staff are trusted, but the name is written into the patient's
 // e-mails, where a link in it would be the clinic's word.
-func ValidatePatient(p Patient) (Patient, error) {
+func ValidatePatient(p Patient) (Patient, error) { return validatePatient(p, true) }
+
+// ValidatePatientAs is ValidatePatient for a booking made by actor: a
+// patient booking for themselves gives an e-mail address (it is where
+// their confirmation and manage link go), staff booking for a caller
+// may leave it out when there is a phone number, and the booking then
+// sends no e-mail. Either way no one books with neither.
+func ValidatePatientAs(actor string, p Patient) (Patient, error) {
+	return validatePatient(p, actor == ActorPatient)
+}
+
+func validatePatient(p Patient, needEmail bool) (Patient, error) {
 	var err error
 	if p.Name, err = checkedName(p.Name); err != nil {
 		return p, err
 	}
-	if p.Email, err = checkedEmail(p.Email); err != nil {
+	if p.Email, err = checkedEmail(p.Email, needEmail); err != nil {
 		return p, err
+	}
+	if p.Email == "" && strings.TrimSpace(p.Phone) == "" {
+		return p, apperr.Invalidf("patient.phone", "Give a phone number or an e-mail address, so the clinic can reach the patient.")
 	}
 	p.Phone, err = checkedPhone(p.Phone)
 	return p, err
@@ -43,7 +57,7 @@ func PatientFieldErrors(p Patient) map[string]error {
 	if _, err := checkedName(p.Name); err != nil {
 		out["patient.name"] = err
 	}
-	if _, err := checkedEmail(p.Email); err != nil {
+	if _, err := checkedEmail(p.Email, true); err != nil {
 		out["patient.email"] = err
 	}
 	if _, err := checkedPhone(p.Phone); err != nil {
@@ -63,13 +77,16 @@ func checkedName(name string) (string, error) {
 	return name, checkName(name)
 }
 
-func checkedEmail(email string) (string, error) {
+// checkedEmail checks an e-mail address; an empty one passes unless need.
+func checkedEmail(email string, need bool) (string, error) {
 	email, err := textfield.PatientEmail.Check(email)
 	switch {
 	case err != nil:
 		return email, err
-	case email == "":
+	case email == "" && need:
 		return email, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
+	case email == "":
+		return email, nil
 	}
 	return email, checkEmail(email)
 }
