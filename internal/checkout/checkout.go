@@ -34,6 +34,7 @@ type Service struct {
 	limits   Limits
 	verify   *verify.Service // nil: online bookings prove nothing (SetVerification)
 	now      func() time.Time
+	claimed  claimedSlots
 }
 
 // Limits bound what one patient can hold.
