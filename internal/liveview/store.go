@@ -417,6 +417,7 @@ func (s *Store) dropLocked(v *View, reason string) {
 	v.mu.Lock()
 	if !v.dropped {
 		v.dropped = true
+		v.gone.Store(true)
 		s.m.addBytes(-(v.size + v.memoBytes))
 		s.m.dropped(reason)
 	}

@@ -31,6 +31,12 @@ type rig struct {
 
 func newRig(t *testing.T, maxViews int) *rig {
 	t.Helper()
+	return newRigOf(t, maxViews, 1)
+}
+
+// newRigOf is newRig with a clinic of that many specialists.
+func newRigOf(t *testing.T, maxViews, specialists int) *rig {
+	t.Helper()
 	pool, rdb := testkit.DB(t), testkit.Redis(t)
 	log := slog.New(slog.DiscardHandler)
 	hs := holds.NewStore(rdb, 30*time.Second, log)
@@ -48,7 +54,7 @@ func newRig(t *testing.T, maxViews int) *rig {
 	case <-time.After(5 * time.Second):
 		t.Fatal("hub not subscribed")
 	}
-	r.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 1})
+	r.clinic = testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: specialists})
 	r.loc, _ = time.LoadLocation(r.clinic.Timezone)
 	return r
 }

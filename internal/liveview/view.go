@@ -32,6 +32,10 @@ type View struct {
 	memo      map[string]memoEntry
 	memoBytes int
 	dropped   bool
+	// gone is dropped, readable without the lock: a claim waiting for
+	// others of its time asks the view it found again (Room), without
+	// the store.
+	gone atomic.Bool
 }
 
 // state is a view at one moment; events replace it, never change it.
@@ -114,32 +118,25 @@ func (v *View) HeldBy(clientHash string) bool {
 }
 
 // heldMargin is how long before its expiry a hold the view knows of no
-// longer counts for HeldByOthers: the hold may lapse before the answer
-// reaches the patient.
+// longer counts for Room: the hold may lapse before the answer reaches
+// the patient.
 const heldMargin = time.Second
 
-// HeldByOthers reports whether, as far as the view knows, start is a free
-// position of its grid whose every specialist free of bookings is held by
-// a live hold of a client other than clientHash's, and how long the
-// longest of those holds has left. Only then may a claim of start be
-// refused without asking Redis (a refusal a moment late in the other
-// direction, a release not yet heard, is what any patient a moment
-// earlier would have had); any doubt answers false: a time the view does
-// not have, a specialist free there, a hold of the caller's own in the
-// way, a hold about to lapse.
-func (v *View) HeldByOthers(start time.Time, clientHash string, now time.Time) (time.Duration, bool) {
-	free, retry := v.Room(start, clientHash, now)
-	return retry, free == 0
-}
-
 // Room is how many claims of start may be under way at once, as far as
-// the view knows: the specialists free there that no other client's live
-// hold stands in the way of (0: every one is held by others, for as long
-// as retry says; then a claim may be refused, as HeldByOthers says). Any
-// doubt (a time the view does not have, a hold of the caller's own in the
-// way, a hold about to lapse) answers 1: one claim at a time, Redis
-// decides.
+// the view knows: the specialists free of bookings there that no other
+// client's live hold stands in the way of. 0: start is a free position
+// of the grid whose every specialist is held by a live hold of a client
+// other than clientHash's, the longest for retry more; only then may a
+// claim of start be refused without asking Redis (a refusal a moment late
+// in the other direction, a release not yet heard, is what any patient a
+// moment earlier would have had). Any doubt (a time the view does not
+// have, a hold of the caller's own in the way, a hold about to lapse, a
+// view the store has dropped or that is past its time) answers 1: one
+// claim at a time, Redis decides.
 func (v *View) Room(start time.Time, clientHash string, now time.Time) (free int, retry time.Duration) {
+	if v.gone.Load() || !now.Before(v.deadline) {
+		return 1, 0
+	}
 	st := v.st.Load()
 	slot, ok := st.sn.FreeAt(start)
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/liveview"
 )
 
 // Claim takes a hold for a patient, from the API or a page. A claim of a
@@ -31,14 +32,18 @@ func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest, limit func
 	// Each step is a region of the runtime trace (free unless a trace is
 	// being taken), so a trace of a rush shows where a slow claim waited.
 	r := trace.StartRegion(ctx, "claim.view")
-	room, err := s.roomInView(ctx, req)
+	v, clientHash := s.viewOf(ctx, req), holds.ClientHash(req.ClientID)
+	room, err := roomIn(v, req, clientHash)
 	r.End()
 	if err != nil {
 		return holds.Hold{}, err
 	}
 	if room > 0 {
+		// The claims waiting for a time ask the view they found again
+		// each time one ahead leaves: hundreds of them at once in a rush,
+		// so without the store's lock.
 		r = trace.StartRegion(ctx, "claim.line")
-		leave, err := s.claims.EnterRoom(ctx, req, room, func() (int, error) { return s.roomInView(ctx, req) })
+		leave, err := s.claims.EnterRoom(ctx, req, room, func() (int, error) { return roomIn(v, req, clientHash) })
 		r.End()
 		if err != nil {
 			return holds.Hold{}, err
@@ -65,29 +70,33 @@ func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest, limit func
 // claimLineWait is the longest a claim waits behind others of its time.
 const claimLineWait = 250 * time.Millisecond
 
-// roomInView refuses a claim (SLOT_HELD) from the live view of its week,
-// when this instance keeps one and it shows every specialist who could
-// take the time held by another client: the claim would be refused, and
-// is, without a round trip to Redis (in a rush most claims are of times
-// just taken). Otherwise room is how many claims of the time may go to
-// Redis at once (liveview.View.Room), 0 when there is no view to ask.
-func (s *Public) roomInView(ctx context.Context, req checkout.HoldRequest) (room int, err error) {
+// viewOf is the live view of req's week this instance keeps, or nil.
+func (s *Public) viewOf(ctx context.Context, req checkout.HoldRequest) *liveview.View {
 	// From memory only: this runs before the rate limit, so an unknown
 	// type must not cost a query.
 	clinicID, known := s.deps.Slots.KnownClinicOfType(req.AppointmentTypeID)
 	if !known {
-		return 0, nil
+		return nil
 	}
 	loc, err := s.deps.Slots.Zone(ctx, clinicID)
 	if err != nil {
-		return 0, nil
+		return nil
 	}
 	monday := availability.DateOf(req.Start, loc).WeekStart()
-	v := s.deps.Views.Get(grid.View{AppointmentTypeID: req.AppointmentTypeID, SpecialistID: req.SpecialistID, From: monday, To: monday.AddDays(6)})
+	return s.deps.Views.Get(grid.View{AppointmentTypeID: req.AppointmentTypeID, SpecialistID: req.SpecialistID, From: monday, To: monday.AddDays(6)})
+}
+
+// roomIn refuses a claim (SLOT_HELD) from v, the live view of its week,
+// when it shows every specialist who could take the time held by another
+// client: the claim would be refused, and is, without a round trip to
+// Redis (in a rush most claims are of times just taken). Otherwise room
+// is how many claims of the time may go to Redis at once
+// (liveview.View.Room), 0 when there is no view (v nil).
+func roomIn(v *liveview.View, req checkout.HoldRequest, clientHash string) (room int, err error) {
 	if v == nil {
 		return 0, nil
 	}
-	free, retry := v.Room(req.Start.UTC(), holds.ClientHash(req.ClientID), time.Now())
+	free, retry := v.Room(req.Start.UTC(), clientHash, time.Now())
 	if free == 0 {
 		return 0, apperr.SlotHeld(retry)
 	}
