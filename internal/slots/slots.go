@@ -172,11 +172,14 @@ func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, erro
 	out := make([]Result, len(reqs))
 	var holds []availability.Busy
 	holdsRead := false
+	// The lists computed here are stored together, after the loop.
+	var fresh storeCall
+	defer func() { s.storeAll(context.WithoutCancel(ctx), &fresh) }()
 	for i, req := range reqs {
 		e := es[i]
 		if e == nil {
 			if refs[i] == nil {
-				e, err = s.compute(ctx, req, now, nil)
+				e, err = s.compute(ctx, req, now, nil, nil)
 			} else {
 				// One computation per key at a time: a rush on one day (a hot
 				// slot's patients, a generation bump under load) costs one set
@@ -184,7 +187,7 @@ func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, erro
 				ref := refs[i]
 				var v any
 				v, err, _ = s.flight.Do(ref.key, func() (any, error) {
-					return s.compute(context.WithoutCancel(ctx), req, now, ref)
+					return s.compute(context.WithoutCancel(ctx), req, now, ref, &fresh)
 				})
 				e, _ = v.(*entry)
 			}
@@ -307,9 +310,10 @@ func (s *Service) lookup(ctx context.Context, reqs []Request, now time.Time) ([]
 }
 
 // compute reads the calendar from PostgreSQL and runs the engine; with a
-// ref, it stores the result in Redis and the memo when its slots touch only
-// the days [ref.first, ref.last] the key's generations cover.
-func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *cacheRef) (*entry, error) {
+// ref, it keeps the result in the memo and adds it to the lists to store
+// in Redis (batch) when its slots touch only the days [ref.first,
+// ref.last] the key's generations cover.
+func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *cacheRef, batch *storeCall) (*entry, error) {
 	setup := ""
 	if ref != nil {
 		setup = cmp.Or(ref.genVals[0], "0") // the clinic's set-up generation
@@ -339,7 +343,7 @@ func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *
 	e.withMeta()
 	s.typeRows.Store(cal.typeRow.ID, typeRowAt{row: clinics.TypeFromRow(cal.typeRow), at: now})
 	if ref != nil && (req.NoBookings || covered(e.Slots, e.Type, cal.q.Zone, ref.first, ref.last)) {
-		s.store(ctx, ref.key, e, now)
+		batch.add(ref.key, e, now)
 		s.memo.put(ref, e, now, s.ttl)
 	}
 	return e, nil
