@@ -112,6 +112,11 @@ func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Requ
 		s.logger.Warn("timeslot cache unavailable", "err", err)
 		return make([]*cacheRef, len(reqs))
 	}
+	vals := make([]string, len(all))
+	for i, g := range gens {
+		vals[i], _ = g.(string)
+	}
+	s.memo.saw(all, vals)
 	server := s.server()
 	for i, ref := range refs {
 		if ref == nil {
@@ -119,7 +124,7 @@ func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Requ
 		}
 		ref.genKeys, ref.genVals, ref.server = keys[i], make([]string, len(keys[i])), server
 		for j, k := range keys[i] {
-			ref.genVals[j], _ = gens[index[k]].(string)
+			ref.genVals[j] = vals[index[k]]
 		}
 		ref.key = listKey(ref.req, ref.server, ref.genVals)
 	}
