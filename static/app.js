@@ -8,8 +8,23 @@ function pageWord(name, fallback) {
   return v || fallback;
 }
 
-// countdowns writes every held slot's time left.
+// holdsOver says when a hold has ended by the page's own clock: its
+// patient was told "until 10:42" (the end of its life, which heartbeats do
+// not move), and only once that time has passed does the page say it is
+// over; a hold that ends earlier (the page was closed) is answered by its
+// heartbeat with the "expired" panel.
+function holdsOver() {
+  document.querySelectorAll(".hold-until[data-until]").forEach(function (el) {
+    if (Date.now() >= Date.parse(el.dataset.until) && el.dataset.over && el.textContent !== el.dataset.over) {
+      el.textContent = el.dataset.over;
+      el.classList.add("over");
+    }
+  });
+}
+
+// countdowns writes the time left of every offer that counts down.
 function countdowns() {
+  holdsOver();
   document.querySelectorAll(".countdown[data-expires]").forEach(function (el) {
     var left = Math.max(0, Math.round((Date.parse(el.dataset.expires) - Date.now()) / 1000));
     el.textContent = left > 0 ? pageWord("wordLeft", "{n} s left").replace("{n}", left) : pageWord("wordExpired", "expired");
@@ -114,6 +129,30 @@ document.addEventListener("htmx:afterSwap", function (e) {
   document.addEventListener("htmx:validation:halted", function (e) {
     var form = e.target && e.target.closest && e.target.closest("#desk-dialog form");
     if (form) form.reportValidity();
+  });
+  // A patient the look-up offers fills the dialog's fields (the phone's
+  // change asks for their no-shows) and the offers go; the booked message
+  // closes on its button.
+  document.addEventListener("click", function (e) {
+    var t = e.target && e.target.closest && e.target.closest("[data-fill-name], [data-booked-close]");
+    if (!t) return;
+    if (t.hasAttribute("data-booked-close")) {
+      var box = t.closest(".desk-booked");
+      if (box) box.remove();
+      return;
+    }
+    var d = openDialog();
+    if (!d) return;
+    [["#desk-name", t.dataset.fillName], ["#desk-phone", t.dataset.fillPhone], ["#desk-email", t.dataset.fillEmail]].forEach(function (f) {
+      var el = d.querySelector(f[0]);
+      if (el) el.value = f[1] || "";
+    });
+    var list = d.querySelector("#desk-matches");
+    if (list) list.innerHTML = "";
+    var phone = d.querySelector("#desk-phone");
+    if (phone) phone.dispatchEvent(new Event("change", { bubbles: true }));
+    var book = d.querySelector("button[type=submit]");
+    if (book) book.focus();
   });
 })();
 
@@ -239,4 +278,66 @@ document.addEventListener("htmx:afterSwap", function (e) {
   } else {
     document.addEventListener("DOMContentLoaded", function () { settle(document); });
   }
+})();
+
+// ---- FILTER: a type's select shows only the specialists who perform it ----
+// Each type's option names its specialists (data-specialists); the select
+// named by data-filters hides the others and moves off a hidden choice.
+(function () {
+  "use strict";
+  function filter(sel) {
+    var target = document.querySelector(sel.dataset.filters);
+    var opt = sel.options[sel.selectedIndex];
+    if (!target || !opt) return;
+    var ids = (opt.dataset.specialists || "").split(" ");
+    var first = null;
+    Array.prototype.forEach.call(target.options, function (o) {
+      var ok = ids.indexOf(o.value) >= 0;
+      o.hidden = !ok;
+      o.disabled = !ok;
+      if (ok && !first) first = o;
+    });
+    var cur = target.options[target.selectedIndex];
+    if ((!cur || cur.disabled) && first) first.selected = true;
+  }
+  function all(root) {
+    (root.querySelectorAll ? root : document).querySelectorAll("select[data-filters]").forEach(filter);
+  }
+  document.addEventListener("change", function (e) {
+    if (e.target && e.target.matches && e.target.matches("select[data-filters]")) filter(e.target);
+  });
+  if (typeof htmx !== "undefined") htmx.onLoad(all);
+  else document.addEventListener("DOMContentLoaded", function () { all(document); });
+})();
+
+// ---- COPY: a button that copies its data-copy text (the manage link, a kiosk's link) ----
+// A button hidden in the markup shows only where there is a clipboard to
+// copy to (the link beside it can always be selected). A button with
+// data-copied says that for a moment in place of its label; a status
+// beside it (span[data-copied]) says it there instead.
+(function () {
+  "use strict";
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!navigator.clipboard) return;
+    document.querySelectorAll("button[data-copy][hidden]").forEach(function (b) { b.hidden = false; });
+  });
+  document.addEventListener("click", function (e) {
+    var b = e.target && e.target.closest && e.target.closest("[data-copy]");
+    if (!b) return;
+    var say = b.parentNode.querySelector("span[data-copied]");
+    var label = b.textContent;
+    function done(ok) {
+      if (say) {
+        say.textContent = ok ? "Copied." : "Select the link and copy it.";
+      } else if (ok && b.dataset.copied) {
+        b.textContent = b.dataset.copied;
+        setTimeout(function () { b.textContent = label; }, 2000);
+      }
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(b.dataset.copy).then(function () { done(true); }, function () { done(false); });
+    } else {
+      done(false);
+    }
+  });
 })();

@@ -147,7 +147,7 @@ func StaffFrame(nav StaffNav) templ.Component {
 		}
 		can := staffCan(ctx)
 		if can.Calendar {
-			templ_7745c5c3_Err = navLink(nav, "day", "/staff/day", "Day").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = navLink(nav, "day", "/staff/day", "Day plan").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -155,7 +155,7 @@ func StaffFrame(nav StaffNav) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = navLink(nav, "week", "/staff/week", "Week").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = navLink(nav, "week", "/staff/week", "Week plan").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -163,7 +163,7 @@ func StaffFrame(nav StaffNav) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = navLink(nav, "calendar", "/staff", "Calendar").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = navLink(nav, "calendar", "/staff", "Appointment list").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

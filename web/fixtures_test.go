@@ -65,7 +65,7 @@ func (a *app) signIn(t testing.TB, acc account) *client {
 	t.Helper()
 	c := a.newClient(t)
 	c.Get("/staff/login").Want(http.StatusOK)
-	c.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {password}}).WantRedirect("/staff")
+	c.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {password}}).WantRedirect("/staff/day")
 	c.Get("/staff").Want(http.StatusOK)
 	if c.CSRF == "" {
 		t.Fatal("the calendar has no CSRF token in its forms")

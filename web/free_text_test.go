@@ -152,7 +152,7 @@ func TestStaffPasswordsOver72BytesAreRefusedNot500(t *testing.T) {
 			t.Errorf("sign-in with the password %s: %d, want 401", name, r.Status)
 		}
 	}
-	signIn(pw).WantRedirect("/staff")
+	signIn(pw).WantRedirect("/staff/day")
 }
 
 // Every way a booking is cancelled or moved with a reason refuses a reason

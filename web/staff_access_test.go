@@ -119,6 +119,7 @@ func TestAccessEveryRouteShowingPatientsRecordsIt(t *testing.T) {
 		"/week/live":               "/staff/week/live?date=" + day,
 		"/day/sheet":               "/staff/day/sheet?date=" + day,
 		"/bookings/search":         "/staff/bookings/search?q=" + url.QueryEscape(email),
+		"/desk/patients":           "/staff/desk/patients?name=Looked-At",
 		"/waitlist/:id/offer":      "/staff/waitlist/" + entry.ID.String() + "/offer",
 		"/outbox/:id":              "/staff/outbox/" + msg,
 		"/outbox/:id/message.html": "/staff/outbox/" + msg + "/message.html",
@@ -172,7 +173,7 @@ func TestAccessEveryRouteShowingPatientsRecordsIt(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"", "/live", "/day", "/day/live", "/week", "/week/live", "/bookings/search", "/bookings/:id",
-		"/bookings/:id/dialog", "/bookings/:id/move", "/day/sheet", "/waitlist", "/waitlist/:id/offer", "/outbox", "/outbox/:id",
+		"/bookings/:id/dialog", "/bookings/:id/move", "/desk/patients", "/day/sheet", "/waitlist", "/waitlist/:id/offer", "/outbox", "/outbox/:id",
 		"/outbox/:id/message.html", "/outbox/:id/message.eml", "/audit", "/patients", "/patients/export"} {
 		if !showing[p] {
 			t.Errorf("GET /staff%s showed no patient in this test: the walk proves nothing of it", p)

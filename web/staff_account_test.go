@@ -208,7 +208,7 @@ func TestAccountAdminMakesSignInLink(t *testing.T) {
 	a.newClient(t).Get(first).Want(http.StatusGone)
 	b := a.newClient(t)
 	b.Get(path).Want(http.StatusOK)
-	b.Post(path, url.Values{"password": {changedPassword}, "confirm": {changedPassword}}).WantRedirect("/staff")
+	b.Post(path, url.Values{"password": {changedPassword}, "confirm": {changedPassword}}).WantRedirect("/staff/day")
 	b.Get("/staff").Want(http.StatusOK)
 	a.newClient(t).Get(path).Want(http.StatusGone)
 	if s := a.signInWith(t, target.Email, changedPassword); s != http.StatusSeeOther {

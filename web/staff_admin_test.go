@@ -34,7 +34,7 @@ func TestStaffAccounts(t *testing.T) {
 	}
 	nurse := a.newClient(t)
 	nurse.Get("/staff/login")
-	nurse.Post("/staff/login", url.Values{"email": {email}, "password": {"a long password"}}).WantRedirect("/staff")
+	nurse.Post("/staff/login", url.Values{"email": {email}, "password": {"a long password"}}).WantRedirect("/staff/day")
 	nurse.Get("/staff/users").Want(http.StatusForbidden)
 
 	before := a.auditCount(t, c.ID)
@@ -132,12 +132,12 @@ func TestStaffKioskTokens(t *testing.T) {
 	}
 }
 
-// kioskTokenID is the id the kiosk page's revoke form gives the token
-// named name.
+// kioskTokenID is the id the kiosk page's Revoke button of the token
+// named name posts.
 func kioskTokenID(page *response, name string) string {
 	var id string
-	page.Doc().Find(`select#revoke-id option`).Each(func(_ int, o *goquery.Selection) {
-		if o.Text() == name {
+	page.Doc().Find(`form[data-testid="kiosk-revoke"] input[name="id"]`).Each(func(_ int, o *goquery.Selection) {
+		if n, _ := o.Attr("data-name"); n == name {
 			id, _ = o.Attr("value")
 		}
 	})

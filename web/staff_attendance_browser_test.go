@@ -62,6 +62,8 @@ func TestAttendanceBrowserDialog(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#email`), c.Staff.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), password),
 		chromedp.Click(chromedp.CSS(`form[action="/staff/login"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="daygrid"]`)),
+		chromedp.Navigate(a.URL+"/staff"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
 	)
 	if !s.Until(stafferWait, `typeof htmx !== "undefined"`) {

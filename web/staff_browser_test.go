@@ -119,7 +119,7 @@ func (r *staffCalendarRun) closeTomorrow(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#email`), r.c.Admin.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), password),
 		chromedp.Click(chromedp.CSS(`form[action="/staff/login"] button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="daygrid"]`)),
 	)
 	s.Do(stafferWait, "open the specialist",
 		chromedp.Navigate(r.a.URL+"/staff/specialists/"+r.c.Specialists[0].ID.String()),

@@ -41,7 +41,7 @@ func TestDeskBrowserBookByClicking(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#email`), c.Admin.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), password),
 		chromedp.Click(chromedp.CSS(`form[action="/staff/login"] button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="daygrid"]`)),
 		chromedp.Navigate(a.URL+"/staff/day?date="+day),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="daygrid"]`)),
 	)

@@ -65,6 +65,7 @@ var routeActions = map[string]staff.Action{
 	"POST /desk/release":                staff.ActBook,
 	"POST /desk/book":                   staff.ActBook,
 	"GET /desk/noshows":                 staff.ActBook,
+	"GET /desk/patients":                staff.ActBook,
 	"POST /specialists":                 staff.ActSpecialistsEdit,
 	"POST /specialists/:id":             staff.ActSpecialistsEdit,
 	"POST /specialists/:id/hours":       staff.ActHours,
@@ -141,6 +142,7 @@ var routeAllowed = map[string][2]int{
 	"POST /desk/release":                {200, 200},
 	"POST /desk/book":                   {422, 422},
 	"GET /desk/noshows":                 {200, 200},
+	"GET /desk/patients":                {200, 200},
 	"POST /specialists":                 {303, 303},
 	"POST /specialists/:id":             {409, 409},
 	"POST /specialists/:id/hours":       {303, 409},
@@ -391,7 +393,7 @@ func TestStaffRolesReceptionAccountWorksTheDesk(t *testing.T) {
 
 	desk := a.newClient(t)
 	desk.Get("/staff/login").Want(http.StatusOK)
-	desk.Post("/staff/login", url.Values{"email": {email}, "password": {pw}}).WantRedirect("/staff")
+	desk.Post("/staff/login", url.Values{"email": {email}, "password": {pw}}).WantRedirect("/staff/day")
 	desk.Get("/staff").Want(http.StatusOK)
 	start := c.Next(time.Wednesday, 10, 0)
 	bk := a.phoneBook(t, desk, c, c.Specialists[0].ID, start, "Desk Patient", "desk-patient@example.org", "")

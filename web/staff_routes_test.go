@@ -94,6 +94,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"POST", "/desk/release", "/staff/desk/release", url.Values{}},
 		{"POST", "/desk/book", "/staff/desk/book", url.Values{"specialist": {spS}, "start": {"2030-01-07T09:00:00Z"}, "type": {typS}, "name": {"X"}, "email": {"x@example.org"}, "Idempotency-Key": {"k"}}},
 		{"GET", "/desk/noshows", "/staff/desk/noshows?email=x@example.org", nil},
+		{"GET", "/desk/patients", "/staff/desk/patients?name=Patient", nil},
 		{"POST", "/specialists", "/staff/specialists", url.Values{"name": {"Intruder"}, "priority": {"1"}, "active": {"on"}}},
 		{"POST", "/specialists/:id", "/staff/specialists/" + spS, url.Values{"name": {"Intruder"}, "priority": {"1"}, "active": {"on"}, "version": {"1"}}},
 		{"POST", "/specialists/:id/hours", "/staff/specialists/" + spS + "/hours", url.Values{"hours.monday": {"01:00-02:00"}, "version": {"1"}}},

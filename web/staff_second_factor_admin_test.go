@@ -74,7 +74,7 @@ func TestSecondFactorAdminReset(t *testing.T) {
 	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
 	acc, f := a.withFactor(t, c, "staff")
 	colleague := a.passwordStep(t, acc)
-	colleague.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff")
+	colleague.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff/day")
 	colleague.Get("/staff").Want(http.StatusOK)
 	// A second browser of the colleague's, signed in before the list of
 	// sessions existed (no row of it there).
@@ -122,7 +122,7 @@ func TestStaffSessionsList(t *testing.T) {
 	here := a.newClient(t)
 	here.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0")
 	here.Get("/staff/login").Want(http.StatusOK)
-	here.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {password}}).WantRedirect("/staff")
+	here.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {password}}).WantRedirect("/staff/day")
 	here.Get("/staff").Want(http.StatusOK)
 	there := a.signIn(t, acc)
 	third := a.signIn(t, acc)

@@ -34,7 +34,7 @@ func TestSecondFactorBrowserSetUpAndSignIn(t *testing.T) {
 	}
 	signIn("sign in with the password")
 	b.Do(wait, "open the set-up from Your account",
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="daygrid"]`)),
 		chromedp.Navigate(a.URL+"/staff/account"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sessions"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="second-factor-link"]`)),
@@ -61,6 +61,6 @@ func TestSecondFactorBrowserSetUpAndSignIn(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-code"] #code`)),
 		chromedp.SendKeys(chromedp.CSS(`#code`), f.nextCode(t)),
 		chromedp.Click(chromedp.CSS(`form[action="/staff/login/code"] button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="calendar"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="daygrid"]`)),
 	)
 }

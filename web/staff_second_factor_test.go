@@ -97,7 +97,7 @@ func TestSecondFactorSignIn(t *testing.T) {
 		acc, f := a.withFactor(t, c, "staff")
 		cl := a.passwordStep(t, acc)
 		before := cl.Cookie()
-		cl.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff")
+		cl.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff/day")
 		if cl.Cookie() == before {
 			t.Error("the session token is the same before and after the code: it must be renewed")
 		}
@@ -147,14 +147,14 @@ func TestSecondFactorSignIn(t *testing.T) {
 		}
 		cl.Get("/staff").WantRedirect("/staff/login")
 		// The right code still works after wrong ones.
-		cl.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff")
+		cl.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff/day")
 	})
 
 	t.Run("ReplayedCodeIsRefused", func(t *testing.T) {
 		t.Parallel()
 		acc, f := a.withFactor(t, c, "staff")
 		code := f.nextCode(t)
-		a.passwordStep(t, acc).Post("/staff/login/code", url.Values{"code": {code}}).WantRedirect("/staff")
+		a.passwordStep(t, acc).Post("/staff/login/code", url.Values{"code": {code}}).WantRedirect("/staff/day")
 		other := a.passwordStep(t, acc)
 		other.Post("/staff/login/code", url.Values{"code": {code}}).Want(http.StatusUnauthorized)
 		other.Get("/staff").WantRedirect("/staff/login")
@@ -196,7 +196,7 @@ func TestSecondFactorRecoveryAndLinks(t *testing.T) {
 		}
 		// Used is gone; the others still work, once each.
 		a.passwordStep(t, acc).Post("/staff/login/code", url.Values{"code": {f.Recovery[3]}}).Want(http.StatusUnauthorized)
-		a.passwordStep(t, acc).Post("/staff/login/code", url.Values{"code": {f.Recovery[4]}}).WantRedirect("/staff")
+		a.passwordStep(t, acc).Post("/staff/login/code", url.Values{"code": {f.Recovery[4]}}).WantRedirect("/staff/day")
 		var left int
 		if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM staff_recovery_codes WHERE staff_user_id = $1`, acc.ID).Scan(&left); err != nil {
 			t.Fatal(err)
@@ -219,7 +219,7 @@ func TestSecondFactorRecoveryAndLinks(t *testing.T) {
 		cl.Post("/staff/welcome/"+link.Token, url.Values{"password": {newPassword}, "confirm": {newPassword}}).WantRedirect("/staff/login/code")
 		cl.Get("/staff").WantRedirect("/staff/login")
 		cl.Get("/staff/login/code").Want(http.StatusOK)
-		cl.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff")
+		cl.Post("/staff/login/code", url.Values{"code": {f.nextCode(t)}}).WantRedirect("/staff/day")
 		cl.Get("/staff").Want(http.StatusOK)
 	})
 

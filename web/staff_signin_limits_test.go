@@ -175,7 +175,7 @@ func knownDeviceAgainstStrangers(t *testing.T, a *app, c clinic) []string {
 	// The owner's browser signed in before (and signed out).
 	owner := a.newClient(t)
 	owner.Get("/staff/login").Want(http.StatusOK)
-	in := owner.Post("/staff/login", loginForm(acc.Email, password)).WantRedirect("/staff")
+	in := owner.Post("/staff/login", loginForm(acc.Email, password)).WantRedirect("/staff/day")
 	dev := in.Cookie("clinic_device")
 	if dev == nil {
 		t.Fatal("sign-in sets no device cookie")
@@ -230,7 +230,7 @@ func TestStaffSignInKnownDeviceHasALimitOfItsOwn(t *testing.T) {
 		acc := a.newAccount(t, c.ID, "staff")
 		cl := a.newClient(t)
 		cl.Get("/staff/login").Want(http.StatusOK)
-		cl.Post("/staff/login", loginForm(acc.Email, password)).WantRedirect("/staff")
+		cl.Post("/staff/login", loginForm(acc.Email, password)).WantRedirect("/staff/day")
 		var statuses []int
 		for i := range 5 {
 			statuses = append(statuses, cl.Post("/staff/login", loginForm(acc.Email, fmt.Sprintf("guess %d", i))).Status)

@@ -116,7 +116,7 @@ func wantSessionRenewedOnSignIn(t *testing.T, a *app, acc account) {
 	if cl.CSRF == "" {
 		t.Fatal("the sign-in page has no CSRF token")
 	}
-	res := cl.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {password}}).WantRedirect("/staff")
+	res := cl.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {password}}).WantRedirect("/staff/day")
 	after := res.Cookie("clinic_session")
 	if after == nil {
 		t.Fatal("sign-in sets no session cookie")
@@ -161,7 +161,7 @@ func TestStaffSignInCSRFNeedsNoSession(t *testing.T) {
 		if strings.Contains(cl.CSRF, ck.Value) {
 			t.Error("the form field repeats the cookie: it must be its signature")
 		}
-		cl.PostRaw("/staff/login", signInForm(cl.CSRF), nil).WantRedirect("/staff")
+		cl.PostRaw("/staff/login", signInForm(cl.CSRF), nil).WantRedirect("/staff/day")
 		cl.Get("/staff").Want(http.StatusOK)
 	})
 

@@ -76,7 +76,7 @@ func TestWelcomeLinkSetsThePasswordAndSignsIn(t *testing.T) {
 	// Another site cannot post the form.
 	a.newClient(t).PostRaw(path, url.Values{"password": {chosenPassword}, "confirm": {chosenPassword}, "_csrf": {f.Values.Get("_csrf")}}, nil).Want(http.StatusForbidden)
 
-	cl.Post(path, url.Values{"password": {chosenPassword}, "confirm": {chosenPassword}}).WantRedirect("/staff")
+	cl.Post(path, url.Values{"password": {chosenPassword}, "confirm": {chosenPassword}}).WantRedirect("/staff/day")
 	cl.Get("/staff").Want(http.StatusOK)
 
 	// Used: a clear page, never a second use.
@@ -91,7 +91,7 @@ func TestWelcomeLinkSetsThePasswordAndSignsIn(t *testing.T) {
 	// The chosen password signs in on the sign-in form.
 	login := a.newClient(t)
 	login.Get("/staff/login").Want(http.StatusOK)
-	login.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {chosenPassword}}).WantRedirect("/staff")
+	login.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {chosenPassword}}).WantRedirect("/staff/day")
 }
 
 func TestWelcomeLinkTamperedOrExpired(t *testing.T) {
@@ -137,7 +137,7 @@ func TestWelcomeLinkEndsTheAccountsOtherSessions(t *testing.T) {
 	path := "/staff/welcome/" + l.Token
 	cl := a.newClient(t)
 	cl.Get(path).Want(http.StatusOK)
-	cl.Post(path, url.Values{"password": {chosenPassword}, "confirm": {chosenPassword}}).WantRedirect("/staff")
+	cl.Post(path, url.Values{"password": {chosenPassword}, "confirm": {chosenPassword}}).WantRedirect("/staff/day")
 	cl.Get("/staff").Want(http.StatusOK)
 	before.Get("/staff").WantRedirect("/staff/login")
 	colleague.Get("/staff").Want(http.StatusOK)
@@ -157,7 +157,7 @@ func TestWelcomeLinkUsedConcurrentlyOnce(t *testing.T) {
 	testkit.Together(len(browsers), func(i int) {
 		r := browsers[i].Post(path, url.Values{"password": {chosenPassword}, "confirm": {chosenPassword}})
 		switch {
-		case r.Status == http.StatusSeeOther && r.Header.Get("Location") == "/staff":
+		case r.Status == http.StatusSeeOther && r.Header.Get("Location") == "/staff/day":
 			signedIn.Add(1)
 		case r.Status == http.StatusGone:
 			gone.Add(1)

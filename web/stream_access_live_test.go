@@ -110,7 +110,7 @@ func TestStaffStreamsEndWhenAccessEnds(t *testing.T) {
 
 		admin.Post("/staff/users/access", url.Values{"id": {acc.ID.String()}, "action": {"enable"}}).Want(http.StatusOK)
 		again.Get("/staff/login")
-		again.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {password}}).WantRedirect("/staff")
+		again.Post("/staff/login", url.Values{"email": {acc.Email}, "password": {password}}).WantRedirect("/staff/day")
 	})
 
 	t.Run("AnAdminCannotDisableThemselvesAndStaffCannotDisableAnyone", func(t *testing.T) {

@@ -189,7 +189,7 @@ func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingIn
 
 	p := req.Patient
 	if !req.storedPatient {
-		if p, err = ValidatePatient(req.Patient); err != nil {
+		if p, err = ValidatePatientAs(req.Actor, req.Patient); err != nil {
 			return db.BookingInsertParams{}, err
 		}
 	}

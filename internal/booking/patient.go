@@ -23,36 +23,83 @@ import (
 // Every way a patient's name enters goes through here, the staff desk's
 // too: staff are trusted, but the name is written into the patient's
 // e-mails, where a link in it would be the clinic's word.
-func ValidatePatient(p Patient) (Patient, error) {
-	var nameErr, emailErr, phoneErr error
-	p.Name, nameErr = textfield.PatientName.Check(p.Name)
-	p.Email, emailErr = textfield.PatientEmail.Check(p.Email)
-	p.Phone, phoneErr = textfield.PatientPhone.Check(p.Phone)
-	switch {
-	case nameErr != nil:
-		return p, nameErr
-	case p.Name == "":
-		return p, apperr.Invalidf("patient.name", "Please enter your name.")
-	}
-	if err := checkName(p.Name); err != nil {
+func ValidatePatient(p Patient) (Patient, error) { return validatePatient(p, true) }
+
+// ValidatePatientAs is ValidatePatient for a booking made by actor: a
+// patient booking for themselves gives an e-mail address (it is where
+// their confirmation and manage link go), staff booking for a caller
+// may leave it out when there is a phone number, and the booking then
+// sends no e-mail. Either way no one books with neither.
+func ValidatePatientAs(actor string, p Patient) (Patient, error) {
+	return validatePatient(p, actor == ActorPatient)
+}
+
+func validatePatient(p Patient, needEmail bool) (Patient, error) {
+	var err error
+	if p.Name, err = checkedName(p.Name); err != nil {
 		return p, err
 	}
-	switch {
-	case emailErr != nil:
-		return p, emailErr
-	case p.Email == "":
-		return p, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
-	}
-	if err := checkEmail(p.Email); err != nil {
+	if p.Email, err = checkedEmail(p.Email, needEmail); err != nil {
 		return p, err
 	}
-	switch {
-	case phoneErr != nil:
-		return p, phoneErr
-	case !validPhone(p.Phone):
-		return p, apperr.Invalidf("patient.phone", "A phone number has digits, spaces and + - ( ) only.")
+	if p.Email == "" && strings.TrimSpace(p.Phone) == "" {
+		return p, apperr.Invalidf("patient.phone", "Give a phone number or an e-mail address, so the clinic can reach the patient.")
 	}
-	return p, nil
+	p.Phone, err = checkedPhone(p.Phone)
+	return p, err
+}
+
+// PatientFieldErrors checks each of the patient's details on its own, as
+// ValidatePatient does, so that a form can show every wrong field at once
+// instead of the first; empty when ValidatePatient would pass.
+func PatientFieldErrors(p Patient) map[string]error {
+	out := map[string]error{}
+	if _, err := checkedName(p.Name); err != nil {
+		out["patient.name"] = err
+	}
+	if _, err := checkedEmail(p.Email, true); err != nil {
+		out["patient.email"] = err
+	}
+	if _, err := checkedPhone(p.Phone); err != nil {
+		out["patient.phone"] = err
+	}
+	return out
+}
+
+func checkedName(name string) (string, error) {
+	name, err := textfield.PatientName.Check(name)
+	switch {
+	case err != nil:
+		return name, err
+	case name == "":
+		return name, apperr.Invalidf("patient.name", "Please enter your name.")
+	}
+	return name, checkName(name)
+}
+
+// checkedEmail checks an e-mail address; an empty one passes unless need.
+func checkedEmail(email string, need bool) (string, error) {
+	email, err := textfield.PatientEmail.Check(email)
+	switch {
+	case err != nil:
+		return email, err
+	case email == "" && need:
+		return email, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
+	case email == "":
+		return email, nil
+	}
+	return email, checkEmail(email)
+}
+
+func checkedPhone(phone string) (string, error) {
+	phone, err := textfield.PatientPhone.Check(phone)
+	switch {
+	case err != nil:
+		return phone, err
+	case !validPhone(phone):
+		return phone, apperr.Invalidf("patient.phone", "A phone number has digits, spaces and + - ( ) only.")
+	}
+	return phone, nil
 }
 
 // checkName refuses a name that is not one: a name is letters, combining

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,7 +61,9 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	}
 	// The type comes with the day's slots (cached, generation-checked), so
 	// a hold usually costs no database round trip at all.
+	r := trace.StartRegion(ctx, "hold.daySlots")
 	res, err := s.daySlots(ctx, req.AppointmentTypeID, req.SpecialistID, start, nil)
+	r.End()
 	if err != nil {
 		return holds.Hold{}, err
 	}
@@ -124,7 +127,9 @@ func (s *Service) claimIn(ctx context.Context, req HoldRequest, start time.Time,
 	if watched {
 		claim.Watch, claim.WatchValues = res.Generations.Keys, res.Generations.Values
 	}
+	r := trace.StartRegion(ctx, "hold.claimAny")
 	h, err := s.holds.ClaimAny(ctx, claim, ids)
+	r.End()
 	var held *holds.HeldError
 	var reclaim *holds.ReclaimError
 	var cooling *holds.CooldownError

@@ -12,6 +12,7 @@ package desk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -59,6 +60,13 @@ func (b *Bookings) BookForPatient(ctx context.Context, u staff.User, typeID, spe
 	}
 	if err != nil {
 		return booking.Confirmation{}, err
+	}
+	// The minimum notice holds for staff as for patients: the day grid
+	// offers no time inside it and its dialog holds none, so neither does
+	// this form book one.
+	if notice := time.Duration(t.MinNoticeMin) * time.Minute; notice > 0 && start.Before(time.Now().Add(notice)) {
+		return booking.Confirmation{}, apperr.New(apperr.Conflict, apperr.CodeSlotUnavailable, fmt.Sprintf(
+			"%s needs %s notice: choose a later time, or a time the day grid shows free.", t.Name, noticeWords(notice)))
 	}
 	end := start.Add(time.Duration(t.DurationMin) * time.Minute)
 	if b.holds != nil {
@@ -139,4 +147,23 @@ func (b *Bookings) Search(ctx context.Context, u staff.User, q string, from, to 
 	}
 	rows, err := db.New(b.pool).BookingSearch(ctx, db.BookingSearchParams{ClinicID: u.ClinicID, Q: strings.TrimSpace(q), RangeStart: from, RangeEnd: to})
 	return staff.FromRows(rows, err, searchResultFromRow)
+}
+
+// noticeWords says a notice as people do: "2 hours", "1 day", "90 minutes".
+func noticeWords(d time.Duration) string {
+	switch m := int(d / time.Minute); {
+	case m%(24*60) == 0:
+		return plural(m/(24*60), "day")
+	case m%60 == 0:
+		return plural(m/60, "hour")
+	default:
+		return plural(m, "minute")
+	}
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
 }

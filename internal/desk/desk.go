@@ -305,7 +305,7 @@ func (d *Desk) bookingKey(ctx context.Context, u staff.User, req *DeskBooking) (
 	if err := idempotency.Validate(req.IdempotencyKey); err != nil {
 		return idempotency.Key{}, err
 	}
-	if req.Patient, err = booking.ValidatePatient(req.Patient); err != nil {
+	if req.Patient, err = booking.ValidatePatientAs(u.Actor(), req.Patient); err != nil {
 		return idempotency.Key{}, err
 	}
 	canonical, _ := json.Marshal([]string{req.ClientID, req.AppointmentTypeID.String(), req.SpecialistID.String(),

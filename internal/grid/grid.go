@@ -45,6 +45,10 @@ type Cell struct {
 	State      State
 	HoldID     string    // Mine only
 	ExpiresAt  time.Time // Mine only
+	// KeepUntil (Mine only) is the end of the hold's life while its page
+	// keeps it alive: the time its patient is told, which heartbeats do
+	// not move.
+	KeepUntil time.Time
 }
 
 // CellID is the DOM id of the cell at start in a view of specialist (or any).
@@ -152,7 +156,10 @@ func (sn *Snapshot) cell(p availability.Slot, clientID string) Cell {
 		for _, h := range sn.holds {
 			if h.ClientID == clientID && h.AppointmentTypeID == sn.View.AppointmentTypeID && h.Start.Equal(p.Start) &&
 				(sn.View.SpecialistID == uuid.Nil || h.SpecialistID == sn.View.SpecialistID) {
-				c.State, c.HoldID, c.ExpiresAt = Mine, h.HoldID, h.ExpiresAt
+				c.State, c.HoldID, c.ExpiresAt, c.KeepUntil = Mine, h.HoldID, h.ExpiresAt, h.KeepUntil
+				if c.KeepUntil.Before(h.ExpiresAt) { // kept past its life while a code is awaited
+					c.KeepUntil = h.ExpiresAt
+				}
 				return c
 			}
 		}

@@ -37,6 +37,7 @@ const (
 	PageWaitlistOffer = "waitlist offer"
 	PageExport        = "export"
 	PagePatients      = "patients"
+	PagePatientLookup = "patient look-up"
 )
 
 // Access is one view: who saw which bookings, waitlist places and

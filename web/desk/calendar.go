@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -233,12 +234,18 @@ func (s *FrontDesk) Calendar(c echo.Context) error {
 }
 
 func (s *FrontDesk) renderCalendar(c echo.Context, v calView, status int, notice, problem string) error {
+	return s.renderCalendarForm(c, v, status, notice, problem, views.PhoneFormVM{})
+}
+
+// renderCalendarForm is the calendar with its caller form as given (what
+// was typed and the outcome of booking it).
+func (s *FrontDesk) renderCalendarForm(c echo.Context, v calView, status int, notice, problem string, form views.PhoneFormVM) error {
 	ctx := c.Request().Context()
 	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Method == http.MethodPost {
 		// A form inside a live day block: show the outcome on the calendar.
 		s.deps.Sessions.Put(ctx, "calNotice", notice)
 		s.deps.Sessions.Put(ctx, "calError", problem)
-		return httpx.Redirect(c, "/staff"+v.query(v.from, v.mode()))
+		return httpx.Redirect(c, gridBack(c, "/staff"+v.query(v.from, v.mode())))
 	}
 	if notice == "" && problem == "" && c.Request().Method == http.MethodGet {
 		notice = s.deps.Sessions.PopString(ctx, "calNotice")
@@ -272,10 +279,10 @@ func (s *FrontDesk) renderCalendar(c echo.Context, v calView, status int, notice
 	for _, sp := range choices.Specialists {
 		vm.Specialists = append(vm.Specialists, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == v.specialist})
 	}
-	for _, t := range choices.Types {
-		vm.Types = append(vm.Types, views.OptionVM{Value: t.ID.String(), Label: t.Name})
+	if vm.Form, err = s.phoneForm(ctx, u, v, form); err != nil {
+		return err
 	}
-	return s.kit.Page(c, status, "Calendar", views.Calendar(vm))
+	return s.kit.Page(c, status, "Appointment list", views.Calendar(vm))
 }
 
 // CalendarStream answers GET /staff/live: the calendar's day blocks, live.
@@ -321,7 +328,9 @@ func (s *FrontDesk) staffAccess(c echo.Context) func(context.Context) bool {
 	return func(ctx context.Context) bool { return s.live.Allowed(ctx, key, check) }
 }
 
-// PhoneBooking answers POST /staff/bookings: a booking made for a patient.
+// PhoneBooking answers POST /staff/bookings: a booking made for a caller.
+// From the calendar's htmx form it answers with the form alone, the
+// outcome beside it; a refusal keeps what was typed.
 func (s *FrontDesk) PhoneBooking(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	ctx := c.Request().Context()
@@ -329,28 +338,82 @@ func (s *FrontDesk) PhoneBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	form := views.PhoneFormVM{
+		Date: c.FormValue("date"), Time: c.FormValue("time"),
+		Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone"),
+	}
 	typeID, err1 := uuid.Parse(c.FormValue("type"))
 	spID, err2 := uuid.Parse(c.FormValue("specialist"))
-	date, err3 := availability.ParseDate(c.FormValue("date"))
-	minutes, err4 := practice.ParseClock("time", c.FormValue("time"))
-	if err := firstErr(err1, err2, err3, err4); err != nil {
-		return s.renderCalendar(c, v, http.StatusBadRequest, "", "Choose a type, a specialist, a date and a time.")
-	}
-	start, err := desk.WallStart("time", v.loc, date, minutes)
+	date, err3 := availability.ParseDate(form.Date)
+	minutes, err4 := practice.ParseClock("time", form.Time)
+	var conf booking.Confirmation
+	err = firstErr(err1, err2, err3, err4)
 	if err != nil {
-		return s.renderCalendar(c, v, http.StatusBadRequest, "", apperr.As(err).Message)
-	}
-	conf, err := s.deps.StaffBookings.BookForPatient(ctx, u, typeID, spID, start, booking.Patient{
-		Name: c.FormValue("name"), Email: c.FormValue("email"), Phone: c.FormValue("phone"),
-	})
-	if err != nil {
-		if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal {
-			return s.renderCalendar(c, v, httpx.StatusOf[ae.Kind], "", ae.Message)
+		err = apperr.Invalidf("time", "Choose a type, a specialist, a date and a time.")
+	} else {
+		var start time.Time
+		if start, err = desk.WallStart("time", v.loc, date, minutes); err == nil {
+			conf, err = s.deps.StaffBookings.BookForPatient(ctx, u, typeID, spID, start, booking.Patient{Name: form.Name, Email: form.Email, Phone: form.Phone})
 		}
+	}
+	ae := apperr.As(err)
+	if err != nil && (ae == nil || ae.Kind == apperr.Internal) {
 		return err
 	}
-	return s.renderCalendar(c, v, http.StatusCreated, "Booked "+conf.Booking.Patient.Name+" for "+httpx.LongWhen(conf.Booking.Start, v.loc)+
-		". Manage link for the patient: /manage/"+conf.ManageToken, "")
+	status := http.StatusCreated
+	form.TypeID, form.SpecialistID = c.FormValue("type"), c.FormValue("specialist")
+	if err != nil {
+		form.Error, status = ae.Message, httpx.StatusOf[ae.Kind]
+		if ae.Kind == apperr.Invalid && c.Request().Header.Get("HX-Request") == "true" {
+			status = http.StatusUnprocessableEntity
+		}
+	} else {
+		form = views.PhoneFormVM{TypeID: form.TypeID, SpecialistID: form.SpecialistID, Notice: "Booked " + conf.Booking.Patient.Name + " for " +
+			httpx.LongWhen(conf.Booking.Start, v.loc) + ". Manage link for the patient: /manage/" + conf.ManageToken}
+	}
+	if c.Request().Header.Get("HX-Request") != "true" {
+		return s.renderCalendarForm(c, v, status, "", "", form)
+	}
+	httpx.SetRetryAfter(c, err)
+	if form, err = s.phoneForm(ctx, u, v, form); err != nil {
+		return err
+	}
+	return httpx.Render(c, status, nil, views.PhoneBookingForm(s.kit.Nav(c, "calendar"), form))
+}
+
+// phoneForm fills the caller form's choices: the types, each with who
+// performs it, and the specialists, the typed ones chosen; the date is
+// today's in the clinic's zone unless one was typed.
+func (s *FrontDesk) phoneForm(ctx context.Context, u staff.User, v calView, f views.PhoneFormVM) (views.PhoneFormVM, error) {
+	types, err := s.deps.Clinics.AppointmentTypes(ctx, u.ClinicID)
+	if err != nil {
+		return f, err
+	}
+	choices, err := s.deps.StaffBookings.CalendarChoices(ctx, u)
+	if err != nil {
+		return f, err
+	}
+	typeID, _ := uuid.Parse(f.TypeID)
+	spID, _ := uuid.Parse(f.SpecialistID)
+	f.Types, f.Specialists = nil, nil
+	for _, t := range types {
+		ids := make([]string, len(t.Specialists))
+		for i, sp := range t.Specialists {
+			ids[i] = sp.ID.String()
+		}
+		f.Types = append(f.Types, views.TypeOptionVM{
+			OptionVM: views.OptionVM{Value: t.ID.String(), Label: t.Name, Selected: t.ID == typeID}, Specialists: strings.Join(ids, " "),
+		})
+	}
+	for _, sp := range choices.Specialists {
+		if sp.Active {
+			f.Specialists = append(f.Specialists, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == spID})
+		}
+	}
+	if f.Date == "" {
+		f.Date = availability.DateOf(time.Now(), v.loc).String()
+	}
+	return f, nil
 }
 
 // StaffCancel answers POST /staff/bookings/:id/cancel.
@@ -417,6 +480,22 @@ func (s *FrontDesk) calendarRefusal(c echo.Context, v calView, err error) error 
 		return s.renderCalendar(c, v, httpx.StatusOf[ae.Kind], "", ae.Message)
 	}
 	return err
+}
+
+// gridBack is the day grid or week view the htmx request came from (a
+// move or cancel in its dialog), which it goes back to (on the day moved
+// to), else the calendar page other.
+func gridBack(c echo.Context, other string) string {
+	from, err := url.Parse(c.Request().Header.Get("HX-Current-URL"))
+	if err != nil || (from.Path != "/staff/day" && from.Path != "/staff/week") {
+		return other
+	}
+	// A move names the day it moves to: the grid shows that day.
+	q := from.Query()
+	if d := c.QueryParam("date"); d != "" {
+		q.Set("date", d)
+	}
+	return (&url.URL{Path: from.Path, RawQuery: q.Encode()}).RequestURI()
 }
 
 func firstErr(errs ...error) error {

@@ -144,10 +144,11 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		return err
 	}
 	vm := views.GridPageVM{
-		Nav: s.kit.Nav(c, "day"), Mode: "day", Title: "Day", Timezone: v.tz, Date: v.from.String(),
+		Nav: s.kit.Nav(c, "day"), Mode: "day", Title: "Day plan", Timezone: v.tz, Date: v.from.String(),
 		PrevURL: v.path(v.from.AddDays(-v.days())), NextURL: v.path(v.from.AddDays(v.days())),
 		TodayURL: v.path(availability.DateOf(time.Now(), v.loc)), StreamURL: v.streamURL(), Body: body,
 	}
+	vm.Notice, vm.Error = s.deps.Sessions.PopString(ctx, "calNotice"), s.deps.Sessions.PopString(ctx, "calError")
 	for _, sp := range choices.Specialists {
 		if !sp.Active {
 			continue
@@ -160,8 +161,8 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		vm.Picks = append(vm.Picks, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: chosen})
 	}
 	if week {
-		vm.Nav, vm.Mode, vm.Title = s.kit.Nav(c, "week"), "week", "Week"
-		vm.OtherURL, vm.OtherName = "/staff/day?date="+v.from.String(), "Day view"
+		vm.Nav, vm.Mode, vm.Title = s.kit.Nav(c, "week"), "week", "Week plan"
+		vm.OtherURL, vm.OtherName = "/staff/day?date="+v.from.String(), "Day plan"
 	} else {
 		vm.Waiting, vm.WaitingURL = s.waitingOn(c, v.from)
 	}
@@ -170,7 +171,7 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		if len(v.only) > 0 {
 			first = v.only[0].String()
 		}
-		vm.OtherURL, vm.OtherName = "/staff/week?date="+v.from.String()+"&specialist="+first, "Week view"
+		vm.OtherURL, vm.OtherName = "/staff/week?date="+v.from.String()+"&specialist="+first, "Week plan"
 	}
 	return s.kit.Page(c, http.StatusOK, vm.Title, views.GridPage(vm))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -227,4 +228,28 @@ func (s *FrontDesk) noShows(ctx context.Context, u staff.User, email, phone stri
 		return 0
 	}
 	return n
+}
+
+// DeskPatients answers GET /staff/desk/patients?name=&phone=: the patients
+// the clinic has seen whose name or phone holds what was typed, to fill
+// the dialog with. What it shows is recorded as any staff read of
+// patients is.
+func (s *FrontDesk) DeskPatients(c echo.Context) error {
+	u := httpx.StaffUser(c)
+	found, err := s.deps.StaffBookings.LookUpPatients(c.Request().Context(), u, c.QueryParam("name"), c.QueryParam("phone"))
+	if err != nil {
+		return err
+	}
+	out := make([]views.DeskMatchVM, len(found))
+	ids := make([]uuid.UUID, len(found))
+	for i, m := range found {
+		out[i] = views.DeskMatchVM{Name: m.Name, Phone: m.Phone, Email: m.Email}
+		ids[i] = m.BookingID
+	}
+	if len(ids) > 0 {
+		if err := s.record(c, privacy.PagePatientLookup, ids, nil); err != nil {
+			return err
+		}
+	}
+	return httpx.Render(c, http.StatusOK, nil, views.DeskMatches(out))
 }

@@ -221,6 +221,10 @@ func (s *Kit) RequireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// StaffHome is where signing in lands: the day plan, where the front
+// desk books and moves.
+const StaffHome = "/staff/day"
+
 // SecondFactorSetUp is the page where an account sets up its second factor.
 const SecondFactorSetUp = "/staff/account/second-factor"
 

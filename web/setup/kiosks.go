@@ -5,6 +5,7 @@ package setup
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -16,39 +17,33 @@ import (
 
 // KiosksPage answers GET /staff/kiosks.
 func (s *Admin) KiosksPage(c echo.Context) error {
-	return s.renderKiosks(c, http.StatusOK, "", "")
+	return s.renderKiosks(c, http.StatusOK, views.KiosksVM{})
 }
 
-func (s *Admin) renderKiosks(c echo.Context, status int, notice, problem string) error {
+func (s *Admin) renderKiosks(c echo.Context, status int, vm views.KiosksVM) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	rows, err := s.deps.Practice.KioskTokens(ctx, u)
 	if err != nil {
 		return err
 	}
-	nav := s.kit.Nav(c, "kiosks")
-	vm := views.TableVM{Nav: nav, Title: "Kiosk screens", Head: []string{"Name", "Created", "State"}, Notice: notice, Error: problem}
-	var revocable []views.OptionVM
+	vm.Nav = s.kit.Nav(c, "kiosks")
 	for _, r := range rows {
-		state := "active"
-		if r.RevokedAt != nil {
-			state = "revoked"
-		} else {
-			revocable = append(revocable, views.OptionVM{Value: r.ID.String(), Label: r.Name})
-		}
-		vm.Rows = append(vm.Rows, []string{r.Name, r.CreatedAt.Format("2006-01-02"), state})
+		vm.Screens = append(vm.Screens, views.KioskScreenVM{ID: r.ID.String(), Name: r.Name, Created: r.CreatedAt.Format("2006-01-02"), Active: r.RevokedAt == nil})
 	}
-	return httpx.Render(c, status, views.Page("Kiosk screens", s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.KioskForm(nav, revocable)))
+	return s.kit.Page(c, status, "Kiosk screens", views.Kiosks(vm))
 }
 
-// KioskCreate answers POST /staff/kiosks.
+// KioskCreate answers POST /staff/kiosks: the new screen's device link,
+// whole, with a copy button and its QR code, shown this once.
 func (s *Admin) KioskCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
-	token, err := s.deps.Practice.CreateKioskToken(ctx, u, c.FormValue("name"))
+	name := c.FormValue("name")
+	token, err := s.deps.Practice.CreateKioskToken(ctx, u, name)
 	if err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
-			return s.renderKiosks(c, http.StatusUnprocessableEntity, "", ae.Message)
+			return s.renderKiosks(c, http.StatusUnprocessableEntity, views.KiosksVM{Error: ae.Message})
 		}
 		return err
 	}
@@ -56,8 +51,11 @@ func (s *Admin) KioskCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	link := "/kiosk/" + clinic.Slug + "?device=" + url.QueryEscape(token)
-	return s.renderKiosks(c, http.StatusCreated, "Open this address on the screen (shown once): "+link, "")
+	created := &views.KioskCreatedVM{Name: strings.TrimSpace(name), URL: s.kit.PublicBase(c) + "/kiosk/" + clinic.Slug + "?device=" + url.QueryEscape(token)}
+	if created.QR, err = httpx.QRDataURI(created.URL); err != nil {
+		httpx.LoggerFrom(c).Warn("no QR code for the kiosk link", "err", err)
+	}
+	return s.renderKiosks(c, http.StatusCreated, views.KiosksVM{Created: created})
 }
 
 // KioskRevoke answers POST /staff/kiosks/revoke.
@@ -69,5 +67,5 @@ func (s *Admin) KioskRevoke(c echo.Context) error {
 	if err := s.deps.Practice.RevokeKioskToken(c.Request().Context(), httpx.StaffUser(c), id); err != nil {
 		return err
 	}
-	return s.renderKiosks(c, http.StatusOK, "Revoked.", "")
+	return s.renderKiosks(c, http.StatusOK, views.KiosksVM{Notice: "Revoked: that screen's link no longer opens the board."})
 }

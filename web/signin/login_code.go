@@ -80,7 +80,7 @@ func (s *SignIn) signInAs(c echo.Context, u staff.User) error {
 	if u.MustSetUpSecondFactor() {
 		return c.Redirect(http.StatusSeeOther, httpx.SecondFactorSetUp)
 	}
-	return c.Redirect(http.StatusSeeOther, "/staff")
+	return c.Redirect(http.StatusSeeOther, httpx.StaffHome)
 }
 
 // pendingAccount is the account this session is half signed in as, if
