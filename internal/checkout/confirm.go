@@ -122,9 +122,7 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	// No idempotency lookup here: a retry of a request that booked finds
 	// its hold spent and gets the stored answer below (or in the
 	// transaction, under the key's lock), so a first attempt pays nothing.
-	// The pin reads the counters of the day's slots the claim found the
-	// time free in, when this process claimed the hold: unchanged, the
-	// time is still offered without reading the day's slots again.
+	// The pin reads back the day's counters the claim went by (standing).
 	claim, known := s.claimed.take(req.HoldID)
 	h, watched, err := s.holds.PinWatching(ctx, req.HoldID, req.ClientID, PinFor, claim.gens.Keys)
 	switch {
@@ -145,7 +143,7 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		return Confirmed{}, apperr.Invalidf("holdId", "This hold is for another appointment type.")
 	}
 
-	if !known || !s.slots.Unchanged(claim.gens, watched) || !inWindow(claim.typ, h.Start, s.now()) {
+	if !known || !s.standing(claim, watched, h) {
 		if err := s.stillOffered(ctx, h); err != nil {
 			return Confirmed{}, err
 		}
@@ -209,6 +207,13 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	// with the cooldown it starts, and the confirm event follow the booking
 	// through the booking service's observers (see OnBookingChange).
 	return Confirmed{Confirmation: conf}, nil
+}
+
+// standing reports whether the day's slots the claim of h went by still
+// stand (their generations, read back by the pin, are unchanged) and h's
+// time is still within the type's notice and window.
+func (s *Service) standing(claim claimedSlot, watched []string, h holds.Hold) bool {
+	return s.slots.Unchanged(claim.gens, watched) && inWindow(claim.typ, h.Start, s.now())
 }
 
 // stillOffered checks that the held time is still a slot of the

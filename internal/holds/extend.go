@@ -87,6 +87,87 @@ func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Ti
 	return h, nil
 }
 
+// extendScript serves Heartbeat (d = ttl) and Pin (d = the pin): the hold
+// must be live and the caller's; it then lives at least d more.
+//
+//	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] d  ARGV[4] expiry (now+d)
+//	ARGV[5] expiry as the payload's RFC3339 string
+//	ARGV[6] the KeepUntil the caller computed the expiry from (RFC3339),
+//	or '-' when it read the payload just now
+//	for a heartbeat: ARGV[7] its event if the hold is extended  ARGV[8...]
+//	the channels
+//	KEYS[5...] keys of the clinic the caller watches (see PinWatching)
+//
+// Replies: {'ok', payload, published (0|1), {the watched keys' values}} |
+// {'gone'} | {'notowner'} |
+// {'stale', payload}: the hold's KeepUntil is not the one the caller
+// remembered (the server kept it longer since), so nothing was changed and
+// the caller computes again from the payload.
+//
+// "Live" means the hold key exists AND holds this holdId: after an expiry
+// someone else may have claimed the same slot under a new id while our meta
+// entry waits for the sweeper. The TTL is only ever raised (max(remaining,
+// d)), so a heartbeat during a booking's insert cannot undo its pin. The
+// payload is re-encoded with the new expiry in both the key and the meta
+// hash, so every reader sees the same hold. An extended hold's heartbeat
+// event is published here, in the same step: the caller built it from the
+// hold it knew with the new expiry, and nothing else in a payload ever
+// changes but the KeepUntil the script checks. A hold kept as it was
+// (pinned for longer) is announced by the caller with the payload it gets
+// back.
+var extendScript = redis.NewScript(extendTTL + ownedHold + sortableTime + `
+if not redis.call('HGET', KEYS[3], ARGV[1]) then
+  return {'gone'}
+end
+local cur, p, refused = ownedHold(KEYS[1], ARGV[1], ARGV[2])
+if refused then
+  return {refused}
+end
+if ARGV[6] ~= '-' and sortable(p.holdKeepUntil) ~= sortable(ARGV[6]) then
+  return {'stale', cur}
+end
+
+local d = tonumber(ARGV[3])
+local payload = cur
+local extended = redis.call('PTTL', KEYS[1]) < d
+if extended then
+  p.holdExpiresAt = ARGV[5]
+  payload = cjson.encode(p)
+  redis.call('SET', KEYS[1], payload, 'PX', d)
+  redis.call('HSET', KEYS[3], ARGV[1], payload)
+  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+end
+-- The claim script may have pruned the member if the score had run out
+-- a moment before the key did; a live hold belongs in its client's set.
+redis.call('SADD', KEYS[2], ARGV[1])
+extendTTL(KEYS[2], d)
+local watched = {}
+for i = 5, #KEYS do
+  watched[#watched + 1] = redis.call('GET', KEYS[i]) or ''
+end
+if not (extended and ARGV[7]) then
+  return {'ok', payload, 0, watched}
+end
+for i = 8, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[7])
+end
+return {'ok', payload, 1, watched}
+`)
+
+// sortableTime is shared Lua: a payload's time as a string that sorts and
+// compares as the time does. Payload times are written as Go writes them,
+// UTC RFC3339 with the fraction's trailing zeros dropped, so the fraction
+// is padded; a missing or unreadable time is the empty string.
+const sortableTime = `
+local function sortable(t)
+  local sec, frac = string.match(t or '', '^(%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d)%.?(%d*)Z$')
+  if not sec then
+    return ''
+  end
+  return sec .. string.sub(frac .. '000000000', 1, 9)
+end
+`
+
 // keepScript serves Keep: extendScript's step, with the same arguments
 // (its ARGV[6] unused: Keep reads the payload just before),
 // on a hold whose KeepUntil is then at least the new expiry (ARGV[5]), and

@@ -112,6 +112,11 @@ func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Requ
 		s.logger.Warn("timeslot cache unavailable", "err", err)
 		return make([]*cacheRef, len(reqs))
 	}
+	vals := make([]string, len(all))
+	for i, g := range gens {
+		vals[i], _ = g.(string)
+	}
+	s.memo.saw(all, vals)
 	server := s.server()
 	for i, ref := range refs {
 		if ref == nil {
@@ -119,7 +124,7 @@ func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Requ
 		}
 		ref.genKeys, ref.genVals, ref.server = keys[i], make([]string, len(keys[i])), server
 		for j, k := range keys[i] {
-			ref.genVals[j], _ = gens[index[k]].(string)
+			ref.genVals[j] = vals[index[k]]
 		}
 		ref.key = listKey(ref.req, ref.server, ref.genVals)
 	}
@@ -170,16 +175,19 @@ func (s *Service) cached(ctx context.Context, keys []string) map[string]*entry {
 	return out
 }
 
-func (s *Service) store(ctx context.Context, key string, e *entry, now time.Time) {
-	ttl := e.Expires.Sub(now)
-	if ttl < time.Millisecond {
+// storeAll writes the lists of c (one type's, one hash slot): a SET for
+// one, one script call for more.
+func (s *Service) storeAll(ctx context.Context, c *storeCall) {
+	var err error
+	switch len(c.keys) {
+	case 0:
 		return
+	case 1:
+		err = s.rdb.Set(ctx, c.keys[0], c.args[0], time.Duration(c.args[1].(int64))*time.Millisecond).Err()
+	default:
+		err = storeScript.Run(ctx, s.rdb, c.keys, c.args...).Err()
 	}
-	raw, err := e.encode()
 	if err != nil {
-		return
-	}
-	if err := s.rdb.Set(ctx, key, raw, ttl).Err(); err != nil {
 		s.logger.Warn("timeslot cache write", "err", err)
 	}
 }

@@ -84,9 +84,12 @@ func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b b
 		return nil, t
 	}
 	bumped := make(map[string]int64, len(days))
+	texts := make([]string, len(days))
 	for i, k := range days {
 		bumped[k] = vals[i]
+		texts[i] = strconv.FormatInt(vals[i], 10)
 	}
+	s.memo.saw(days, texts)
 	return bumped, t
 }
 

@@ -24,6 +24,9 @@ type memo struct {
 	// recent are the keys of the free-slot lists last put, per type and
 	// specialist, newest last (see remembered).
 	recent map[recentKey][]string
+	// latest is each generation counter's newest value this process has
+	// read or set: a list read at an older one is out of date.
+	latest map[string]string
 }
 
 // recentKey groups the lists remembered can answer a day from.
@@ -33,7 +36,7 @@ type recentKey struct {
 
 // recentPerKey is how many lists of one type and specialist remembered
 // looks through.
-const recentPerKey = 8
+const recentPerKey = 64
 
 type memoEntry struct {
 	e       *entry
@@ -66,6 +69,7 @@ func (m *memo) put(ref *cacheRef, e *entry, now time.Time, ttl time.Duration) {
 		m.entries = make(map[string]memoEntry)
 		m.byDay = make(map[string][]string)
 		m.recent = make(map[recentKey][]string)
+		m.latest = make(map[string]string)
 	}
 	if len(m.entries) >= memoSize {
 		// Old generations are dead weight: drop everything and start over;
@@ -73,6 +77,7 @@ func (m *memo) put(ref *cacheRef, e *entry, now time.Time, ttl time.Duration) {
 		clear(m.entries)
 		clear(m.byDay)
 		clear(m.recent)
+		clear(m.latest)
 	}
 	if _, again := m.entries[ref.key]; !again && !ref.req.NoBookings {
 		for _, k := range ref.genKeys[1:] {
@@ -141,11 +146,38 @@ func (m *memo) covering(typeID, specialistID uuid.UUID, day availability.Date, n
 	keys := m.recent[recentKey{typeID, specialistID}]
 	for i := len(keys) - 1; i >= 0; i-- {
 		me, ok := m.entries[keys[i]]
-		if ok && me.e != nil && !now.After(me.expires) && !day.Before(me.ref.req.From) && !me.ref.req.To.Before(day) {
+		if ok && me.e != nil && !now.After(me.expires) && !day.Before(me.ref.req.From) && !me.ref.req.To.Before(day) && m.current(me.ref) {
 			return me, true
 		}
 	}
 	return memoEntry{}, false
+}
+
+// current reports whether ref was read at the newest values this process
+// knows of its counters.
+func (m *memo) current(ref *cacheRef) bool {
+	for i, k := range ref.genKeys {
+		if v, ok := m.latest[k]; ok && v != ref.genVals[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// saw records counters' values as read from Redis or set by this process
+// (keys[i] -> vals[i]).
+func (m *memo) saw(keys, vals []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.latest == nil {
+		m.latest = make(map[string]string)
+	}
+	if len(m.latest) >= memoSize*8 {
+		clear(m.latest)
+	}
+	for i, k := range keys {
+		m.latest[k] = vals[i]
+	}
 }
 
 // clear forgets every entry.
@@ -155,4 +187,5 @@ func (m *memo) clear() {
 	clear(m.entries)
 	clear(m.byDay)
 	clear(m.recent)
+	clear(m.latest)
 }

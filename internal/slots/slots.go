@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -122,21 +121,6 @@ type Result struct {
 	Generations Generations
 }
 
-// Generations are counters of one clinic (one hash slot) with the values
-// a list was read at: while each still has its value, no booking or
-// set-up change has reached the list's days, and the list stands.
-type Generations struct {
-	Keys, Values []string
-	server       string // the PostgreSQL server the list was computed from
-}
-
-// Unchanged reports whether values, read later for g.Keys in order, are
-// still g's, from the same PostgreSQL server: false for no counters at
-// all.
-func (s *Service) Unchanged(g Generations, values []string) bool {
-	return len(g.Keys) > 0 && slices.Equal(g.Values, values) && g.server == s.server()
-}
-
 // Free computes the free slots. A cache hit costs two Redis reads and no
 // database query.
 //
@@ -172,11 +156,14 @@ func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, erro
 	out := make([]Result, len(reqs))
 	var holds []availability.Busy
 	holdsRead := false
+	// The lists computed here are stored together, after the loop.
+	var fresh storeCall
+	defer func() { s.storeAll(context.WithoutCancel(ctx), &fresh) }()
 	for i, req := range reqs {
 		e := es[i]
 		if e == nil {
 			if refs[i] == nil {
-				e, err = s.compute(ctx, req, now, nil)
+				e, err = s.compute(ctx, req, now, nil, nil)
 			} else {
 				// One computation per key at a time: a rush on one day (a hot
 				// slot's patients, a generation bump under load) costs one set
@@ -184,7 +171,7 @@ func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, erro
 				ref := refs[i]
 				var v any
 				v, err, _ = s.flight.Do(ref.key, func() (any, error) {
-					return s.compute(context.WithoutCancel(ctx), req, now, ref)
+					return s.compute(context.WithoutCancel(ctx), req, now, ref, &fresh)
 				})
 				e, _ = v.(*entry)
 			}
@@ -217,37 +204,6 @@ func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, erro
 		}
 	}
 	return out, nil
-}
-
-// Remembered is the free slots of one local day (holds left out), from
-// this process's memory only: a list it read or computed lately whose
-// range holds the day, restricted to it, with the generations that list
-// was read at. Nothing is asked of Redis, so the list may be out of date:
-// the caller acts on it only in a step that checks its Generations
-// (holds.ClaimRequest.Watch) and reads afresh when they moved. false when
-// nothing remembered holds the day.
-func (s *Service) Remembered(typeID, specialistID uuid.UUID, day availability.Date) (Result, bool) {
-	if s.noCache || s.rdb == nil {
-		return Result{}, false
-	}
-	now := s.now()
-	me, ok := s.memo.covering(typeID, specialistID, day, now)
-	if !ok || me.ref.server != s.server() {
-		return Result{}, false
-	}
-	e := me.e
-	loc, err := loadZone(e.Zone)
-	if err != nil {
-		return Result{}, false
-	}
-	var in []availability.Slot
-	for _, sl := range trim(e.Slots, now, e.Type) {
-		if availability.DateOf(sl.Start, loc) == day {
-			in = append(in, sl)
-		}
-	}
-	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: in, Priority: e.Priority,
-		Generations: Generations{Keys: me.ref.genKeys, Values: me.ref.genVals, server: me.ref.server}}, true
 }
 
 // lookup names the cached list of each request that may be cached (nil
@@ -307,9 +263,10 @@ func (s *Service) lookup(ctx context.Context, reqs []Request, now time.Time) ([]
 }
 
 // compute reads the calendar from PostgreSQL and runs the engine; with a
-// ref, it stores the result in Redis and the memo when its slots touch only
-// the days [ref.first, ref.last] the key's generations cover.
-func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *cacheRef) (*entry, error) {
+// ref, it keeps the result in the memo and adds it to the lists to store
+// in Redis (batch) when its slots touch only the days [ref.first,
+// ref.last] the key's generations cover.
+func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *cacheRef, batch *storeCall) (*entry, error) {
 	setup := ""
 	if ref != nil {
 		setup = cmp.Or(ref.genVals[0], "0") // the clinic's set-up generation
@@ -339,7 +296,7 @@ func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *
 	e.withMeta()
 	s.typeRows.Store(cal.typeRow.ID, typeRowAt{row: clinics.TypeFromRow(cal.typeRow), at: now})
 	if ref != nil && (req.NoBookings || covered(e.Slots, e.Type, cal.q.Zone, ref.first, ref.last)) {
-		s.store(ctx, ref.key, e, now)
+		batch.add(ref.key, e, now)
 		s.memo.put(ref, e, now, s.ttl)
 	}
 	return e, nil
