@@ -27,21 +27,44 @@ run: static build
 	@$(WITH_SERVICES) ./bin/clinic migrate && ./bin/clinic seed && exec ./bin/clinic serve
 
 ## test: start services (and install Chromium if missing), run every test with -race, then a short run on a Redis Cluster (see test-cluster; SKIP_CLUSTER_SHORT=1 leaves it out)
+# Unless SKIP_CLUSTER_SHORT is set or REDIS_URL names one server, the
+# cluster starts in the background meanwhile, and the test binaries of the
+# short run's two packages are kept (go test -exec, see
+# cmd/devenv/keep-test-binary.sh) so it needs no second compile and link.
+SHORT_PACKAGES = web internal/faults
 .PHONY: test
 test: static
-	@$(WITH_TEST_SERVICES) $(GO) test -race -count=1 ./...
-	@if [ -n "$(SKIP_CLUSTER_SHORT)" ]; then echo "SKIP_CLUSTER_SHORT set: no short Redis Cluster run"; else $(MAKE) --no-print-directory test-cluster-short; fi
+	@rm -rf $(SHORT_BINS); mkdir -p .data; keep=; \
+	if [ -z "$(SKIP_CLUSTER_SHORT)" ] && [ -z "$$REDIS_URL" ]; then \
+		keep="-exec $(CURDIR)/cmd/devenv/keep-test-binary.sh"; \
+		{ $(GO) run ./cmd/devenv up -cluster >.data/cluster-up.log 2>&1 || true; } & \
+	fi; \
+	$(WITH_TEST_SERVICES) KEEP_TEST_BINARIES=$(SHORT_BINS) KEEP_TEST_PACKAGES="$(SHORT_PACKAGES)" \
+		$(GO) test -race -count=1 $$keep ./...; status=$$?; wait; exit $$status
+	@if [ -n "$(SKIP_CLUSTER_SHORT)" ]; then echo "SKIP_CLUSTER_SHORT set: no short Redis Cluster run"; else $(MAKE) --no-print-directory test-cluster-short SHORT_BINS=$(SHORT_BINS); fi
 
 # The short run on a Redis Cluster that make test ends with (about 30 s):
 # three instances, then one shard (a master and its replica) stopped (alone:
 # it stops nodes the other tests would use). Skipped when REDIS_URL names one server (then devenv
 # starts no cluster), and when SKIP_CLUSTER_SHORT is set: CI runs
 # test-cluster after make test, which runs both tests again among the rest.
+# With the test binaries make test kept in SHORT_BINS, it runs those (in
+# their package's folder, as go test does) and removes them.
+SHORT_BINS = $(CURDIR)/.data/short-test-binaries
 .PHONY: test-cluster-short
 test-cluster-short:
 	@$(WITH_CLUSTER) if ! $(TEST_REDIS_IS_CLUSTER); then echo "REDIS_URL names one server: no short Redis Cluster run"; exit 0; fi; \
-	$(GO) test -race -count=1 -run '^TestThreeInstancesActAsOne$$' ./web/ && \
-	CLUSTER_FAULTS=1 $(GO) test -race -count=1 -run '^TestRedisClusterNodeStopped$$' ./internal/faults/
+	if [ -x $(SHORT_BINS)/web.test ] && [ -x $(SHORT_BINS)/internal_faults.test ]; then \
+		trap 'rm -rf $(SHORT_BINS)' EXIT; \
+		short() { dir=$$1; shift; start=$$(date +%s); \
+			if (cd $$dir && "$$@" -test.paniconexit0 -test.timeout=10m -test.count=1); then echo "ok  	$$dir (short Redis Cluster run)	$$(( $$(date +%s) - start ))s"; \
+			else echo "FAIL	$$dir (short Redis Cluster run)"; return 1; fi; }; \
+		short web $(SHORT_BINS)/web.test -test.run '^TestThreeInstancesActAsOne$$' && \
+		short internal/faults env CLUSTER_FAULTS=1 $(SHORT_BINS)/internal_faults.test -test.run '^TestRedisClusterNodeStopped$$'; \
+	else \
+		$(GO) test -race -count=1 -run '^TestThreeInstancesActAsOne$$' ./web/ && \
+		CLUSTER_FAULTS=1 $(GO) test -race -count=1 -run '^TestRedisClusterNodeStopped$$' ./internal/faults/; \
+	fi
 
 ## test-cluster: start a Redis Cluster of three masters with a replica each, then run on it the Redis packages' tests, three instances, the hold and booking races, a shard stopped and a master killed under hold load (its replica takes over) (about 3 min)
 CLUSTER_WEB_TESTS = ^(TestThreeInstances|TestHotSlot)

@@ -9,14 +9,15 @@ SELECT * FROM appointment_types WHERE clinic_id = @clinic_id AND name = @name;
 
 -- name: AppointmentTypeInsert :one
 -- A NULL reminder_min takes a day, the column's own default, so callers
--- that do not set it get the usual reminder.
+-- that do not set it get the usual reminder; NULL translations, none.
 INSERT INTO appointment_types (
     clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min,
-    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min
+    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min, translations
 ) VALUES (
     @clinic_id, @name, @description, @duration_min, @slot_step_min, @buffer_before_min, @buffer_after_min,
     @min_notice_min, @max_advance_days, @cooldown_min, @max_holds_per_client,
-    COALESCE(sqlc.narg(reminder_min)::integer, 1440)
+    COALESCE(sqlc.narg(reminder_min)::integer, 1440),
+    COALESCE(sqlc.narg(translations)::jsonb, '{}'::jsonb)
 )
 RETURNING *;
 
@@ -54,6 +55,7 @@ SET name = @name, description = @description, duration_min = @duration_min, slot
     min_notice_min = @min_notice_min, max_advance_days = @max_advance_days,
     cooldown_min = @cooldown_min, max_holds_per_client = @max_holds_per_client,
     reminder_min = @reminder_min,
+    translations = COALESCE(sqlc.narg(translations)::jsonb, translations),
     version = version + 1, updated_at = now()
 WHERE id = @id AND clinic_id = @clinic_id AND version = @version
 RETURNING *;
@@ -66,3 +68,9 @@ SELECT specialist_id FROM appointment_type_specialists WHERE appointment_type_id
 
 -- name: AppointmentTypeLockInClinic :one
 SELECT * FROM appointment_types WHERE id = @id AND clinic_id = @clinic_id FOR UPDATE;
+
+-- name: AppointmentTypeSeedTranslations :exec
+-- The demo type's names and descriptions in other languages, unless it
+-- has some already (staff may have written their own).
+UPDATE appointment_types SET translations = @translations::jsonb
+WHERE id = @id AND clinic_id = @clinic_id AND translations = '{}'::jsonb;

@@ -238,3 +238,8 @@ WITH cooling AS (
     FROM booked WHERE sqlc.arg(remember)::boolean
 )
 SELECT count(*) FROM booked;
+
+-- name: BookingWritten :exec
+-- Fails the transaction unless the booking is there: the last statement
+-- before the COMMIT of a booking written in one batch.
+SELECT booking_written(sqlc.arg(id)::uuid);

@@ -55,3 +55,8 @@ ORDER BY slot_start, id;
 -- name: ClinicVerification :one
 -- When the clinic asks online bookings for an e-mailed code.
 SELECT verification FROM clinics WHERE id = @id;
+
+-- name: ClinicContactSeed :exec
+-- The demo clinic's phone and e-mail, unless it has either already.
+UPDATE clinics SET contact_phone = @contact_phone, contact_email = @contact_email
+WHERE id = @id AND contact_phone = '' AND contact_email = '';

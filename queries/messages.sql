@@ -95,7 +95,7 @@ WHERE status IN ('queued', 'retrying', 'sending') AND send_at <= now();
 -- name: BookingUpcomingByEmail :many
 -- A patient's coming bookings at a clinic, for the list they asked for by
 -- e-mail address.
-SELECT sqlc.embed(b), t.name AS type_name, s.name AS specialist_name
+SELECT sqlc.embed(b), t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
@@ -121,7 +121,7 @@ SELECT * FROM outbox_copies WHERE message_id = @message_id AND clinic_id = @clin
 
 -- name: MessageBookingContext :one
 -- A booking with what its e-mails name: clinic, type and specialist.
-SELECT sqlc.embed(b), sqlc.embed(c), t.name AS type_name, s.name AS specialist_name
+SELECT sqlc.embed(b), sqlc.embed(c), t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
 FROM bookings b
 JOIN clinics c ON c.id = b.clinic_id
 JOIN appointment_types t ON t.id = b.appointment_type_id

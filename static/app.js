@@ -8,8 +8,23 @@ function pageWord(name, fallback) {
   return v || fallback;
 }
 
-// countdowns writes every held slot's time left.
+// holdsOver says when a hold has ended by the page's own clock: its
+// patient was told "until 10:42" (the end of its life, which heartbeats do
+// not move), and only once that time has passed does the page say it is
+// over; a hold that ends earlier (the page was closed) is answered by its
+// heartbeat with the "expired" panel.
+function holdsOver() {
+  document.querySelectorAll(".hold-until[data-until]").forEach(function (el) {
+    if (Date.now() >= Date.parse(el.dataset.until) && el.dataset.over && el.textContent !== el.dataset.over) {
+      el.textContent = el.dataset.over;
+      el.classList.add("over");
+    }
+  });
+}
+
+// countdowns writes the time left of every offer that counts down.
 function countdowns() {
+  holdsOver();
   document.querySelectorAll(".countdown[data-expires]").forEach(function (el) {
     var left = Math.max(0, Math.round((Date.parse(el.dataset.expires) - Date.now()) / 1000));
     el.textContent = left > 0 ? pageWord("wordLeft", "{n} s left").replace("{n}", left) : pageWord("wordExpired", "expired");
@@ -295,18 +310,20 @@ document.addEventListener("htmx:afterSwap", function (e) {
   else document.addEventListener("DOMContentLoaded", function () { all(document); });
 })();
 
-// ---- COPY: a button that copies its data-copy text (a kiosk's link) ----
+// ---- COPY: a button that copies a link (the manage page's own) ----
+// Hidden until this script runs; it says "Copied" for a moment after.
 (function () {
   "use strict";
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-copy]").forEach(function (b) { b.hidden = !navigator.clipboard; });
+  });
   document.addEventListener("click", function (e) {
     var b = e.target && e.target.closest && e.target.closest("[data-copy]");
-    if (!b) return;
-    var say = b.parentNode.querySelector("[data-copied]");
-    function done(ok) { if (say) say.textContent = ok ? "Copied." : "Select the link and copy it."; }
-    if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(b.dataset.copy).then(function () { done(true); }, function () { done(false); });
-    } else {
-      done(false);
-    }
+    if (!b || !navigator.clipboard) return;
+    var label = b.textContent;
+    navigator.clipboard.writeText(b.dataset.copy).then(function () {
+      b.textContent = b.dataset.copied || label;
+      setTimeout(function () { b.textContent = label; }, 2000);
+    }).catch(function () {});
   });
 })();

@@ -154,3 +154,51 @@ func TestLiveViewTimeslotsOfPartOfAWeekEqualTheSource(t *testing.T) {
 	})
 	compare("after a hold")
 }
+
+// Timeslots of a range across two watched weeks are answered from their
+// two views, and are the source's answer, byte for byte, before and after
+// a hold in each week.
+func TestLiveViewTimeslotsAcrossTwoWeeksEqualTheSource(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.patientClinic(t)
+	typ, sp := c.Type0(), c.Specialists[0].ID
+	slow := sourceServer(t, a)
+	monday := c.Monday(10, 0)
+	for _, week := range []time.Time{monday, monday.AddDate(0, 0, 7)} { // both weeks are watched
+		a.do(t, "GET", c.BookURL(typ, week, uuid.Nil), nil).Want(http.StatusOK)
+		a.do(t, "GET", c.BookURL(typ, week, sp), nil).Want(http.StatusOK)
+	}
+	day := func(i int) string { return c.Week(monday.AddDate(0, 0, i)) }
+	var urls []string
+	for _, r := range [][2]int{{0, 13}, {2, 8}, {6, 7}, {4, 11}} {
+		u := "/v1/appointment-types/" + typ.ID.String() + "/timeslots?from=" + day(r[0]) + "&to=" + day(r[1])
+		urls = append(urls, u, u+"&specialistId="+sp.String())
+	}
+	compare := func(stage string) {
+		t.Helper()
+		for _, u := range urls {
+			hits := liveHits(t, a, "timeslots")
+			fast := a.do(t, "GET", u, nil).Want(http.StatusOK)
+			if liveHits(t, a, "timeslots") != hits+1 {
+				t.Fatalf("%s: %s was not answered from the watched weeks", stage, u)
+			}
+			src := exchange(t, http.DefaultClient, newRequest(t, "GET", slow+u, nil)).Want(http.StatusOK)
+			if fast.Body != src.Body || fast.Header.Get("ETag") != src.Header.Get("ETag") {
+				t.Fatalf("%s: %s: the watched weeks' answer differs from the source's\nmemory: %s\nsource: %s", stage, u, clip(fast.Body, 2000), clip(src.Body, 2000))
+			}
+			if !strings.Contains(src.Body, `"start"`) {
+				t.Fatalf("%s: %s lists no time: nothing compared", stage, u)
+			}
+		}
+	}
+	compare("before any hold")
+	first, second := monday.AddDate(0, 0, 6), monday.AddDate(0, 0, 7)
+	a.holdOf(t, typ.ID, sp, first, "another-patient")
+	a.holdOf(t, typ.ID, sp, second, "yet-another-patient")
+	gone := func(at time.Time) bool {
+		return !strings.Contains(a.do(t, "GET", urls[5], nil).Body, `"start":"`+at.UTC().Format(time.RFC3339))
+	}
+	testkit.WaitFor(t, evWait, "the holds to leave the timeslots", func() bool { return gone(first) && gone(second) })
+	compare("after a hold in each week")
+}

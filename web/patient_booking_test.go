@@ -56,10 +56,14 @@ func TestPageHoldWithoutJavaScriptAnswersTheWholePage(t *testing.T) {
 			t.Errorf("held panel lacks %q: %q", w, txt)
 		}
 	}
-	if exp, _ := held.Find(".countdown").Attr("data-expires"); exp == "" {
-		t.Error("no countdown expiry")
-	} else if at, err := time.Parse(time.RFC3339, exp); err != nil || time.Until(at) <= 0 || time.Until(at) > time.Minute {
-		t.Errorf("countdown expires at %q (%v)", exp, err)
+	// The panel says until when the time is the patient's: the end of the
+	// hold's life, in the clinic's zone, as the page's clock reads it.
+	if until, _ := held.Find(`[data-testid="hold-until"]`).Attr("data-until"); until == "" {
+		t.Error("no end of the hold's life")
+	} else if at, err := time.Parse(time.RFC3339, until); err != nil || time.Until(at) <= time.Minute || time.Until(at) > 11*time.Minute {
+		t.Errorf("the hold is said to last until %q (%v)", until, err)
+	} else if want := "until " + at.In(c.Loc).Format("15:04"); !strings.Contains(txt, want) {
+		t.Errorf("held panel lacks %q: %q", want, txt)
 	}
 	details := formOf(t, held.Find(`[data-testid="details-form"]`), "details form")
 	if details.Action != c.BookPath(typ)+"/confirm" || !strings.HasPrefix(details.Values.Get("holdId"), "h") {

@@ -113,9 +113,9 @@ func (w sharedWeek) holdAndWatch(t *testing.T) (kioskLive bool) {
 	if err := tabA.try(wait, chromedp.WaitVisible(cellIn(cellID, "mine"))); err != nil {
 		t.Errorf("A's own cell never turned \"mine\": %v", err)
 	}
-	// The countdown runs, in the panel and in A's own cell.
-	if !tabA.Until(3*time.Second, `/^\d+ s left$/.test((document.querySelector("#hold-panel .countdown") || {}).textContent || "")`) {
-		t.Errorf("the panel's countdown does not run: %q", evalJS[string](tabA, `(document.querySelector("#hold-panel .countdown") || {}).textContent || ""`))
+	// The panel and A's own cell say until when the time is A's.
+	if !tabA.Until(3*time.Second, `/until \d\d:\d\d/.test((document.querySelector("#hold-panel .hold-until") || {}).textContent || "") && /until \d\d:\d\d/.test((document.querySelector("li#`+cellID+` .hold-until") || {}).textContent || "")`) {
+		t.Errorf("the panel or the cell does not say until when the time is held: %q", evalJS[string](tabA, `(document.querySelector("#hold-panel .hold-until") || {}).textContent || ""`))
 	}
 	// B sees it held, without reloading.
 	tabB.Do(wait, "see the cell turn held", chromedp.WaitVisible(cellIn(cellID, "held")))

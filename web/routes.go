@@ -51,6 +51,7 @@ func (s *Server) patientRoutes(pages *echo.Group) {
 	pages.POST("/c/:slug/book/:typeId/release", s.patient.Release)
 	pages.POST("/c/:slug/book/:typeId/confirm", s.patient.Confirm)
 	pages.GET("/manage/:token", s.patient.ManagePage, s.patient.ManageMissing)
+	pages.GET("/manage/:token/cancel", s.patient.ManageCancelPage, s.patient.ManageMissing)
 	pages.POST("/manage/:token/cancel", s.patient.ManageCancel)
 	pages.GET("/manage/:token/calendar.ics", s.patient.ManageICS)
 	pages.GET("/manage/:token/reschedule", s.patient.ManageReschedulePage, s.patient.ManageMissing)

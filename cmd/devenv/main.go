@@ -7,7 +7,8 @@
 //	                                     -cluster: a Redis Cluster instead
 //	                                     of one Redis; -ha: a pg_auto_failover
 //	                                     formation instead of one PostgreSQL)
-//	go run ./cmd/devenv down             stop what this repository started
+//	go run ./cmd/devenv down [-cluster]  stop what this repository started
+//	                                     (-cluster: only the Redis Cluster)
 //	go run ./cmd/devenv env [-cluster] [-ha]
 //	                                     print export lines for the URLs
 //	go run ./cmd/devenv status           say what is running
@@ -58,8 +59,9 @@ commands:
                    root): a monitor on 127.0.0.1:54361, a primary and a
                    synchronous secondary on 54362-54363, and the URLs name
                    both nodes
-  down             stop the PostgreSQL, Redis, Redis Cluster and
+  down [-cluster]  stop the PostgreSQL, Redis, Redis Cluster and
                    pg_auto_failover formation this repository started
+                   (-cluster: only the Redis Cluster)
   env [-cluster] [-ha]
                    print export lines for DATABASE_URL, TEST_DATABASE_URL,
                    REDIS_URL and TEST_REDIS_URL (-cluster: the cluster's;
@@ -100,6 +102,9 @@ func run(args []string, stdout io.Writer) error {
 	if name == "up" || name == "env" {
 		flags.BoolVar(&cluster, "cluster", false, "a Redis Cluster instead of one Redis")
 		flags.BoolVar(&ha, "ha", false, "a pg_auto_failover formation instead of one PostgreSQL")
+	}
+	if name == "down" {
+		flags.BoolVar(&cluster, "cluster", false, "only the Redis Cluster")
 	}
 	if err := flags.Parse(args); err != nil {
 		return fmt.Errorf("%s: %w (%w)", name, err, errUsage)
@@ -142,6 +147,9 @@ func run(args []string, stdout io.Writer) error {
 		}
 		return up(data, pgUp, redisUp, browser, printEnv, cluster, ha, stdout)
 	case "down":
+		if cluster {
+			return downCluster(data, rc)
+		}
 		return down(data, pg, rd, rc, hf)
 	default: // status
 		status(pg, rd, rc, hf, stdout)
@@ -203,6 +211,21 @@ func down(data string, pg *postgres, rd *redis, rc *redisCluster, hf *haFormatio
 	}
 	errs = append(errs, wrap("pg_auto_failover", hf.down()))
 	return errors.Join(errs...)
+}
+
+// downCluster stops the Redis Cluster this repository started, and
+// nothing else.
+func downCluster(data string, rc *redisCluster) error {
+	if _, err := os.Stat(rc.dir); errors.Is(err, os.ErrNotExist) {
+		logf("nothing to stop: no Redis Cluster in %s", rc.dir)
+		return nil
+	}
+	unlock, err := lock(data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return wrap("redis cluster", rc.down())
 }
 
 // status prints what runs, and which URLs point elsewhere.

@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patients, "patients", 32, "concurrent simulated patients")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
 	fs.IntVar(&o.specialists, "specialists", 20, "specialists in the load clinic")
-	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page, the type page as linked, timeslots vs a trivial endpoint, against -spawn), waitlist (cancel to offer under load, against -spawn), roundtrips (Redis round trips per booking, against -spawn), rush (many patients, few slots, against -spawn), abuse (what one person with a script gets, against -spawn with default limits) or suite (everything, with references)")
+	fs.StringVar(&o.mode, "mode", "book", "book (patients booking), hot (many patients, one slot), streams (fan-out to live grids), pages (grid page, the type page as linked, timeslots vs a trivial endpoint, against -spawn), waitlist (cancel to offer under load, against -spawn), roundtrips (Redis round trips per booking, against -spawn), floor (the booking flow beside its floor, as in suite, against -spawn), rush (many patients, few slots, against -spawn), abuse (what one person with a script gets, against -spawn with default limits) or suite (everything, with references)")
 	fs.IntVar(&o.attempts, "attempts", 1000, "-mode hot: concurrent attempts on the one slot")
 	fs.IntVar(&o.bookings, "bookings", 200, "-mode roundtrips: bookings, one after the other")
 	fs.StringVar(&o.streams, "streams", "1000,5000,10000", "stream counts for -mode streams")
@@ -138,6 +138,8 @@ func run(ctx context.Context, args []string) error {
 		return err
 	case "rush":
 		return rushMode(ctx, pool, o)
+	case "floor":
+		return floorMode(ctx, pool, o)
 	case "pages":
 		base, stop, err := startChild(ctx, o.spawn, loadEnv(), "serve")
 		if err != nil {
@@ -146,13 +148,13 @@ func run(ctx context.Context, args []string) error {
 		defer stop()
 		p, err := pagesScenario(ctx, pool, base)
 		if err == nil {
-			fmt.Printf("grid page (?week=) %.0f req/s (%.2f of /healthz), type page as linked (no week, no cookie) %.0f req/s (%.2f), timeslots %.0f req/s (%.2f), /healthz %.0f req/s\n",
-				p.grid, p.grid/p.trivial, p.linked, p.linked/p.trivial, p.timeslots, p.timeslots/p.trivial, p.trivial)
+			fmt.Printf("grid page (?week=) %.0f req/s (%.2f of /healthz), type page as linked (no week, no cookie) %.0f req/s (%.2f), clinic page (no cookie) %.0f req/s (%.2f), timeslots %.0f req/s (%.2f), /healthz %.0f req/s\n",
+				p.grid, p.grid/p.trivial, p.linked, p.linked/p.trivial, p.clinic, p.clinic/p.trivial, p.timeslots, p.timeslots/p.trivial, p.trivial)
 		}
 		return err
 	case "book":
 	default:
-		return fmt.Errorf("-mode %q: want book, hot, streams, pages, waitlist, roundtrips, rush, abuse or suite", o.mode)
+		return fmt.Errorf("-mode %q: want book, hot, streams, pages, waitlist, roundtrips, floor, rush, abuse or suite", o.mode)
 	}
 	_, err = bookScenario(ctx, pool, o)
 	return err

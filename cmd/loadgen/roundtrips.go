@@ -245,6 +245,17 @@ func (r roundtripResult) perBooking() float64 {
 	return float64(r.all.sent()) / float64(max(r.bookings, 1))
 }
 
+// perStep is the commands one booking sends in each step, in order:
+// "timeslots 1.0, hold 2.0, ...".
+func (r roundtripResult) perStep() string {
+	parts := make([]string, len(roundtripSteps))
+	for i, step := range roundtripSteps {
+		w := r.steps[step]
+		parts[i] = fmt.Sprintf("%s %.1f", step, float64(w.sent())/float64(max(r.bookings, 1)))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // roundtripsScenario starts a server and books n times, one booking after
 // the other, reading Redis's counters around every request.
 func roundtripsScenario(ctx context.Context, pool *pgxpool.Pool, spawn string, n int) (roundtripResult, error) {

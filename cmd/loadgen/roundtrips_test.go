@@ -2,39 +2,16 @@ package main
 
 import (
 	"context"
-	"os/exec"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/testkit"
 )
 
-// privateRedis starts a redis-server of the test's own: the meter reads
-// server-wide counters, which other tests' commands would move.
-func privateRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	port := testkit.FreePort(t)
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
-	t.Cleanup(func() { rdb.Close() })
-	for deadline := time.Now().Add(5 * time.Second); rdb.Ping(t.Context()).Err() != nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not come up")
-		}
-	}
-	return rdb
-}
+// privateRedis: the meter reads server-wide counters, which other tests'
+// commands would move.
+func privateRedis(t *testing.T) *redis.Client { return testkit.PrivateRedis(t) }
 
 // A script call is one command sent however many calls it makes; a
 // pipeline's commands and a plain command each count; the meter's own
@@ -83,5 +60,19 @@ func TestRedisMeterCountsScriptsOnce(t *testing.T) {
 	}
 	if cur["slowlog-log-slower-than"] != "10000" || cur["slowlog-max-len"] != "128" {
 		t.Fatalf("slow log settings not put back: %v", cur)
+	}
+}
+
+// The table's row gives each step's commands per booking, in the order a
+// booking takes them.
+func TestRoundtripsPerStepInOrder(t *testing.T) {
+	r := roundtripResult{bookings: 2, steps: map[string]redisWork{
+		"timeslots": {calls: map[string]int64{"mget": 2}},
+		"hold":      {calls: map[string]int64{"evalsha": 4}},
+		"heartbeat": {calls: map[string]int64{"evalsha": 3}},
+		"book":      {calls: map[string]int64{"evalsha": 12, "set": 4}, inner: 4},
+	}}
+	if got, want := r.perStep(), "timeslots 1.0, hold 2.0, heartbeat 1.5, book 6.0"; got != want {
+		t.Fatalf("perStep() = %q, want %q", got, want)
 	}
 }

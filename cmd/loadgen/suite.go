@@ -108,10 +108,12 @@ func suite(ctx context.Context, pool *pgxpool.Pool, o options) error {
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("Redis per booking, %d one by one", rt.bookings),
 		fmt.Sprintf("%.1f commands sent (%.1f scripts)", rt.perBooking(), float64(rt.all.scripts())/float64(max(rt.bookings, 1))),
 		fmt.Sprintf("%.1f executed with scripts' calls", float64(rt.all.total())/float64(max(rt.bookings, 1))))
+	fmt.Printf("%-40s %-44s %-30s\n", "  sent per step", rt.perStep(), "target: at most 8 in all")
 	printRushRow(rush)
 	printFloorRow(book, proxied, pages.trivial, tps)
 	fmt.Printf("%-40s %-44s %-30s\n", fmt.Sprintf("grid page, a watched week, %d conns", pagesConns), fmt.Sprintf("%.0f req/s", pages.grid), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.grid/pages.trivial))
 	fmt.Printf("%-40s %-44s %-30s\n", "type page as linked, no week/cookie", fmt.Sprintf("%.0f req/s", pages.linked), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.linked/pages.trivial))
+	fmt.Printf("%-40s %-44s %-30s\n", "clinic page, no cookie", fmt.Sprintf("%.0f req/s", pages.clinic), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.clinic/pages.trivial))
 	fmt.Printf("%-40s %-44s %-30s\n", "timeslots (cached week)", fmt.Sprintf("%.0f req/s", pages.timeslots), fmt.Sprintf("/healthz %.0f req/s (%.2f)", pages.trivial, pages.timeslots/pages.trivial))
 	for i, s := range streams {
 		b := bare[i]
@@ -176,9 +178,9 @@ ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO
 
 // pagesResult is requests per second of the week's grid page, the type
 // page as the clinic page links it (no week, no cookie: a patient's first
-// request), the cached week of timeslots, and a trivial endpoint of the
-// same server.
-type pagesResult struct{ grid, linked, timeslots, trivial float64 }
+// request), the clinic page (no cookie: where that patient comes from),
+// the cached week of timeslots, and a trivial endpoint of the same server.
+type pagesResult struct{ grid, linked, clinic, timeslots, trivial float64 }
 
 // pagesConns is how many connections the pages scenario loads each with.
 const pagesConns = 64
@@ -212,6 +214,9 @@ func pagesScenario(ctx context.Context, pool *pgxpool.Pool, base string) (pagesR
 	}
 	defer unwatchLinked()
 	if r.linked, err = hammer(ctx, linked, pagesConns, 8*time.Second); err != nil {
+		return r, err
+	}
+	if r.clinic, err = hammer(ctx, fmt.Sprintf("%s/c/%s", base, slug), pagesConns, 8*time.Second); err != nil {
 		return r, err
 	}
 	r.trivial, err = hammer(ctx, base+"/healthz", pagesConns, 8*time.Second)

@@ -208,8 +208,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	// e-mails, then the waitlist's part (an opening for a freed time, the
 	// end of an offer taken up).
 	bookings := booking.New(pool, booking.Options{TxHooks: []booking.TxHook{
-		{Name: "e-mails", After: ob.Enqueue},
-		{Name: "waitlist", After: openings.Enqueue},
+		{Name: "e-mails", After: ob.Enqueue, Queue: ob.Queue},
+		{Name: "waitlist", After: openings.Enqueue, Queue: openings.Queue},
 	}})
 	wl := waitlist.New(openings, bookings)
 	co := checkout.New(pool, holdStore, slotSvc, bookings, logger, checkout.Limits{HoldsPerAddress: o.HoldsPerAddress})

@@ -109,17 +109,53 @@ type Service struct {
 //     transaction; the earlier one was rolled back with everything the
 //     step wrote in it, but not with what it did outside the database (a
 //     hold taken in Redis is still there), which must be safe to do again.
+//
+// Queue is the hook's After step in the form that lets a new booking be
+// written in one batch (see Queue); a hook without it, or one whose Queue
+// returns ErrNotQueued, has its After step run instead.
 type TxHook struct {
 	Name   string // what the hook does, for its errors: "e-mails", "waitlist"
 	Before func(ctx context.Context, tx pgx.Tx, ch Change) error
 	After  func(ctx context.Context, tx pgx.Tx, ch Change) error
+	Queue  Queue
 }
+
+// Queue is a hook's part of a new booking that is written in one batch:
+// the batch takes the patient's lock (a patient's booking), runs what the
+// hooks queued on later, then the insert that takes the specialist's
+// lock, then COMMIT, in one round trip, so that bookings of one
+// specialist wait for each other for that round trip only.
+//
+// It runs in the booking's transaction tx before the batch is sent, with
+// no lock of the booking's held, and is given the booking as it will be
+// (with its id and its time of making). What it runs on tx runs at once
+// (reads, and writes that refer to nothing of the booking, such as queue
+// jobs); what it runs on later is only queued: Exec and QueryRow return
+// nothing to read, SendBatch queues the batch's statements, Query is
+// refused. A queued row may refer to the booking only through a foreign
+// key checked at the commit (DEFERRABLE INITIALLY DEFERRED): it is
+// written before the booking is. An error of a queued statement fails the
+// booking, and a booking not written (the slot taken, a check failed)
+// commits nothing of the batch nor of what was run on tx.
+//
+// It returns ErrNotQueued when it cannot take this form for ch: its After
+// step then runs once the booking is written, and the batch does not end
+// with COMMIT (the specialist's lock is then held over After's round
+// trips). Like After, it may run more than once for one booking, each
+// time in a new transaction.
+type Queue func(ctx context.Context, tx pgx.Tx, later db.DBTX, ch Change) error
+
+// ErrNotQueued is returned by a Queue that cannot write its part of ch
+// in the batch: the hook's After step runs instead.
+var ErrNotQueued = errors.New("booking: not queued, run After")
 
 // Options are how New builds the service.
 type Options struct {
 	// TxHooks run in order in every change's transaction, each step of
 	// each. Without any, a booking from a hold is one statement in one
-	// round trip, and a change sends nothing.
+	// round trip, and a change sends nothing. When none has a Before
+	// step, a booking from a hold runs their Queue steps and is written
+	// in one batch with what they queued.
 	TxHooks []TxHook
 }
 

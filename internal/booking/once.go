@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/db"
@@ -20,12 +19,10 @@ import (
 
 // bookAtOnce runs the gate as one statement (BookingCreate) instead of
 // six, for a request that names its clinic and its end, as one made from a
-// hold does. With transaction hooks, the statement runs in a transaction
-// with them (begin, the locks and the hooks' Before steps when there are
-// any, the statement, their After steps, commit); without any, alone, in
-// one round trip. The booking, its
-// audit row and the stored answer are built here first, so the statement
-// only has to write them.
+// hold does: with transaction hooks that have no Before step, in one
+// batch with what their Queue steps queued (bookInBatch); otherwise by
+// itself (bookInSteps). The booking, its audit row and the stored answer
+// are built here first, so the statement only has to write them.
 // done is false when nothing was written, for whatever reason (a field
 // that is wrong, the type or specialist not bookable, the slot taken, a
 // record under the idempotency key): the step-by-step gate then decides,
@@ -77,8 +74,31 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		p.StatusCode, p.Body = int32(status), body
 	}
 	p.Language = b.Language
-	var n int64
 	ch := Change{Kind: ChangeConfirm, Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
+	p.CheckCooldown = req.Actor == ActorPatient
+	var n int64
+	if s.batched() {
+		n, err = s.bookInBatch(ctx, p, ch)
+	} else {
+		n, err = s.bookInSteps(ctx, p, ch)
+	}
+	switch {
+	case errors.Is(err, errNotWritten), isSQLState(err, "23505", "23P01"):
+		return c, false, nil
+	case err != nil && n == 1:
+		return c, false, err
+	case err != nil:
+		return c, false, fmt.Errorf("insert booking: %w", err)
+	}
+	return c, n == 1, nil
+}
+
+// bookInSteps writes the booking of p by its one statement: alone, in one
+// round trip, without transaction hooks; with them, in a transaction
+// (begin, the locks and the hooks' Before steps when there are any, the
+// statement, their After steps, commit). n is the count of bookings the
+// statement wrote.
+func (s *Service) bookInSteps(ctx context.Context, p db.BookingCreateParams, ch Change) (n int64, err error) {
 	err = s.atomically(ctx, func(q conn, tx pgx.Tx) error {
 		if tx != nil && s.hasBefore() {
 			// The Before steps run under the locks the step-by-step path
@@ -87,7 +107,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 			// takes them again, which a transaction holding them does at
 			// once. Without a Before step, the statement takes them alone.
 			tq := db.New(tx)
-			if req.Actor == ActorPatient {
+			if p.CheckCooldown {
 				if err := lockPatient(ctx, tq, db.BookingInsertParams{AppointmentTypeID: p.AppointmentTypeID, PatientEmailKey: p.PatientEmailKey, PatientPhoneKey: p.PatientPhoneKey}); err != nil {
 					return err
 				}
@@ -100,8 +120,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 			}
 		}
 		var err error
-		if req.Actor == ActorPatient {
-			p.CheckCooldown = true
+		if p.CheckCooldown {
 			n, err = createAsPatient(ctx, q, p)
 		} else {
 			n, err = db.New(q).BookingCreate(ctx, p)
@@ -116,15 +135,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		}
 		return s.after(ctx, tx, ch)
 	})
-	switch {
-	case errors.Is(err, errNotWritten), isSQLState(err, "23505", "23P01"):
-		return c, false, nil
-	case err != nil && n == 1:
-		return c, false, err
-	case err != nil:
-		return c, false, fmt.Errorf("insert booking: %w", err)
-	}
-	return c, n == 1, nil
+	return n, err
 }
 
 // errNotWritten rolls back the one-statement path's transaction when its
@@ -169,29 +180,3 @@ func createAsPatient(ctx context.Context, q conn, p db.BookingCreateParams) (int
 	// only once it committed.
 	return n, br.Close()
 }
-
-// queue is a db.DBTX that queues the generated statements on a batch
-// instead of running them; their results are read from the batch.
-type queue struct{ b *pgx.Batch }
-
-func (q queue) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	q.b.Queue(sql, args...)
-	return pgconn.CommandTag{}, nil
-}
-
-func (q queue) Query(context.Context, string, ...any) (pgx.Rows, error) {
-	return nil, errors.New("booking: a batch queues no multi-row queries")
-}
-
-func (q queue) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
-	q.b.Queue(sql, args...)
-	return queuedRow{}
-}
-
-func (q queue) SendBatch(context.Context, *pgx.Batch) pgx.BatchResults {
-	panic("booking: a batch cannot queue a batch")
-}
-
-type queuedRow struct{}
-
-func (queuedRow) Scan(...any) error { return nil }

@@ -35,39 +35,75 @@ func ValidatePatientAs(actor string, p Patient) (Patient, error) {
 }
 
 func validatePatient(p Patient, needEmail bool) (Patient, error) {
-	var nameErr, emailErr, phoneErr error
-	p.Name, nameErr = textfield.PatientName.Check(p.Name)
-	p.Email, emailErr = textfield.PatientEmail.Check(p.Email)
-	p.Phone, phoneErr = textfield.PatientPhone.Check(p.Phone)
-	switch {
-	case nameErr != nil:
-		return p, nameErr
-	case p.Name == "":
-		return p, apperr.Invalidf("patient.name", "Please enter your name.")
-	}
-	if err := checkName(p.Name); err != nil {
+	var err error
+	if p.Name, err = checkedName(p.Name); err != nil {
 		return p, err
 	}
-	switch {
-	case emailErr != nil:
-		return p, emailErr
-	case p.Email == "" && needEmail:
-		return p, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
-	case p.Email == "" && strings.TrimSpace(p.Phone) == "":
+	if needEmail {
+		p.Email, err = checkedEmail(p.Email)
+	} else if p.Email, err = textfield.PatientEmail.Check(p.Email); err == nil && p.Email != "" {
+		err = checkEmail(p.Email)
+	}
+	if err != nil {
+		return p, err
+	}
+	if p.Phone, err = checkedPhone(p.Phone); err != nil {
+		return p, err
+	}
+	if p.Email == "" && p.Phone == "" {
 		return p, apperr.Invalidf("patient.phone", "Give a phone number or an e-mail address, so the clinic can reach the patient.")
 	}
-	if p.Email != "" {
-		if err := checkEmail(p.Email); err != nil {
-			return p, err
-		}
-	}
-	switch {
-	case phoneErr != nil:
-		return p, phoneErr
-	case !validPhone(p.Phone):
-		return p, apperr.Invalidf("patient.phone", "A phone number has digits, spaces and + - ( ) only.")
-	}
 	return p, nil
+}
+
+// PatientFieldErrors checks each of the patient's details on its own, as
+// ValidatePatient does, so that a form can show every wrong field at once
+// instead of the first; empty when ValidatePatient would pass.
+func PatientFieldErrors(p Patient) map[string]error {
+	out := map[string]error{}
+	if _, err := checkedName(p.Name); err != nil {
+		out["patient.name"] = err
+	}
+	if _, err := checkedEmail(p.Email); err != nil {
+		out["patient.email"] = err
+	}
+	if _, err := checkedPhone(p.Phone); err != nil {
+		out["patient.phone"] = err
+	}
+	return out
+}
+
+func checkedName(name string) (string, error) {
+	name, err := textfield.PatientName.Check(name)
+	switch {
+	case err != nil:
+		return name, err
+	case name == "":
+		return name, apperr.Invalidf("patient.name", "Please enter your name.")
+	}
+	return name, checkName(name)
+}
+
+func checkedEmail(email string) (string, error) {
+	email, err := textfield.PatientEmail.Check(email)
+	switch {
+	case err != nil:
+		return email, err
+	case email == "":
+		return email, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
+	}
+	return email, checkEmail(email)
+}
+
+func checkedPhone(phone string) (string, error) {
+	phone, err := textfield.PatientPhone.Check(phone)
+	switch {
+	case err != nil:
+		return phone, err
+	case !validPhone(phone):
+		return phone, apperr.Invalidf("patient.phone", "A phone number has digits, spaces and + - ( ) only.")
+	}
+	return phone, nil
 }
 
 // checkName refuses a name that is not one: a name is letters, combining

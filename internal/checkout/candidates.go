@@ -45,6 +45,15 @@ func (s *Service) daySlots(ctx context.Context, typeID, specialist uuid.UUID, st
 // looked at: a claim's own script refuses a slot another client's hold
 // overlaps, so reading them first would only cost a round trip.
 func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist uuid.UUID, start time.Time, exclude uuid.UUID) ([]assignment.Candidate, error) {
+	if cands := candidatesAt(res, start); len(cands) > 0 {
+		return cands, nil
+	}
+	return nil, s.notFree(ctx, res, specialist, start, exclude)
+}
+
+// candidatesAt are the specialists of res free at start, in the order to
+// try them; none when start is not one of res's slots.
+func candidatesAt(res slots.Result, start time.Time) []assignment.Candidate {
 	var slot *availability.Slot
 	for i := range res.Slots {
 		if res.Slots[i].Start.Equal(start) {
@@ -53,13 +62,13 @@ func (s *Service) candidatesIn(ctx context.Context, res slots.Result, specialist
 		}
 	}
 	if slot == nil {
-		return nil, s.notFree(ctx, res, specialist, start, exclude)
+		return nil
 	}
 	cands := make([]assignment.Candidate, 0, len(slot.SpecialistIDs))
 	for _, id := range slot.SpecialistIDs {
 		cands = append(cands, assignment.Candidate{ID: id, Priority: res.Priority[id]})
 	}
-	return assignment.Order(res.Stored.ID, start, cands), nil
+	return assignment.Order(res.Stored.ID, start, cands)
 }
 
 // notFree tells a booked slot (409) from a time that is not a slot (400).

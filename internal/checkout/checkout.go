@@ -4,7 +4,8 @@
 // database gate (correct): cooldown, slot check, claim; then pin, the
 // proof an online booking past its address's allowance owes (package
 // verify), gate, and the observers that follow a committed booking. Its ClaimLine lets
-// this process's claims of one time reach Redis one after another.
+// this process's claims of one time reach Redis a few at a time (as many
+// as specialists are free there).
 package checkout
 
 import (
@@ -33,6 +34,7 @@ type Service struct {
 	limits   Limits
 	verify   *verify.Service // nil: online bookings prove nothing (SetVerification)
 	now      func() time.Time
+	claimed  claimedSlots
 }
 
 // Limits bound what one patient can hold.

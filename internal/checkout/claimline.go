@@ -1,8 +1,8 @@
 package checkout
 
-// One claim of a time at a time from this instance: when many patients
-// click one time at once, the first claim goes to Redis and the others
-// wait for its answer, which the live view then shows, so most of them
+// A few claims of a time at a time from this instance: when many patients
+// click one time at once, the first claims go to Redis and the others
+// wait for their answers, which the live view then shows, so most of them
 // are refused from memory instead of each asking Redis.
 
 import (
@@ -20,19 +20,30 @@ type claimKey struct {
 	start              int64 // unix milliseconds
 }
 
-// ClaimLine lets the claims of one time through one after another.
+// ClaimLine lets the claims of one time through a few at a time: as many
+// at once as the live view shows specialists free there (one when it
+// cannot tell), so a time five specialists offer is claimed five times in
+// one round trip, while the claims behind them wait to be refused from
+// the view.
 type ClaimLine struct {
 	mu   sync.Mutex
-	busy map[claimKey]chan struct{}
-	// wait is the longest a claim waits for the one before it; past it,
+	busy map[claimKey]*lane
+	// wait is the longest a claim waits for the ones before it; past it,
 	// it goes to Redis all the same (Redis decides either way).
 	wait time.Duration
+}
+
+// lane is one time's claims under way.
+type lane struct {
+	inside int
+	// freed is closed (and replaced) whenever a claim inside leaves.
+	freed chan struct{}
 }
 
 // NewClaimLine is a line in which a claim waits at most wait for the one
 // before it.
 func NewClaimLine(wait time.Duration) *ClaimLine {
-	return &ClaimLine{busy: map[claimKey]chan struct{}{}, wait: wait}
+	return &ClaimLine{busy: map[claimKey]*lane{}, wait: wait}
 }
 
 // Enter returns once no other claim of req's time from this instance is
@@ -40,7 +51,20 @@ func NewClaimLine(wait time.Duration) *ClaimLine {
 // shown in the live view; or refused's error, once the claim before it
 // has made the view show the time taken.
 func (l *ClaimLine) Enter(ctx context.Context, req HoldRequest, refused func() error) (leave func(), err error) {
-	return l.enter(ctx, claimKey{typeID: req.AppointmentTypeID, specialist: req.SpecialistID, start: req.Start.UnixMilli()}, refused)
+	return l.enter(ctx, keyOf(req), refused)
+}
+
+// EnterRoom is Enter for a time up to room claims of which may be under
+// way at once (the specialists the view shows free there). Each time a
+// claim before it leaves, recheck is asked again: its error (the view now
+// shows the time taken) is returned at once, else the room it gives is
+// the new bound.
+func (l *ClaimLine) EnterRoom(ctx context.Context, req HoldRequest, room int, recheck func() (int, error)) (leave func(), err error) {
+	return l.enterRoom(ctx, keyOf(req), room, recheck)
+}
+
+func keyOf(req HoldRequest) claimKey {
+	return claimKey{typeID: req.AppointmentTypeID, specialist: req.SpecialistID, start: req.Start.UnixMilli()}
 }
 
 // enter returns once no other claim of k from this instance is under way
@@ -49,21 +73,27 @@ func (l *ClaimLine) Enter(ctx context.Context, req HoldRequest, refused func() e
 // ends, refused is asked first: its error (the view now shows the time
 // taken) is returned at once, without taking the line.
 func (l *ClaimLine) enter(ctx context.Context, k claimKey, refused func() error) (leave func(), err error) {
+	return l.enterRoom(ctx, k, 1, func() (int, error) { return 1, refused() })
+}
+
+// enterRoom returns once fewer than room claims of k from this instance
+// are under way (room below 1 counts as 1), or after l.wait, or when ctx
+// ends.
+func (l *ClaimLine) enterRoom(ctx context.Context, k claimKey, room int, recheck func() (int, error)) (leave func(), err error) {
 	var timeout <-chan time.Time
 	for {
 		l.mu.Lock()
-		ch, ok := l.busy[k]
-		if !ok {
-			ch = make(chan struct{})
-			l.busy[k] = ch
-			l.mu.Unlock()
-			return func() {
-				l.mu.Lock()
-				delete(l.busy, k)
-				l.mu.Unlock()
-				close(ch)
-			}, nil
+		ln := l.busy[k]
+		if ln == nil {
+			ln = &lane{freed: make(chan struct{})}
+			l.busy[k] = ln
 		}
+		if ln.inside < max(room, 1) {
+			ln.inside++
+			l.mu.Unlock()
+			return func() { l.leave(k, ln) }, nil
+		}
+		freed := ln.freed
 		l.mu.Unlock()
 		if timeout == nil {
 			t := time.NewTimer(l.wait)
@@ -71,14 +101,26 @@ func (l *ClaimLine) enter(ctx context.Context, k claimKey, refused func() error)
 			timeout = t.C
 		}
 		select {
-		case <-ch:
+		case <-freed:
 		case <-timeout:
 			return func() {}, nil
 		case <-ctx.Done():
 			return func() {}, nil
 		}
-		if err := refused(); err != nil {
+		if room, err = recheck(); err != nil {
 			return func() {}, err
 		}
+	}
+}
+
+// leave lets the claims waiting on k look again.
+func (l *ClaimLine) leave(k claimKey, ln *lane) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln.inside--
+	close(ln.freed)
+	ln.freed = make(chan struct{})
+	if ln.inside == 0 && l.busy[k] == ln {
+		delete(l.busy, k)
 	}
 }

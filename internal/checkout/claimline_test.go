@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,5 +97,131 @@ func TestClaimLineWaitsNoLongerThanItsBoundOrTheRequest(t *testing.T) {
 	l.wait = time.Hour
 	if _, err := l.enter(ctx, k, never); err != nil {
 		t.Fatalf("a claim whose request ended: %v", err)
+	}
+}
+
+// A time the view shows free with three specialists lets three claims
+// through at once; a fourth waits until one leaves, then asks the view
+// again, and is refused once the view shows the time taken.
+func TestClaimLineLetsTheViewsRoomThroughAtOnce(t *testing.T) {
+	l := NewClaimLine(time.Minute)
+	k := claimKey{typeID: uuid.New(), start: 1}
+	// A claim that had to wait would give up at once on this context,
+	// without getting in.
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	var leaves []func()
+	for range 3 {
+		leave, err := l.enterRoom(ended, k, 3, func() (int, error) { return 3, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves = append(leaves, leave)
+	}
+	if in := l.busy[k].inside; in != 3 {
+		t.Fatalf("%d of three claims got in at once with room for three", in)
+	}
+	room := make(chan int, 4)
+	done := make(chan error)
+	go func() {
+		leave, err := l.enterRoom(t.Context(), k, 3, func() (int, error) {
+			n := <-room
+			if n == 0 {
+				return 0, errTaken
+			}
+			return n, nil
+		})
+		if err == nil {
+			leave()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a fourth claim went through beside three with room for three (%v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	room <- 3 // the first one left without taking the time: room again
+	leaves[0]()
+	if err := <-done; err != nil {
+		t.Fatalf("the fourth claim, with room again: %v", err)
+	}
+
+	// Room for one while one is inside: it waits for that one, and the
+	// view then shows the time taken.
+	leaves[1]()
+	go func() {
+		_, err := l.enterRoom(t.Context(), k, 1, func() (int, error) {
+			if <-room == 0 {
+				return 0, errTaken
+			}
+			return 1, nil
+		})
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	room <- 0
+	leaves[2]()
+	if err := <-done; !errors.Is(err, errTaken) {
+		t.Fatalf("a claim behind a full time got %v, want the refusal", err)
+	}
+	if len(l.busy) != 0 {
+		t.Fatalf("the line kept %d times after every claim left", len(l.busy))
+	}
+}
+
+// BenchmarkClaimLineRush: 100 claims of one time that five specialists
+// offer, each claim that gets in taking a simulated 200µs round trip to
+// Redis and one specialist; the rest are refused once the view shows all
+// five taken. "one at a time" is the line letting one claim of a time in
+// at once; "the view's room" lets in as many as the view shows free. The
+// time per op is how long until the last of the 100 is answered.
+func BenchmarkClaimLineRush(b *testing.B) {
+	const claims, specialists = 100, 5
+	const roundTrip = 200 * time.Microsecond
+	for _, tc := range []struct {
+		name     string
+		fromView bool
+	}{{"one at a time", false}, {"the view's room", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				l := NewClaimLine(time.Minute)
+				k := claimKey{typeID: uuid.New(), start: 1}
+				var mu sync.Mutex
+				taken := 0
+				room := func() (int, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					if taken == specialists {
+						return 0, errTaken
+					}
+					if !tc.fromView {
+						return 1, nil
+					}
+					return specialists - taken, nil
+				}
+				var wg sync.WaitGroup
+				for range claims {
+					wg.Go(func() {
+						n, err := room()
+						if err != nil {
+							return
+						}
+						leave, err := l.enterRoom(b.Context(), k, n, room)
+						if err != nil {
+							return
+						}
+						defer leave()
+						time.Sleep(roundTrip)
+						mu.Lock()
+						if taken < specialists {
+							taken++
+						}
+						mu.Unlock()
+					})
+				}
+				wg.Wait()
+			}
+		})
 	}
 }

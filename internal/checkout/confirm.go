@@ -122,7 +122,11 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	// No idempotency lookup here: a retry of a request that booked finds
 	// its hold spent and gets the stored answer below (or in the
 	// transaction, under the key's lock), so a first attempt pays nothing.
-	h, err := s.holds.Pin(ctx, req.HoldID, req.ClientID, PinFor)
+	// The pin reads the counters of the day's slots the claim found the
+	// time free in, when this process claimed the hold: unchanged, the
+	// time is still offered without reading the day's slots again.
+	claim, known := s.claimed.take(req.HoldID)
+	h, watched, err := s.holds.PinWatching(ctx, req.HoldID, req.ClientID, PinFor, claim.gens.Keys)
 	switch {
 	case errors.Is(err, holds.ErrExpired):
 		if key != nil {
@@ -141,8 +145,10 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		return Confirmed{}, apperr.Invalidf("holdId", "This hold is for another appointment type.")
 	}
 
-	if err := s.stillOffered(ctx, h); err != nil {
-		return Confirmed{}, err
+	if !known || !s.slots.Unchanged(claim.gens, watched) || !inWindow(claim.typ, h.Start, s.now()) {
+		if err := s.stillOffered(ctx, h); err != nil {
+			return Confirmed{}, err
+		}
 	}
 	place, err := s.verifyBooking(ctx, req, h, patient)
 	if err != nil {

@@ -6,11 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/assignment"
+	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/slots"
@@ -46,19 +49,61 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 		return holds.Hold{}, apperr.Invalidf("slotStartDate", "slotStartDate is required (RFC 3339, e.g. 2026-03-15T09:00:00Z).")
 	}
 	start := req.Start.UTC()
+	// A day this process read lately is taken from memory, and the claim
+	// itself checks in its step that nothing has changed the day since
+	// (errReadAgain when something has, or the memory does not show the
+	// time free: then as below).
+	if res, ok := s.rememberedDay(ctx, req.AppointmentTypeID, req.SpecialistID, start); ok {
+		h, err := s.claimIn(ctx, req, start, res, true)
+		if !errors.Is(err, errReadAgain) {
+			return h, err
+		}
+	}
 	// The type comes with the day's slots (cached, generation-checked), so
 	// a hold usually costs no database round trip at all.
+	r := trace.StartRegion(ctx, "hold.daySlots")
 	res, err := s.daySlots(ctx, req.AppointmentTypeID, req.SpecialistID, start, nil)
+	r.End()
 	if err != nil {
 		return holds.Hold{}, err
 	}
+	return s.claimIn(ctx, req, start, res, false)
+}
+
+// errReadAgain: the day's slots from memory cannot decide a claim.
+var errReadAgain = errors.New("checkout: read the day's slots again")
+
+// rememberedDay is the free slots of start's local day from this
+// process's memory (slots.Service.Remembered), when it has them.
+func (s *Service) rememberedDay(ctx context.Context, typeID, specialist uuid.UUID, start time.Time) (slots.Result, bool) {
+	clinicID, ok := s.slots.KnownClinicOfType(typeID)
+	if !ok {
+		return slots.Result{}, false
+	}
+	loc, err := s.slots.Zone(ctx, clinicID)
+	if err != nil {
+		return slots.Result{}, false
+	}
+	return s.slots.Remembered(typeID, specialist, availability.DateOf(start, loc))
+}
+
+// claimIn claims start for req with the specialists res shows free there.
+// watched (res from memory): the claim goes ahead only while res's
+// generations stand, and errReadAgain is returned instead of any refusal
+// res alone would make.
+func (s *Service) claimIn(ctx context.Context, req HoldRequest, start time.Time, res slots.Result, watched bool) (holds.Hold, error) {
 	t := res.Stored
 
 	// The cooldown is checked by the claim itself, in its round trip. A
 	// request that gets no claim is told about a cooldown first all the
 	// same.
-	cands, err := s.candidatesIn(ctx, res, req.SpecialistID, start, uuid.Nil)
-	if err != nil {
+	var cands []assignment.Candidate
+	var err error
+	if watched {
+		if cands = candidatesAt(res, start); len(cands) == 0 {
+			return holds.Hold{}, errReadAgain
+		}
+	} else if cands, err = s.candidatesIn(ctx, res, req.SpecialistID, start, uuid.Nil); err != nil {
 		if cerr := s.cooldown(ctx, t, req.ClientID); cerr != nil {
 			return holds.Hold{}, cerr
 		}
@@ -71,19 +116,28 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	}
 	// Every candidate in one step: the first, in their order, that no
 	// other client's hold stands in the way of gets the hold.
-	h, err := s.holds.ClaimAny(ctx, holds.ClaimRequest{
+	claim := holds.ClaimRequest{
 		ClientID: req.ClientID, ClinicID: t.ClinicID, AppointmentTypeID: t.ID,
 		Start: start, End: start.Add(typ.Duration),
 		BufferBefore: typ.BufferBefore, BufferAfter: typ.BufferAfter,
 		Quota:   int(t.MaxHoldsPerClient),
 		Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
 		Cooldown: true,
-	}, ids)
+	}
+	if watched {
+		claim.Watch, claim.WatchValues = res.Generations.Keys, res.Generations.Values
+	}
+	r := trace.StartRegion(ctx, "hold.claimAny")
+	h, err := s.holds.ClaimAny(ctx, claim, ids)
+	r.End()
 	var held *holds.HeldError
 	var reclaim *holds.ReclaimError
 	var cooling *holds.CooldownError
 	switch {
+	case errors.Is(err, holds.ErrMoved):
+		return holds.Hold{}, errReadAgain
 	case err == nil:
+		s.claimed.put(h.HoldID, claimedSlot{gens: res.Generations, typ: res.Type})
 		return h, nil
 	case errors.As(err, &cooling):
 		return holds.Hold{}, apperr.Cooldown(t.Name, cooling.RetryAfter)

@@ -123,6 +123,16 @@ type AppointmentType struct {
 	Description string       `json:"description"`
 	DurationMin int32        `json:"durationMinutes"`
 	Specialists []Specialist `json:"specialists"`
+	// Translations are its name and description in other languages.
+	Translations Translations `json:"-"`
+}
+
+// NameIn is the type's name in lang.
+func (t AppointmentType) NameIn(lang string) string { return t.Translations.Name(lang, t.Name) }
+
+// DescriptionIn is the type's description in lang.
+func (t AppointmentType) DescriptionIn(lang string) string {
+	return t.Translations.Description(lang, t.Description)
 }
 
 // Type is one of a clinic's appointment types as the clinic keeps it: its
@@ -138,6 +148,7 @@ type Type struct {
 	MaxAdvanceDays, CooldownMin, MaxHoldsPerClient int32
 	ReminderMin                                    int32
 	Version                                        int32
+	Translations                                   Translations
 }
 
 // TypeFromRow is the type a stored row holds.
@@ -147,7 +158,7 @@ func TypeFromRow(t db.AppointmentType) Type {
 		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin,
 		BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin, MinNoticeMin: t.MinNoticeMin,
 		MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin, MaxHoldsPerClient: t.MaxHoldsPerClient,
-		ReminderMin: t.ReminderMin, Version: t.Version,
+		ReminderMin: t.ReminderMin, Version: t.Version, Translations: ParseTranslations(t.Translations),
 	}
 }
 
@@ -172,7 +183,8 @@ func (s *Service) AppointmentTypes(ctx context.Context, clinicID uuid.UUID) ([]A
 	out := make([]AppointmentType, len(types))
 	index := make(map[uuid.UUID]*AppointmentType, len(types))
 	for i, t := range types {
-		out[i] = AppointmentType{ID: t.ID, Name: t.Name, Description: t.Description, DurationMin: t.DurationMin, Specialists: []Specialist{}}
+		out[i] = AppointmentType{ID: t.ID, Name: t.Name, Description: t.Description, DurationMin: t.DurationMin, Specialists: []Specialist{},
+			Translations: ParseTranslations(t.Translations)}
 		index[t.ID] = &out[i]
 	}
 	for _, l := range links {
@@ -209,7 +221,8 @@ func (s *Service) AppointmentType(ctx context.Context, id uuid.UUID) (Appointmen
 	if err != nil {
 		return AppointmentType{}, fmt.Errorf("get appointment type: %w", err)
 	}
-	return AppointmentType{ID: t.ID, Name: t.Name, Description: t.Description, DurationMin: t.DurationMin}, nil
+	return AppointmentType{ID: t.ID, Name: t.Name, Description: t.Description, DurationMin: t.DurationMin,
+		Translations: ParseTranslations(t.Translations)}, nil
 }
 
 // Specialist is one specialist by id, active or not.

@@ -7,13 +7,14 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const appointmentTypeGet = `-- name: AppointmentTypeGet :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE id = $1
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE id = $1
 `
 
 func (q *Queries) AppointmentTypeGet(ctx context.Context, id uuid.UUID) (AppointmentType, error) {
@@ -36,12 +37,13 @@ func (q *Queries) AppointmentTypeGet(ctx context.Context, id uuid.UUID) (Appoint
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ReminderMin,
+		&i.Translations,
 	)
 	return i, err
 }
 
 const appointmentTypeGetByName = `-- name: AppointmentTypeGetByName :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE clinic_id = $1 AND name = $2
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE clinic_id = $1 AND name = $2
 `
 
 type AppointmentTypeGetByNameParams struct {
@@ -69,12 +71,13 @@ func (q *Queries) AppointmentTypeGetByName(ctx context.Context, arg AppointmentT
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ReminderMin,
+		&i.Translations,
 	)
 	return i, err
 }
 
 const appointmentTypeGetInClinic = `-- name: AppointmentTypeGetInClinic :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE id = $1 AND clinic_id = $2
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE id = $1 AND clinic_id = $2
 `
 
 type AppointmentTypeGetInClinicParams struct {
@@ -102,12 +105,13 @@ func (q *Queries) AppointmentTypeGetInClinic(ctx context.Context, arg Appointmen
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ReminderMin,
+		&i.Translations,
 	)
 	return i, err
 }
 
 const appointmentTypeGetWithClinic = `-- name: AppointmentTypeGetWithClinic :one
-SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, clinics.timezone, clinics.slug AS clinic_slug
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, appointment_types.translations, clinics.timezone, clinics.slug AS clinic_slug
 FROM appointment_types
 JOIN clinics ON clinics.id = appointment_types.clinic_id
 WHERE appointment_types.id = $1
@@ -139,6 +143,7 @@ func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID
 		&i.AppointmentType.CreatedAt,
 		&i.AppointmentType.UpdatedAt,
 		&i.AppointmentType.ReminderMin,
+		&i.AppointmentType.Translations,
 		&i.Timezone,
 		&i.ClinicSlug,
 	)
@@ -148,13 +153,14 @@ func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID
 const appointmentTypeInsert = `-- name: AppointmentTypeInsert :one
 INSERT INTO appointment_types (
     clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min,
-    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min
+    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min, translations
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $11,
-    COALESCE($12::integer, 1440)
+    COALESCE($12::integer, 1440),
+    COALESCE($13::jsonb, '{}'::jsonb)
 )
-RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min
+RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations
 `
 
 type AppointmentTypeInsertParams struct {
@@ -170,10 +176,11 @@ type AppointmentTypeInsertParams struct {
 	CooldownMin       int32
 	MaxHoldsPerClient int32
 	ReminderMin       pgtype.Int4
+	Translations      json.RawMessage
 }
 
 // A NULL reminder_min takes a day, the column's own default, so callers
-// that do not set it get the usual reminder.
+// that do not set it get the usual reminder; NULL translations, none.
 func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentTypeInsertParams) (AppointmentType, error) {
 	row := q.db.QueryRow(ctx, appointmentTypeInsert,
 		arg.ClinicID,
@@ -188,6 +195,7 @@ func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentType
 		arg.CooldownMin,
 		arg.MaxHoldsPerClient,
 		arg.ReminderMin,
+		arg.Translations,
 	)
 	var i AppointmentType
 	err := row.Scan(
@@ -207,12 +215,13 @@ func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentType
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ReminderMin,
+		&i.Translations,
 	)
 	return i, err
 }
 
 const appointmentTypeListByClinic = `-- name: AppointmentTypeListByClinic :many
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE clinic_id = $1 ORDER BY duration_min, name
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE clinic_id = $1 ORDER BY duration_min, name
 `
 
 func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid.UUID) ([]AppointmentType, error) {
@@ -241,6 +250,7 @@ func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ReminderMin,
+			&i.Translations,
 		); err != nil {
 			return nil, err
 		}
@@ -253,7 +263,7 @@ func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid
 }
 
 const appointmentTypeLockInClinic = `-- name: AppointmentTypeLockInClinic :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min FROM appointment_types WHERE id = $1 AND clinic_id = $2 FOR UPDATE
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE id = $1 AND clinic_id = $2 FOR UPDATE
 `
 
 type AppointmentTypeLockInClinicParams struct {
@@ -281,8 +291,27 @@ func (q *Queries) AppointmentTypeLockInClinic(ctx context.Context, arg Appointme
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ReminderMin,
+		&i.Translations,
 	)
 	return i, err
+}
+
+const appointmentTypeSeedTranslations = `-- name: AppointmentTypeSeedTranslations :exec
+UPDATE appointment_types SET translations = $1::jsonb
+WHERE id = $2 AND clinic_id = $3 AND translations = '{}'::jsonb
+`
+
+type AppointmentTypeSeedTranslationsParams struct {
+	Translations json.RawMessage
+	ID           uuid.UUID
+	ClinicID     uuid.UUID
+}
+
+// The demo type's names and descriptions in other languages, unless it
+// has some already (staff may have written their own).
+func (q *Queries) AppointmentTypeSeedTranslations(ctx context.Context, arg AppointmentTypeSeedTranslationsParams) error {
+	_, err := q.db.Exec(ctx, appointmentTypeSeedTranslations, arg.Translations, arg.ID, arg.ClinicID)
+	return err
 }
 
 const appointmentTypeSpecialistAdd = `-- name: AppointmentTypeSpecialistAdd :exec
@@ -403,9 +432,10 @@ SET name = $1, description = $2, duration_min = $3, slot_step_min = $4,
     min_notice_min = $7, max_advance_days = $8,
     cooldown_min = $9, max_holds_per_client = $10,
     reminder_min = $11,
+    translations = COALESCE($12::jsonb, translations),
     version = version + 1, updated_at = now()
-WHERE id = $12 AND clinic_id = $13 AND version = $14
-RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min
+WHERE id = $13 AND clinic_id = $14 AND version = $15
+RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations
 `
 
 type AppointmentTypeUpdateParams struct {
@@ -420,6 +450,7 @@ type AppointmentTypeUpdateParams struct {
 	CooldownMin       int32
 	MaxHoldsPerClient int32
 	ReminderMin       int32
+	Translations      json.RawMessage
 	ID                uuid.UUID
 	ClinicID          uuid.UUID
 	Version           int32
@@ -438,6 +469,7 @@ func (q *Queries) AppointmentTypeUpdate(ctx context.Context, arg AppointmentType
 		arg.CooldownMin,
 		arg.MaxHoldsPerClient,
 		arg.ReminderMin,
+		arg.Translations,
 		arg.ID,
 		arg.ClinicID,
 		arg.Version,
@@ -460,6 +492,7 @@ func (q *Queries) AppointmentTypeUpdate(ctx context.Context, arg AppointmentType
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ReminderMin,
+		&i.Translations,
 	)
 	return i, err
 }

@@ -841,7 +841,7 @@ func (q *Queries) BookingSpecialistLock(ctx context.Context, specialistID uuid.U
 }
 
 const bookingTargetGet = `-- name: BookingTargetGet :one
-SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min,
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, appointment_types.translations,
        (s.id IS NOT NULL)::boolean AS specialist_found,
        COALESCE(s.clinic_id = appointment_types.clinic_id, false)::boolean AS same_clinic,
        COALESCE(s.active, false)::boolean AS specialist_active,
@@ -892,6 +892,7 @@ func (q *Queries) BookingTargetGet(ctx context.Context, arg BookingTargetGetPara
 		&i.AppointmentType.CreatedAt,
 		&i.AppointmentType.UpdatedAt,
 		&i.AppointmentType.ReminderMin,
+		&i.AppointmentType.Translations,
 		&i.SpecialistFound,
 		&i.SameClinic,
 		&i.SpecialistActive,
@@ -899,4 +900,15 @@ func (q *Queries) BookingTargetGet(ctx context.Context, arg BookingTargetGetPara
 		&i.ClinicCountry,
 	)
 	return i, err
+}
+
+const bookingWritten = `-- name: BookingWritten :exec
+SELECT booking_written($1::uuid)
+`
+
+// Fails the transaction unless the booking is there: the last statement
+// before the COMMIT of a booking written in one batch.
+func (q *Queries) BookingWritten(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, bookingWritten, id)
+	return err
 }

@@ -56,6 +56,23 @@ func (q *Queries) ClinicConfirmedBookingsEndingAfter(ctx context.Context, arg Cl
 	return items, nil
 }
 
+const clinicContactSeed = `-- name: ClinicContactSeed :exec
+UPDATE clinics SET contact_phone = $1, contact_email = $2
+WHERE id = $3 AND contact_phone = '' AND contact_email = ''
+`
+
+type ClinicContactSeedParams struct {
+	ContactPhone string
+	ContactEmail string
+	ID           uuid.UUID
+}
+
+// The demo clinic's phone and e-mail, unless it has either already.
+func (q *Queries) ClinicContactSeed(ctx context.Context, arg ClinicContactSeedParams) error {
+	_, err := q.db.Exec(ctx, clinicContactSeed, arg.ContactPhone, arg.ContactEmail, arg.ID)
+	return err
+}
+
 const clinicCreate = `-- name: ClinicCreate :one
 INSERT INTO clinics (slug, name, timezone, address, language, retention_months, mail_retention_days)
 VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -40,6 +40,7 @@ type AppointmentType struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	ReminderMin       int32
+	Translations      json.RawMessage
 }
 
 type AppointmentTypeSpecialist struct {

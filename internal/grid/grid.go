@@ -45,6 +45,10 @@ type Cell struct {
 	State      State
 	HoldID     string    // Mine only
 	ExpiresAt  time.Time // Mine only
+	// KeepUntil (Mine only) is the end of the hold's life while its page
+	// keeps it alive: the time its patient is told, which heartbeats do
+	// not move.
+	KeepUntil time.Time
 }
 
 // CellID is the DOM id of the cell at start in a view of specialist (or any).
@@ -81,14 +85,19 @@ type Snapshot struct {
 // (from bookings) and the clinic's live holds. With Redis down the holds
 // are unknown and the grid shows none.
 func (s *Service) Snapshot(ctx context.Context, v View) (*Snapshot, error) {
-	grid, err := s.slots.Free(ctx, slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoBookings: true, NoHolds: true})
+	return s.snapshot(ctx, v, false)
+}
+
+// snapshot reads a view's state; live: fail when the holds cannot be read
+// (see LiveSnapshot), else show none.
+func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, error) {
+	rs, err := s.slots.FreeEach(ctx,
+		slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoBookings: true, NoHolds: true},
+		slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoHolds: true})
 	if err != nil {
 		return nil, err
 	}
-	free, err := s.slots.Free(ctx, slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoHolds: true})
-	if err != nil {
-		return nil, err
-	}
+	grid, free := rs[0], rs[1]
 	sn := &Snapshot{
 		View: v, ClinicID: grid.ClinicID, Zone: grid.Location, Timezone: grid.Timezone,
 		typ: grid.Type, positions: grid.Slots, free: make(map[int64][]uuid.UUID, len(free.Slots)),
@@ -96,11 +105,20 @@ func (s *Service) Snapshot(ctx context.Context, v View) (*Snapshot, error) {
 	for _, sl := range free.Slots {
 		sn.free[sl.Start.Unix()] = sl.SpecialistIDs
 	}
-	if s.holds != nil {
-		if hs, err := s.holds.Active(ctx, grid.ClinicID); err == nil {
-			sn.holds = hs
+	if s.holds == nil {
+		if live {
+			return nil, fmt.Errorf("grid: no hold store")
 		}
+		return sn, nil
 	}
+	hs, err := s.holds.Active(ctx, grid.ClinicID)
+	if err != nil {
+		if live {
+			return nil, fmt.Errorf("grid: live holds: %w", err)
+		}
+		return sn, nil
+	}
+	sn.holds = hs
 	return sn, nil
 }
 
@@ -138,7 +156,10 @@ func (sn *Snapshot) cell(p availability.Slot, clientID string) Cell {
 		for _, h := range sn.holds {
 			if h.ClientID == clientID && h.AppointmentTypeID == sn.View.AppointmentTypeID && h.Start.Equal(p.Start) &&
 				(sn.View.SpecialistID == uuid.Nil || h.SpecialistID == sn.View.SpecialistID) {
-				c.State, c.HoldID, c.ExpiresAt = Mine, h.HoldID, h.ExpiresAt
+				c.State, c.HoldID, c.ExpiresAt, c.KeepUntil = Mine, h.HoldID, h.ExpiresAt, h.KeepUntil
+				if c.KeepUntil.Before(h.ExpiresAt) { // kept past its life while a code is awaited
+					c.KeepUntil = h.ExpiresAt
+				}
 				return c
 			}
 		}

@@ -5,7 +5,6 @@ package grid
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -21,19 +20,7 @@ import (
 // then shows none, which a kept view must never do). The holds are read
 // after the slots, so no hold claimed before the call is missing.
 func (s *Service) LiveSnapshot(ctx context.Context, v View) (*Snapshot, error) {
-	sn, err := s.Snapshot(ctx, v)
-	if err != nil {
-		return nil, err
-	}
-	if s.holds == nil {
-		return nil, fmt.Errorf("grid: no hold store")
-	}
-	hs, err := s.holds.Active(ctx, sn.ClinicID)
-	if err != nil {
-		return nil, fmt.Errorf("grid: live holds: %w", err)
-	}
-	sn.holds = hs
-	return sn, nil
+	return s.snapshot(ctx, v, true)
 }
 
 // Type is the view's appointment type, as the snapshot computed it.

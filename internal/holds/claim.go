@@ -42,6 +42,11 @@ type ClaimRequest struct {
 	// heartbeats cannot carry it further (Keep can). 0: the store's TTL
 	// and longest life.
 	Life time.Duration
+	// Watch are counters of the clinic (keys with its hash tag) that must
+	// still read WatchValues ("" for a missing key), in order, for the
+	// claim to go ahead: the caller chose the specialists from a list they
+	// vouch for. Otherwise the claim is refused with ErrMoved.
+	Watch, WatchValues []string
 }
 
 // Claim takes the slot for the client. Errors: ErrQuota, ErrAddressQuota,
@@ -96,6 +101,7 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 	if err := s.registerClaimed(ctx, req, h, now, ahead, reg, res[2] == int64(1)); err != nil {
 		return Hold{}, err
 	}
+	s.known.put(h)
 	return h, nil // the script published the event
 }
 
@@ -164,6 +170,13 @@ func (s *Store) claimArgs(req ClaimRequest, h Hold, ttl time.Duration, now time.
 		c.SpecialistID = id
 		keys = append(keys, c.key(), specialistKey(req.ClinicID, id), reclaimKey(c.key(), network))
 		args = append(args, withSpecialist(payload, first.SpecialistID, id), withSpecialist(msg, first.SpecialistID, id))
+	}
+	if len(req.Watch) != len(req.WatchValues) {
+		return nil, nil, fmt.Errorf("%w: %d watched keys, %d values", ErrInvalid, len(req.Watch), len(req.WatchValues))
+	}
+	keys = append(keys, req.Watch...)
+	for _, v := range req.WatchValues {
+		args = append(args, v)
 	}
 	return keys, args, nil
 }
@@ -244,6 +257,8 @@ const registerEvery = time.Minute
 // claimed reads a claim script's reply other than 'ok'.
 func (s *Store) claimed(res []any) (Hold, error) {
 	switch status(res) {
+	case "moved":
+		return Hold{}, ErrMoved
 	case "own":
 		return s.payloads.decode(str(res, 1))
 	case "quota":

@@ -18,14 +18,14 @@ import (
 // cannot tell them apart, and need not). A hold kept to its KeepUntil then
 // lapses like any other, and the sweeper announces it as expired.
 func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, error) {
-	h, published, err := s.extend(ctx, holdID, clientID, s.ttl, true)
+	h, r, err := s.extend(ctx, holdID, clientID, s.ttl, true)
 	switch {
 	case errors.Is(err, errNoHold), errors.Is(err, ErrNotOwner):
 		return Hold{}, ErrGone
 	case err != nil:
 		return Hold{}, err
 	}
-	if !published {
+	if !r.published {
 		s.publishOrLog(ctx, Event{Type: EventHeartbeat, Hold: h})
 	}
 	return h, nil
@@ -39,11 +39,20 @@ func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, e
 // repeated pins cannot keep a hold. Errors: ErrExpired (expired or
 // unknown), ErrNotOwner. Publishes nothing.
 func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Duration) (Hold, error) {
-	h, _, err := s.extend(ctx, holdID, clientID, min(max(pin, time.Millisecond), maxPin), false)
-	if errors.Is(err, errNoHold) {
-		return Hold{}, ErrExpired
-	}
+	h, _, err := s.PinWatching(ctx, holdID, clientID, pin, nil)
 	return h, err
+}
+
+// PinWatching is Pin that also reads, in the pin's own step, the string
+// values of watch ("" for a missing key): counters of the hold's clinic
+// (keys with its hash tag) whose values tell the caller whether what it
+// read before the pin still stands.
+func (s *Store) PinWatching(ctx context.Context, holdID, clientID string, pin time.Duration, watch []string) (Hold, []string, error) {
+	h, r, err := s.extend(ctx, holdID, clientID, min(max(pin, time.Millisecond), maxPin), false, watch...)
+	if errors.Is(err, errNoHold) {
+		return Hold{}, nil, ErrExpired
+	}
+	return h, r.watched, err
 }
 
 // Keep makes the client's live hold last until until (and no less than
@@ -68,7 +77,7 @@ func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Ti
 		return h, nil
 	}
 	// The script announces an extended hold; an unchanged one needs no event.
-	h, _, err = s.runExtend(ctx, h, clientID, d, now.Add(d), true, true)
+	h, _, err = s.runExtend(ctx, h, clientID, d, now.Add(d), true, true, "-")
 	switch {
 	case errors.Is(err, errNoHold):
 		return Hold{}, ErrExpired
@@ -78,24 +87,16 @@ func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Ti
 	return h, nil
 }
 
-// keepScript serves Keep: extendScript's step, with the same arguments,
+// keepScript serves Keep: extendScript's step, with the same arguments
+// (its ARGV[6] unused: Keep reads the payload just before),
 // on a hold whose KeepUntil is then at least the new expiry (ARGV[5]), and
 // with the specialist's index of holds (KEYS[5]) living at least d and a
 // minute more, as a claim leaves it. A raised KeepUntil alone rewrites the
 // payload without touching the key's TTL or the expiry score.
 //
-// Payload times are compared as Go writes them: UTC RFC3339 with the
-// fraction's trailing zeros dropped, so the fraction is padded before two
-// are compared as strings. A payload without a KeepUntil gets one.
-var keepScript = redis.NewScript(extendTTL + ownedHold + `
-local function sortable(t)
-  local sec, frac = string.match(t or '', '^(%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d)%.?(%d*)Z$')
-  if not sec then
-    return ''
-  end
-  return sec .. string.sub(frac .. '000000000', 1, 9)
-end
-
+// Payload times are compared as sortableTime reads them. A payload without
+// a KeepUntil gets one.
+var keepScript = redis.NewScript(extendTTL + ownedHold + sortableTime + `
 if not redis.call('HGET', KEYS[3], ARGV[1]) then
   return {'gone'}
 end
@@ -127,11 +128,11 @@ end
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
 extendTTL(KEYS[5], d + 60000)
-if not (extended and ARGV[6]) then
+if not (extended and ARGV[7]) then
   return {'ok', payload, 0}
 end
-for i = 7, #ARGV do
-  redis.call('PUBLISH', ARGV[i], ARGV[6])
+for i = 8, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[7])
 end
 return {'ok', payload, 1}
 `)
@@ -141,85 +142,138 @@ var errNoHold = errors.New("holds: no such live hold")
 
 // extend runs extendScript. With announce (a heartbeat) the script also
 // publishes the heartbeat event of an extended hold, built here; published
-// says whether it did (if not, the caller publishes what it returned).
-func (s *Store) extend(ctx context.Context, holdID, clientID string, d time.Duration, announce bool) (h Hold, published bool, err error) {
-	h, ok, err := s.lookup(ctx, holdID)
+// says whether it did (if not, the caller publishes what it returned). A
+// hold this process knows is extended in one round trip; one it does not,
+// or whose KeepUntil moved since, is read first.
+func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.Duration, announce bool, watch ...string) (Hold, extended, error) {
+	h, fresh, ok, err := s.recall(ctx, holdID)
 	if err != nil {
-		return Hold{}, false, err
+		return Hold{}, extended{}, err
 	}
 	if !ok {
-		return Hold{}, false, errNoHold
+		return Hold{}, extended{}, errNoHold
 	}
-	now := s.now()
-	exp := now.Add(d)
-	limit := h.KeepUntil
-	if limit.IsZero() {
-		// A payload from before KeepUntil existed: its claim time is
-		// unknown, so it counts as at its limit. A heartbeat answers gone
-		// and the hold lapses within a TTL; a pin still gets its minute.
-		limit = now
+	for {
+		now := s.now()
+		d := want
+		exp := now.Add(d)
+		limit := h.KeepUntil
+		if limit.IsZero() {
+			// A payload from before KeepUntil existed: its claim time is
+			// unknown, so it counts as at its limit. A heartbeat answers gone
+			// and the hold lapses within a TTL; a pin still gets its minute.
+			limit = now
+		}
+		if !announce {
+			limit = limit.Add(d) // a pin (see Pin)
+		}
+		capped := exp.After(limit)
+		if capped {
+			exp = limit
+		}
+		// Whole milliseconds, as Redis counts them; nothing left is gone.
+		if d = exp.Sub(now).Truncate(time.Millisecond); d <= 0 {
+			return Hold{}, extended{}, errNoHold
+		}
+		if !capped {
+			// A capped hold's expiry is its limit to the millisecond: that is
+			// how a lapse at the end of the longest life is told apart.
+			exp = now.Add(d)
+		}
+		expect := "-"
+		if !fresh {
+			expect = keepText(h)
+		}
+		var stale *staleError
+		h2, r, err := s.runExtend(ctx, h, clientID, d, exp, announce, false, expect, watch...)
+		if errors.As(err, &stale) && !fresh {
+			h, fresh = stale.hold, true
+			continue
+		}
+		return h2, r, err
 	}
-	if !announce {
-		limit = limit.Add(d) // a pin (see Pin)
-	}
-	capped := exp.After(limit)
-	if capped {
-		exp = limit
-	}
-	// Whole milliseconds, as Redis counts them; nothing left is gone.
-	if d = exp.Sub(now).Truncate(time.Millisecond); d <= 0 {
-		return Hold{}, false, errNoHold
-	}
-	if !capped {
-		// A capped hold's expiry is its limit to the millisecond: that is
-		// how a lapse at the end of the longest life is told apart.
-		exp = now.Add(d)
-	}
-	return s.runExtend(ctx, h, clientID, d, exp, announce, false)
 }
+
+// keepText is h's KeepUntil as extendScript compares it; "" for none.
+func keepText(h Hold) string {
+	if h.KeepUntil.IsZero() {
+		return ""
+	}
+	return h.KeepUntil.UTC().Format(time.RFC3339Nano)
+}
+
+// extended is what extendScript answered besides the hold: whether it
+// published the heartbeat event, and the watched keys' values.
+type extended struct {
+	published bool
+	watched   []string
+}
+
+// staleError is extendScript's 'stale': the hold as it is now.
+type staleError struct{ hold Hold }
+
+func (e *staleError) Error() string { return "holds: extend: the remembered hold is out of date" }
 
 // runExtend runs extendScript on hold h: it lives at least d more, to exp.
 // With keep it runs keepScript instead (see Keep): the hold's KeepUntil
 // becomes at least exp, and the specialist's index lives as long, plus a
 // minute.
-func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce, keep bool) (Hold, bool, error) {
+func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce, keep bool, expect string, watch ...string) (Hold, extended, error) {
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
-	args := []any{h.HoldID, clientID, d.Milliseconds(), exp.UnixMilli(), expText}
+	args := []any{h.HoldID, clientID, d.Milliseconds(), exp.UnixMilli(), expText, expect}
 	if announce {
-		extended := h
-		extended.ExpiresAt = msTime(exp.UnixMilli())
-		if keep && extended.KeepUntil.Before(extended.ExpiresAt) {
-			extended.KeepUntil = extended.ExpiresAt
+		longer := h
+		longer.ExpiresAt = msTime(exp.UnixMilli())
+		if keep && longer.KeepUntil.Before(longer.ExpiresAt) {
+			longer.KeepUntil = longer.ExpiresAt
 		}
-		msg, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: extended})
+		msg, channels, err := eventMessage(Event{Type: EventHeartbeat, Hold: longer})
 		if err != nil {
-			return Hold{}, false, err
+			return Hold{}, extended{}, err
 		}
 		args = append(args, string(msg))
 		for _, ch := range channels {
 			args = append(args, ch)
 		}
 	}
-	script, keys := extendScript, h.scriptKeys()
+	script, keys := extendScript, append(h.scriptKeys(), watch...)
 	if keep {
-		script, keys = keepScript, append(keys, specialistKey(h.ClinicID, h.SpecialistID))
+		script, keys = keepScript, append(h.scriptKeys(), specialistKey(h.ClinicID, h.SpecialistID))
 	}
 	res, err := script.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
-		return Hold{}, false, fmt.Errorf("holds: extend: %w", err)
+		return Hold{}, extended{}, fmt.Errorf("holds: extend: %w", err)
 	}
 	switch status(res) {
 	case "ok":
 		h, err := s.payloads.decode(str(res, 1))
+		if err == nil {
+			s.known.put(h)
+		}
 		n, _ := res[2].(int64)
-		return h, n == 1, err
+		r := extended{published: n == 1}
+		if len(res) > 3 {
+			vals, _ := res[3].([]any)
+			for _, v := range vals {
+				text, _ := v.(string)
+				r.watched = append(r.watched, text)
+			}
+		}
+		return h, r, err
+	case "stale":
+		h, err := s.payloads.decode(str(res, 1))
+		if err != nil {
+			return Hold{}, extended{}, err
+		}
+		return Hold{}, extended{}, &staleError{hold: h}
 	case "gone":
-		return Hold{}, false, errNoHold
+		s.known.forget(h.HoldID)
+		return Hold{}, extended{}, errNoHold
 	case "notowner":
-		return Hold{}, false, ErrNotOwner
+		return Hold{}, extended{}, ErrNotOwner
 	default:
-		return Hold{}, false, fmt.Errorf("holds: extend: unexpected reply %v", res)
+		return Hold{}, extended{}, fmt.Errorf("holds: extend: unexpected reply %v", res)
 	}
 }

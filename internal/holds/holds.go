@@ -239,6 +239,9 @@ func ClinicChannel(clinicID uuid.UUID) string {
 
 // Errors. The HTTP layer maps them; they carry no status codes.
 var (
+	// ErrMoved: a counter the claim watched (ClaimRequest.Watch) moved;
+	// nothing was claimed.
+	ErrMoved = errors.New("holds: a watched counter moved")
 	// ErrQuota: the client already has its quota of live holds of this type.
 	ErrQuota = errors.New("holds: client hold quota reached")
 	// ErrAddressQuota: the client's address already has its quota of live

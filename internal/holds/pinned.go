@@ -38,7 +38,7 @@ func (s *Store) PinUntil(ctx context.Context, holdID, clientID string, until tim
 		return h, nil
 	}
 	// The script announces an extended hold; an unchanged one needs no event.
-	h, _, err = s.runExtend(ctx, h, clientID, d, exp, true, false)
+	h, _, err = s.runExtend(ctx, h, clientID, d, exp, true, false, "-")
 	switch {
 	case errors.Is(err, errNoHold):
 		return Hold{}, ErrExpired

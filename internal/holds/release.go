@@ -63,6 +63,9 @@ func (s *Store) release(ctx context.Context, holdID, clientID string, bar bool) 
 	if err != nil {
 		return false, fmt.Errorf("holds: release: %w", err)
 	}
+	if status(res) != "notowner" {
+		s.known.forget(holdID)
+	}
 	switch status(res) {
 	case "ok":
 		return true, nil // the script published the event
@@ -127,6 +130,7 @@ func (s *Store) consume(ctx context.Context, h Hold, msg []byte, channels []stri
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
+	s.known.forget(h.HoldID)
 	if err := consumeScript.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
 		return fmt.Errorf("holds: consume: %w", err)
 	}

@@ -83,8 +83,10 @@ end
 //	ARGV[17] the number of candidates n  ARGV[18] the number of channels m
 //	ARGV[19...18+m] the channels to publish the event on
 //	then per candidate c: its payload and its "hold" event
+//	last, the watched counters: KEYS[3n+7...] and the values they must
+//	have, ARGV[19+m+2n...]
 //
-// Replies: {'ok', c, registered (0|1)} | {'own', payload} | {'quota'} |
+// Replies: {'ok', c, registered (0|1)} | {'moved'} | {'own', payload} | {'quota'} |
 // {'addrquota'} | {'held', payload, remaining ms} | {'reclaim', remaining
 // ms} | {'cooldown', remaining ms}. 'ok' names the candidate taken and says
 // whether the clinic's mark was there; if not (a new clinic, an hour
@@ -93,8 +95,10 @@ end
 // another client's hold stands in the way of at least one candidate (the
 // one that lasts longest is named), 'reclaim' when only cool-offs do.
 //
-// A client in its booking cooldown for the type is refused before
-// anything else, its own hold of the slot included.
+// A watched counter that moved ('moved') refuses the claim before anything
+// else: the caller chose the candidates from a list those counters vouch
+// for. Then a client in its booking cooldown for the type is refused, its
+// own hold of the slot included.
 //
 // A new hold's event is published by the script itself: every page hears
 // of a hold that exists, and of none that does not, even if the process
@@ -130,6 +134,11 @@ local n = tonumber(ARGV[17])
 local channels = tonumber(ARGV[18])
 local network = ARGV[14]
 local addrQuota = tonumber(ARGV[11])
+for i = 3 * n + 7, #KEYS do
+  if (redis.call('GET', KEYS[i]) or '') ~= ARGV[i + 12 + channels - n] then
+    return {'moved'}
+  end
+end
 if ARGV[16] == '1' then
   local cd = redis.call('PTTL', KEYS[4])
   if cd > 0 then
@@ -285,10 +294,17 @@ return {'reclaim', math.max(reclaimMs, 0)}
 //
 //	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] d  ARGV[4] expiry (now+d)
 //	ARGV[5] expiry as the payload's RFC3339 string
-//	for a heartbeat: ARGV[6] its event if the hold is extended  ARGV[7...]
+//	ARGV[6] the KeepUntil the caller computed the expiry from (RFC3339),
+//	or '-' when it read the payload just now
+//	for a heartbeat: ARGV[7] its event if the hold is extended  ARGV[8...]
 //	the channels
+//	KEYS[5...] keys of the clinic the caller watches (see PinWatching)
 //
-// Replies: {'ok', payload, published (0|1)} | {'gone'} | {'notowner'}.
+// Replies: {'ok', payload, published (0|1), {the watched keys' values}} |
+// {'gone'} | {'notowner'} |
+// {'stale', payload}: the hold's KeepUntil is not the one the caller
+// remembered (the server kept it longer since), so nothing was changed and
+// the caller computes again from the payload.
 //
 // "Live" means the hold key exists AND holds this holdId: after an expiry
 // someone else may have claimed the same slot under a new id while our meta
@@ -297,16 +313,20 @@ return {'reclaim', math.max(reclaimMs, 0)}
 // payload is re-encoded with the new expiry in both the key and the meta
 // hash, so every reader sees the same hold. An extended hold's heartbeat
 // event is published here, in the same step: the caller built it from the
-// hold it read with the new expiry, and nothing else in a payload ever
-// changes. A hold kept as it was (pinned for longer) is announced by the
-// caller with the payload it gets back.
-var extendScript = redis.NewScript(extendTTL + ownedHold + `
+// hold it knew with the new expiry, and nothing else in a payload ever
+// changes but the KeepUntil the script checks. A hold kept as it was
+// (pinned for longer) is announced by the caller with the payload it gets
+// back.
+var extendScript = redis.NewScript(extendTTL + ownedHold + sortableTime + `
 if not redis.call('HGET', KEYS[3], ARGV[1]) then
   return {'gone'}
 end
 local cur, p, refused = ownedHold(KEYS[1], ARGV[1], ARGV[2])
 if refused then
   return {refused}
+end
+if ARGV[6] ~= '-' and sortable(p.holdKeepUntil) ~= sortable(ARGV[6]) then
+  return {'stale', cur}
 end
 
 local d = tonumber(ARGV[3])
@@ -323,14 +343,32 @@ end
 -- a moment before the key did; a live hold belongs in its client's set.
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
-if not (extended and ARGV[6]) then
-  return {'ok', payload, 0}
+local watched = {}
+for i = 5, #KEYS do
+  watched[#watched + 1] = redis.call('GET', KEYS[i]) or ''
 end
-for i = 7, #ARGV do
-  redis.call('PUBLISH', ARGV[i], ARGV[6])
+if not (extended and ARGV[7]) then
+  return {'ok', payload, 0, watched}
 end
-return {'ok', payload, 1}
+for i = 8, #ARGV do
+  redis.call('PUBLISH', ARGV[i], ARGV[7])
+end
+return {'ok', payload, 1, watched}
 `)
+
+// sortableTime is shared Lua: a payload's time as a string that sorts and
+// compares as the time does. Payload times are written as Go writes them,
+// UTC RFC3339 with the fraction's trailing zeros dropped, so the fraction
+// is padded; a missing or unreadable time is the empty string.
+const sortableTime = `
+local function sortable(t)
+  local sec, frac = string.match(t or '', '^(%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d)%.?(%d*)Z$')
+  if not sec then
+    return ''
+  end
+  return sec .. string.sub(frac .. '000000000', 1, 9)
+end
+`
 
 // releaseScript deletes the caller's live hold and its index entries, and
 // announces it; an owner's release also bars the network the hold was

@@ -44,6 +44,7 @@ type Store struct {
 	sweeps, swept, sweepErrors, lastSweep atomic.Int64
 
 	payloads payloadCache
+	known    knownHolds
 
 	// registered is when this process last put each clinic in the
 	// sweeper's set (see register).

@@ -2,6 +2,7 @@ package i18n
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -60,4 +61,34 @@ func (l *Localizer) LongDateTime(t time.Time) string {
 		return l.LongDay(t) + " " + strconv.Itoa(t.Year()) + ", " + l.Time(t)
 	}
 	return t.Format("Monday 2 January 2006, 15:04")
+}
+
+// deZoneAdjectives are the zones whose city German names with an
+// adjective ("Berliner Zeit"); any other zone is "Ortszeit <city>".
+var deZoneAdjectives = map[string]string{
+	"Europe/Berlin": "Berliner", "Europe/Busingen": "Büsinger", "Europe/Vienna": "Wiener",
+	"Europe/Zurich": "Zürcher", "Europe/Luxembourg": "Luxemburger", "Europe/Brussels": "Brüsseler",
+	"Europe/Amsterdam": "Amsterdamer", "Europe/Paris": "Pariser", "Europe/London": "Londoner",
+	"Europe/Dublin": "Dubliner", "Europe/Madrid": "Madrider", "Europe/Lisbon": "Lissabonner",
+	"Europe/Copenhagen": "Kopenhagener", "Europe/Stockholm": "Stockholmer", "Europe/Oslo": "Osloer",
+	"Europe/Prague": "Prager", "Europe/Warsaw": "Warschauer", "Europe/Budapest": "Budapester",
+	"Europe/Athens": "Athener", "Europe/Istanbul": "Istanbuler", "Europe/Moscow": "Moskauer",
+	"America/New_York": "New Yorker",
+}
+
+// Zone is an IANA zone as people say it, by its city: "Berlin time",
+// "Berliner Zeit"; UTC stays UTC.
+func (l *Localizer) Zone(name string) string {
+	l = l.orEnglish()
+	city := strings.ReplaceAll(name[strings.LastIndex(name, "/")+1:], "_", " ")
+	if city == "" || city == "UTC" || city == "GMT" || strings.HasPrefix(name, "Etc/") {
+		return name
+	}
+	if l.lang == German {
+		if adj, ok := deZoneAdjectives[name]; ok {
+			return adj + " Zeit"
+		}
+		return "Ortszeit " + city
+	}
+	return city + " time"
 }

@@ -157,3 +157,20 @@ func TestTranslateWithData(t *testing.T) {
 		t.Errorf("switch link: %q", got)
 	}
 }
+
+func TestZoneAsPeopleSayIt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ lang, zone, want string }{
+		{English, "Europe/Berlin", "Berlin time"},
+		{German, "Europe/Berlin", "Berliner Zeit"},
+		{English, "America/New_York", "New York time"},
+		{German, "America/New_York", "New Yorker Zeit"},
+		{German, "Asia/Tokyo", "Ortszeit Tokyo"},
+		{English, "UTC", "UTC"},
+		{German, "Etc/GMT+2", "Etc/GMT+2"},
+	} {
+		if got := For(c.lang).Zone(c.zone); got != c.want {
+			t.Errorf("%s Zone(%q) = %q, want %q", c.lang, c.zone, got, c.want)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func Calendar(b booking.Booking, typeName, specialist string, clinic clinics.Cli
 		"DTEND:" + b.End.UTC().Format(stamp),
 		"SUMMARY:" + escape(l.T("ics.summary", map[string]any{"Type": typeName, "Specialist": specialist})),
 		"LOCATION:" + escape(clinic.Name+", "+clinic.Address),
-		"DESCRIPTION:" + escape(l.T("ics.description", map[string]any{"Type": typeName, "Clinic": clinic.Name, "Zone": clinic.Timezone})),
+		"DESCRIPTION:" + escape(l.T("ics.description", map[string]any{"Type": typeName, "Clinic": clinic.Name, "Zone": l.Zone(clinic.Timezone)})),
 		"STATUS:" + status,
 		"END:VEVENT",
 		"END:VCALENDAR",

@@ -10,7 +10,7 @@ import (
 // one booking starts with.
 func (w writer) facts(a Appointment) []views.EmailFact {
 	return []views.EmailFact{
-		{Label: w.l.T("mail.what", nil), Value: a.TypeName},
+		{Label: w.l.T("mail.what", nil), Value: a.typeIn(w.l.Lang())},
 		{Label: w.l.T("mail.with", nil), Value: a.Specialist},
 		{Label: w.l.T("mail.when", nil), Value: w.when(a.Booking.Start)},
 		{Label: w.l.T("mail.where", nil), Value: w.place()},
@@ -88,7 +88,7 @@ func (w writer) change() (views.EmailVM, error) {
 		return views.EmailVM{}, err
 	}
 	facts := []views.EmailFact{
-		{Label: w.l.T("mail.what", nil), Value: a.TypeName},
+		{Label: w.l.T("mail.what", nil), Value: a.typeIn(w.l.Lang())},
 		{Label: w.l.T("mail.change.new_time", nil), Value: w.when(a.Booking.Start)},
 		{Label: w.l.T("mail.change.old_time", nil), Value: w.when(prev.Booking.Start)},
 		{Label: w.l.T("mail.with", nil), Value: a.Specialist},
@@ -136,7 +136,7 @@ func (w writer) lookup() (views.EmailVM, error) {
 		a := it.Appointment
 		items = append(items, views.EmailItem{
 			Heading: w.when(a.Booking.Start),
-			Lines:   []string{w.l.T("mail.lookup.item", map[string]any{"Type": a.TypeName, "Specialist": a.Specialist})},
+			Lines:   []string{w.l.T("mail.lookup.item", map[string]any{"Type": a.typeIn(w.l.Lang()), "Specialist": a.Specialist})},
 			Action:  views.EmailAction{Label: w.l.T("mail.lookup.manage", nil), URL: it.ManageURL},
 		})
 	}

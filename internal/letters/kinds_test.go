@@ -45,15 +45,15 @@ func TestChangeShowsBeforeAndAfter(t *testing.T) {
 	in.Previous = &prev
 	l := compose(t, in)
 	for _, want := range []string{
-		"Neue Zeit:", "Montag, 29. März 2027, 09:00 (Europe/Berlin)",
-		"Bisherige Zeit:", "Dienstag, 1. Dezember 2026, 09:30 (Europe/Berlin)",
+		"Neue Zeit:", "Montag, 29. März 2027, 09:00 (Berliner Zeit)",
+		"Bisherige Zeit:", "Dienstag, 1. Dezember 2026, 09:30 (Berliner Zeit)",
 		"Bisher bei:", "Dr. Schmidt", "Dr. Müller",
 	} {
 		if !strings.Contains(l.Text, want) {
 			t.Errorf("the change letter does not say %q:\n%s", want, l.Text)
 		}
 	}
-	if row := doc(t, l).Find("th:contains('Bisherige Zeit')").Next().Text(); row != "Dienstag, 1. Dezember 2026, 09:30 (Europe/Berlin)" {
+	if row := doc(t, l).Find("th:contains('Bisherige Zeit')").Next().Text(); row != "Dienstag, 1. Dezember 2026, 09:30 (Berliner Zeit)" {
 		t.Errorf("the HTML part's old time is %q", row)
 	}
 	prev.Specialist = in.Appointment.Specialist
@@ -106,9 +106,9 @@ func TestLookupListsEachWithItsLink(t *testing.T) {
 	second.TypeName, second.Specialist = "Check-up", "Dr. Schmidt"
 	in.List = append(in.List, letters.Listed{Appointment: second, ManageURL: "https://clinic.example/manage/tok-456"})
 	l := compose(t, in)
-	first := strings.Index(l.Text, "Dienstag, 1. Dezember 2026, 09:30 (Europe/Berlin)")
+	first := strings.Index(l.Text, "Dienstag, 1. Dezember 2026, 09:30 (Berliner Zeit)")
 	link1 := strings.Index(l.Text, manageURL)
-	then := strings.Index(l.Text, "Montag, 29. März 2027, 09:00 (Europe/Berlin)")
+	then := strings.Index(l.Text, "Montag, 29. März 2027, 09:00 (Berliner Zeit)")
 	link2 := strings.Index(l.Text, "https://clinic.example/manage/tok-456")
 	if first < 0 || !(first < link1 && link1 < then && then < link2) {
 		t.Errorf("the list is not each time followed by its link:\n%s", l.Text)

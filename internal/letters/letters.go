@@ -43,7 +43,12 @@ type Appointment struct {
 	Booking    booking.Booking // Start and End are instants; the letter shows them in the clinic's zone
 	TypeName   string
 	Specialist string
+	// TypeTexts are the type's name in other languages than TypeName's.
+	TypeTexts clinics.Translations
 }
+
+// typeIn is the appointment's type as a letter in lang names it.
+func (a Appointment) typeIn(lang string) string { return a.TypeTexts.Name(lang, a.TypeName) }
 
 // Listed is one appointment of a Lookup letter, with its own manage link.
 type Listed struct {
@@ -182,10 +187,14 @@ type writer struct {
 }
 
 // when is the instant as the letter shows it: "Tuesday 1 December 2026,
-// 09:30 (Europe/Berlin)".
+// 09:30 (Berlin time)".
 func (w writer) when(t time.Time) string {
-	return w.l.LongDateTime(t.In(w.loc)) + " (" + w.loc.String() + ")"
+	return w.l.LongDateTime(t.In(w.loc)) + " (" + w.zone() + ")"
 }
+
+// zone is the clinic's zone as the letter's language says it: "Berlin
+// time", "Berliner Zeit".
+func (w writer) zone() string { return w.l.Zone(w.loc.String()) }
 
 // dayTime fills a subject's {{.Day}} and {{.Time}}: "Tue 1 Dec", "09:30".
 func (w writer) dayTime(t time.Time) map[string]any {
@@ -247,6 +256,6 @@ func (w writer) footer() views.EmailFooter {
 
 // calendar is the .ics of a, the file the manage page serves.
 func (w writer) calendar(a Appointment) Attachment {
-	data := ics.Calendar(a.Booking, a.TypeName, a.Specialist, w.in.Clinic, w.in.Now)
+	data := ics.Calendar(a.Booking, a.typeIn(w.in.Clinic.Language), a.Specialist, w.in.Clinic, w.in.Now)
 	return Attachment{Name: ICSName, ContentType: ICSContentType, Data: []byte(data)}
 }

@@ -136,7 +136,7 @@ func (w writer) partsOfDay(times []string) string {
 	if len(out) == 0 {
 		return ""
 	}
-	return strings.Join(out, ", ") + " (" + w.loc.String() + ")"
+	return strings.Join(out, ", ") + " (" + w.zone() + ")"
 }
 
 // span is a time from start to end: "Tuesday 1 December 2026, 09:30–10:00
@@ -146,7 +146,7 @@ func (w writer) span(start, end time.Time) string {
 	if end.After(start) {
 		s += "–" + w.l.Time(end.In(w.loc))
 	}
-	return s + " (" + w.loc.String() + ")"
+	return s + " (" + w.zone() + ")"
 }
 
 // until is when an offer ends: "09:45 (Europe/Berlin)", with the day in
@@ -157,5 +157,5 @@ func (w writer) until(t time.Time) string {
 	if local.Year() != now.Year() || local.YearDay() != now.YearDay() {
 		s = w.l.Day(local) + ", " + s
 	}
-	return s + " (" + w.loc.String() + ")"
+	return s + " (" + w.zone() + ")"
 }

@@ -33,9 +33,9 @@ func TestWaitlistJoinedSaysWhatAndWhen(t *testing.T) {
 		lang, daysLabel, days, timesLabel, times, action string
 	}{
 		{"en", "Days", "Tuesday 1 December 2026 to Friday 11 December 2026",
-			"Times of day", "mornings before 12:00, evenings from 17:00 (Europe/Berlin)", "See or leave your place"},
+			"Times of day", "mornings before 12:00, evenings from 17:00 (Berlin time)", "See or leave your place"},
 		{"de", "Tage", "Dienstag, 1. Dezember 2026 bis Freitag, 11. Dezember 2026",
-			"Tageszeiten", "vormittags vor 12:00, abends ab 17:00 (Europe/Berlin)", "Ihren Platz ansehen oder verlassen"},
+			"Tageszeiten", "vormittags vor 12:00, abends ab 17:00 (Berliner Zeit)", "Ihren Platz ansehen oder verlassen"},
 	}
 	for _, c := range cases {
 		l := compose(t, input(letters.WaitlistJoined, c.lang, december))
@@ -92,12 +92,12 @@ func TestWaitlistOfferSaysTheTimeAndUntilWhen(t *testing.T) {
 		when  string
 		until string
 	}{
-		{"en", december, "Tuesday 1 December 2026, 09:30–10:00 (Europe/Berlin)",
-			"This offer stands until 11:15 (Europe/Berlin); after that it goes to the next person waiting and you leave the list."},
-		{"de", december, "Dienstag, 1. Dezember 2026, 09:30–10:00 (Europe/Berlin)",
-			"Dieses Angebot gilt bis 11:15 (Europe/Berlin); danach geht es an die nächste Person auf der Warteliste, und Sie verlassen die Liste."},
-		{"en", spring, "Monday 29 March 2027, 09:00–09:30 (Europe/Berlin)", "until 11:15 (Europe/Berlin)"},
-		{"de", spring, "Montag, 29. März 2027, 09:00–09:30 (Europe/Berlin)", "bis 11:15 (Europe/Berlin)"},
+		{"en", december, "Tuesday 1 December 2026, 09:30–10:00 (Berlin time)",
+			"This offer stands until 11:15 (Berlin time); after that it goes to the next person waiting and you leave the list."},
+		{"de", december, "Dienstag, 1. Dezember 2026, 09:30–10:00 (Berliner Zeit)",
+			"Dieses Angebot gilt bis 11:15 (Berliner Zeit); danach geht es an die nächste Person auf der Warteliste, und Sie verlassen die Liste."},
+		{"en", spring, "Monday 29 March 2027, 09:00–09:30 (Berlin time)", "until 11:15 (Berlin time)"},
+		{"de", spring, "Montag, 29. März 2027, 09:00–09:30 (Berliner Zeit)", "bis 11:15 (Berliner Zeit)"},
 	}
 	for _, c := range cases {
 		l := compose(t, input(letters.WaitlistOffer, c.lang, c.start))
@@ -127,12 +127,12 @@ func TestWaitlistOfferUntilAnotherDay(t *testing.T) {
 	in := input(letters.WaitlistOffer, "de", december)
 	in.Now = time.Date(2026, 11, 30, 22, 50, 0, 0, time.UTC) // 23:50 in Berlin
 	in.Offer.Until = in.Now.Add(15 * time.Minute)            // 00:05 on 1 December
-	if l := compose(t, in); !strings.Contains(flat(l), "bis Di., 1. Dez., 00:05 (Europe/Berlin)") {
+	if l := compose(t, in); !strings.Contains(flat(l), "bis Di., 1. Dez., 00:05 (Berliner Zeit)") {
 		t.Errorf("the end of the offer on the next day:\n%s", l.Text)
 	}
 	in.Now = time.Date(2026, 11, 30, 22, 30, 0, 0, time.UTC) // 23:30 in Berlin
 	in.Offer.Until = in.Now.Add(15 * time.Minute)            // 23:45, the same day
-	if l := compose(t, in); !strings.Contains(flat(l), "bis 23:45 (Europe/Berlin);") {
+	if l := compose(t, in); !strings.Contains(flat(l), "bis 23:45 (Berliner Zeit);") {
 		t.Errorf("the end of the offer on the same day:\n%s", l.Text)
 	}
 }

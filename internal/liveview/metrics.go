@@ -38,7 +38,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "clinic_liveview_bytes", Help: "Approximate memory of the live views: their slots, holds and rendered answers.",
 		}),
 		reads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "clinic_liveview_reads_total", Help: "Grid pages and timeslot reads, by kind and whether a live view answered (hit) or not (miss).",
+			Name: "clinic_liveview_reads_total", Help: "Grid pages, timeslot reads and clinic pages, by kind and whether a live view or kept answer answered (hit) or not (miss).",
 		}, []string{"kind", "result"}),
 		drops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "clinic_liveview_drops_total", Help: "Live views dropped, by reason.",

@@ -3,7 +3,8 @@
 // the clinic's live holds and the answers rendered from them. The
 // process's one Redis subscription (events.Hub) keeps each view current,
 // so a read of a watched grid costs neither a PostgreSQL query nor a Redis
-// round trip.
+// round trip. Answers that depend on a clinic's set-up alone (the clinic
+// page) are kept the same way until the set-up changes (Kept).
 //
 // A view is only an optimisation. It is built from a reading made after
 // its clinic's events were already being heard, and events heard during
@@ -57,6 +58,7 @@ type Store struct {
 	views map[grid.View]*View
 	lru   *list.List // of *View, most recently read first
 	feeds map[uuid.UUID]*feed
+	kept  map[string]*Kept // answers of a clinic's set-up alone, by key
 	// up: the hub's subscription is live; confirmed counts the
 	// subscription confirmations since it was last lost (see connected).
 	up        bool
@@ -74,7 +76,11 @@ type feed struct {
 	writes   uint64                  // changes this process made (see Changed)
 	recent   [feedMemory]holds.Event // the last ones, by seq % feedMemory
 	views    map[*View]struct{}
-	dead     bool
+	// setup counts the changes of the clinic's set-up heard or made here
+	// (and any doubt about them); kept are its answers of the set-up alone.
+	setup uint64
+	kept  map[*Kept]struct{}
+	dead  bool
 }
 
 // New builds a store fed by hub. It keeps no view until the hub's
@@ -92,7 +98,7 @@ func New(hub *events.Hub, reg prometheus.Registerer, o Options) *Store {
 	}
 	return &Store{
 		hub: hub, m: newMetrics(reg), max: o.MaxViews, maxAge: o.MaxAge, now: o.Now,
-		views: map[grid.View]*View{}, lru: list.New(), feeds: map[uuid.UUID]*feed{},
+		views: map[grid.View]*View{}, lru: list.New(), feeds: map[uuid.UUID]*feed{}, kept: map[string]*Kept{},
 	}
 }
 
@@ -119,6 +125,7 @@ func (s *Store) connected(up bool) {
 	for _, v := range s.views {
 		s.dropLocked(v, DropLost)
 	}
+	s.dropKeptLocked()
 }
 
 // DropAll drops every view, and no reading begun before is kept: the
@@ -135,6 +142,7 @@ func (s *Store) DropAll(reason string) {
 	for _, v := range s.views {
 		s.dropLocked(v, reason)
 	}
+	s.dropKeptLocked()
 }
 
 // Ticket is a reading under way: Begin before reading, Install after.
@@ -142,6 +150,7 @@ type Ticket struct {
 	feed   *feed
 	seq    uint64
 	writes uint64
+	setup  uint64
 	epoch  uint64
 }
 
@@ -159,12 +168,12 @@ func (s *Store) Begin(clinicID uuid.UUID) *Ticket {
 	}
 	f := s.feeds[clinicID]
 	if f == nil || f.dead {
-		f = &feed{clinicID: clinicID, views: map[*View]struct{}{}}
+		f = &feed{clinicID: clinicID, views: map[*View]struct{}{}, kept: map[*Kept]struct{}{}}
 		f.sub = s.hub.Subscribe(context.Background(), []string{events.ClinicKey(clinicID)}, "", feedBuffer)
 		s.feeds[clinicID] = f
 		go s.follow(f)
 	}
-	return &Ticket{feed: f, seq: f.seq, writes: f.writes, epoch: s.epoch}
+	return &Ticket{feed: f, seq: f.seq, writes: f.writes, setup: f.setup, epoch: s.epoch}
 }
 
 // Changed is called once this process changed a clinic's holds or
@@ -226,6 +235,7 @@ func (s *Store) follow(f *feed) {
 			for v := range f.views {
 				s.dropLocked(v, reason)
 			}
+			s.setupLocked(f)
 			s.mu.Unlock()
 			return
 		case it := <-f.sub.C:
@@ -247,10 +257,14 @@ func (s *Store) handle(f *feed, it events.Item) {
 		for v := range f.views {
 			s.dropLocked(v, DropResync)
 		}
+		s.setupLocked(f)
 		return
 	}
 	ev := *it.Event
 	f.recent[f.seq%feedMemory] = ev
+	if ev.Type == holds.EventCalendar {
+		s.setupLocked(f)
+	}
 	for v := range f.views {
 		if !v.apply(ev) {
 			s.dropLocked(v, DropEvent)

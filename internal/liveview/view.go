@@ -128,10 +128,22 @@ const heldMargin = time.Second
 // not have, a specialist free there, a hold of the caller's own in the
 // way, a hold about to lapse.
 func (v *View) HeldByOthers(start time.Time, clientHash string, now time.Time) (time.Duration, bool) {
+	free, retry := v.Room(start, clientHash, now)
+	return retry, free == 0
+}
+
+// Room is how many claims of start may be under way at once, as far as
+// the view knows: the specialists free there that no other client's live
+// hold stands in the way of (0: every one is held by others, for as long
+// as retry says; then a claim may be refused, as HeldByOthers says). Any
+// doubt (a time the view does not have, a hold of the caller's own in the
+// way, a hold about to lapse) answers 1: one claim at a time, Redis
+// decides.
+func (v *View) Room(start time.Time, clientHash string, now time.Time) (free int, retry time.Duration) {
 	st := v.st.Load()
 	slot, ok := st.sn.FreeAt(start)
 	if !ok {
-		return 0, false
+		return 1, 0
 	}
 	typ := st.sn.Type()
 	lo, hi := slot.Start.Add(-typ.BufferBefore), slot.End.Add(typ.BufferAfter)
@@ -143,15 +155,19 @@ func (v *View) HeldByOthers(start time.Time, clientHash string, now time.Time) (
 			continue
 		}
 		if st.owners[h.HoldID] == clientHash || !h.ExpiresAt.After(now.Add(heldMargin)) {
-			return 0, false
+			return 1, 0
 		}
 		busy = append(busy, availability.Busy{SpecialistID: h.SpecialistID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter})
 		longest = max(longest, h.ExpiresAt.Sub(now))
 	}
-	if len(busy) == 0 || len(availability.ApplyHolds(typ, []availability.Slot{slot}, busy)) > 0 {
-		return 0, false
+	if len(busy) == 0 {
+		return max(len(slot.SpecialistIDs), 1), 0
 	}
-	return longest, true
+	left := availability.ApplyHolds(typ, []availability.Slot{slot}, busy)
+	if len(left) == 0 {
+		return 0, longest
+	}
+	return max(len(left[0].SpecialistIDs), 1), 0
 }
 
 // Answer is a rendered answer and its entity tag.

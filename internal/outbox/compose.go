@@ -97,7 +97,8 @@ func (o *Outbox) appointment(ctx context.Context, id uuid.UUID) (letters.Appoint
 	if err != nil {
 		return letters.Appointment{}, clinics.Clinic{}, fmt.Errorf("load booking: %w", err)
 	}
-	a := letters.Appointment{Booking: booking.FromRow(r.Booking), TypeName: r.TypeName, Specialist: r.SpecialistName}
+	a := letters.Appointment{Booking: booking.FromRow(r.Booking), TypeName: r.TypeName, Specialist: r.SpecialistName,
+		TypeTexts: clinics.ParseTranslations(r.TypeTranslations)}
 	return a, clinics.FromRow(r.Clinic), nil
 }
 
@@ -136,8 +137,9 @@ func (o *Outbox) listFor(ctx context.Context, m db.Message) ([]letters.Listed, e
 			return nil, err
 		}
 		list = append(list, letters.Listed{
-			Appointment: letters.Appointment{Booking: b, TypeName: r.TypeName, Specialist: r.SpecialistName},
-			ManageURL:   link,
+			Appointment: letters.Appointment{Booking: b, TypeName: r.TypeName, Specialist: r.SpecialistName,
+				TypeTexts: clinics.ParseTranslations(r.TypeTranslations)},
+			ManageURL: link,
 		})
 	}
 	return list, nil

@@ -32,13 +32,9 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 	var msgs []message
 	switch ch.Kind {
 	case booking.ChangeConfirm:
-		msgs = append(msgs, o.about(b, KindConfirmation, b.CreatedAt, causeOf(ch.Actor)))
-		r, ok, err := o.reminder(ctx, q, b)
-		if err != nil {
+		var err error
+		if msgs, err = o.confirmation(ctx, q, ch); err != nil {
 			return err
-		}
-		if ok {
-			msgs = append(msgs, r)
 		}
 	case booking.ChangeCancel:
 		if err := o.cancelPending(ctx, tx, q, b.ID); err != nil {
@@ -76,6 +72,38 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 		return nil
 	}
 	return o.write(ctx, tx, msgs)
+}
+
+// Queue writes a new booking's messages as Enqueue does, for a booking
+// written in one batch (a booking.TxHook's Queue step): their jobs at
+// once, in tx, before the booking's locks are taken, and their rows on
+// later, sent with the booking's insert and ahead of it (a row's booking
+// is checked at the commit). Any other change is ErrNotQueued: Enqueue
+// writes it.
+func (o *Outbox) Queue(ctx context.Context, tx pgx.Tx, later db.DBTX, ch booking.Change) error {
+	if ch.Kind != booking.ChangeConfirm {
+		return booking.ErrNotQueued
+	}
+	msgs, err := o.confirmation(ctx, db.New(tx), ch)
+	if err != nil || ch.Booking.Patient.Email == "" {
+		return err
+	}
+	return o.writeTo(ctx, tx, later, msgs)
+}
+
+// confirmation is what a new booking sends: its confirmation, and its
+// reminder when the type sends one.
+func (o *Outbox) confirmation(ctx context.Context, q *db.Queries, ch booking.Change) ([]message, error) {
+	b := ch.Booking
+	msgs := []message{o.about(b, KindConfirmation, b.CreatedAt, causeOf(ch.Actor))}
+	r, ok, err := o.reminder(ctx, q, b)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		msgs = append(msgs, r)
+	}
+	return msgs, nil
 }
 
 // staffReason is the reason a notice gives: the one a staff member
@@ -135,6 +163,12 @@ func (o *Outbox) cancelPending(ctx context.Context, tx pgx.Tx, q *db.Queries, bo
 
 // write inserts the queue's jobs, then the rows that name them, in tx.
 func (o *Outbox) write(ctx context.Context, tx pgx.Tx, msgs []message) error {
+	return o.writeTo(ctx, tx, tx, msgs)
+}
+
+// writeTo inserts the queue's jobs in tx, then the rows that name them
+// on rows: tx itself, or a batch to be sent later in tx.
+func (o *Outbox) writeTo(ctx context.Context, tx pgx.Tx, rows db.DBTX, msgs []message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -150,16 +184,16 @@ func (o *Outbox) write(ctx context.Context, tx pgx.Tx, msgs []message) error {
 	if err != nil {
 		return fmt.Errorf("enqueue messages: %w", err)
 	}
-	rows := make([]db.MessageInsertParams, len(msgs))
+	msgRows := make([]db.MessageInsertParams, len(msgs))
 	for i, m := range msgs {
-		rows[i] = m
+		msgRows[i] = m
 		if m.Cause == "" {
-			rows[i].Cause = defaultCause(m.Kind)
+			msgRows[i].Cause = defaultCause(m.Kind)
 		}
-		rows[i].JobID = pgtype.Int8{Int64: res[i].Job.ID, Valid: true}
+		msgRows[i].JobID = pgtype.Int8{Int64: res[i].Job.ID, Valid: true}
 	}
 	var ierr error
-	db.New(tx).MessageInsert(ctx, rows).Exec(func(_ int, err error) {
+	db.New(rows).MessageInsert(ctx, msgRows).Exec(func(_ int, err error) {
 		if err != nil && ierr == nil {
 			ierr = err
 		}

@@ -92,7 +92,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		_ = r.outbox.Stop(stop)
 		cancel()
 	})
-	r.bookings = booking.New(pool, booking.Options{TxHooks: []booking.TxHook{{Name: "e-mails", After: r.outbox.Enqueue}}})
+	r.bookings = booking.New(pool, booking.Options{TxHooks: []booking.TxHook{{Name: "e-mails", After: r.outbox.Enqueue, Queue: r.outbox.Queue}}})
 	return r
 }
 

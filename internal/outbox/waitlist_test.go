@@ -284,7 +284,7 @@ func TestWaitlistOfferMailOpensTheOffer(t *testing.T) {
 		t.Errorf("the offer's subject %q does not name 10:00", got.Subject)
 	}
 	flat := strings.Join(strings.Fields(got.Text), " ")
-	for _, want := range []string{"10:00", "Asia/Tokyo", r.clinic.Types[0].Name} {
+	for _, want := range []string{"10:00", "Tokyo time", r.clinic.Types[0].Name} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("the offer does not say %q:\n%s", want, got.Text)
 		}

@@ -35,6 +35,7 @@ type specialistSeed struct {
 
 type typeSeed struct {
 	name, description string
+	german            clinics.TypeText
 	minutes           int32
 	specialists       []int // indexes into specialists
 }
@@ -46,15 +47,26 @@ var (
 		{"Dr. Lea Fischer", 10},
 	}
 	demoTypes = []typeSeed{
-		{"Quick check-up", "A short follow-up or prescription renewal.", 15, []int{0, 1}},
-		{"Consultation", "A standard appointment with a doctor.", 30, []int{0, 1, 2}},
-		{"Extended examination", "A full examination with time for questions.", 60, []int{0, 2}},
+		{"Quick check-up", "A short follow-up or prescription renewal.",
+			clinics.TypeText{Name: "Kurztermin", Description: "Eine kurze Nachkontrolle oder ein Folgerezept."}, 15, []int{0, 1}},
+		{"Consultation", "A standard appointment with a doctor.",
+			clinics.TypeText{Name: "Sprechstunde", Description: "Ein gewöhnlicher Termin bei einer Ärztin oder einem Arzt."}, 30, []int{0, 1, 2}},
+		{"Extended examination", "A full examination with time for questions.",
+			clinics.TypeText{Name: "Ausführliche Untersuchung", Description: "Eine gründliche Untersuchung mit Zeit für Ihre Fragen."}, 60, []int{0, 2}},
 	}
 )
 
-// Run seeds the demo clinic (slug "demo", Europe/Berlin): three specialists
-// of different priorities, three appointment types, weekday hours with a
-// lunch break, one closed day and one admin. now picks the closed day.
+// The demo clinic's phone and e-mail, which every patient page and
+// e-mail shows.
+const (
+	demoPhone = "+49 30 1234 5678"
+	demoEmail = "praxis@demo.clinic"
+)
+
+// Run seeds the demo clinic (slug "demo", Europe/Berlin, with a phone and
+// an e-mail): three specialists of different priorities, three appointment
+// types named in English and German, weekday hours with a lunch break, one
+// closed day and one admin. now picks the closed day.
 func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time.Time) (Demo, error) {
 	var d Demo
 	clinic, err := clinics.NewService(pool).Upsert(ctx, clinics.Input{
@@ -72,6 +84,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time
 
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
+		if err := q.ClinicContactSeed(ctx, db.ClinicContactSeedParams{ID: clinic.ID, ContactPhone: demoPhone, ContactEmail: demoEmail}); err != nil {
+			return fmt.Errorf("clinic contact: %w", err)
+		}
 		for _, s := range demoSpecialists {
 			sp, err := q.SpecialistGetByName(ctx, db.SpecialistGetByNameParams{ClinicID: clinic.ID, Name: s.name})
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -99,6 +114,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time
 			}
 			if err != nil {
 				return fmt.Errorf("appointment type %s: %w", t.name, err)
+			}
+			if err := q.AppointmentTypeSeedTranslations(ctx, db.AppointmentTypeSeedTranslationsParams{
+				ID: at.ID, ClinicID: clinic.ID, Translations: clinics.Translations{"de": t.german}.JSON(),
+			}); err != nil {
+				return fmt.Errorf("appointment type %s in German: %w", t.name, err)
 			}
 			d.Types = append(d.Types, at)
 			for _, i := range t.specialists {
@@ -148,6 +168,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time
 		}
 		return nil
 	})
+	if err != nil {
+		return d, err
+	}
+	d.Clinic, err = clinics.NewService(pool).ByID(ctx, clinic.ID) // with its contact
 	return d, err
 }
 

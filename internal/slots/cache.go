@@ -6,13 +6,11 @@ package slots
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/availability"
 )
@@ -80,35 +78,52 @@ type cacheRef struct {
 	server      string   // the PostgreSQL server it was computed from
 }
 
-// cacheKey names a cached list: the type, who, kind and range, and a hash
-// of the generations it depends on: the clinic's set-up, and for free
-// slots the booking changes of each of its keyDays. One Redis round trip.
-// It is nil when the list cannot be cached now.
-func (s *Service) cacheKey(ctx context.Context, clinicID uuid.UUID, req Request) *cacheRef {
-	keys := []string{GenerationKey(clinicID)}
-	first, last, ok := s.keyDays(ctx, clinicID, req)
-	if !ok {
-		return nil
-	}
-	if !req.NoBookings {
-		for d := first; !last.Before(d); d = d.AddDays(1) {
-			keys = append(keys, dayGenerationKey(clinicID, d))
+// cacheKeys names the cached lists of reqs (one clinic's): the type, who,
+// kind and range, and a hash of the generations each depends on: the
+// clinic's set-up, and for free slots the booking changes of each of its
+// keyDays. One Redis round trip for them all. A request's ref is nil when
+// its list cannot be cached now.
+func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Request) []*cacheRef {
+	refs := make([]*cacheRef, len(reqs))
+	keys := make([][]string, len(reqs))
+	index := map[string]int{GenerationKey(clinicID): 0}
+	all := []string{GenerationKey(clinicID)}
+	for i, req := range reqs {
+		first, last, ok := s.keyDays(ctx, clinicID, req)
+		if !ok {
+			continue
 		}
+		keys[i] = []string{GenerationKey(clinicID)}
+		if !req.NoBookings {
+			for d := first; !last.Before(d); d = d.AddDays(1) {
+				k := dayGenerationKey(clinicID, d)
+				keys[i] = append(keys[i], k)
+				if _, seen := index[k]; !seen {
+					index[k] = len(all)
+					all = append(all, k)
+				}
+			}
+		}
+		refs[i] = &cacheRef{first: first, last: last, clinicID: clinicID,
+			req: Request{AppointmentTypeID: req.AppointmentTypeID, From: req.From, To: req.To, SpecialistID: req.SpecialistID, NoBookings: req.NoBookings}}
 	}
-	gens, err := s.rdb.MGet(ctx, keys...).Result()
+	gens, err := s.rdb.MGet(ctx, all...).Result()
 	if err != nil {
 		s.logger.Warn("timeslot cache unavailable", "err", err)
-		return nil
+		return make([]*cacheRef, len(reqs))
 	}
-	vals := make([]string, len(gens))
-	for i, g := range gens {
-		vals[i], _ = g.(string)
+	server := s.server()
+	for i, ref := range refs {
+		if ref == nil {
+			continue
+		}
+		ref.genKeys, ref.genVals, ref.server = keys[i], make([]string, len(keys[i])), server
+		for j, k := range keys[i] {
+			ref.genVals[j], _ = gens[index[k]].(string)
+		}
+		ref.key = listKey(ref.req, ref.server, ref.genVals)
 	}
-	ref := &cacheRef{first: first, last: last, clinicID: clinicID,
-		req:     Request{AppointmentTypeID: req.AppointmentTypeID, From: req.From, To: req.To, SpecialistID: req.SpecialistID, NoBookings: req.NoBookings},
-		genKeys: keys, genVals: vals, server: s.server()}
-	ref.key = listKey(ref.req, ref.server, vals)
-	return ref
+	return refs
 }
 
 // listKey is the Redis key of a list of req under generations vals,
@@ -133,19 +148,26 @@ func listKey(req Request, server string, vals []string) string {
 	return fmt.Sprintf("timeslots:{%s}:%s:%s:%x:%s:%s", req.AppointmentTypeID, who, kind, h.Sum64(), req.From, req.To)
 }
 
-func (s *Service) cached(ctx context.Context, key string) *entry {
-	raw, err := s.rdb.Get(ctx, key).Bytes()
+// cached reads the lists stored under keys (one type's, one hash slot):
+// one Redis read however many.
+func (s *Service) cached(ctx context.Context, keys []string) map[string]*entry {
+	raws, err := s.rdb.MGet(ctx, keys...).Result()
 	if err != nil {
-		if !errors.Is(err, redis.Nil) {
-			s.logger.Warn("timeslot cache read", "err", err)
+		s.logger.Warn("timeslot cache read", "err", err)
+		return nil
+	}
+	out := make(map[string]*entry, len(keys))
+	for i, raw := range raws {
+		text, ok := raw.(string)
+		if !ok {
+			continue
 		}
-		return nil
+		var e entry
+		if err := json.Unmarshal([]byte(text), &e); err == nil {
+			out[keys[i]] = e.withMeta()
+		}
 	}
-	var e entry
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil
-	}
-	return e.withMeta()
+	return out
 }
 
 func (s *Service) store(ctx context.Context, key string, e *entry, now time.Time) {

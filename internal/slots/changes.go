@@ -11,13 +11,15 @@ import (
 )
 
 // SetupChanges retires what the processes keep of a clinic's calendar
-// once a change of its set-up (hours, overrides, types, specialists, its
-// zone) is committed: this process's cached slot lists and live views at
-// once, and every process's open pages through a calendar event.
+// once a change of its set-up (settings, hours, overrides, types,
+// specialists, its zone) is committed: this process's cached slot lists,
+// live views and kept clinic page at once, and every process's open pages
+// and kept answers through a calendar event.
 type SetupChanges struct {
 	Slots *Service
-	// Views are this process's live views; nil: none.
-	Views interface{ Changed(clinicID uuid.UUID) }
+	// Views are this process's live views and the answers it keeps of
+	// the clinic's set-up; nil: none.
+	Views interface{ SetupChanged(clinicID uuid.UUID) }
 	// Holds publishes the calendar event.
 	Holds  *holds.Store
 	Logger *slog.Logger
@@ -29,7 +31,7 @@ type SetupChanges struct {
 func (c SetupChanges) Changed(ctx context.Context, clinicID uuid.UUID) {
 	c.Slots.Invalidate(ctx, clinicID)
 	if c.Views != nil {
-		c.Views.Changed(clinicID)
+		c.Views.SetupChanged(clinicID)
 	}
 	if err := c.Holds.Publish(ctx, holds.Event{Type: holds.EventCalendar, Hold: holds.Hold{ClinicID: clinicID}}); err != nil {
 		c.Logger.Warn("publish calendar change", "err", err)

@@ -17,7 +17,7 @@ import (
 // views records which clinics' live views were dropped.
 type views []uuid.UUID
 
-func (v *views) Changed(clinicID uuid.UUID) { *v = append(*v, clinicID) }
+func (v *views) SetupChanged(clinicID uuid.UUID) { *v = append(*v, clinicID) }
 
 // A change of zone retires the clinic's cached lists, drops this
 // process's live views of it, tells its open pages through a calendar

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clinic/booking/internal/availability"
 )
 
 // memo keeps decoded cache entries in process. Its keys carry the
@@ -19,7 +21,19 @@ type memo struct {
 	mu      sync.Mutex
 	entries map[string]memoEntry
 	byDay   map[string][]string // day generation key -> keys of entries that name it
+	// recent are the keys of the free-slot lists last put, per type and
+	// specialist, newest last (see remembered).
+	recent map[recentKey][]string
 }
+
+// recentKey groups the lists remembered can answer a day from.
+type recentKey struct {
+	typeID, specialistID uuid.UUID
+}
+
+// recentPerKey is how many lists of one type and specialist remembered
+// looks through.
+const recentPerKey = 8
 
 type memoEntry struct {
 	e       *entry
@@ -51,17 +65,22 @@ func (m *memo) put(ref *cacheRef, e *entry, now time.Time, ttl time.Duration) {
 	if m.entries == nil {
 		m.entries = make(map[string]memoEntry)
 		m.byDay = make(map[string][]string)
+		m.recent = make(map[recentKey][]string)
 	}
 	if len(m.entries) >= memoSize {
 		// Old generations are dead weight: drop everything and start over;
 		// the next reads refill it from Redis.
 		clear(m.entries)
 		clear(m.byDay)
+		clear(m.recent)
 	}
 	if _, again := m.entries[ref.key]; !again && !ref.req.NoBookings {
 		for _, k := range ref.genKeys[1:] {
 			m.byDay[k] = append(m.byDay[k], ref.key)
 		}
+		rk := recentKey{ref.req.AppointmentTypeID, ref.req.SpecialistID}
+		keys := append(m.recent[rk], ref.key)
+		m.recent[rk] = keys[max(len(keys)-recentPerKey, 0):]
 	}
 	m.entries[ref.key] = memoEntry{e: e, ref: ref, expires: expires}
 }
@@ -114,10 +133,26 @@ func (m *memo) carries(me memoEntry, clinicID uuid.UUID, bumped map[string]int64
 	return named > 0
 }
 
+// covering is the newest live free-slot list of the type and specialist
+// whose range holds day, or false.
+func (m *memo) covering(typeID, specialistID uuid.UUID, day availability.Date, now time.Time) (memoEntry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	keys := m.recent[recentKey{typeID, specialistID}]
+	for i := len(keys) - 1; i >= 0; i-- {
+		me, ok := m.entries[keys[i]]
+		if ok && me.e != nil && !now.After(me.expires) && !day.Before(me.ref.req.From) && !me.ref.req.To.Before(day) {
+			return me, true
+		}
+	}
+	return memoEntry{}, false
+}
+
 // clear forgets every entry.
 func (m *memo) clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	clear(m.entries)
 	clear(m.byDay)
+	clear(m.recent)
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -116,6 +117,24 @@ type Result struct {
 	Slots  []availability.Slot
 	// Priority of each specialist who performs the type.
 	Priority map[uuid.UUID]int
+	// Generations are the cache counters the slots were read at (none
+	// when they were computed without the cache).
+	Generations Generations
+}
+
+// Generations are counters of one clinic (one hash slot) with the values
+// a list was read at: while each still has its value, no booking or
+// set-up change has reached the list's days, and the list stands.
+type Generations struct {
+	Keys, Values []string
+	server       string // the PostgreSQL server the list was computed from
+}
+
+// Unchanged reports whether values, read later for g.Keys in order, are
+// still g's, from the same PostgreSQL server: false for no counters at
+// all.
+func (s *Service) Unchanged(g Generations, values []string) bool {
+	return len(g.Keys) > 0 && slices.Equal(g.Values, values) && g.server == s.server()
 }
 
 // Free computes the free slots. A cache hit costs two Redis reads and no
@@ -124,62 +143,167 @@ type Result struct {
 // Errors: NOT_FOUND (unknown type), INVALID_ARGUMENT naming from, to or
 // specialistId.
 func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
-	if req.To.Before(req.From) {
-		return Result{}, apperr.Invalidf("to", "to (%s) is before from (%s).", req.To, req.From)
+	rs, err := s.FreeEach(ctx, req)
+	if err != nil {
+		return Result{}, err
 	}
-	if n := availability.DaysBetween(req.From, req.To) + 1; n > MaxRangeDays {
-		return Result{}, apperr.Invalidf("to", "The range is %d days; at most %d days can be asked for at once.", n, MaxRangeDays)
+	return rs[0], nil
+}
+
+// FreeEach is Free for several requests of one appointment type (a page's
+// grid and its free slots), read together: their generations in one Redis
+// read, their cached lists in another, the live holds once.
+//
+// Errors: those of Free.
+func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, error) {
+	for _, req := range reqs {
+		if req.To.Before(req.From) {
+			return nil, apperr.Invalidf("to", "to (%s) is before from (%s).", req.To, req.From)
+		}
+		if n := availability.DaysBetween(req.From, req.To) + 1; n > MaxRangeDays {
+			return nil, apperr.Invalidf("to", "The range is %d days; at most %d days can be asked for at once.", n, MaxRangeDays)
+		}
 	}
 	now := s.now()
-	var ref *cacheRef
-	var e *entry
-	if !req.NoCache && req.Ignore == nil && !s.noCache && s.rdb != nil {
-		clinicID, err := s.ClinicOfType(ctx, req.AppointmentTypeID)
-		if err != nil {
-			return Result{}, err
+	refs, es, err := s.lookup(ctx, reqs, now)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, len(reqs))
+	var holds []availability.Busy
+	holdsRead := false
+	for i, req := range reqs {
+		e := es[i]
+		if e == nil {
+			if refs[i] == nil {
+				e, err = s.compute(ctx, req, now, nil)
+			} else {
+				// One computation per key at a time: a rush on one day (a hot
+				// slot's patients, a generation bump under load) costs one set
+				// of queries, not one per request.
+				ref := refs[i]
+				var v any
+				v, err, _ = s.flight.Do(ref.key, func() (any, error) {
+					return s.compute(context.WithoutCancel(ctx), req, now, ref)
+				})
+				e, _ = v.(*entry)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
-		if ref = s.cacheKey(ctx, clinicID, req); ref != nil {
-			if e = s.memo.get(ref.key, now); e == nil {
-				if e = s.cached(ctx, ref.key); e != nil {
-					s.memo.put(ref, e, now, s.ttl)
+		loc, err := loadZone(e.Zone)
+		if err != nil {
+			return nil, fmt.Errorf("clinic zone %q: %w", e.Zone, err)
+		}
+		slots := trim(e.Slots, now, e.Type)
+		if s.holds != nil && !req.NoHolds {
+			if !holdsRead {
+				holdsRead = true
+				if holds, err = s.holds.ActiveHolds(ctx, e.ClinicID); err != nil {
+					// Without Redis there are no holds to show; the booking path still
+					// refuses a held slot, because its claim fails closed.
+					s.logger.Warn("list holds for slots", "err", err)
+					holds = nil
 				}
+			}
+			if len(holds) > 0 {
+				slots = availability.ApplyHolds(e.Type, slots, holds)
+			}
+		}
+		out[i] = Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: slots, Priority: e.Priority}
+		if ref := refs[i]; ref != nil {
+			out[i].Generations = Generations{Keys: ref.genKeys, Values: ref.genVals, server: ref.server}
+		}
+	}
+	return out, nil
+}
+
+// Remembered is the free slots of one local day (holds left out), from
+// this process's memory only: a list it read or computed lately whose
+// range holds the day, restricted to it, with the generations that list
+// was read at. Nothing is asked of Redis, so the list may be out of date:
+// the caller acts on it only in a step that checks its Generations
+// (holds.ClaimRequest.Watch) and reads afresh when they moved. false when
+// nothing remembered holds the day.
+func (s *Service) Remembered(typeID, specialistID uuid.UUID, day availability.Date) (Result, bool) {
+	if s.noCache || s.rdb == nil {
+		return Result{}, false
+	}
+	now := s.now()
+	me, ok := s.memo.covering(typeID, specialistID, day, now)
+	if !ok || me.ref.server != s.server() {
+		return Result{}, false
+	}
+	e := me.e
+	loc, err := loadZone(e.Zone)
+	if err != nil {
+		return Result{}, false
+	}
+	var in []availability.Slot
+	for _, sl := range trim(e.Slots, now, e.Type) {
+		if availability.DateOf(sl.Start, loc) == day {
+			in = append(in, sl)
+		}
+	}
+	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: in, Priority: e.Priority,
+		Generations: Generations{Keys: me.ref.genKeys, Values: me.ref.genVals, server: me.ref.server}}, true
+}
+
+// lookup names the cached list of each request that may be cached (nil
+// ref: computed afresh) and finds the lists in the memo or Redis (nil
+// entry: not cached).
+func (s *Service) lookup(ctx context.Context, reqs []Request, now time.Time) ([]*cacheRef, []*entry, error) {
+	refs := make([]*cacheRef, len(reqs))
+	es := make([]*entry, len(reqs))
+	if s.noCache || s.rdb == nil {
+		return refs, es, nil
+	}
+	var ask []int
+	for i, req := range reqs {
+		if !req.NoCache && req.Ignore == nil {
+			ask = append(ask, i)
+		}
+	}
+	if len(ask) == 0 {
+		return refs, es, nil
+	}
+	clinicID, err := s.ClinicOfType(ctx, reqs[ask[0]].AppointmentTypeID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, i := range ask[1:] {
+		if reqs[i].AppointmentTypeID != reqs[ask[0]].AppointmentTypeID {
+			return nil, nil, fmt.Errorf("slots: FreeEach of more than one type")
+		}
+	}
+	asked := make([]Request, len(ask))
+	for j, i := range ask {
+		asked[j] = reqs[i]
+	}
+	named := s.cacheKeys(ctx, clinicID, asked)
+	var missing []string
+	for j, i := range ask {
+		if refs[i] = named[j]; refs[i] == nil {
+			continue
+		}
+		if es[i] = s.memo.get(refs[i].key, now); es[i] == nil {
+			missing = append(missing, refs[i].key)
+		}
+	}
+	if len(missing) == 0 {
+		return refs, es, nil
+	}
+	found := s.cached(ctx, missing)
+	for _, i := range ask {
+		if refs[i] != nil && es[i] == nil {
+			if e := found[refs[i].key]; e != nil {
+				es[i] = e
+				s.memo.put(refs[i], e, now, s.ttl)
 			}
 		}
 	}
-	if e == nil {
-		var err error
-		if ref == nil {
-			e, err = s.compute(ctx, req, now, nil)
-		} else {
-			// One computation per key at a time: a rush on one day (a hot
-			// slot's patients, a generation bump under load) costs one set
-			// of queries, not one per request.
-			var v any
-			v, err, _ = s.flight.Do(ref.key, func() (any, error) {
-				return s.compute(context.WithoutCancel(ctx), req, now, ref)
-			})
-			e, _ = v.(*entry)
-		}
-		if err != nil {
-			return Result{}, err
-		}
-	}
-	loc, err := loadZone(e.Zone)
-	if err != nil {
-		return Result{}, fmt.Errorf("clinic zone %q: %w", e.Zone, err)
-	}
-	slots := trim(e.Slots, now, e.Type)
-	if s.holds != nil && !req.NoHolds {
-		holds, err := s.holds.ActiveHolds(ctx, e.ClinicID)
-		if err != nil {
-			// Without Redis there are no holds to show; the booking path still
-			// refuses a held slot, because its claim fails closed.
-			s.logger.Warn("list holds for slots", "err", err)
-		} else if len(holds) > 0 {
-			slots = availability.ApplyHolds(e.Type, slots, holds)
-		}
-	}
-	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: slots, Priority: e.Priority}, nil
+	return refs, es, nil
 }
 
 // compute reads the calendar from PostgreSQL and runs the engine; with a

@@ -42,6 +42,17 @@ func (s *Openings) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) er
 	return nil
 }
 
+// Queue is Enqueue's form for a new booking written in one batch
+// (booking.TxHook.Queue): a booking that takes up no offer has nothing of
+// the waitlist's to write. One that takes up an offer is ErrNotQueued:
+// Enqueue closes the offer once the booking is written, under its lock.
+func (s *Openings) Queue(_ context.Context, _ pgx.Tx, _ db.DBTX, ch booking.Change) error {
+	if ch.Kind == booking.ChangeConfirm && ch.Offer == uuid.Nil {
+		return nil
+	}
+	return booking.ErrNotQueued
+}
+
 // freed is a time that became free: the booking that had it (its type,
 // specialist and time), and why.
 type freed struct {

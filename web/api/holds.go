@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"runtime/trace"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,14 +68,19 @@ func (s *Endpoints) CreateHold(c echo.Context) error {
 		}
 		return nil
 	}
-	h, err := s.pub.Claim(c.Request().Context(), checkout.HoldRequest{
+	// One task of the runtime trace per claim: a trace taken during a rush
+	// (the server's DEBUG_ADDR) gives each claim's steps and waits.
+	ctx, task := trace.NewTask(c.Request().Context(), "hold")
+	defer task.End()
+	h, err := s.pub.Claim(ctx, checkout.HoldRequest{
 		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: body.ClientID,
 		Address: c.RealIP(),
 	}, limit)
-	s.kit.Metrics.Outcome(c.Request().Context(), "hold", err)
+	s.kit.Metrics.Outcome(ctx, "hold", err)
 	if err != nil {
 		return err
 	}
+	defer trace.StartRegion(ctx, "hold.answer").End()
 	return c.JSON(http.StatusCreated, holdView(h))
 }
 

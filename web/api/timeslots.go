@@ -45,9 +45,12 @@ func (s *Endpoints) Timeslots(c echo.Context) error {
 		s.deps.Views.Count("timeslots", true)
 		return s.timeslotsAnswer(c, v)
 	}
-	if v, ok := s.weekViewOf(key); ok {
+	if vs, ok := s.weekViewsOf(key); ok {
 		s.deps.Views.Count("timeslots", true)
-		return s.rangeAnswer(c, v, from, to)
+		if len(vs) == 1 {
+			return s.rangeAnswer(c, vs[0], from, to)
+		}
+		return weeksAnswer(c, vs, from, to)
 	}
 	s.deps.Views.Count("timeslots", false)
 	ctx := c.Request().Context()
@@ -80,31 +83,76 @@ func viewChecked(v *liveview.View, from, to availability.Date) bool {
 	return meta == nil || (!from.Before(meta.First) && !meta.Last.Before(to))
 }
 
-// weekViewOf is the live view of the week (Monday to Sunday) that holds
-// key's range, when the range is a part of one week and the view's
-// window holds it: its slots of those days are the range's.
-func (s *Endpoints) weekViewOf(key grid.View) (*liveview.View, bool) {
-	week := key
-	week.From = key.From.WeekStart()
-	week.To = week.From.AddDays(6)
-	if week == key || key.To.Before(key.From) || week.To.Before(key.To) {
+// weekViewsOf are the live views of the weeks (Monday to Sunday) that
+// hold key's range, one a week, when each is kept and its window holds
+// its part of the range: their slots of those days are the range's.
+func (s *Endpoints) weekViewsOf(key grid.View) ([]*liveview.View, bool) {
+	if key.To.Before(key.From) || availability.DaysBetween(key.From, key.To) >= slots.MaxRangeDays {
 		return nil, false
 	}
-	v := s.deps.Views.Get(week)
-	return v, v != nil && viewChecked(v, key.From, key.To)
+	var out []*liveview.View
+	for monday := key.From.WeekStart(); !key.To.Before(monday); monday = monday.AddDays(7) {
+		week := key
+		week.From, week.To = monday, monday.AddDays(6)
+		if week == key {
+			return nil, false // the view itself, had it been kept
+		}
+		from, to := maxDate(key.From, week.From), minDate(key.To, week.To)
+		v := s.deps.Views.Get(week)
+		if v == nil || !viewChecked(v, from, to) {
+			return nil, false
+		}
+		out = append(out, v)
+	}
+	return out, true
+}
+
+func maxDate(a, b availability.Date) availability.Date {
+	if a.Before(b) {
+		return b
+	}
+	return a
+}
+
+func minDate(a, b availability.Date) availability.Date {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// weeksAnswer is the answer for the days from to to of several weeks'
+// views, each view's slots in its turn (the weeks follow each other, so
+// the slots stay in order). It is encoded on each read: no one view's
+// memo can tell when the others change.
+func weeksAnswer(c echo.Context, vs []*liveview.View, from, to availability.Date) error {
+	var in []availability.Slot
+	zone := ""
+	for _, v := range vs {
+		sn, _ := v.Snapshot()
+		zone = sn.Timezone
+		in = appendDays(in, sn, from, to)
+	}
+	body := appendTimeslots(nil, zone, in)
+	return public.WriteAnswer(c, echo.MIMEApplicationJSON, liveview.Answer{Body: body, ETag: liveview.ETag(body)})
+}
+
+// appendDays appends sn's bookable slots that start on the days from to
+// to.
+func appendDays(in []availability.Slot, sn *grid.Snapshot, from, to availability.Date) []availability.Slot {
+	for _, sl := range sn.Bookable() {
+		if d := availability.DateOf(sl.Start, sn.Zone); !d.Before(from) && !to.Before(d) {
+			in = append(in, sl)
+		}
+	}
+	return in
 }
 
 // rangeAnswer is the answer for the days from to to of a week's view,
 // encoded once per change.
 func (s *Endpoints) rangeAnswer(c echo.Context, v *liveview.View, from, to availability.Date) error {
 	a, err := v.Answer("json|"+from.String()+"|"+to.String(), func(sn *grid.Snapshot) ([]byte, error) {
-		var in []availability.Slot
-		for _, sl := range sn.Bookable() {
-			if d := availability.DateOf(sl.Start, sn.Zone); !d.Before(from) && !to.Before(d) {
-				in = append(in, sl)
-			}
-		}
-		return appendTimeslots(nil, sn.Timezone, in), nil
+		return appendTimeslots(nil, sn.Timezone, appendDays(nil, sn, from, to)), nil
 	})
 	if err != nil {
 		return err

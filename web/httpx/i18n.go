@@ -133,12 +133,23 @@ func LocalMessage(l *i18n.Localizer, code, english string, details map[string]an
 		if fk, ok := fieldKeys[f]; ok && code == apperr.CodeInvalidArgument {
 			return l.T(fk, nil)
 		}
-		data["Field"] = f
+		data["Field"] = fieldWord(l, f)
 	}
 	if n, ok := details["retryAfterSeconds"].(int); ok {
 		data["Seconds"] = n
 	}
 	return l.T(key, data)
+}
+
+// fieldWord is a field's name in l's words ("Woche" for week), so an
+// error names it as the reader would; a field without words keeps its
+// name.
+func fieldWord(l *i18n.Localizer, field string) string {
+	key := "field." + field
+	if w := l.T(key, nil); w != key {
+		return w
+	}
+	return field
 }
 
 // ErrorLocalizer is the language of an HTML error page: the one the page's

@@ -54,6 +54,7 @@ type pageView struct {
 	monday     availability.Date
 	loc        *time.Location
 	token      string          // set on the reschedule grid of a manage link
+	current    time.Time       // on that grid, the booking's own time, marked as the patient's
 	tr         *i18n.Localizer // the viewer's language
 	// first and last are the dates the type can be booked in now (see
 	// boundWeek): the page links to no week outside them.
@@ -121,6 +122,7 @@ func (s *Pages) readPageView(c echo.Context) (pageView, error) {
 		return pageView{}, err
 	}
 	tr := httpx.Speak(c, clinic.Language) // before any refusal: its page speaks it too
+	withContact(c, clinic)
 	typeID, err := uuid.Parse(c.Param("typeId"))
 	if err != nil {
 		return pageView{}, apperr.NotFoundf("typeId", "No such appointment type.")
@@ -181,8 +183,11 @@ func (p pageView) cellVM(c grid.Cell, live bool) views.SlotCellVM {
 	if p.specialist != uuid.Nil {
 		vm.Specialist = p.specialist.String()
 	}
-	if !c.ExpiresAt.IsZero() {
-		vm.ExpiresAt = c.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	if c.State == grid.Taken && !p.current.IsZero() && c.Start.Equal(p.current) {
+		vm.State = "current"
+	}
+	if !c.KeepUntil.IsZero() {
+		vm.Until, vm.UntilUTC = p.tr.Time(c.KeepUntil.In(p.loc)), c.KeepUntil.UTC().Format(msLayout)
 	}
 	return vm
 }

@@ -39,7 +39,9 @@ func (s *Pages) findClinic(c echo.Context) (clinics.Clinic, *i18n.Localizer, err
 	if err != nil {
 		return clinics.Clinic{}, nil, err
 	}
-	return clinic, httpx.Speak(c, clinic.Language), nil
+	l := httpx.Speak(c, clinic.Language)
+	withContact(c, clinic)
+	return clinic, l, nil
 }
 
 func (s *Pages) findForm(c echo.Context, status int, clinic clinics.Clinic, l *i18n.Localizer, vm views.FindVM) error {

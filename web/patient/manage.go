@@ -41,6 +41,7 @@ func (s *Pages) loadManage(c echo.Context) (manageData, error) {
 	}
 	tr := httpx.Speak(c, clinic.Language)
 	httpx.PrivacyFor(c, clinic.Slug)
+	withContact(c, clinic)
 	typ, err := s.deps.Clinics.AppointmentType(ctx, b.AppointmentTypeID)
 	if err != nil {
 		return manageData{}, err
@@ -59,11 +60,12 @@ func (s *Pages) loadManage(c echo.Context) (manageData, error) {
 func (m manageData) vm() views.ManageVM {
 	base := "/manage/" + m.token
 	return views.ManageVM{
-		Clinic: httpx.ClinicVM(m.clinic), Token: m.token, Status: m.b.Status, TypeName: m.typ.Name,
+		Clinic: httpx.ClinicVM(m.clinic), Token: m.token, Status: m.b.Status, TypeName: m.typ.NameIn(m.tr.Lang()),
 		When: httpx.LocalWhen(m.tr, m.b.Start, m.loc), Ends: m.tr.Time(m.b.End.In(m.loc)),
 		Specialist: m.sp.Name, Patient: m.b.Patient.Name,
 		ManageURL: base, ICSURL: base + "/calendar.ics", CancelURL: base + "/cancel",
 		RescheduleURL: base + "/reschedule", Version: m.b.Version,
+		BookAgainURL: "/c/" + m.clinic.Slug + "/book/" + m.typ.ID.String(),
 	}
 }
 
@@ -75,14 +77,32 @@ func (s *Pages) ManagePage(c echo.Context) error {
 		return err
 	}
 	vm := m.vm()
+	vm.ManageLink = s.kit.PublicBase(c) + vm.ManageURL
 	ctx := c.Request().Context()
 	if s.deps.Sessions.PopString(ctx, "justBooked") == m.b.ID.String() {
-		vm.JustBooked = true
+		// The booking's e-mails were written with it, to the address it has.
+		vm.JustBooked, vm.MailedTo = true, m.b.Patient.Email
 	}
 	vm.Notice = s.deps.Sessions.PopString(ctx, "notice")
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
 	return s.kit.Page(c, http.StatusOK, m.tr.T("manage.title", nil), views.ManagePage(vm))
+}
+
+// ManageCancelPage answers GET /manage/:token/cancel, the page that asks
+// before cancelling, which a reload or a link reaches too: the question
+// while the booking stands, the booking's own page once it does not.
+func (s *Pages) ManageCancelPage(c echo.Context) error {
+	m, err := s.loadManage(c)
+	if err != nil {
+		return err
+	}
+	if m.b.Status != booking.StatusConfirmed {
+		return c.Redirect(http.StatusSeeOther, "/manage/"+m.token)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().Header().Set("Referrer-Policy", "no-referrer")
+	return s.kit.Page(c, http.StatusOK, m.tr.T("cancel.page_title", nil), views.CancelConfirm(m.vm()))
 }
 
 // ManageCancel answers POST /manage/:token/cancel: first a confirmation,
@@ -109,11 +129,12 @@ func (s *Pages) ManageReschedulePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vm, err := s.bookingPageVM(c, p, views.HoldPanelVM{Message: m.tr.T("manage.current_time", map[string]any{"When": httpx.LocalWhen(m.tr, m.b.Start, m.loc)})})
+	vm, err := s.bookingPageVM(c, p, views.HoldPanelVM{Message: m.tr.T("manage.pick_new", nil)})
 	if err != nil {
 		return err
 	}
 	vm.Specialists = nil // the booking keeps its type; any specialist free then will do
+	vm.Current = m.tr.T("manage.current_time", map[string]any{"When": httpx.LocalWhen(m.tr, m.b.Start, m.loc)})
 	return s.kit.Page(c, http.StatusOK, m.tr.T("booking.heading.move", nil), views.BookingPage(vm))
 }
 
@@ -125,9 +146,19 @@ func (s *Pages) manageView(c echo.Context) (manageData, pageView, error) {
 	if m.b.Status != booking.StatusConfirmed {
 		return m, pageView{}, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be moved again.")
 	}
-	p := pageView{slug: m.clinic.Slug, clinicID: m.clinic.ID, typeID: m.typ.ID, loc: m.loc, token: m.token, tr: m.tr}
+	p := pageView{slug: m.clinic.Slug, clinicID: m.clinic.ID, typeID: m.typ.ID, loc: m.loc, token: m.token, tr: m.tr,
+		current: m.b.Start}
+	w := c.QueryParam("week")
+	if w == "" {
+		// The page opens on the appointment's own week, unless no day of
+		// it can be booked any more (then on today's).
+		p.monday = availability.DateOf(m.b.Start, m.loc).WeekStart()
+		if err := s.boundWeek(c.Request().Context(), &p); err == nil {
+			return m, p, nil
+		}
+	}
 	day := availability.DateOf(time.Now(), m.loc)
-	if w := c.QueryParam("week"); w != "" {
+	if w != "" {
 		if day, err = availability.ParseDate(w); err != nil {
 			return m, pageView{}, apperr.Invalidf("week", "week must be a date, YYYY-MM-DD.")
 		}
@@ -154,6 +185,14 @@ func (s *Pages) ManageReschedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	start, err := httpx.ParseTime("start", c.FormValue("start"))
+	if err != nil {
+		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: m.tr.T("panel.pick_time", nil)})
+	}
+	if c.FormValue("confirm") != "yes" {
+		// Asking moves nothing, so it spends none of the link's moves.
+		return s.panel(c, p, http.StatusOK, m.movePanel(p, start))
+	}
 	if err := httpx.OverLimit(c, s.deps.MoveLimiter, "moves"); err != nil {
 		httpx.SetRetryAfter(c, err)
 		status, panel, _ := problemPanel(p, err, "")
@@ -164,10 +203,6 @@ func (s *Pages) ManageReschedule(c echo.Context) error {
 		status, panel, _ := problemPanel(p, err, "")
 		panel.Message = m.tr.T("manage.too_many_moves", map[string]any{"Minutes": httpx.MinutesOf(apperr.As(err).RetryAfter)})
 		return s.panel(c, p, status, panel)
-	}
-	start, err := httpx.ParseTime("start", c.FormValue("start"))
-	if err != nil {
-		return s.panel(c, p, http.StatusBadRequest, views.HoldPanelVM{State: "problem", Message: m.tr.T("panel.pick_time", nil)})
 	}
 	nb, err := s.deps.Checkout.RescheduleAppointment(c.Request().Context(), m.b.ID, m.token, m.b.Version, start)
 	if err != nil {
@@ -182,6 +217,16 @@ func (s *Pages) ManageReschedule(c echo.Context) error {
 	return httpx.Redirect(c, "/manage/"+m.token)
 }
 
+// movePanel asks before a move: the old time, the new one, and the two
+// answers.
+func (m manageData) movePanel(p pageView, start time.Time) views.HoldPanelVM {
+	return views.HoldPanelVM{
+		State: "move", When: httpx.LocalWhen(m.tr, start, m.loc), MoveFrom: httpx.LocalWhen(m.tr, m.b.Start, m.loc),
+		ConfirmURL: p.pageURL(), Start: start.UTC().Format(time.RFC3339), Week: p.monday.String(),
+		BackURL: p.pageURL() + p.query(),
+	}
+}
+
 // ManageICS answers GET /manage/:token/calendar.ics: one VEVENT with its
 // instants in UTC, which every calendar reads right across DST.
 func (s *Pages) ManageICS(c echo.Context) error {
@@ -190,5 +235,5 @@ func (s *Pages) ManageICS(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="appointment.ics"`)
-	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(ics.Calendar(m.b, m.typ.Name, m.sp.Name, m.clinic, time.Now())))
+	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(ics.Calendar(m.b, m.typ.NameIn(m.clinic.Language), m.sp.Name, m.clinic, time.Now())))
 }

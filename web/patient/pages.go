@@ -12,6 +12,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/checkout"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/i18n"
@@ -45,28 +46,10 @@ func (s *Pages) Home(c echo.Context) error {
 	return s.kit.Page(c, http.StatusOK, l.T("clinics.title", nil), views.ClinicList(vms))
 }
 
-// ClinicPage answers GET /c/:slug.
-func (s *Pages) ClinicPage(c echo.Context) error {
-	ctx := c.Request().Context()
-	clinic, err := s.deps.Clinics.BySlug(ctx, c.Param("slug"))
-	if err != nil {
-		return err
-	}
-	httpx.Speak(c, clinic.Language)
-	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinic.ID)
-	if err != nil {
-		return err
-	}
-	vm := views.ClinicPageVM{Clinic: httpx.ClinicVM(clinic)}
-	for _, t := range types {
-		tv := views.TypeVM{ID: t.ID.String(), Name: t.Name, Description: t.Description, DurationMin: int(t.DurationMin),
-			BookURL: "/c/" + clinic.Slug + "/book/" + t.ID.String()}
-		for _, sp := range t.Specialists {
-			tv.Specialists = append(tv.Specialists, sp.Name)
-		}
-		vm.Types = append(vm.Types, tv)
-	}
-	return s.kit.Page(c, http.StatusOK, clinic.Name, views.ClinicPage(vm))
+// withContact puts the page's clinic in the request's context, so the
+// frame shows how to reach it.
+func withContact(c echo.Context, clinic clinics.Clinic) {
+	c.SetRequest(c.Request().WithContext(views.WithContact(c.Request().Context(), httpx.ClinicVM(clinic))))
 }
 
 // bookingPageVM builds the week page around a panel.
@@ -128,7 +111,7 @@ func (p pageView) bookingVM(ctx context.Context, meta *public.PageMeta, cells []
 	first := time.Date(p.monday.Year, p.monday.Month, p.monday.Day, 12, 0, 0, 0, p.loc)
 	last := first.AddDate(0, 0, 6)
 	vm := views.BookingPageVM{
-		Clinic: httpx.ClinicVM(meta.Clinic), TypeName: meta.Typ.Name, DurationMin: int(meta.Typ.DurationMin),
+		Clinic: httpx.ClinicVM(meta.Clinic), TypeName: meta.Typ.NameIn(p.tr.Lang()), DurationMin: int(meta.Typ.DurationMin),
 		WeekLabel: p.tr.DayMonth(first) + " – " + p.tr.DayMonthYear(last),
 		FilterURL: p.pageURL(), Week: p.monday.String(), Specialists: opts,
 		Days:      p.weekDays(cells, true),
@@ -220,12 +203,26 @@ func (s *Pages) heldPanel(c echo.Context, p pageView, h holds.Hold, d draft, err
 		State: "held", HoldID: h.HoldID, Message: msg,
 		When:       httpx.LocalWhen(p.tr, h.Start, p.loc),
 		Specialist: name,
-		ExpiresAt:  h.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		Until:      p.tr.Time(holdEnd(h).In(p.loc)),
+		UntilUTC:   holdEnd(h).UTC().Format(msLayout),
 		ConfirmURL: p.base() + "/confirm", ReleaseURL: p.base() + "/release", BeatURL: p.base() + "/heartbeat",
 		HoldURL: p.base() + "/hold", Start: h.Start.UTC().Format(time.RFC3339), Filter: p.filter(),
 		Name: d.Name, Email: d.Email, Phone: d.Phone, Errors: errs,
 		IdempotencyKey: formKey(c),
 	}
+}
+
+// msLayout is an instant for the page's script: RFC 3339 with milliseconds.
+const msLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// holdEnd is the end of h's life while its page keeps it alive, or its
+// expiry when it was kept longer (waiting for an e-mailed code): what the
+// patient is told, which heartbeats do not move.
+func holdEnd(h holds.Hold) time.Time {
+	if h.KeepUntil.Before(h.ExpiresAt) {
+		return h.ExpiresAt
+	}
+	return h.KeepUntil
 }
 
 // panel answers a panel action: the panel alone for htmx, the whole page
@@ -401,9 +398,10 @@ func (s *Pages) Confirm(c echo.Context) error {
 	}
 	ae := apperr.As(err)
 	if ae != nil && ae.Kind == apperr.Invalid && strings.HasPrefix(ae.Field(), "patient.") {
-		// Field errors in place, with what was typed; the hold stays.
+		// Field errors in place, every wrong field at once, with what was
+		// typed; the hold stays.
 		if h, ok := s.ownHold(c, p, holdID, clientID); ok {
-			return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, map[string]string{ae.Field(): httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)}, ""))
+			return s.panel(c, p, http.StatusUnprocessableEntity, s.heldPanel(c, p, h, d, fieldErrors(p, ae, d), ""))
 		}
 	}
 	if ae != nil && ae.Kind == apperr.Invalid && ae.Field() == formKeyField {
@@ -418,6 +416,18 @@ func (s *Pages) Confirm(c echo.Context) error {
 		return s.panel(c, p, status, panel)
 	}
 	return err
+}
+
+// fieldErrors is the message of each wrong field of d, the refused one
+// (ae) among them, in the page's language.
+func fieldErrors(p pageView, ae *apperr.Error, d draft) map[string]string {
+	out := map[string]string{ae.Field(): httpx.LocalMessage(p.tr, ae.Code, ae.Message, ae.Details)}
+	for field, err := range booking.PatientFieldErrors(booking.Patient{Name: d.Name, Email: d.Email, Phone: d.Phone}) {
+		if fe := apperr.As(err); fe != nil && out[field] == "" {
+			out[field] = httpx.LocalMessage(p.tr, fe.Code, fe.Message, fe.Details)
+		}
+	}
+	return out
 }
 
 // book books the client's hold for what the patient typed, with the token

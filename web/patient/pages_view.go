@@ -58,6 +58,7 @@ func (s *Pages) bookingPageFromView(c echo.Context) (done bool, err error) {
 	s.deps.Views.Count("page", true)
 	p.clinicID, p.loc, p.first, p.last = meta.Clinic.ID, meta.Loc, meta.First, meta.Last
 	p.tr = httpx.Speak(c, meta.Clinic.Language)
+	withContact(c, meta.Clinic)
 	s.kit.ClientID(c)
 	ctx := c.Request().Context()
 	hx := c.Request().Header.Get("HX-Request") == "true"

@@ -49,7 +49,7 @@ func (s *Pages) verification(c echo.Context, email string) (string, error) {
 func (s *Pages) codePanel(c echo.Context, p pageView, h holds.Hold, d draft, codeErr string) views.HoldPanelVM {
 	vm := s.heldPanel(c, p, h, d, nil, "")
 	vm.State = "code"
-	vm.CodeUntil = p.tr.Time(h.ExpiresAt.In(p.loc))
+	vm.CodeUntil = vm.Until
 	if codeErr != "" {
 		vm.Errors = map[string]string{"code": codeErr}
 	}

@@ -114,8 +114,12 @@ func (s *Admin) SettingsSave(c echo.Context) error {
 	case err == nil && res.Pending != nil:
 		return s.kit.Page(c, http.StatusOK, "Change the time zone?", views.SettingsZoneConfirm(zoneConfirmVM(s.settingsNav(c), in, res.Pending)))
 	case err == nil:
+		// The clinic's name, address, contact and language show on its
+		// public pages, which every instance may keep: all are retired.
 		if res.ZoneChanged {
 			s.deps.SetupChanges.ZoneChanged(context.WithoutCancel(ctx), u.ClinicID, res)
+		} else {
+			s.deps.SetupChanges.Changed(context.WithoutCancel(ctx), u.ClinicID)
 		}
 		return c.Redirect(http.StatusSeeOther, "/staff/settings?saved=1")
 	case isStale(err):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"runtime/trace"
 	"sync"
 	"time"
 
@@ -273,10 +274,15 @@ func (lv *liveView) update(full bool) error {
 	if len(lv.streams) == 0 {
 		return nil
 	}
+	// The steps are regions of the runtime trace: a trace of a fan-out
+	// shows how long a change took from its event to the streams' queues.
+	r := trace.StartRegion(ctx, "live.snapshot")
 	anon, personal, err := lv.src.Snapshot(ctx)
+	r.End()
 	if err != nil {
 		return err
 	}
+	defer trace.StartRegion(ctx, "live.send").End()
 	next := asMap(anon)
 	// One update is one item per stream, however many fragments changed: a
 	// resync or a change of hours must not overflow a stream's buffer.

@@ -76,6 +76,11 @@ type hijackedSSE struct {
 	conn    net.Conn
 	chunked bool
 	gone    chan struct{}
+	// bufs, out and head are kept between writes (one goroutine writes):
+	// a change reaching thousands of streams costs no allocation per
+	// stream. out is what WriteTo consumes; bufs keeps its array.
+	bufs, out net.Buffers
+	head      []byte
 }
 
 func newHijackedSSE(conn net.Conn, chunked bool) *hijackedSSE {
@@ -99,16 +104,19 @@ func (h *hijackedSSE) writeBatch(bs [][]byte) error {
 	if n == 0 {
 		return nil
 	}
-	bufs := make(net.Buffers, 0, len(bs)+2)
+	bufs := h.bufs[:0]
 	if h.chunked {
-		bufs = append(bufs, []byte(strconv.FormatInt(int64(n), 16)+"\r\n"))
+		h.head = append(strconv.AppendInt(h.head[:0], int64(n), 16), crlf...)
+		bufs = append(bufs, h.head)
 	}
 	bufs = append(bufs, bs...)
 	if h.chunked {
 		bufs = append(bufs, crlf)
 	}
+	h.bufs, h.out = bufs, bufs
 	_ = h.conn.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	_, err := bufs.WriteTo(h.conn)
+	_, err := h.out.WriteTo(h.conn)
+	clear(bufs) // the events are not kept past their write
 	return err
 }
 

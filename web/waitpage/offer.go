@@ -51,7 +51,7 @@ func (s *WaitPages) offerVM(c echo.Context, w waitLink) views.TimeOfferVM {
 	return views.TimeOfferVM{
 		Clinic: httpx.ClinicVM(w.clinic), TypeName: w.entry.TypeName, Specialist: specialist,
 		When: httpx.LocalWhen(l, o.Start, w.loc), Ends: l.Time(o.End.In(w.loc)),
-		Until:     l.Time(o.ExpiresAt.In(w.loc)) + " (" + w.loc.String() + ")",
+		Until:     l.Time(o.ExpiresAt.In(w.loc)) + " (" + l.Zone(w.loc.String()) + ")",
 		ExpiresAt: o.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		State:     state, PlaceURL: w.placeURL(),
 		AcceptURL: w.offerURL() + "/accept", DeclineURL: w.offerURL() + "/decline",

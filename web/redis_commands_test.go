@@ -1,0 +1,139 @@
+package web_test
+
+// How many commands a patient's booking sends to Redis, step by step, as
+// Redis itself logs them.
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/testkit"
+)
+
+// redisSteps counts the commands clients send to a Redis of the test's
+// own, from its slow log set to log everything: a script's own calls
+// (logged from "?:0") do not count, a pipeline of k commands counts k.
+// Commands no booking sends are left out: the slow log's own, connection
+// set-up, and the hold sweeper's, which runs every second whatever the
+// patients do.
+type redisSteps struct {
+	t   *testing.T
+	rdb *redis.Client
+}
+
+func newRedisSteps(t *testing.T, rdb *redis.Client) *redisSteps {
+	t.Helper()
+	ctx := t.Context()
+	for k, v := range map[string]string{"slowlog-log-slower-than": "0", "slowlog-max-len": "100000"} {
+		if err := rdb.ConfigSet(ctx, k, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &redisSteps{t: t, rdb: rdb}
+}
+
+// count runs do and returns the commands sent meanwhile, by name.
+func (m *redisSteps) count(do func()) []string {
+	m.t.Helper()
+	ctx := m.t.Context()
+	if err := m.rdb.SlowLogReset(ctx).Err(); err != nil {
+		m.t.Fatal(err)
+	}
+	do()
+	entries, err := m.rdb.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var sent []string
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.ClientAddr == "?:0" || len(e.Args) == 0 || background(e.Args) {
+			continue
+		}
+		sent = append(sent, strings.ToLower(e.Args[0]))
+	}
+	return sent
+}
+
+// background: commands of the measuring, of new connections, of the
+// sweeper.
+func background(args []string) bool {
+	switch strings.ToLower(args[0]) {
+	case "slowlog", "config", "info", "hello", "select", "client", "ping", "zrangebyscore":
+		return true
+	case "smembers", "srem", "sadd":
+		return len(args) > 1 && args[1] == "holds:clinics"
+	}
+	return false
+}
+
+// A booking through the API (a week's timeslots, hold, heartbeat, book)
+// sends at most these commands to Redis, each step on its own. The week
+// is one no request has read before (its lists are computed and stored);
+// the hold and the booking go by what the week's read left in memory.
+func TestRedisCommandsPerBookingStep(t *testing.T) {
+	rdb := testkit.PrivateRedis(t)
+	a := newApp(t, withRedis(rdb))
+	c := a.patientClinic(t)
+	typ := c.Type0()
+	m := newRedisSteps(t, rdb)
+	book := func(daysAhead int) map[string][]string {
+		from := time.Now().In(c.Loc).AddDate(0, 0, daysAhead).Format("2006-01-02")
+		to := time.Now().In(c.Loc).AddDate(0, 0, daysAhead+6).Format("2006-01-02")
+		client := clientID()
+		steps := map[string][]string{}
+		var slots struct {
+			Timeslots []struct {
+				Start string `json:"start"`
+			} `json:"timeslots"`
+		}
+		steps["timeslots"] = m.count(func() {
+			r := a.do(t, "GET", "/v1/appointment-types/"+typ.ID.String()+"/timeslots?from="+from+"&to="+to, nil)
+			if r.Status != http.StatusOK {
+				t.Fatalf("timeslots: %d %s", r.Status, r.Body)
+			}
+			r.Decode(&slots)
+		})
+		if len(slots.Timeslots) == 0 {
+			t.Fatalf("no timeslots from %s to %s", from, to)
+		}
+		start, err := time.Parse(time.RFC3339, slots.Timeslots[len(slots.Timeslots)/2].Start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h holdView
+		steps["hold"] = m.count(func() { h = a.hold(t, typ.ID, start, client) })
+		steps["heartbeat"] = m.count(func() {
+			if r := a.do(t, "PATCH", "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": client}); r.Status != http.StatusOK {
+				t.Fatalf("heartbeat: %d %s", r.Status, r.Body)
+			}
+		})
+		steps["book"] = m.count(func() {
+			r := a.do(t, "POST", bookPath(typ.ID), bookBody{HoldID: h.HoldID, ClientID: client, Patient: patientFor(client)},
+				"Idempotency-Key", uuid.NewString())
+			if r.Status != http.StatusCreated {
+				t.Fatalf("book: %d %s", r.Status, r.Body)
+			}
+		})
+		return steps
+	}
+	// Scripts loaded, connections dialled: not counted.
+	book(1)
+	steps := book(15)
+	most := map[string]int{"timeslots": 5, "hold": 1, "heartbeat": 3, "book": 6}
+	total := 0
+	for _, step := range []string{"timeslots", "hold", "heartbeat", "book"} {
+		sent := steps[step]
+		total += len(sent)
+		t.Logf("%s: %d commands: %s", step, len(sent), strings.Join(sent, " "))
+		if len(sent) > most[step] {
+			t.Errorf("%s sent %d commands to Redis, want at most %d: %s", step, len(sent), most[step], strings.Join(sent, " "))
+		}
+	}
+	t.Logf("%d commands in all", total)
+}
