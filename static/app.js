@@ -310,20 +310,34 @@ document.addEventListener("htmx:afterSwap", function (e) {
   else document.addEventListener("DOMContentLoaded", function () { all(document); });
 })();
 
-// ---- COPY: a button that copies a link (the manage page's own) ----
-// Hidden until this script runs; it says "Copied" for a moment after.
+// ---- COPY: a button that copies its data-copy text (the manage link, a kiosk's link) ----
+// A button hidden in the markup shows only where there is a clipboard to
+// copy to (the link beside it can always be selected). A button with
+// data-copied says that for a moment in place of its label; a status
+// beside it (span[data-copied]) says it there instead.
 (function () {
   "use strict";
   document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("[data-copy]").forEach(function (b) { b.hidden = !navigator.clipboard; });
+    if (!navigator.clipboard) return;
+    document.querySelectorAll("button[data-copy][hidden]").forEach(function (b) { b.hidden = false; });
   });
   document.addEventListener("click", function (e) {
     var b = e.target && e.target.closest && e.target.closest("[data-copy]");
-    if (!b || !navigator.clipboard) return;
+    if (!b) return;
+    var say = b.parentNode.querySelector("span[data-copied]");
     var label = b.textContent;
-    navigator.clipboard.writeText(b.dataset.copy).then(function () {
-      b.textContent = b.dataset.copied || label;
-      setTimeout(function () { b.textContent = label; }, 2000);
-    }).catch(function () {});
+    function done(ok) {
+      if (say) {
+        say.textContent = ok ? "Copied." : "Select the link and copy it.";
+      } else if (ok && b.dataset.copied) {
+        b.textContent = b.dataset.copied;
+        setTimeout(function () { b.textContent = label; }, 2000);
+      }
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(b.dataset.copy).then(function () { done(true); }, function () { done(false); });
+    } else {
+      done(false);
+    }
   });
 })();

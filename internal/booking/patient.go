@@ -39,21 +39,14 @@ func validatePatient(p Patient, needEmail bool) (Patient, error) {
 	if p.Name, err = checkedName(p.Name); err != nil {
 		return p, err
 	}
-	if needEmail {
-		p.Email, err = checkedEmail(p.Email)
-	} else if p.Email, err = textfield.PatientEmail.Check(p.Email); err == nil && p.Email != "" {
-		err = checkEmail(p.Email)
-	}
-	if err != nil {
+	if p.Email, err = checkedEmail(p.Email, needEmail); err != nil {
 		return p, err
 	}
-	if p.Phone, err = checkedPhone(p.Phone); err != nil {
-		return p, err
-	}
-	if p.Email == "" && p.Phone == "" {
+	if p.Email == "" && strings.TrimSpace(p.Phone) == "" {
 		return p, apperr.Invalidf("patient.phone", "Give a phone number or an e-mail address, so the clinic can reach the patient.")
 	}
-	return p, nil
+	p.Phone, err = checkedPhone(p.Phone)
+	return p, err
 }
 
 // PatientFieldErrors checks each of the patient's details on its own, as
@@ -64,7 +57,7 @@ func PatientFieldErrors(p Patient) map[string]error {
 	if _, err := checkedName(p.Name); err != nil {
 		out["patient.name"] = err
 	}
-	if _, err := checkedEmail(p.Email); err != nil {
+	if _, err := checkedEmail(p.Email, true); err != nil {
 		out["patient.email"] = err
 	}
 	if _, err := checkedPhone(p.Phone); err != nil {
@@ -84,13 +77,16 @@ func checkedName(name string) (string, error) {
 	return name, checkName(name)
 }
 
-func checkedEmail(email string) (string, error) {
+// checkedEmail checks an e-mail address; an empty one passes unless need.
+func checkedEmail(email string, need bool) (string, error) {
 	email, err := textfield.PatientEmail.Check(email)
 	switch {
 	case err != nil:
 		return email, err
-	case email == "":
+	case email == "" && need:
 		return email, apperr.Invalidf("patient.email", "Please enter your e-mail address.")
+	case email == "":
+		return email, nil
 	}
 	return email, checkEmail(email)
 }
