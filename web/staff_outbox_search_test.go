@@ -29,7 +29,9 @@ func TestOutboxSearchAndPages(t *testing.T) {
 	admin := a.signIn(t, c.Admin)
 	keptMessage(t, admin, email)
 	// Sixty reminders about another booking come after it.
-	other := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, c.Next(time.Wednesday, 12, 0), booking.Patient{Name: "Busy Patient", Email: uniqueEmail("busy")}).Booking
+	busy := uniqueEmail("busy")
+	other := a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, c.Next(time.Wednesday, 12, 0), booking.Patient{Name: "Busy Patient", Email: busy}).Booking
+	keptMessage(t, admin, busy)
 	ctx := context.Background()
 	for i := range 60 {
 		id := uuid.New()

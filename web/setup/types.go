@@ -172,6 +172,9 @@ func spanMinutes(c echo.Context, name, inMinutes string) int {
 		return n
 	}
 	raw, unit := strings.TrimSpace(c.FormValue(name)), c.FormValue(name+"Unit")
+	if raw == "" {
+		return 0
+	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 0 || n > 1000*24*60 {
 		return -1
