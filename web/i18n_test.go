@@ -138,7 +138,7 @@ func TestI18nGermanBookingPageAndHoldPanel(t *testing.T) {
 	page := cl.Get(c.BookURL(typ, start, sp.ID)).Want(http.StatusOK)
 	local := start.In(c.Loc)
 	day := i18n.For("de").Day(local)
-	for _, want := range []string{"Termin buchen", "Nächste Woche", "Alle Zeiten in der Zeitzone", day} {
+	for _, want := range []string{"Termin buchen", "Nächste Woche", "Alle Zeiten in Berliner Zeit", day} {
 		if !strings.Contains(page.Body, want) {
 			t.Errorf("the German page does not say %q", want)
 		}

@@ -29,7 +29,7 @@ type moveCase struct {
 // page moves the booking to hh:00 on Monday by the manage page's form.
 func (m moveCase) page(t *testing.T, hh int, hdr ...string) *response {
 	t.Helper()
-	return m.cl.send("POST", "/manage/"+m.token+"/reschedule", url.Values{"start": {rfc(m.c.Monday(hh, 0))}},
+	return m.cl.send("POST", "/manage/"+m.token+"/reschedule", url.Values{"start": {rfc(m.c.Monday(hh, 0))}, "confirm": {"yes"}},
 		append([]string{"Accept", browserAccept}, hdr...)...)
 }
 

@@ -67,7 +67,7 @@ func TestE2EBrowserTwoPatientsAndTheKioskSeeEachChangeLive(t *testing.T) {
 
 	// A cancels through the manage link, with the confirmation step.
 	tabA.Do(wait, "cancel",
-		chromedp.Click(chromedp.CSS(`form[action$="/cancel"] button`)),
+		chromedp.Click(chromedp.CSS(`a[data-testid="cancel-link"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`button.danger`)),
 	)
 	if h := evalJS[string](tabA, `document.querySelector("h1").innerText`); h != "Cancel this appointment?" {

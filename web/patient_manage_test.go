@@ -34,7 +34,7 @@ func TestPageConfirmBooksAndTheManagePageShowsIt(t *testing.T) {
 		sum := summaryOf(t, r)
 		want := map[string]string{
 			"What":   "Consultation",
-			"When":   start.Format("Monday 2 January 2006, 15:04") + " (Europe/Berlin) – " + start.Add(30*time.Minute).Format("15:04"),
+			"When":   start.Format("Monday 2 January 2006, 15:04") + " (Berlin time) – " + start.Add(30*time.Minute).Format("15:04"),
 			"With":   sp.Name,
 			"Where":  c.Name + ", Hauptstraße 5, 10827 Berlin",
 			"For":    "Grace Hopper",
@@ -104,9 +104,11 @@ func TestPageManageCancelAsksFirstThenCancels(t *testing.T) {
 	cl := a.newClient(t)
 	token := bookViaPages(t, cl, c, typ, sp.ID, start, "Rosalind Franklin", "rosalind@example.org")
 	page := cl.Get("/manage/" + token).Want(http.StatusOK)
-	cancel := formOf(t, page.Doc().Find(`form[action="/manage/`+token+`/cancel"]`), "cancel form")
-
-	ask := cl.Post(cancel.Action, cancel.Values).Want(http.StatusOK)
+	cancel, _ := page.Doc().Find(`a[data-testid="cancel-link"]`).Attr("href")
+	if cancel != "/manage/"+token+"/cancel" {
+		t.Fatalf("the cancel link leads to %q", cancel)
+	}
+	ask := cl.Get(cancel).Want(http.StatusOK)
 	wantFullPage(t, ask)
 	if got := text(ask.Doc().Find("h1")); got != "Cancel this appointment?" {
 		t.Errorf("confirmation page h1 %q", got)
@@ -193,8 +195,8 @@ func TestPageManageRescheduleMovesTheBooking(t *testing.T) {
 	if d.Find("select#specialist").Length() != 0 {
 		t.Error("the move grid offers a specialist filter")
 	}
-	if !strings.Contains(text(d.Find("#hold-panel")), "Your current time: "+from.Format("Monday 2 January 2006, 15:04")) {
-		t.Errorf("panel %q", text(d.Find("#hold-panel")))
+	if !strings.Contains(text(d.Find(`header [data-testid="current-time"]`)), "Your current time: "+from.Format("Monday 2 January 2006, 15:04")) {
+		t.Errorf("the page's head says %q", text(d.Find("header")))
 	}
 	if sc, _ := d.Find(`[data-testid="week-grid"]`).Attr("sse-connect"); !strings.HasPrefix(sc, "/manage/"+token+"/reschedule/live?week=") {
 		t.Errorf("sse-connect %q", sc)
@@ -206,13 +208,15 @@ func TestPageManageRescheduleMovesTheBooking(t *testing.T) {
 	if f.Action != "/manage/"+token+"/reschedule" {
 		t.Errorf("a move cell posts to %q", f.Action)
 	}
-	r := cl.Post(f.Action, f.Values).Want(http.StatusSeeOther)
+	ask := cl.Post(f.Action, f.Values).Want(http.StatusOK)
+	yes := formOf(t, ask.Doc().Find(`[data-testid="move-yes"]`), "move confirmation")
+	r := cl.Post(yes.Action, yes.Values).Want(http.StatusSeeOther)
 	if r.Header.Get("Location") != "/manage/"+token {
 		t.Fatalf("move redirects to %q", r.Header.Get("Location"))
 	}
 	after := cl.Get("/manage/" + token).Want(http.StatusOK)
 	sum := summaryOf(t, after)
-	if want := to.Format("Monday 2 January 2006, 15:04") + " (Europe/Berlin) – " + to.Add(30*time.Minute).Format("15:04"); sum["When"] != want {
+	if want := to.Format("Monday 2 January 2006, 15:04") + " (Berlin time) – " + to.Add(30*time.Minute).Format("15:04"); sum["When"] != want {
 		t.Errorf("after the move, When = %q, want %q", sum["When"], want)
 	}
 	if sum["Status"] != "Confirmed" || sum["For"] != "Lise Meitner" {

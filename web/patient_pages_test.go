@@ -57,7 +57,7 @@ func TestPageClinicShowsTypesDurationsAndSpecialists(t *testing.T) {
 	if got := text(d.Find("h1")); got != c.Name {
 		t.Errorf("h1 %q, want %q", got, c.Name)
 	}
-	if head := text(d.Find(".page-head")); !strings.Contains(head, "Europe/Berlin") || !strings.Contains(head, "Hauptstraße 5") {
+	if head := text(d.Find(".page-head")); !strings.Contains(head, "Berlin time") || !strings.Contains(head, "Hauptstraße 5") {
 		t.Errorf("the clinic's head shows no address or time zone: %q", head)
 	}
 	cards := d.Find(`[data-testid="types"] > li`)

@@ -135,7 +135,7 @@ func TestRateLimitCreatePageMovesPerIP(t *testing.T) {
 	path := "/manage/" + b.ManageToken + "/reschedule"
 	move := func(hh int, hdr ...string) *response {
 		t.Helper()
-		return browser.send("POST", path, url.Values{"start": {rfc(c.Monday(hh, 0))}},
+		return browser.send("POST", path, url.Values{"start": {rfc(c.Monday(hh, 0))}, "confirm": {"yes"}},
 			append([]string{"Accept", browserAccept}, hdr...)...)
 	}
 	avoidWindowEdge(10 * time.Second)

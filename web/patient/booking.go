@@ -183,7 +183,7 @@ func (p pageView) cellVM(c grid.Cell, live bool) views.SlotCellVM {
 	if p.specialist != uuid.Nil {
 		vm.Specialist = p.specialist.String()
 	}
-	if c.State == grid.Taken && !p.current.IsZero() && c.Start.Equal(p.current) {
+	if !p.current.IsZero() && c.Start.Equal(p.current) { // whoever else is free then
 		vm.State = "current"
 	}
 	if !c.KeepUntil.IsZero() {
