@@ -127,7 +127,7 @@ func SpecialistList(nav StaffNav, rows []SpecialistRowVM, errs map[string]string
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = field("priority", "Priority (higher gets pooled bookings first)", "number", "off", "0", errs["priority"]).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = field("priority", "Order for “any specialist” bookings (a higher number is offered first)", "number", "off", "0", errs["priority"]).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -344,7 +344,7 @@ func SpecialistEdit(vm SpecialistEditVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = field("priority", "Priority", "number", "off", itoa(int(vm.Priority)), vm.Errors["priority"]).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = field("priority", "Order for “any specialist” bookings (a higher number is offered first)", "number", "off", itoa(int(vm.Priority)), vm.Errors["priority"]).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

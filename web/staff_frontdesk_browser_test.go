@@ -170,6 +170,15 @@ func TestFrontDeskScreenshot(t *testing.T) {
 		a.bookAs(t, c, c.Types[i%2], c.Specialists[i%2].ID, day.Add(time.Duration(i)*90*time.Minute), p)
 	}
 	a.holdOf(t, c.Type0().ID, c.Specialists[1].ID, day.Add(5*time.Hour), clientID())
+	ctx := context.Background()
+	for i, name := range []string{"Dr. Anna Weber", "Dr. Jonas Brandt"} {
+		if _, err := a.Pool.Exec(ctx, `UPDATE specialists SET name = $1 WHERE id = $2`, name, c.Specialists[i].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Pool.Exec(ctx, `UPDATE clinics SET name = 'Praxis am Park' WHERE id = $1`, c.ID); err != nil {
+		t.Fatal(err)
+	}
 	s := startBrowser(t, "shot", 1440, 900)
 	defer s.Report()
 	s.RecordLive()

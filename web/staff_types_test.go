@@ -78,7 +78,7 @@ func TestStaffAppointmentTypes(t *testing.T) {
 			t.Errorf("performed by %v", ids)
 		}
 		page := admin.Get("/staff/types/" + id.String()).Want(http.StatusOK).Form(`[data-testid="type-form"]`)
-		if page.Values.Get("durationMin") != "45" || page.Values.Get("cooldownMin") != "60" || !slices.Equal(page.Values["specialists"], []string{c.Specialists[1].ID.String()}) {
+		if page.Values.Get("durationMin") != "45" || page.Values.Get("cooldown")+" "+page.Values.Get("cooldownUnit") != "1 h" || !slices.Equal(page.Values["specialists"], []string{c.Specialists[1].ID.String()}) {
 			t.Errorf("the type page reads %v", page.Values)
 		}
 		if admin.Get("/staff/types").Doc().Find(`a[href="/staff/types/`+id.String()+`"]`).Length() != 1 {

@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -230,7 +231,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.PublicURL, err = publicURL(getenv("PUBLIC_URL"), c.Addr); err != nil {
 		errs = append(errs, err.Error())
 	}
-	c.MailFrom = or(getenv("MAIL_FROM"), "Clinic bookings <bookings@"+hostOf(c.PublicURL)+">")
+	if c.MailFrom, err = mailFrom(getenv("MAIL_FROM"), c.PublicURL, c.SMTP != nil); err != nil {
+		errs = append(errs, err.Error())
+	}
 	c.ErasureLedger = or(getenv("ERASURE_LEDGER"), "erasures.ledger")
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
@@ -355,6 +358,26 @@ func or(v, def string) string {
 }
 
 // hostOf is the host name of an address, for a default sender.
+// mailFrom is the sender of patients' e-mails: MAIL_FROM, else bookings@
+// the public address's domain. An address that has no domain (an IP
+// address, localhost) makes no sender a mail server would take, nor one a
+// patient would trust: with a mail server MAIL_FROM is then required;
+// without one (the e-mails are only kept for the outbox page) the sender
+// says plainly that it is a placeholder.
+func mailFrom(set, publicURL string, smtp bool) (string, error) {
+	if set != "" {
+		return set, nil
+	}
+	host := hostOf(publicURL)
+	if strings.Contains(host, ".") && net.ParseIP(host) == nil {
+		return "Clinic bookings <bookings@" + host + ">", nil
+	}
+	if smtp {
+		return "", fmt.Errorf("MAIL_FROM: required with SMTP_URL while PUBLIC_URL's host (%s) is not a domain name: set the clinic's sender, such as Praxis am Park <termine@praxis-am-park.de>", host)
+	}
+	return "Clinic bookings <bookings@mail-from.invalid>", nil
+}
+
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() == "" {

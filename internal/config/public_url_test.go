@@ -27,3 +27,28 @@ func TestPublicURL(t *testing.T) {
 		}
 	}
 }
+
+// The sender's default: bookings@ the public address's domain; no
+// domain (an IP address, localhost) makes a placeholder without a mail
+// server and a required MAIL_FROM with one.
+func TestMailFromDefault(t *testing.T) {
+	for _, tc := range []struct {
+		public string
+		smtp   bool
+		want   string
+		fails  bool
+	}{
+		{"https://praxis.example.de", true, "Clinic bookings <bookings@praxis.example.de>", false},
+		{"http://127.0.0.1:8080", false, "Clinic bookings <bookings@mail-from.invalid>", false},
+		{"http://localhost:8080", false, "Clinic bookings <bookings@mail-from.invalid>", false},
+		{"http://127.0.0.1:8080", true, "", true},
+	} {
+		got, err := mailFrom("", tc.public, tc.smtp)
+		if got != tc.want || (err != nil) != tc.fails {
+			t.Errorf("mailFrom(%q, smtp %v) = %q, %v; want %q (fails: %v)", tc.public, tc.smtp, got, err, tc.want, tc.fails)
+		}
+	}
+	if got, _ := mailFrom("Praxis <termine@praxis.de>", "http://127.0.0.1", true); got != "Praxis <termine@praxis.de>" {
+		t.Errorf("MAIL_FROM set gives %q", got)
+	}
+}

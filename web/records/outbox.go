@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"net/http"
 	netmail "net/mail"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,15 +76,24 @@ func (s *Records) OutboxPage(c echo.Context) error {
 		return err
 	}
 	if vm.Stored {
-		copies, err := s.deps.Outbox.Copies(ctx, u)
+		q, err := readCopyQuery(c)
 		if err != nil {
 			return err
 		}
+		copies, more, err := s.deps.Outbox.SearchCopies(ctx, u, q)
+		if err != nil {
+			return err
+		}
+		vm.Search = outboxSearch(c, q, more)
 		for _, cp := range copies {
-			vm.Rows = append(vm.Rows, views.OutboxRowVM{
+			row := views.OutboxRowVM{
 				When: cp.Created.In(loc).Format(httpx.StaffTimeLayout), Recipient: cp.Recipient, Subject: cp.Subject,
-				URL: outboxPath(cp.MessageID),
-			})
+				URL: outboxPath(cp.MessageID), Kind: kindWords[cp.Kind],
+			}
+			if cp.BookingID != uuid.Nil {
+				row.BookingURL = "/staff/bookings/" + cp.BookingID.String()
+			}
+			vm.Rows = append(vm.Rows, row)
 			shown = append(shown, cp.MessageID)
 		}
 	}
@@ -93,6 +104,74 @@ func (s *Records) OutboxPage(c echo.Context) error {
 }
 
 func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }
+
+// kindWords name the kinds of message as the outbox page says them, in
+// the order its search offers them.
+var kindWords = map[string]string{
+	outbox.KindConfirmation: "Booking confirmed", outbox.KindReminder: "Reminder", outbox.KindChange: "Booking moved",
+	outbox.KindCancellation: "Booking cancelled", outbox.KindLookup: "Bookings looked up",
+	outbox.KindWaitlistJoined: "Waitlist joined", outbox.KindWaitlistOffer: "Waitlist offer",
+}
+
+var kindOrder = []string{outbox.KindConfirmation, outbox.KindReminder, outbox.KindChange, outbox.KindCancellation,
+	outbox.KindLookup, outbox.KindWaitlistJoined, outbox.KindWaitlistOffer}
+
+// readCopyQuery reads the outbox search: ?to= (part of the address),
+// ?kind=, ?booking= (a booking's id) and ?page=.
+func readCopyQuery(c echo.Context) (outbox.CopyQuery, error) {
+	q := outbox.CopyQuery{Recipient: c.QueryParam("to"), Kind: c.QueryParam("kind"), Page: 1}
+	if _, ok := kindWords[q.Kind]; q.Kind != "" && !ok {
+		return q, apperr.Invalidf("kind", "kind must be one of the kinds the list offers.")
+	}
+	if b := strings.TrimSpace(c.QueryParam("booking")); b != "" {
+		id, err := uuid.Parse(b)
+		if err != nil {
+			return q, apperr.Invalidf("booking", "booking must be a booking's id, as its page's address ends.")
+		}
+		q.BookingID = id
+	}
+	if p := c.QueryParam("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 10000 {
+			return q, apperr.Invalidf("page", "page must be a number from 1.")
+		}
+		q.Page = n
+	}
+	return q, nil
+}
+
+// outboxSearch is the search form as filled in and the pages around.
+func outboxSearch(c echo.Context, q outbox.CopyQuery, more bool) views.OutboxSearchVM {
+	vm := views.OutboxSearchVM{To: q.Recipient, Kind: q.Kind, Page: q.Page}
+	if q.BookingID != uuid.Nil {
+		vm.Booking = q.BookingID.String()
+	}
+	for _, k := range kindOrder {
+		vm.Kinds = append(vm.Kinds, views.OptionVM{Value: k, Label: kindWords[k], Selected: k == q.Kind})
+	}
+	at := func(page int) string {
+		v := url.Values{}
+		for k, s := range map[string]string{"to": vm.To, "kind": vm.Kind, "booking": vm.Booking} {
+			if s != "" {
+				v.Set(k, s)
+			}
+		}
+		if page > 1 {
+			v.Set("page", strconv.Itoa(page))
+		}
+		if len(v) == 0 {
+			return "/staff/outbox"
+		}
+		return "/staff/outbox?" + v.Encode()
+	}
+	if q.Page > 1 {
+		vm.PrevURL = at(q.Page - 1)
+	}
+	if more {
+		vm.NextURL = at(q.Page + 1)
+	}
+	return vm
+}
 
 // heldRows are the clinic's held-back messages as the page lists them,
 // and their ids.

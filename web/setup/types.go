@@ -108,8 +108,8 @@ func (s *Admin) TypeSave(c echo.Context) error {
 	in := practice.TypeInput{
 		Name: c.FormValue("name"), Description: c.FormValue("description"),
 		DurationMin: num("durationMin"), SlotStepMin: num("slotStepMin"), BufferBeforeMin: num("bufferBeforeMin"),
-		BufferAfterMin: num("bufferAfterMin"), MinNoticeMin: num("minNoticeMin"), MaxAdvanceDays: num("maxAdvanceDays"),
-		CooldownMin: num("cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"),
+		BufferAfterMin: num("bufferAfterMin"), MinNoticeMin: spanMinutes(c, "minNotice", "minNoticeMin"), MaxAdvanceDays: num("maxAdvanceDays"),
+		CooldownMin: spanMinutes(c, "cooldown", "cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"),
 		ReminderHours: reminderHours(form), SpecialistIDs: chosen, Version: httpx.Atoi32(c.FormValue("version")),
 	}
 	t, err := s.deps.Practice.SaveType(c.Request().Context(), httpx.StaffUser(c), id, in)
@@ -158,6 +158,32 @@ func reminderHours(form url.Values) int {
 	n, err := strconv.Atoi(strings.TrimSpace(v[0]))
 	if err != nil {
 		return -1
+	}
+	return n
+}
+
+// spanMinutes reads a length of time the form gives as a number and its
+// unit (name and name+"Unit": min, h or d), or in minutes (inMinutes,
+// as scripts post it, which wins). A number that is not one is -1, which the
+// service refuses naming the field.
+func spanMinutes(c echo.Context, name, inMinutes string) int {
+	if m := strings.TrimSpace(c.FormValue(inMinutes)); m != "" {
+		n, _ := strconv.Atoi(m)
+		return n
+	}
+	raw, unit := strings.TrimSpace(c.FormValue(name)), c.FormValue(name+"Unit")
+	if raw == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 || n > 1000*24*60 {
+		return -1
+	}
+	switch unit {
+	case "h":
+		return n * 60
+	case "d":
+		return n * 24 * 60
 	}
 	return n
 }
