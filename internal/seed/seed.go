@@ -102,33 +102,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time
 				return err
 			}
 		}
-		for _, t := range demoTypes {
-			at, err := q.AppointmentTypeGetByName(ctx, db.AppointmentTypeGetByNameParams{ClinicID: clinic.ID, Name: t.name})
-			if errors.Is(err, pgx.ErrNoRows) {
-				at, err = q.AppointmentTypeInsert(ctx, db.AppointmentTypeInsertParams{
-					ClinicID: clinic.ID, Name: t.name, Description: t.description,
-					DurationMin: t.minutes, SlotStepMin: t.minutes,
-					BufferBeforeMin: 0, BufferAfterMin: 0, MinNoticeMin: 60,
-					MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1,
-				})
-			}
-			if err != nil {
-				return fmt.Errorf("appointment type %s: %w", t.name, err)
-			}
-			if err := q.AppointmentTypeSeedTranslations(ctx, db.AppointmentTypeSeedTranslationsParams{
-				ID: at.ID, ClinicID: clinic.ID, Translations: clinics.Translations{"de": t.german}.JSON(),
-			}); err != nil {
-				return fmt.Errorf("appointment type %s in German: %w", t.name, err)
-			}
-			d.Types = append(d.Types, at)
-			for _, i := range t.specialists {
-				err := q.AppointmentTypeSpecialistAdd(ctx, db.AppointmentTypeSpecialistAddParams{
-					ClinicID: clinic.ID, AppointmentTypeID: at.ID, SpecialistID: d.Specialists[i].ID,
-				})
-				if err != nil {
-					return fmt.Errorf("link %s to %s: %w", t.name, d.Specialists[i].Name, err)
-				}
-			}
+		if d.Types, err = seedTypes(ctx, q, clinic.ID, d.Specialists); err != nil {
+			return err
 		}
 
 		// One closed day for the first specialist: the next Wednesday.
@@ -173,6 +148,41 @@ func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time
 	}
 	d.Clinic, err = clinics.NewService(pool).ByID(ctx, clinic.ID) // with its contact
 	return d, err
+}
+
+// seedTypes adds the demo's appointment types with their German names,
+// unless they are there, and links each to the specialists who perform it.
+func seedTypes(ctx context.Context, q *db.Queries, clinicID uuid.UUID, specialists []db.Specialist) ([]db.AppointmentType, error) {
+	var types []db.AppointmentType
+	for _, t := range demoTypes {
+		at, err := q.AppointmentTypeGetByName(ctx, db.AppointmentTypeGetByNameParams{ClinicID: clinicID, Name: t.name})
+		if errors.Is(err, pgx.ErrNoRows) {
+			at, err = q.AppointmentTypeInsert(ctx, db.AppointmentTypeInsertParams{
+				ClinicID: clinicID, Name: t.name, Description: t.description,
+				DurationMin: t.minutes, SlotStepMin: t.minutes,
+				BufferBeforeMin: 0, BufferAfterMin: 0, MinNoticeMin: 60,
+				MaxAdvanceDays: 60, CooldownMin: 1440, MaxHoldsPerClient: 1,
+			})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("appointment type %s: %w", t.name, err)
+		}
+		if err := q.AppointmentTypeSeedTranslations(ctx, db.AppointmentTypeSeedTranslationsParams{
+			ID: at.ID, ClinicID: clinicID, Translations: clinics.Translations{"de": t.german}.JSON(),
+		}); err != nil {
+			return nil, fmt.Errorf("appointment type %s in German: %w", t.name, err)
+		}
+		types = append(types, at)
+		for _, i := range t.specialists {
+			err := q.AppointmentTypeSpecialistAdd(ctx, db.AppointmentTypeSpecialistAddParams{
+				ClinicID: clinicID, AppointmentTypeID: at.ID, SpecialistID: specialists[i].ID,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("link %s to %s: %w", t.name, specialists[i].Name, err)
+			}
+		}
+	}
+	return types, nil
 }
 
 // seedHours gives a specialist Monday to Friday, 08:30-12:30 and 13:30-17:00,
