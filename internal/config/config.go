@@ -214,18 +214,7 @@ func Load(getenv func(string) string) (Config, error) {
 	errs = append(errs, bad...)
 
 	errs = append(errs, c.conflicts()...)
-	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
-		errs = append(errs, fmt.Sprintf("LOG_LEVEL=%q: want debug, info, warn or error", getenv("LOG_LEVEL")))
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		errs = append(errs, fmt.Sprintf("LOG_FORMAT=%q: want text or json", c.LogFormat))
-	}
-	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		errs = append(errs, "DATABASE_URL: want postgres://user:password@host:port/dbname")
-	}
-	if err := redisx.Check(c.RedisURL); err != nil {
-		errs = append(errs, fmt.Sprintf("REDIS_URL: want redis://host:port/db, or redis+cluster://host:port,host:port,... for a Redis Cluster (%v)", err))
-	}
+	errs = append(errs, c.readForms(getenv)...)
 	var err error
 	c.PublicURLSet = getenv("PUBLIC_URL") != ""
 	if c.PublicURL, err = publicURL(getenv("PUBLIC_URL"), c.Addr); err != nil {
@@ -239,6 +228,25 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// readForms reads the log level and checks the settings that have a form
+// of their own (the log format, the database's and Redis's URLs).
+func (c *Config) readForms(getenv func(string) string) []string {
+	var errs []string
+	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
+		errs = append(errs, fmt.Sprintf("LOG_LEVEL=%q: want debug, info, warn or error", getenv("LOG_LEVEL")))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Sprintf("LOG_FORMAT=%q: want text or json", c.LogFormat))
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		errs = append(errs, "DATABASE_URL: want postgres://user:password@host:port/dbname")
+	}
+	if err := redisx.Check(c.RedisURL); err != nil {
+		errs = append(errs, fmt.Sprintf("REDIS_URL: want redis://host:port/db, or redis+cluster://host:port,host:port,... for a Redis Cluster (%v)", err))
+	}
+	return errs
 }
 
 // readCredentials reads the settings that carry secrets: the mail
