@@ -314,7 +314,9 @@ func TestLiveViewRefusesAClaimOfAHeldTimeFromMemory(t *testing.T) {
 	}
 	rd = n.redis.Load()
 	a.holdOf(t, typ.ID, sp, monday.Add(time.Hour), "patient-b")
-	if n.redis.Load()-rd < 2 {
+	// At least the claim's script: the day's free times may come from
+	// this process's memory, which the script checks in its own step.
+	if n.redis.Load()-rd < 1 {
 		t.Fatal("a claim of a free time was not asked of Redis")
 	}
 }

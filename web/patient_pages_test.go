@@ -178,7 +178,7 @@ func wantWeekGrid(t *testing.T, r *response, c clinic, typ db.AppointmentType, m
 	if href, _ := d.Find(`a[rel="next"]`).Attr("href"); href != c.BookPath(typ)+"?week="+monday.AddDate(0, 0, 7).Format("2006-01-02")+q {
 		t.Errorf("next week link %q", href)
 	}
-	if !strings.Contains(text(d.Find(".page-head")), "All times are Europe/Berlin time.") {
+	if !strings.Contains(text(d.Find(".page-head")), "All times are Berlin time.") {
 		t.Error("the page does not say which time zone its times are in")
 	}
 	wantSpecialistFilter(t, d.Find("form.filter"), c, typ, week, fv)

@@ -70,7 +70,7 @@ func TestSettingsAdminSaves(t *testing.T) {
 
 	// A new appointment type starts from the clinic's defaults.
 	nf := admin.Get("/staff/types/new").Want(http.StatusOK).Form(`[data-testid="type-form"]`).Values
-	if nf.Get("slotStepMin") != "15" || nf.Get("minNoticeMin") != "120" || nf.Get("maxAdvanceDays") != "90" || nf.Get("cooldownMin") != "0" {
+	if nf.Get("slotStepMin") != "15" || nf.Get("minNotice")+nf.Get("minNoticeUnit") != "2h" || nf.Get("maxAdvanceDays") != "90" || nf.Get("cooldown") != "0" {
 		t.Errorf("the new type form starts with %v", nf)
 	}
 }

@@ -122,7 +122,7 @@ func TestLiveGridShowsTheViewersOwnHoldAsHeldForYouAndOthersSeeItFree(t *testing
 	h := a.hold(t, typ, at, myID)
 	me.cellChange(mine, id, "mine")
 	page, _ := me.fragments()
-	for _, want := range []string{"Held for you", `data-hold-id="` + h.HoldID + `"`, `data-expires="`} {
+	for _, want := range []string{"Held for you", `data-hold-id="` + h.HoldID + `"`, `data-until="`} {
 		if !strings.Contains(page[id], want) {
 			t.Fatalf("own held cell lacks %s: %s", want, page[id])
 		}

@@ -58,7 +58,7 @@ func TestBackupRestoreCarriesOn(t *testing.T) {
 	// sent by a server.
 	before := testkit.SMTP(t)
 	env := func(dbURL string, mail *testkit.SMTPServer) map[string]string {
-		return map[string]string{"DATABASE_URL": dbURL, "SMTP_URL": mail.URL(), "ERASURE_LEDGER": ledger}
+		return map[string]string{"DATABASE_URL": dbURL, "SMTP_URL": mail.URL(), "MAIL_FROM": "Clinic <bookings@clinic.test>", "ERASURE_LEDGER": ledger}
 	}
 	first := startServe(t, env(srcURL, before))
 	anna := book(desk, "anna", day)

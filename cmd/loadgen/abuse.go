@@ -187,7 +187,7 @@ func abuseMode(ctx context.Context, admin *pgxpool.Pool, o options) error {
 		return err
 	}
 	defer mb.close()
-	base, stop, err := startChild(ctx, o.spawn, []string{"DATABASE_URL=" + url, "SMTP_URL=" + mb.url(), "MAIL_RETRY_SECONDS=1"}, "serve")
+	base, stop, err := startChild(ctx, o.spawn, []string{"DATABASE_URL=" + url, "SMTP_URL=" + mb.url(), "MAIL_FROM=Clinic <bookings@clinic.test>", "MAIL_RETRY_SECONDS=1"}, "serve")
 	if err != nil {
 		return err
 	}
