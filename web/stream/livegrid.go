@@ -149,12 +149,22 @@ func (lg *liveGrids) join(ctx context.Context, src liveSource, st *htmlStream, k
 	}
 	lv.mu.Lock()
 	lg.mu.Unlock()
-	defer lv.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			lv.mu.Unlock()
+		}
+	}()
 
 	if lv.anon == nil {
 		anon, personal, err := src.Snapshot(ctx)
 		if err != nil {
-			lv.leaveLocked(st)
+			// leave takes the grids' lock before the view's, as join
+			// does: the view's is let go first. A view no stream joined
+			// in the meantime goes.
+			lv.mu.Unlock()
+			locked = false
+			lv.leave(st)
 			return nil, nil, err
 		}
 		lv.anon, lv.personal, lv.generic = anon, personal, asMap(anon)
