@@ -131,7 +131,7 @@ func printFloorRow(book, proxied bookResult, healthz, tps float64) {
 	floor := 1 / (4/healthz + 1/tps)
 	fmt.Printf("%-40s %-44s %-30s\n", "booking flow vs its floor",
 		fmt.Sprintf("%.1f bookings/s: %.2f of floor (proxied %.2f)", book.perSecond, book.perSecond/floor, proxied.perSecond/floor),
-		fmt.Sprintf("floor 1/(4/healthz + 1/pgbench) = %.0f/s; target 0.35", floor))
+		fmt.Sprintf("floor 1/(4/healthz + 1/pgbench) = %.0f/s; target 0.20", floor))
 }
 
 // pgbenchReference inserts into the same bookings table with pgbench: the
