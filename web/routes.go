@@ -74,7 +74,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	// change, then the account's allowance of changes. The sign-in form
 	// checks its own token (a signed double submit: no session before
 	// sign-in).
-	sg := e.Group("/staff", s.kit.Sessions)
+	sg := e.Group("/staff", s.kit.Sessions, httpx.SpeakStaff)
 	sg.GET("/login", s.signin.LoginPage)
 	sg.POST("/login", s.signin.Login)
 	sg.GET("/login/code", s.signin.LoginCodePage)

@@ -1,5 +1,5 @@
-// Package i18n is the language of the patient pages, the kiosk board and
-// the calendar file: English and German.
+// Package i18n is the language of the patient pages, the staff pages,
+// the kiosk board and the calendar file: English and German.
 //
 // A request's language is chosen once, by Choose: the "lang" cookie (set
 // by the page footer's switcher) wins, then the first supported language
@@ -10,13 +10,16 @@
 // without one speaks English. Live fragments are rendered with a context
 // carrying the viewer's Localizer, so a stream speaks its page's language.
 //
-// Messages live in locales/en.toml and locales/de.toml, embedded in the
-// binary; both files hold exactly the same keys (a test says so).
+// Messages live in locales/en.toml and locales/de.toml (patient pages,
+// kiosk, e-mail) and locales/<area>.en.toml, locales/<area>.de.toml for
+// the staff pages, embedded in the binary; each language holds exactly
+// the same keys (a test says so).
 package i18n
 
 import (
 	"context"
 	"embed"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -53,8 +56,14 @@ func load() {
 	bundle.RegisterUnmarshalFunc("toml", toml.Unmarshal)
 	localizers = map[string]*Localizer{}
 	for _, lang := range Supported {
-		if _, err := bundle.LoadMessageFileFS(localeFiles, "locales/"+lang+".toml"); err != nil {
+		files, err := localeFilesOf(lang)
+		if err != nil {
 			panic("i18n: " + err.Error())
+		}
+		for _, f := range files {
+			if _, err := bundle.LoadMessageFileFS(localeFiles, f); err != nil {
+				panic("i18n: " + err.Error())
+			}
 		}
 		localizers[lang] = &Localizer{lang: lang, l: goi18n.NewLocalizer(bundle, lang)}
 	}
@@ -184,19 +193,49 @@ func SwitchLink(url, lang string) string {
 	return url + "?" + SwitchParam + "=" + lang
 }
 
-// Keys are the message keys of lang's file.
-func Keys(lang string) ([]string, error) {
-	b, err := localeFiles.ReadFile("locales/" + lang + ".toml")
+// localeFilesOf are lang's message files: locales/<lang>.toml for the
+// patient pages and locales/<area>.<lang>.toml for each other area (the
+// staff pages' files), so each area's words live in a file of their own.
+func localeFilesOf(lang string) ([]string, error) {
+	entries, err := localeFiles.ReadDir("locales")
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]string
-	if err := toml.Unmarshal(b, &m); err != nil {
+	var files []string
+	for _, e := range entries {
+		name := e.Name()
+		if name == lang+".toml" || strings.HasSuffix(name, "."+lang+".toml") {
+			files = append(files, "locales/"+name)
+		}
+	}
+	return files, nil
+}
+
+// Keys are the message keys of lang's files; a key in two of them is an
+// error, since one would silently hide the other.
+func Keys(lang string) ([]string, error) {
+	files, err := localeFilesOf(lang)
+	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	seen := map[string]string{}
+	var keys []string
+	for _, f := range files {
+		b, err := localeFiles.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]string
+		if err := toml.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for k := range m {
+			if other, ok := seen[k]; ok {
+				return nil, fmt.Errorf("%q is in both %s and %s", k, other, f)
+			}
+			seen[k] = f
+			keys = append(keys, k)
+		}
 	}
 	return keys, nil
 }

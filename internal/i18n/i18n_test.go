@@ -53,7 +53,7 @@ var (
 func TestUsedKeysExist(t *testing.T) {
 	en := keySet(t, English)
 	var files []string
-	for _, pattern := range []string{"../../views/*.templ", "../../web/*.go"} {
+	for _, pattern := range []string{"../../views/*.templ", "../../web/*.go", "../../web/*/*.go"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

@@ -42,6 +42,24 @@ func SpeakOnly(c echo.Context, clinicLang string) *i18n.Localizer {
 	return l
 }
 
+// SpeakStaff chooses the language of the staff pages: the switcher's
+// cookie, then the browser's Accept-Language, then English. A staff
+// member's pages speak their own language whatever the clinic's is; the
+// switcher (in the staff frame's footer) leads back to the page shown.
+func SpeakStaff(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		l := i18n.Choose(req, i18n.English)
+		c.Response().Header().Add("Vary", "Accept-Language")
+		ctx := i18n.WithLocalizer(req.Context(), l)
+		if req.Method == http.MethodGet {
+			ctx = i18n.WithSwitch(ctx, (&url.URL{Path: localPath(req.URL.Path), RawQuery: req.URL.RawQuery}).RequestURI())
+		}
+		c.SetRequest(req.WithContext(ctx))
+		return next(c)
+	}
+}
+
 // Tr is the language speak chose for this request (English before it).
 func Tr(c echo.Context) *i18n.Localizer { return i18n.FromContext(c.Request().Context()) }
 
@@ -55,7 +73,7 @@ func switchLanguage(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		q := req.URL.Query()
-		if req.Method != http.MethodGet || !q.Has(i18n.SwitchParam) || strings.HasPrefix(req.URL.Path, "/staff") {
+		if req.Method != http.MethodGet || !q.Has(i18n.SwitchParam) {
 			return next(c)
 		}
 		lang := q.Get(i18n.SwitchParam)
@@ -154,14 +172,11 @@ func fieldWord(l *i18n.Localizer, field string) string {
 
 // ErrorLocalizer is the language of an HTML error page: the one the page's
 // handler chose, or for an error before it chose (no such clinic), the
-// visitor's own; staff pages speak English.
+// visitor's own.
 func ErrorLocalizer(c echo.Context) *i18n.Localizer {
 	req := c.Request()
 	if i18n.Has(req.Context()) {
 		return i18n.FromContext(req.Context())
-	}
-	if strings.HasPrefix(req.URL.Path, "/staff") {
-		return i18n.For(i18n.English)
 	}
 	return i18n.Choose(req, i18n.English)
 }
