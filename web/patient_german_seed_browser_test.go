@@ -7,9 +7,11 @@ package web_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +27,7 @@ import (
 
 // englishOf is what a German reader must never see: the seed's English
 // texts and the catalogue's English sentences (those without
-// placeholders that German says otherwise).
+// placeholders that German says otherwise), of every area's file.
 func englishOf(t *testing.T, demo seed.Demo) []string {
 	t.Helper()
 	out := []string{"Europe/Berlin"}
@@ -33,11 +35,19 @@ func englishOf(t *testing.T, demo seed.Demo) []string {
 		out = append(out, ty.Name, ty.Description)
 	}
 	read := func(lang string) map[string]string {
-		var m map[string]string
-		if _, err := toml.DecodeFile("../internal/i18n/locales/"+lang+".toml", &m); err != nil {
-			t.Fatal(err)
+		files, err := filepath.Glob("../internal/i18n/locales/*" + lang + ".toml")
+		if err != nil || len(files) == 0 {
+			t.Fatalf("the %s message files: %v", lang, err)
 		}
-		return m
+		all := map[string]string{}
+		for _, f := range files {
+			var m map[string]string
+			if _, err := toml.DecodeFile(f, &m); err != nil {
+				t.Fatal(err)
+			}
+			maps.Copy(all, m)
+		}
+		return all
 	}
 	en, de := read("en"), read("de")
 	for k, v := range en {
