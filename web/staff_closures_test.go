@@ -276,6 +276,13 @@ func TestClosureOverBookings(t *testing.T) {
 		t.Fatalf("the closure's page has %d move links, want 3", n)
 	}
 
+	// Each page that showed the patients is in the record of who looked.
+	var looks int
+	if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM access_records
+		WHERE clinic_id = $1 AND page IN ('closure preview', 'closure') AND $2 = ANY(booking_ids)`, c.ID, phoneOnly.Booking.ID).Scan(&looks); err != nil || looks != 2 {
+		t.Errorf("records of the looks: %d (%v), want 2", looks, err)
+	}
+
 	cancel := page.Form(`[data-testid="closure-cancel-form"]`)
 	if got := len(cancel.Values["booking"]); got != 3 {
 		t.Fatalf("%d bookings chosen by default, want 3", got)

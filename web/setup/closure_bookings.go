@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -38,6 +40,22 @@ func (s *Admin) closureVM(c echo.Context, id int64) (views.ClosureVM, []practice
 	return vm, bs, nil
 }
 
+// recordLook writes the record of who looked at the bookings a page
+// shows (their patients' names and contacts) before the page answers.
+func (s *Admin) recordLook(c echo.Context, page string, bs []views.AffectedVM) error {
+	if len(bs) == 0 || s.deps.Access == nil {
+		return nil
+	}
+	ids := make([]uuid.UUID, 0, len(bs))
+	for _, b := range bs {
+		if id, err := uuid.Parse(b.ID); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	u := httpx.StaffUser(c)
+	return s.deps.Access.Record(c.Request().Context(), privacy.Access{ClinicID: u.ClinicID, StaffID: u.ID, Page: page, Bookings: ids})
+}
+
 // ClosurePage answers GET /staff/closures/:id.
 func (s *Admin) ClosurePage(c echo.Context) error {
 	if err := httpx.StaffUser(c).May(staff.ActClosures); err != nil {
@@ -52,6 +70,9 @@ func (s *Admin) ClosurePage(c echo.Context) error {
 		return err
 	}
 	vm.Notice = s.deps.Sessions.PopString(c.Request().Context(), "notice")
+	if err := s.recordLook(c, "closure", vm.Bookings); err != nil {
+		return err
+	}
 	return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("closures.title", nil), views.Closure(vm))
 }
 
@@ -113,5 +134,8 @@ func (s *Admin) ClosureCancel(c echo.Context) error {
 		return err
 	}
 	vm.Bookings = left.Bookings
+	if err := s.recordLook(c, "closure", append(append(slices.Clone(vm.Bookings), vm.Emailed...), vm.Call...)); err != nil {
+		return err
+	}
 	return s.kit.Page(c, http.StatusOK, tr.T("closures.title", nil), views.Closure(vm))
 }

@@ -149,6 +149,9 @@ func (s *Admin) ClosureCreate(c echo.Context) error {
 			if verr != nil {
 				return verr
 			}
+			if err := s.recordLook(c, "closure preview", form.Preview); err != nil {
+				return err
+			}
 			return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("closures.title", nil), views.Closures(vm))
 		}
 	}

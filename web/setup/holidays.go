@@ -76,6 +76,9 @@ func (s *Admin) HolidaysSave(c echo.Context) error {
 		if bs, err = s.deps.Practice.HolidayBookings(ctx, u, hs); err == nil && len(bs) > 0 {
 			_, loc := s.today(c)
 			vm.Preview = affectedVMs(bs, loc)
+			if err := s.recordLook(c, "holidays preview", vm.Preview); err != nil {
+				return err
+			}
 			return s.kit.Page(c, http.StatusOK, title, views.Holidays(vm))
 		}
 	}
