@@ -12,8 +12,8 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
-	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/stream"
