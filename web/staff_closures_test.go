@@ -320,12 +320,13 @@ func TestClosureOverBookings(t *testing.T) {
 	}
 }
 
-// cancellations counts the cancellation e-mails of one booking.
+// cancellations counts the cancellation e-mails of one booking that give
+// the closure's reason.
 func cancellations(t *testing.T, a *app, bookingID uuid.UUID) int {
 	t.Helper()
 	var n int
 	if err := a.Pool.QueryRow(context.Background(),
-		`SELECT count(*) FROM messages WHERE booking_id = $1 AND kind = 'cancellation'`, bookingID).Scan(&n); err != nil {
+		`SELECT count(*) FROM messages WHERE booking_id = $1 AND kind = 'cancellation' AND reason = 'Burst pipe'`, bookingID).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
