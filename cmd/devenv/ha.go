@@ -247,6 +247,12 @@ func (h *haFormation) start(owner *account, name string) error {
 	if err := ensureSocketDir(owner); err != nil {
 		return err
 	}
+	// Whatever still runs of the node without its pg_autoctl (services of
+	// a killed create, the PostgreSQL they kept) would stay outside the
+	// new pg_autoctl's process group, which is what a failover test kills.
+	if err := stopProcessesOf(dataPaths(filepath.Join(h.dir, name))); err != nil {
+		return err
+	}
 	// A PostgreSQL killed with its pg_autoctl leaves its postmaster.pid,
 	// and pg_autoctl then never starts it again: remove a stale one.
 	removeStalePostmasterPID(filepath.Join(h.dir, name))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -220,7 +221,8 @@ func stopProcessesOf(dataDirs []string) error {
 }
 
 // processesOf lists the pids of pg_autoctl and postgres processes started
-// with one of dataDirs (pg_autoctl's --pgdata, postgres's -D), of the
+// with one of dataDirs (pg_autoctl's --pgdata, postgres's -D, the PGDATA
+// of pg_autoctl's services), of the
 // postmaster that a postmaster.pid there names, and of all their
 // descendants (pg_autoctl's services and PostgreSQL's backends retitle
 // themselves, so only their ancestry tells whose they are).
@@ -240,7 +242,7 @@ func processesOf(dataDirs []string) []int {
 		if err != nil || len(b) == 0 {
 			continue
 		}
-		if startedWith(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), dataDirs) {
+		if startedWith(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), dataDirs) || servesData(pid, dataDirs) {
 			roots = append(roots, pid)
 		}
 	}
@@ -271,6 +273,23 @@ func processesOf(dataDirs []string) []int {
 		roots = append(roots, children[pid]...)
 	}
 	return pids
+}
+
+// servesData reports whether pid is one of pg_autoctl's services for one
+// of dataDirs: they name their data directory only in PGDATA, and the
+// services of a killed create live on, children of init, keeping their
+// PostgreSQL running.
+func servesData(pid int, dataDirs []string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return false
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "PGDATA="); ok {
+			return slices.Contains(dataDirs, filepath.Clean(v))
+		}
+	}
+	return false
 }
 
 // parentOf is pid's parent, read from /proc/<pid>/stat (whose second

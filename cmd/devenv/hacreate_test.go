@@ -50,6 +50,14 @@ func TestRemoveFailedCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// A service of a killed create: nothing in its command line, its
+	// parent gone; only its PGDATA says whose it is.
+	orphan := exec.Command("sleep", "60")
+	orphan.Env = append(os.Environ(), "PGDATA="+data)
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orphan.Process.Kill(); _ = orphan.Wait() })
 	config, state := autoctlHomes(nil)
 	leftovers := []string{
 		filepath.Join(data, "PG_VERSION"),
@@ -67,12 +75,12 @@ func TestRemoveFailedCreate(t *testing.T) {
 		}
 	}
 	var pids []int
-	for deadline := time.Now().Add(10 * time.Second); len(pids) < 2 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); len(pids) < 3 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		pids = processesOf([]string{data})
 	}
-	if len(pids) != 2 || !slices.Contains(pids, cmd.Process.Pid) {
-		t.Fatalf("processes of %s: %v, want the helper (%d) and its child", data, pids, cmd.Process.Pid)
+	if len(pids) != 3 || !slices.Contains(pids, cmd.Process.Pid) || !slices.Contains(pids, orphan.Process.Pid) {
+		t.Fatalf("processes of %s: %v, want the helper (%d), its child and the orphan (%d)", data, pids, cmd.Process.Pid, orphan.Process.Pid)
 	}
 
 	if err := h.remove(nil, "monitor"); err != nil {
