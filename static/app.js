@@ -341,34 +341,3 @@ document.addEventListener("htmx:afterSwap", function (e) {
     }
   });
 })();
-
-// Copy buttons (a calendar's subscription address): data-copy names the
-// field whose value is copied; the button's data-copied is said in the
-// live region beside it.
-document.addEventListener("click", function (e) {
-  var button = e.target.closest && e.target.closest("[data-copy]");
-  if (!button) {
-    return;
-  }
-  var field = document.querySelector(button.dataset.copy);
-  if (!field) {
-    return;
-  }
-  var status = button.parentNode.querySelector("[data-copy-status]");
-  function copied() {
-    if (status) {
-      status.textContent = button.dataset.copied || "Copied.";
-    }
-  }
-  function bySelection() {
-    field.select();
-    if (document.execCommand("copy")) {
-      copied();
-    }
-  }
-  if (navigator.clipboard && navigator.clipboard.writeText) {
-    navigator.clipboard.writeText(field.value).then(copied, bySelection);
-  } else {
-    bySelection();
-  }
-});
