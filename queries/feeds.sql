@@ -36,9 +36,11 @@ WHERE f.token_hash = @token_hash AND f.revoked_at IS NULL
   AND (f.staff_user_id IS NULL OR u.disabled_at IS NULL);
 
 -- A specialist's bookings in [from, to) that still take their time
--- (cancelled and moved-away ones left out), with what a feed says of them.
+-- (cancelled and moved-away ones left out), with what a feed says of them;
+-- a booking whose details were erased or removed has no name.
 -- name: CalendarFeedBookings :many
-SELECT b.id, b.slot_start, b.slot_end, b.attendance, b.patient_name,
+SELECT b.id, b.slot_start, b.slot_end, b.attendance,
+       (CASE WHEN b.anonymised_at IS NULL THEN b.patient_name ELSE '' END)::text AS patient_name,
        greatest(b.created_at, coalesce(b.attendance_at, b.created_at))::timestamptz AS changed_at,
        t.name AS type_name, t.translations AS type_translations
 FROM bookings b

@@ -277,3 +277,27 @@ func TestFeedRateLimit(t *testing.T) {
 	}
 	guesser.Get("/calendar/f_guess.ics").Want(http.StatusTooManyRequests)
 }
+
+// An erasure reaches the cached feeds at once: a past booking keeps its
+// place in the calendar, without the name.
+func TestFeedNamesGoWithErasure(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{})
+	sp := c.Specialists[0].ID
+	past := a.bookAs(t, c, c.Type0(), sp, c.At(-7, 10, 0), booking.Patient{Name: "Eve Erased", Email: "eve-feed@example.org"})
+	admin := a.signIn(t, c.Admin)
+	admin.Post("/staff/settings/feeds", url.Values{"names": {"on"}}).WantRedirect("/staff/settings")
+	path := feedAddress(t, admin, "/staff/specialists/"+sp.String()+"/feed")
+	anon := a.newClient(t)
+	if !strings.Contains(anon.Get(path).Want(http.StatusOK).Body, "Eve Erased") {
+		t.Fatal("names on, the feed lacks the name")
+	}
+	if _, err := a.Deps.Privacy.Erase(context.Background(), c.Admin.User(c.ID), "eve-feed@example.org", ""); err != nil {
+		t.Fatal(err)
+	}
+	body := anon.Get(path).Want(http.StatusOK).Body
+	if strings.Contains(body, "Eve") || !strings.Contains(body, past.Booking.ID.String()) {
+		t.Errorf("after the erasure the feed says:\n%s", body)
+	}
+}

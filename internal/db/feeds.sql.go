@@ -45,7 +45,8 @@ func (q *Queries) CalendarFeedAccountSince(ctx context.Context, arg CalendarFeed
 }
 
 const calendarFeedBookings = `-- name: CalendarFeedBookings :many
-SELECT b.id, b.slot_start, b.slot_end, b.attendance, b.patient_name,
+SELECT b.id, b.slot_start, b.slot_end, b.attendance,
+       (CASE WHEN b.anonymised_at IS NULL THEN b.patient_name ELSE '' END)::text AS patient_name,
        greatest(b.created_at, coalesce(b.attendance_at, b.created_at))::timestamptz AS changed_at,
        t.name AS type_name, t.translations AS type_translations
 FROM bookings b
@@ -74,7 +75,8 @@ type CalendarFeedBookingsRow struct {
 }
 
 // A specialist's bookings in [from, to) that still take their time
-// (cancelled and moved-away ones left out), with what a feed says of them.
+// (cancelled and moved-away ones left out), with what a feed says of them;
+// a booking whose details were erased or removed has no name.
 func (q *Queries) CalendarFeedBookings(ctx context.Context, arg CalendarFeedBookingsParams) ([]CalendarFeedBookingsRow, error) {
 	rows, err := q.db.Query(ctx, calendarFeedBookings,
 		arg.ClinicID,
