@@ -151,6 +151,11 @@ func TestGermanDeskPages(t *testing.T) {
 		}
 	}
 
+	// The list's live days, open while a caller is booked: the changed day
+	// is sent in German too, though no request of the viewer's makes it.
+	list := dialSSE(t, cl.hc, a.URL+"/staff/live?date="+date+"&view=day")
+	list.must(evWait, "the list's first day")
+
 	// Booking from the desk dialog: the notice is German too.
 	f := deskForm(t, cl, sp.ID, day.Add(90*time.Minute), "Bert Anrufer", "")
 	f.Set("phone", "030 777")
@@ -159,18 +164,28 @@ func TestGermanDeskPages(t *testing.T) {
 		t.Errorf("the German booked notice reads %q", msg)
 	}
 	noEnglish(t, "the booked notice", pageWords(booked), english)
+	changed, _ := list.until(evWait, "the list's day with the new booking", func(e sseEvent) bool { return strings.Contains(e.Data(), "Bert Anrufer") })
+	if !strings.Contains(changed.Data(), "Absagen oder verschieben") {
+		t.Errorf("the list's changed day is not German: %s", clip(changed.Data(), 800))
+	}
+	noEnglish(t, "the list's changed day", pageWords(&response{Body: changed.Data(), t: t, what: changed.Name}), english)
 
 	// The live grid speaks the viewer's language: German for this viewer,
 	// English for one who asks for it, each with their type names.
 	de := dialSSE(t, cl.hc, a.URL+"/staff/day/live?date="+date)
-	if col, _ := de.until(evWait, "the German booking's column", bookingColumn); !strings.Contains(col.Data(), "Sprechstunde · Gebucht") {
+	col, seen := de.until(evWait, "the German booking's column", bookingColumn)
+	if !strings.Contains(col.Data(), "Sprechstunde · Gebucht") {
 		t.Errorf("the German live grid: %s", clip(col.Data(), 800))
 	}
+	seen = append(seen, col)
 	for {
 		ev, ok, _ := de.next(time.Second)
 		if !ok {
 			break
 		}
+		seen = append(seen, ev)
+	}
+	for _, ev := range seen {
 		noEnglish(t, "the live grid's "+ev.Name, pageWords(&response{Body: ev.Data(), t: t, what: ev.Name}), english)
 	}
 	enLive := dialSSE(t, a.signIn(t, c.Staff).hc, a.URL+"/staff/day/live?date="+date)
