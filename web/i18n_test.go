@@ -122,10 +122,18 @@ func TestI18nSwitcherSetsTheCookie(t *testing.T) {
 			t.Errorf("%s?lang=de redirects to %q: off the site", p, loc)
 		}
 	}
-	// Staff pages have the switcher too, the sign-in page first of all.
-	staff := cl.Get("/staff/login").Want(http.StatusOK)
-	if n := staff.Doc().Find(`[data-testid="lang-switch"] a[data-lang="en"]`).Length(); n != 1 {
-		t.Errorf("the staff sign-in page has %d switchers back to English, want 1", n)
+	// Staff pages have the switcher too, leading back to the staff page.
+	staff := a.newClient(t)
+	login := staff.Get("/staff/login").Want(http.StatusOK)
+	href, ok = login.Doc().Find(`[data-testid="lang-switch"] a[data-lang="de"]`).Attr("href")
+	if !ok {
+		t.Fatalf("the staff sign-in page has no switcher:\n%s", clip(login.Body, 2000))
+	}
+	if n := login.Doc().Find(`[data-testid="lang-switch"]`).Length(); n != 1 {
+		t.Errorf("the staff sign-in page has %d switchers, want 1", n)
+	}
+	if ck := staff.Get(href).WantRedirect("/staff/login").Cookie("lang"); ck == nil || ck.Value != "de" {
+		t.Errorf("the staff page's switcher set no lang=de cookie")
 	}
 }
 
