@@ -8,14 +8,11 @@ package web_test
 // in view; the footer's switcher leads back to English.
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/clinic/booking/internal/booking"
 )
 
 // shownWords says, in JavaScript, what a reader meets in the element sel:
@@ -36,21 +33,9 @@ func blockText(id string) string {
 func TestStaffGermanDeskBrowser(t *testing.T) {
 	t.Parallel()
 	needChromium(t)
-	a := newApp(t)
-	c := a.deskClinic(t)
-	a.germanName(t, c.Types[0], "Sprechstunde")
-	a.germanName(t, c.Types[1], "Vorsorgetermin")
-	for i, name := range []string{"Dr. Anna Weber", "Dr. Jonas Brandt"} {
-		if _, err := a.Pool.Exec(context.Background(), `UPDATE specialists SET name = $1 WHERE id = $2`, name, c.Specialists[i].ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sp1, sp2 := c.Specialists[0], c.Specialists[1]
-	day := c.Next(time.Wednesday, 9, 0)
-	date := day.Format(time.DateOnly)
-	ada := a.bookAs(t, c, c.Type0(), sp1.ID, day, booking.Patient{Name: "Ada Lovelace", Email: "ada@example.org", Phone: "+49 30 1234567"})
-	a.holdOf(t, c.Type0().ID, sp2.ID, day.Add(3*time.Hour), clientID())
-	english := deskEnglish(t, c)
+	g := newGermanDesk(t, newApp(t))
+	a, c, day, date, english := g.a, g.c, g.day, g.date, g.english
+	sp1, ada := c.Specialists[0], g.ada
 
 	s := startBrowser(t, "German desk", 1440, 900)
 	defer s.Report()
@@ -106,9 +91,16 @@ func TestStaffGermanDeskBrowser(t *testing.T) {
 	noEnglish(t, "the live-updated German grid", evalJS[string](s, shownWords(`[data-testid="daygrid"]`)), english)
 	s.Do(stafferWait, "close the notice", chromedp.Click(chromedp.CSS(`[data-booked-close]`)))
 
-	// A booking's dialog.
+	germanBookingDialogBrowser(t, s, ada.Booking.ID.String(), english)
+	germanBackToEnglishBrowser(t, s, ada.Booking.ID.String(), date)
+}
+
+// germanBookingDialogBrowser: a booking's dialog says its type, state and
+// mark in German, and no English; axe finds nothing serious in it.
+func germanBookingDialogBrowser(t *testing.T, s *browserTab, id string, english []string) {
+	t.Helper()
 	s.Do(stafferWait, "open Ada's booking",
-		chromedp.Click(chromedp.CSS(`button[data-booking="`+ada.Booking.ID.String()+`"]`)),
+		chromedp.Click(chromedp.CSS(`button[data-booking="`+id+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="booking-dialog"]`)),
 	)
 	dialog := evalJS[string](s, shownWords(`[data-testid="booking-dialog"]`))
@@ -122,8 +114,12 @@ func TestStaffGermanDeskBrowser(t *testing.T) {
 		t.Errorf("axe on the German booking dialog: %s", strings.Join(v, "; "))
 	}
 	s.Do(stafferWait, "close the booking", chromedp.Click(chromedp.CSS(`[data-mark-close]`)))
+}
 
-	// Back to English with the footer's switcher.
+// germanBackToEnglishBrowser: the footer's switcher leads back to the
+// same grid, in English.
+func germanBackToEnglishBrowser(t *testing.T, s *browserTab, id, date string) {
+	t.Helper()
 	s.Do(stafferWait, "switch to English",
 		chromedp.Click(chromedp.CSS(`[data-testid="lang-switch"] a[data-lang="en"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.daygrid`)),
@@ -131,7 +127,7 @@ func TestStaffGermanDeskBrowser(t *testing.T) {
 	if !s.Until(stafferWait, `document.querySelector("h1").innerText.startsWith("Day") && document.documentElement.lang === "en"`) {
 		t.Errorf("the switch does not lead back to the English grid: %q", innerText(s, "h1"))
 	}
-	if block := evalJS[string](s, blockText(ada.Booking.ID.String())); !strings.Contains(block, "Consultation · Booked") {
+	if block := evalJS[string](s, blockText(id)); !strings.Contains(block, "Consultation · Booked") {
 		t.Errorf("after the switch Ada's block reads %q", block)
 	}
 	if path := evalJS[string](s, `location.pathname + location.search`); path != "/staff/day?date="+date {

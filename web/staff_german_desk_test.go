@@ -78,9 +78,20 @@ func switchTo(t *testing.T, cl *client, path, lang string) {
 	}
 }
 
-func TestGermanDeskPages(t *testing.T) {
-	t.Parallel()
-	a := newApp(t)
+// germanDesk is a desk clinic whose types have German names and whose
+// specialists have names of no language, with a booking of Ada's at day
+// and a hold of another specialist's two hours later.
+type germanDesk struct {
+	a       *app
+	c       clinic
+	day     time.Time
+	date    string
+	ada     booking.Confirmation
+	english []string
+}
+
+func newGermanDesk(t *testing.T, a *app) germanDesk {
+	t.Helper()
 	c := a.deskClinic(t)
 	a.germanName(t, c.Types[0], "Sprechstunde")
 	a.germanName(t, c.Types[1], "Vorsorgetermin")
@@ -90,16 +101,18 @@ func TestGermanDeskPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sp, sp2 := c.Specialists[0], c.Specialists[1]
-	day := c.Next(time.Wednesday, 9, 0)
-	date := day.Format(time.DateOnly)
-	conf := a.bookAs(t, c, c.Type0(), sp.ID, day, booking.Patient{Name: "Ada Patient", Email: "ada@example.org", Phone: "030 555"})
-	a.holdOf(t, c.Type0().ID, sp2.ID, day.Add(2*time.Hour), clientID())
-	english := deskEnglish(t, c)
-	id := conf.Booking.ID.String()
+	g := germanDesk{a: a, c: c, day: c.Next(time.Wednesday, 9, 0), english: deskEnglish(t, c)}
+	g.date = g.day.Format(time.DateOnly)
+	g.ada = a.bookAs(t, c, c.Type0(), c.Specialists[0].ID, g.day, booking.Patient{Name: "Ada Lovelace", Email: "ada@example.org", Phone: "030 555"})
+	a.holdOf(t, c.Type0().ID, c.Specialists[1].ID, g.day.Add(3*time.Hour), clientID())
+	return g
+}
 
-	cl := a.signIn(t, c.Admin)
-	dayPath := "/staff/day?date=" + date
+func TestGermanDeskPages(t *testing.T) {
+	t.Parallel()
+	g := newGermanDesk(t, newApp(t))
+	cl := g.a.signIn(t, g.c.Admin)
+	dayPath := "/staff/day?date=" + g.date
 	if en := cl.Get(dayPath).Want(http.StatusOK); !strings.Contains(en.Text("h1"), "Day") || !strings.Contains(en.Body, "Consultation · Booked") {
 		t.Fatalf("the English day grid: %q\n%s", en.Text("h1"), clip(en.Body, 800))
 	}
@@ -120,25 +133,41 @@ func TestGermanDeskPages(t *testing.T) {
 	if sw := grid.Doc().Find(`[data-testid="lang-switch"] a[data-lang="en"]`).AttrOr("href", ""); sw != dayPath+"&lang=en" {
 		t.Errorf("the switcher back to English leads to %q", sw)
 	}
+	germanDeskPages(t, g, cl)
+	germanDeskBooking(t, g, cl)
+	germanDeskLiveGrid(t, g, cl)
 
+	// Back to English with the switcher.
+	switchTo(t, cl, dayPath, "en")
+	if back := cl.Get(dayPath).Want(http.StatusOK); !strings.Contains(back.Body, "Consultation · Booked") || strings.Contains(back.Body, "Gebucht") {
+		t.Errorf("after switching back the grid is not English: %s", clip(back.Body, 800))
+	}
+}
+
+// germanDeskPages: every page and dialog of the desk says what it says in
+// German, with the type's German name, and no English.
+func germanDeskPages(t *testing.T, g germanDesk, cl *client) {
+	t.Helper()
+	sp, id := g.c.Specialists[0], g.ada.Booking.ID.String()
+	hx := http.Header{"Hx-Request": {"true"}}
 	pages := map[string]*response{
-		"the day grid":       grid,
-		"the week":           cl.Get("/staff/week?date=" + date + "&specialist=" + sp.ID.String()).Want(http.StatusOK),
-		"the list":           cl.Get("/staff?date=" + date).Want(http.StatusOK),
-		"the list's day":     cl.Get("/staff?view=day&date=" + date).Want(http.StatusOK),
-		"the day sheet":      cl.Get("/staff/day/sheet?date=" + date).Want(http.StatusOK),
+		"the day grid":       cl.Get("/staff/day?date=" + g.date).Want(http.StatusOK),
+		"the week":           cl.Get("/staff/week?date=" + g.date + "&specialist=" + sp.ID.String()).Want(http.StatusOK),
+		"the list":           cl.Get("/staff?date=" + g.date).Want(http.StatusOK),
+		"the list's day":     cl.Get("/staff?view=day&date=" + g.date).Want(http.StatusOK),
+		"the day sheet":      cl.Get("/staff/day/sheet?date=" + g.date).Want(http.StatusOK),
 		"the booking's page": cl.Get("/staff/bookings/" + id).Want(http.StatusOK),
 		"the search":         cl.Get("/staff/bookings/search?q=Ada").Want(http.StatusOK),
-		"the booking dialog": cl.do("GET", "/staff/bookings/"+id+"/dialog", nil, http.Header{"Hx-Request": {"true"}}).Want(http.StatusOK),
-		"the move dialog":    cl.do("GET", "/staff/bookings/"+id+"/move", nil, http.Header{"Hx-Request": {"true"}}).Want(http.StatusOK),
-		"the desk dialog":    openDesk(cl, sp.ID, day.Add(time.Hour)).Want(http.StatusOK),
+		"the booking dialog": cl.do("GET", "/staff/bookings/"+id+"/dialog", nil, hx).Want(http.StatusOK),
+		"the move dialog":    cl.do("GET", "/staff/bookings/"+id+"/move", nil, hx).Want(http.StatusOK),
+		"the desk dialog":    openDesk(cl, sp.ID, g.day.Add(time.Hour)).Want(http.StatusOK),
 	}
 	for what, r := range pages {
-		noEnglish(t, what, pageWords(r), english)
+		noEnglish(t, what, pageWords(r), g.english)
 	}
 	for what, want := range map[string][]string{
 		"the booking dialog": {"Sprechstunde", "Gebucht", "Nicht vermerkt"},
-		"the booking's page": {"Termin von Ada Patient", "Sprechstunde", "Gebucht", "Berliner Zeit"},
+		"the booking's page": {"Termin von Ada Lovelace", "Sprechstunde", "Gebucht", "Berliner Zeit"},
 		"the desk dialog":    {"Sprechstunde (30 Min.)", "Name des Patienten", "Buchen"},
 		"the day sheet":      {"Tageszettel", "Sprechstunde", "Gebucht"},
 		"the search":         {"Termin suchen", "Sprechstunde", "Gebucht"},
@@ -150,29 +179,34 @@ func TestGermanDeskPages(t *testing.T) {
 			}
 		}
 	}
+}
 
-	// The list's live days, open while a caller is booked: the changed day
-	// is sent in German too, though no request of the viewer's makes it.
-	list := dialSSE(t, cl.hc, a.URL+"/staff/live?date="+date+"&view=day")
+// germanDeskBooking: a caller booked from the desk dialog is confirmed in
+// German, and the list's live day, open meanwhile, is sent in German too,
+// though no request of the viewer's makes it.
+func germanDeskBooking(t *testing.T, g germanDesk, cl *client) {
+	t.Helper()
+	list := dialSSE(t, cl.hc, g.a.URL+"/staff/live?date="+g.date+"&view=day")
 	list.must(evWait, "the list's first day")
-
-	// Booking from the desk dialog: the notice is German too.
-	f := deskForm(t, cl, sp.ID, day.Add(90*time.Minute), "Bert Anrufer", "")
+	f := deskForm(t, cl, g.c.Specialists[0].ID, g.day.Add(90*time.Minute), "Bert Anrufer", "")
 	f.Set("phone", "030 777")
 	booked := cl.HXPost("/staff/desk/book", f).Want(http.StatusCreated)
 	if msg := booked.Text(`[data-testid="desk-booked"]`); !strings.Contains(msg, "Bert Anrufer ist gebucht für") || !strings.Contains(msg, "Berliner Zeit") {
 		t.Errorf("the German booked notice reads %q", msg)
 	}
-	noEnglish(t, "the booked notice", pageWords(booked), english)
+	noEnglish(t, "the booked notice", pageWords(booked), g.english)
 	changed, _ := list.until(evWait, "the list's day with the new booking", func(e sseEvent) bool { return strings.Contains(e.Data(), "Bert Anrufer") })
 	if !strings.Contains(changed.Data(), "Absagen oder verschieben") {
 		t.Errorf("the list's changed day is not German: %s", clip(changed.Data(), 800))
 	}
-	noEnglish(t, "the list's changed day", pageWords(&response{Body: changed.Data(), t: t, what: changed.Name}), english)
+	noEnglish(t, "the list's changed day", pageWords(&response{Body: changed.Data(), t: t, what: changed.Name}), g.english)
+}
 
-	// The live grid speaks the viewer's language: German for this viewer,
-	// English for one who asks for it, each with their type names.
-	de := dialSSE(t, cl.hc, a.URL+"/staff/day/live?date="+date)
+// germanDeskLiveGrid: the live grid speaks its viewer's language, German
+// for this one and English for another, each with their type names.
+func germanDeskLiveGrid(t *testing.T, g germanDesk, cl *client) {
+	t.Helper()
+	de := dialSSE(t, cl.hc, g.a.URL+"/staff/day/live?date="+g.date)
 	col, seen := de.until(evWait, "the German booking's column", bookingColumn)
 	if !strings.Contains(col.Data(), "Sprechstunde · Gebucht") {
 		t.Errorf("the German live grid: %s", clip(col.Data(), 800))
@@ -186,16 +220,10 @@ func TestGermanDeskPages(t *testing.T) {
 		seen = append(seen, ev)
 	}
 	for _, ev := range seen {
-		noEnglish(t, "the live grid's "+ev.Name, pageWords(&response{Body: ev.Data(), t: t, what: ev.Name}), english)
+		noEnglish(t, "the live grid's "+ev.Name, pageWords(&response{Body: ev.Data(), t: t, what: ev.Name}), g.english)
 	}
-	enLive := dialSSE(t, a.signIn(t, c.Staff).hc, a.URL+"/staff/day/live?date="+date)
-	if ev, _ := enLive.until(evWait, "the English booking's column", bookingColumn); !strings.Contains(ev.Data(), "Consultation · Booked") {
+	en := dialSSE(t, g.a.signIn(t, g.c.Staff).hc, g.a.URL+"/staff/day/live?date="+g.date)
+	if ev, _ := en.until(evWait, "the English booking's column", bookingColumn); !strings.Contains(ev.Data(), "Consultation · Booked") {
 		t.Errorf("an English viewer's live grid: %s", clip(ev.Data(), 800))
-	}
-
-	// Back to English with the switcher.
-	switchTo(t, cl, dayPath, "en")
-	if back := cl.Get(dayPath).Want(http.StatusOK); !strings.Contains(back.Body, "Consultation · Booked") || strings.Contains(back.Body, "Gebucht") {
-		t.Errorf("after switching back the grid is not English: %s", clip(back.Body, 800))
 	}
 }
