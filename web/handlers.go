@@ -67,7 +67,7 @@ func newHandlers(d Deps) handlers {
 			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
 		}, kit),
 		records: records.New(records.Deps{
-			Access: d.Access, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,
+			Access: d.Access, Clinics: d.Clinics, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,
 			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
 		}, kit),
 		signin: signin.New(signin.Deps{
