@@ -147,7 +147,7 @@ func exportVM(w exportWords, x privacy.Export, jsonURL string) (views.PatientExp
 	}
 	for _, a := range x.Audit {
 		vm.Audit = append(vm.Audit, views.PatientExportEventVM{At: at(&a.At), Action: a.Action,
-			Entity: strings.ReplaceAll(a.Entity, "_", " "), By: actorText(l, a.By), Reason: a.Reason})
+			Entity: words(l, entityPrefix, a.Entity), By: actorText(l, a.By), Reason: a.Reason})
 	}
 	return vm, nil
 }

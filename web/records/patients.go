@@ -72,7 +72,7 @@ func (s *Records) showPatient(c echo.Context, status int, vm views.PatientsVM) e
 	}
 	vm.Others = otherContacts(l, vm.Email, vm.Phone, h.Others)
 	for _, a := range h.Audit {
-		vm.Audit = append(vm.Audit, views.PatientAuditVM{When: a.At.In(loc).Format(when), Actor: a.Actor, Action: a.Action, Entity: a.Entity})
+		vm.Audit = append(vm.Audit, views.PatientAuditVM{When: a.At.In(loc).Format(when), Actor: a.Actor, Action: a.Action, Entity: words(l, entityPrefix, a.Entity)})
 	}
 	return s.renderPatients(c, status, vm)
 }

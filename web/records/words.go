@@ -81,6 +81,7 @@ const (
 	offerPrefix = "records.offer."
 
 	attendancePrefix = "records.attendance."
+	entityPrefix     = "records.entity."
 	partPrefix       = "records.part."
 )
 
