@@ -53,7 +53,7 @@ func (s *Records) AccessPatient(c echo.Context) error {
 		vm.Bookings = append(vm.Bookings, views.AccessBookingVM{When: when[b.ID], Status: words(tl, statusPrefix, b.Status), URL: "/staff/bookings/" + b.ID.String()})
 	}
 	for _, l := range found.Looks {
-		look := views.AccessLookVM{When: httpx.StaffWhen(tl, l.At, loc), Staff: l.StaffEmail, Page: l.Page, Shown: shownWords(tl, l, when)}
+		look := views.AccessLookVM{When: httpx.StaffWhen(tl, l.At, loc), Staff: l.StaffEmail, Page: pageWords(tl, l.Page), Shown: shownWords(tl, l, when)}
 		if l.StaffEmail == "" {
 			look.Staff = tl.T("records.deleted_account", nil)
 		} else {
@@ -108,9 +108,10 @@ func (s *Records) AccessStaff(c echo.Context) error {
 		return err
 	}
 	vm := views.AccessStaffVM{Nav: s.kit.Nav(c, "users"), Email: email}
+	tl := httpx.Tr(c)
 	for _, l := range looks {
 		vm.Rows = append(vm.Rows, views.AccessStaffRowVM{
-			When: l.At.In(loc).Format(time.DateTime), Page: l.Page, Bookings: strconv.Itoa(l.Bookings),
+			When: l.At.In(loc).Format(time.DateTime), Page: pageWords(tl, l.Page), Bookings: strconv.Itoa(l.Bookings),
 			Waitlist: strconv.Itoa(l.WaitlistPlaces), Messages: strconv.Itoa(l.Messages),
 		})
 	}

@@ -2,6 +2,7 @@ package records
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -105,4 +106,14 @@ func (s *Records) typeNames(c echo.Context) func(string) string {
 		}
 		return name
 	}
+}
+
+// pageWords is the name of a page a view was recorded on (as the record
+// stores it, "day grid") in l's words.
+func pageWords(l *i18n.Localizer, page string) string {
+	key := "records.viewed." + strings.ReplaceAll(page, " ", "_")
+	if w := l.T(key, nil); w != key {
+		return w
+	}
+	return page
 }
