@@ -144,7 +144,7 @@ func TestStaffWaitlistOfferRefusalInGerman(t *testing.T) {
 		t.Errorf("the entry's day reads %q, want a German weekday", d)
 	}
 	r := wlRefused(t, cl, e, "not-a-specialist", rfc(wed), http.StatusBadRequest, "specialistId")
-	if got := r.Text(`[data-testid="wl-error"]`); got != "Wählen Sie eine Behandler/in und eine Zeit aus der Liste." {
+	if got := r.Text(`[data-testid="wl-error"]`); got != "Wählen Sie Behandler/in und Zeit aus der Liste." {
 		t.Errorf("a specialist not of the list reads %q", got)
 	}
 	r = wlRefused(t, cl, e, c.Specialists[0].ID.String(), rfc(wed.AddDate(0, 0, 1)), http.StatusBadRequest, "start")
