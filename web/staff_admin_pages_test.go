@@ -201,7 +201,7 @@ func TestAccountActionsOnTheirRow(t *testing.T) {
 		}
 	}
 	for _, form := range []string{"user-access-form", "user-link-form"} {
-		if row.Find(`details.confirm form[data-testid="` + form + `"]`).Length() != 1 {
+		if row.Find(`details.confirm form[data-testid="`+form+`"]`).Length() != 1 {
 			t.Errorf("%s does not ask first", form)
 		}
 	}
