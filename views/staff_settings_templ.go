@@ -419,7 +419,7 @@ func Settings(vm SettingsVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = field("defaultMinNoticeMin", T(ctx, "admin.settings.min_notice"), "number", "off", itoa(int(vm.MinNoticeMin)), vm.Errors["defaultMinNoticeMin"]).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = spanField("defaultMinNotice", "defaultMinNoticeMin", T(ctx, "admin.types.min_notice"), T(ctx, "admin.types.min_notice_hint"), int(vm.MinNoticeMin), vm.Errors["defaultMinNoticeMin"]).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -427,7 +427,7 @@ func Settings(vm SettingsVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = field("defaultCooldownMin", T(ctx, "admin.settings.cooldown"), "number", "off", itoa(int(vm.CooldownMin)), vm.Errors["defaultCooldownMin"]).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = spanField("defaultCooldown", "defaultCooldownMin", T(ctx, "admin.types.cooldown"), T(ctx, "admin.types.cooldown_hint"), int(vm.CooldownMin), vm.Errors["defaultCooldownMin"]).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -32,7 +32,7 @@ func TestSettingsAdminSaves(t *testing.T) {
 	}
 	f := page.Form(settingsForm)
 	if f.Action != "/staff/settings" || f.Values.Get("name") != c.Name || f.Values.Get("timezone") != "Europe/Berlin" ||
-		f.Values.Get("language") != "en" || f.Values.Get("defaultSlotStepMin") != "30" || f.Values.Get("defaultCooldownMin") != "1440" {
+		f.Values.Get("language") != "en" || f.Values.Get("defaultSlotStepMin") != "30" || f.Values.Get("defaultCooldown")+f.Values.Get("defaultCooldownUnit") != "1d" {
 		t.Fatalf("the form shows %q %v", f.Action, f.Values)
 	}
 	v := cloneValues(f.Values)

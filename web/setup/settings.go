@@ -83,6 +83,14 @@ func settingsForm(c echo.Context) clinics.Settings {
 		}
 		return -1
 	}
+	// A length of time comes as a number and its unit, or in minutes (a
+	// script's post, or the zone confirmation's); not a number is -1.
+	span := func(name, inMinutes string) int32 {
+		if m := strings.TrimSpace(c.FormValue(inMinutes)); m != "" {
+			return num(inMinutes)
+		}
+		return int32(spanMinutes(c, name, inMinutes))
+	}
 	return clinics.Settings{
 		Name: c.FormValue("name"), Address: c.FormValue("address"),
 		ContactPhone: c.FormValue("contactPhone"), ContactEmail: c.FormValue("contactEmail"),
@@ -93,8 +101,8 @@ func settingsForm(c echo.Context) clinics.Settings {
 			ControllerName: c.FormValue("controllerName"), Contact: c.FormValue("privacyContact"),
 		},
 		Defaults: clinics.TypeDefaults{
-			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: num("defaultMinNoticeMin"),
-			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: num("defaultCooldownMin"),
+			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: span("defaultMinNotice", "defaultMinNoticeMin"),
+			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: span("defaultCooldown", "defaultCooldownMin"),
 		},
 		Version: httpx.Atoi32(c.FormValue("version")),
 	}
