@@ -47,17 +47,21 @@ func zoneChoices(l *i18n.Localizer, chosen string, now time.Time) (extra []views
 }
 
 // zoneLabel is one zone of the picker: "Berlin time (Europe/Berlin),
-// UTC+01:00"; in German the region of the name is said in German too
-// ("Berliner Zeit (Europa/Berlin), UTC+01:00").
+// UTC+01:00"; in another language the region of the name is said in
+// that language too ("Berliner Zeit (Europa/Berlin), UTC+01:00").
 func zoneLabel(l *i18n.Localizer, name string, now time.Time) string {
 	loc, err := clinics.LoadZone(name)
 	if err != nil || clinics.ZoneRegion(name) == "" {
 		return name
 	}
-	region, rest, _ := strings.Cut(name, "/")
+	said := name
+	if l.Lang() != i18n.English {
+		region, rest, _ := strings.Cut(name, "/")
+		said = regionName(l, region) + "/" + rest
+	}
 	return l.T("admin.zone.option", map[string]any{
 		"Zone":   l.Zone(name),
-		"Name":   regionName(l, region) + "/" + rest,
+		"Name":   said,
 		"Offset": utcOffset(now.In(loc)),
 	})
 }
