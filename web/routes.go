@@ -136,6 +136,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/users", s.setup.UserCreate)
 	st.POST("/users/access", s.setup.UserAccess)
 	st.POST("/users/link", s.setup.UserLink)
+	st.POST("/users/role", s.setup.UserRole)
 	st.GET("/users/:id/access", s.records.AccessStaff)
 	st.GET("/access", s.records.AccessPatient)
 	st.POST("/users/second-factor/reset", s.setup.UserSecondFactorReset)

@@ -244,6 +244,35 @@ func (q *Queries) StaffUserSetDisabled(ctx context.Context, arg StaffUserSetDisa
 	return i, err
 }
 
+const staffUserSetRole = `-- name: StaffUserSetRole :one
+UPDATE staff_users SET role = $1
+WHERE id = $2 AND clinic_id = $3
+RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at
+`
+
+type StaffUserSetRoleParams struct {
+	Role     string
+	ID       uuid.UUID
+	ClinicID uuid.UUID
+}
+
+func (q *Queries) StaffUserSetRole(ctx context.Context, arg StaffUserSetRoleParams) (StaffUser, error) {
+	row := q.db.QueryRow(ctx, staffUserSetRole, arg.Role, arg.ID, arg.ClinicID)
+	var i StaffUser
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.Version,
+		&i.CreatedAt,
+		&i.DisabledAt,
+	)
+	return i, err
+}
+
 const staffUserUpsert = `-- name: StaffUserUpsert :one
 INSERT INTO staff_users (clinic_id, email, name, password_hash, role)
 VALUES ($1, $2, $3, $4, $5)
