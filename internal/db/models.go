@@ -148,6 +148,7 @@ type KioskToken struct {
 	TokenHash []byte
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	Language  string
 }
 
 type Message struct {
