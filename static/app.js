@@ -50,12 +50,15 @@ function countdowns() {
     var board = document.querySelector(".kiosk[data-langs]");
     var langs = board ? board.dataset.langs.split(" ") : [];
     if (langs.length < 2) return;
-    var turn = 0;
+    // Counted in seconds against data-every as it stands each second.
+    var turn = 0, shown = 0;
     setInterval(function () {
+      if (++shown < (parseInt(board.dataset.every, 10) || 15)) return;
+      shown = 0;
       turn = (turn + 1) % langs.length;
       board.dataset.lang = langs[turn];
       document.documentElement.lang = langs[turn];
-    }, (parseInt(board.dataset.every, 10) || 15) * 1000);
+    }, 1000);
   });
 
   // Tell screen-reader users when a slot they can see changes state.
