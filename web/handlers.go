@@ -65,6 +65,7 @@ func newHandlers(d Deps) handlers {
 		setup: setup.New(setup.Deps{
 			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger, Practice: d.Practice,
 			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
+			StaffBookings: d.StaffBookings, Access: d.Access,
 		}, kit),
 		records: records.New(records.Deps{
 			Access: d.Access, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,

@@ -121,6 +121,17 @@ type Clinic struct {
 	RequireSecondFactor   bool
 }
 
+type Closure struct {
+	ID           int64
+	ClinicID     uuid.UUID
+	SpecialistID uuid.NullUUID
+	FirstDay     time.Time
+	LastDay      time.Time
+	Holiday      bool
+	Note         string
+	CreatedAt    time.Time
+}
+
 type Erasure struct {
 	ID       uuid.UUID
 	ClinicID uuid.UUID
