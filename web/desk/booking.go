@@ -64,7 +64,7 @@ func (s *FrontDesk) StaffBookingPage(c echo.Context) error {
 		TypeName: typ.Name, Specialist: sp.Name, Status: b.Status, CancelReason: b.CancelReason,
 		Patient: b.Patient.Name, Email: b.Patient.Email, Phone: b.Patient.Phone,
 		Booked: b.CreatedAt.In(loc).Format(httpx.StaffTimeLayout), Language: b.Language,
-		Attendance: card.Attendance, AttendanceLabel: attendanceWords[card.Attendance],
+		Attendance: card.Attendance, AttendanceLabel: attendanceWords[card.Attendance], LateCancel: b.LateCancel,
 		CalendarURL: "/staff?view=day&date=" + b.Start.In(loc).Format(time.DateOnly),
 	}
 	if b.RescheduledFrom != uuid.Nil {
