@@ -215,3 +215,69 @@ func TestStaffMoveInsideTheDeadline(t *testing.T) {
 		t.Errorf("the booking is %s after the staff move", got.Status)
 	}
 }
+
+// The settings page sets the clinic's default; the type form a type's
+// own (empty: the default), and a form without the field keeps it.
+func TestChangeDeadlineForms(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 1})
+	admin := a.signIn(t, c.Admin)
+	read := func(sql string, args ...any) (v pgtype.Int4) {
+		t.Helper()
+		if err := a.Pool.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	f := admin.Get("/staff/settings").Want(http.StatusOK).Form(settingsForm)
+	if got := f.Values.Get("changeDeadlineHours"); got != "0" {
+		t.Errorf("the settings form shows the deadline %q", got)
+	}
+	v := cloneValues(f.Values)
+	v.Set("changeDeadlineHours", "721")
+	if r := admin.Post("/staff/settings", v).Want(http.StatusBadRequest); !strings.Contains(r.Body, "The change deadline must be from 0 to 720 hours.") {
+		t.Errorf("a deadline out of range: %s", clip(r.Body, 1500))
+	}
+	v.Set("changeDeadlineHours", "48")
+	admin.Post("/staff/settings", v).WantRedirect("/staff/settings?saved=1")
+	if got := read("SELECT default_change_deadline_hours FROM clinics WHERE id = $1", c.ID); got.Int32 != 48 {
+		t.Errorf("the clinic's default is %v after the save", got)
+	}
+	v = cloneValues(admin.Get("/staff/settings").Want(http.StatusOK).Form(settingsForm).Values)
+	v.Del("changeDeadlineHours")
+	v.Set("name", "Renamed")
+	admin.Post("/staff/settings", v).WantRedirect("/staff/settings?saved=1")
+	if got := read("SELECT default_change_deadline_hours FROM clinics WHERE id = $1", c.ID); got.Int32 != 48 {
+		t.Errorf("a form without the field changed the default to %v", got)
+	}
+
+	typeID := c.Types[0].ID
+	path := "/staff/types/" + typeID.String()
+	page := admin.Get(path).Want(http.StatusOK)
+	if got := page.Form(`[data-testid="type-form"]`).Values.Get("changeDeadlineHours"); got != "" {
+		t.Errorf("a type without its own deadline shows %q", got)
+	}
+	if hint := page.Text(`[data-testid="change-deadline-field"] .muted`); !strings.Contains(hint, "(48 h)") {
+		t.Errorf("the hint reads %q", hint)
+	}
+	tv := cloneValues(page.Form(`[data-testid="type-form"]`).Values)
+	tv.Set("changeDeadlineHours", "6")
+	admin.Post(path, tv).WantRedirect(path)
+	if got := read("SELECT change_deadline_hours FROM appointment_types WHERE id = $1", typeID); !got.Valid || got.Int32 != 6 {
+		t.Errorf("the type's deadline is %v after the save", got)
+	}
+	tv = cloneValues(admin.Get(path).Want(http.StatusOK).Form(`[data-testid="type-form"]`).Values)
+	tv.Del("changeDeadlineHours")
+	admin.Post(path, tv).WantRedirect(path)
+	if got := read("SELECT change_deadline_hours FROM appointment_types WHERE id = $1", typeID); !got.Valid || got.Int32 != 6 {
+		t.Errorf("a form without the field changed the type's deadline to %v", got)
+	}
+	tv = cloneValues(admin.Get(path).Want(http.StatusOK).Form(`[data-testid="type-form"]`).Values)
+	tv.Set("changeDeadlineHours", "")
+	admin.Post(path, tv).WantRedirect(path)
+	if got := read("SELECT change_deadline_hours FROM appointment_types WHERE id = $1", typeID); got.Valid {
+		t.Errorf("an empty deadline stored %v, want the clinic's default (NULL)", got)
+	}
+}
