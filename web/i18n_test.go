@@ -122,9 +122,15 @@ func TestI18nSwitcherSetsTheCookie(t *testing.T) {
 			t.Errorf("%s?lang=de redirects to %q: off the site", p, loc)
 		}
 	}
-	// Staff pages show no switcher.
-	if staff := cl.Get("/staff/login").Want(http.StatusOK); strings.Contains(staff.Body, `data-testid="lang-switch"`) {
-		t.Error("the staff sign-in page has a language switcher")
+	// Staff pages have the switcher too, leading back to the staff page.
+	staff := a.newClient(t)
+	login := staff.Get("/staff/login").Want(http.StatusOK)
+	href, ok = login.Doc().Find(`[data-testid="lang-switch"] a[data-lang="de"]`).Attr("href")
+	if !ok {
+		t.Fatalf("the staff sign-in page has no switcher:\n%s", clip(login.Body, 2000))
+	}
+	if ck := staff.Get(href).WantRedirect("/staff/login").Cookie("lang"); ck == nil || ck.Value != "de" {
+		t.Errorf("the staff page's switcher set no lang=de cookie")
 	}
 }
 

@@ -98,6 +98,16 @@ type BookingLink struct {
 	ClinicID  uuid.UUID
 }
 
+type CalendarFeed struct {
+	ID           uuid.UUID
+	ClinicID     uuid.UUID
+	SpecialistID uuid.NullUUID
+	StaffUserID  uuid.NullUUID
+	TokenHash    []byte
+	CreatedAt    time.Time
+	RevokedAt    *time.Time
+}
+
 type Clinic struct {
 	ID                         uuid.UUID
 	Slug                       string
@@ -122,6 +132,18 @@ type Clinic struct {
 	PrivacyContact             string
 	RequireSecondFactor        bool
 	DefaultChangeDeadlineHours int32
+	FeedPatientNames           bool
+}
+
+type Closure struct {
+	ID           int64
+	ClinicID     uuid.UUID
+	SpecialistID uuid.NullUUID
+	FirstDay     time.Time
+	LastDay      time.Time
+	Holiday      bool
+	Note         string
+	CreatedAt    time.Time
 }
 
 type Erasure struct {
@@ -265,6 +287,7 @@ type StaffUser struct {
 	Version      int32
 	CreatedAt    time.Time
 	DisabledAt   *time.Time
+	SpecialistID uuid.NullUUID
 }
 
 type WaitlistEntry struct {
