@@ -200,11 +200,7 @@ type App struct {
 // booking change updates the slot cache and bitmap, and is published. main
 // and the end-to-end tests share it, so tests run what production runs.
 func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o Options) *App {
-	if o.HoldTTL <= 0 {
-		o.HoldTTL = 30 * time.Second
-	}
-	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
-	holdStore.SetMaxLife(o.HoldMaxLife)
+	holdStore := newHoldStore(rdb, logger, o)
 	slotSvc := slots.New(pool, rdb, slots.Options{Holds: holdStore, CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger,
 		Server: o.Failover.Server})
 	ob := newOutbox(pool, logger, o)
@@ -299,6 +295,18 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams: cmp.Or(o.WarnStreams, 20000),
 	}
+}
+
+// newHoldStore is the holds' store, a hold living HoldTTL (30 s unless
+// set) between heartbeats and HoldMaxLife at most.
+func newHoldStore(rdb redis.UniversalClient, logger *slog.Logger, o Options) *holds.Store {
+	ttl := o.HoldTTL
+	if ttl <= 0 {
+		ttl = 30 * time.Second
+	}
+	s := holds.NewStore(rdb, ttl, logger)
+	s.SetMaxLife(o.HoldMaxLife)
+	return s
 }
 
 // keepViewsCurrent applies every committed booking change to the live
