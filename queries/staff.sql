@@ -33,6 +33,11 @@ UPDATE staff_users SET disabled_at = CASE WHEN @disabled::boolean THEN coalesce(
 WHERE id = @id AND clinic_id = @clinic_id
 RETURNING *;
 
+-- name: StaffUserSetRole :one
+UPDATE staff_users SET role = @role
+WHERE id = @id AND clinic_id = @clinic_id
+RETURNING *;
+
 -- name: ServerSecretInsert :exec
 INSERT INTO server_secrets (name, value) VALUES (@name, @value) ON CONFLICT (name) DO NOTHING;
 

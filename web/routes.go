@@ -27,6 +27,9 @@ func (s *Server) routes() {
 
 	e.GET("/static/*", s.deps.Assets.Serve)
 
+	// A calendar subscription: no session, the secret address is the key.
+	e.GET("/calendar/:file", s.feeds.Serve)
+
 	e.GET("/kiosk/:slug", s.kiosk.Kiosk)
 	e.GET("/kiosk/:slug/live", s.kiosk.KioskStream)
 
@@ -118,6 +121,10 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/closures/:id/cancel", s.setup.ClosureCancel)
 	st.GET("/holidays", s.setup.HolidaysPage)
 	st.POST("/holidays", s.setup.HolidaysSave)
+	st.POST("/specialists/:id/feed", s.feeds.SpecialistFeed)
+	st.POST("/specialists/:id/feed/link", s.feeds.SpecialistLink)
+	st.POST("/account/feed", s.feeds.OwnFeed)
+	st.POST("/settings/feeds", s.feeds.NamesSave)
 	st.GET("/types", s.setup.TypeList)
 	st.GET("/types/new", s.setup.TypeNew)
 	st.POST("/types", s.setup.TypeSave)
@@ -129,6 +136,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/users", s.setup.UserCreate)
 	st.POST("/users/access", s.setup.UserAccess)
 	st.POST("/users/link", s.setup.UserLink)
+	st.POST("/users/role", s.setup.UserRole)
 	st.GET("/users/:id/access", s.records.AccessStaff)
 	st.GET("/access", s.records.AccessPatient)
 	st.POST("/users/second-factor/reset", s.setup.UserSecondFactorReset)

@@ -39,6 +39,7 @@ var methodActions = map[string]staff.Action{
 	"staff.Service.StaffUsers":              staff.ActAccounts,
 	"staff.Service.CreateStaffUser":         staff.ActAccounts,
 	"staff.Service.SetDisabled":             staff.ActAccounts,
+	"staff.Service.SetRole":                 staff.ActAccounts,
 	"staff.Service.MakeSignInLink":          staff.ActAccounts,
 	"staff.Service.ChangePassword":          staff.ActPassword,
 	"staff.Service.Audit":                   staff.ActAudit,

@@ -7,7 +7,10 @@ package setup
 import (
 	"log/slog"
 
+	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/desk"
@@ -36,6 +39,10 @@ type Deps struct {
 	Staff         *staff.Service
 	Practice      *practice.Service
 	Privacy       *privacy.Service
+	// FeedBlock is a specialist's calendar address block, NamesBlock the
+	// settings' block of the calendar feeds (web/feeds).
+	FeedBlock  func(c echo.Context, specialistID uuid.UUID) (templ.Component, error)
+	NamesBlock func(c echo.Context) (templ.Component, error)
 }
 
 // Admin holds the set-up page handlers.
