@@ -246,5 +246,8 @@ func gridShape(b views.GridBodyVM) string {
 	for _, c := range b.Columns {
 		sb.WriteString("|" + c.ID + "@" + httpx.ItoaInt(c.Col))
 	}
+	for _, c := range b.Closures {
+		sb.WriteString("|closed " + c.First.Format(time.DateOnly) + " " + c.Last.Format(time.DateOnly) + " " + c.Who + " " + c.Note)
+	}
 	return sb.String()
 }

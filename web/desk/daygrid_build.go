@@ -111,6 +111,7 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 	noon := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
 	body := views.GridBodyVM{Caption: tr.T("desk.grid.day_caption", map[string]any{"Day": longDate(tr, noon)})}
 	sps := chosen(p.data.Specialists, v.only)
+	body.Closures = gridClosures(p.data.Closures, sps)
 	if len(sps) == 0 {
 		body.Empty = tr.T("desk.grid.no_specialists", nil)
 		return body
@@ -148,6 +149,7 @@ func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 		return body
 	}
 	sp := sps[0]
+	body.Closures = gridClosures(p.data.Closures, sps[:1])
 	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
 	body.Caption = tr.T("desk.grid.week_caption", map[string]any{"Specialist": sp.Name, "Day": tr.DayMonthYear(first)})
 	cols := make([]gridColumn, 7)
