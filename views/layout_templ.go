@@ -15,7 +15,7 @@ import (
 )
 
 // T is the message key in the language the context carries (see package
-// i18n: a patient page's handler puts it there; staff pages speak English).
+// i18n: a patient page's handler puts it there, and so does the staff pages' middleware).
 func T(ctx context.Context, key string) string { return i18n.FromContext(ctx).T(key, nil) }
 
 // Zone is an IANA zone as the page's language says it ("Berlin time").
