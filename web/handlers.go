@@ -70,6 +70,7 @@ func newHandlers(d Deps) handlers {
 			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger, Practice: d.Practice,
 			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
 			FeedBlock: feedPages.SpecialistBlock, NamesBlock: feedPages.NamesBlock,
+			StaffBookings: d.StaffBookings, Access: d.Access,
 		}, kit),
 		records: records.New(records.Deps{
 			Access: d.Access, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,

@@ -19,7 +19,8 @@ import (
 // its own `pg_autoctl run` in a process group of its own (the failover
 // test kills a node's whole group). Its files live in <repo>/.data/ha:
 // monitor/, node1/, node2/ (the data directories), <name>.pid (the pid of
-// the pg_autoctl that runs it) and <name>.log.
+// the pg_autoctl that runs it), <name>.log and <name>-create-<n>.log (the
+// output of each attempt to create it).
 type haFormation struct {
 	pg  *postgres // for the binaries and the owner (postgres as root)
 	dir string
@@ -95,10 +96,10 @@ func (h *haFormation) up() error {
 		return err
 	}
 	monitor := filepath.Join(h.dir, "monitor")
-	if !initialized(monitor) {
+	if !h.created(owner, "monitor") {
 		logf("creating the pg_auto_failover monitor in %s", monitor)
-		if err := quiet(h.autoctl(owner, "create", "monitor", "--pgdata", monitor, "--pgport", strconv.Itoa(haMonitorPort),
-			"--hostname", pgHost, "--listen", pgHost, "--auth", "trust", "--no-ssl")); err != nil {
+		if err := h.create(owner, "monitor", "monitor", "--pgdata", monitor, "--pgport", strconv.Itoa(haMonitorPort),
+			"--hostname", pgHost, "--listen", pgHost, "--auth", "trust", "--no-ssl"); err != nil {
 			return err
 		}
 	}
@@ -113,16 +114,16 @@ func (h *haFormation) up() error {
 	}
 	for i, n := range haNodes {
 		data := filepath.Join(h.dir, n.name)
-		if !initialized(data) {
+		if !h.created(owner, n.name) {
 			if i > 0 { // a standby is cloned from a running primary
 				if err := h.waitFormation(i, 120*time.Second); err != nil {
 					return err
 				}
 			}
 			logf("creating pg_auto_failover node %s on %s:%d", n.name, pgHost, n.port)
-			if err := quiet(h.autoctl(owner, "create", "postgres", "--pgdata", data, "--pgport", strconv.Itoa(n.port),
+			if err := h.create(owner, n.name, "postgres", "--pgdata", data, "--pgport", strconv.Itoa(n.port),
 				"--hostname", pgHost, "--listen", pgHost, "--name", n.name, "--dbname", databases[0],
-				"--auth", "trust", "--no-ssl", "--monitor", h.monitorURL())); err != nil {
+				"--auth", "trust", "--no-ssl", "--monitor", h.monitorURL()); err != nil {
 				return err
 			}
 		}
@@ -197,7 +198,12 @@ func (h *haFormation) prepare(owner *account) error {
 func (h *haFormation) autoctl(owner *account, args ...string) *exec.Cmd {
 	cmd := owner.command("/usr/bin/pg_autoctl", args...)
 	bin, _ := h.pg.bin()
-	cmd.Env = append(cmd.Env, "XDG_RUNTIME_DIR="+filepath.Join(h.dir, "run"), "PG_CONFIG="+filepath.Join(bin, "pg_config"))
+	config, state := autoctlHomes(owner)
+	cmd.Env = append(cmd.Env, "XDG_RUNTIME_DIR="+filepath.Join(h.dir, "run"), "PG_CONFIG="+filepath.Join(bin, "pg_config"),
+		"XDG_CONFIG_HOME="+filepath.Dir(config), "XDG_DATA_HOME="+filepath.Dir(state),
+		// pg_ctl start and stop give up after 60 s by default, which initdb,
+		// a checkpoint and a start on a loaded machine can take.
+		"PGCTLTIMEOUT=300")
 	return cmd
 }
 
@@ -214,7 +220,9 @@ func (h *haFormation) running(name string) (int, bool) {
 		return 0, false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !strings.Contains(string(cmdline), "pg_autoctl") {
+	// A pid file outlives its process, and the pid may be reused by
+	// another formation's pg_autoctl: it must run this very node.
+	if err != nil || !strings.Contains(string(cmdline), "pg_autoctl") || !strings.Contains(string(cmdline), filepath.Join(h.dir, name)) {
 		return 0, false
 	}
 	return pid, true
@@ -237,6 +245,12 @@ func (h *haFormation) start(owner *account, name string) error {
 		return err
 	}
 	if err := ensureSocketDir(owner); err != nil {
+		return err
+	}
+	// Whatever still runs of the node without its pg_autoctl (services of
+	// a killed create, the PostgreSQL they kept) would stay outside the
+	// new pg_autoctl's process group, which is what a failover test kills.
+	if err := stopProcessesOf(dataPaths(filepath.Join(h.dir, name))); err != nil {
 		return err
 	}
 	// A PostgreSQL killed with its pg_autoctl leaves its postmaster.pid,

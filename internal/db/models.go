@@ -132,6 +132,17 @@ type Clinic struct {
 	FeedPatientNames      bool
 }
 
+type Closure struct {
+	ID           int64
+	ClinicID     uuid.UUID
+	SpecialistID uuid.NullUUID
+	FirstDay     time.Time
+	LastDay      time.Time
+	Holiday      bool
+	Note         string
+	CreatedAt    time.Time
+}
+
 type Erasure struct {
 	ID       uuid.UUID
 	ClinicID uuid.UUID

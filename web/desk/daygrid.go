@@ -13,6 +13,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/stream"
@@ -136,7 +137,7 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	body, err := dayGridSource{srv: s, v: v}.body(ctx)
+	body, err := dayGridSource{srv: s, v: v, tr: httpx.Tr(c)}.body(ctx)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (s *FrontDesk) StaffGridLive(week bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.live.ServeHTMLStream(c, dayGridSource{srv: s, v: v}, "staff:"+v.clinicID.String(), stream.Viewer{
+		return s.live.ServeHTMLStream(c, dayGridSource{srv: s, v: v, tr: httpx.Tr(c)}, "staff:"+v.clinicID.String(), stream.Viewer{
 			Access: s.staffAccess(c), SignedIn: true, Shown: s.streamRecord(c, gridPage(week)).shown,
 		})
 	}
@@ -194,6 +195,9 @@ func (s *FrontDesk) StaffGridLive(week bool) echo.HandlerFunc {
 type dayGridSource struct {
 	srv *FrontDesk
 	v   gridView
+	// tr is the viewer's language: viewers of another language get a view
+	// of their own.
+	tr *i18n.Localizer
 }
 
 func (g dayGridSource) Key() string {
@@ -201,12 +205,13 @@ func (g dayGridSource) Key() string {
 	for i, id := range g.v.only {
 		ids[i] = id.String()
 	}
-	return "staffgrid|" + g.v.clinicID.String() + "|" + g.v.from.String() + "|" + httpx.ItoaInt(g.v.days()) + "|" + strings.Join(ids, ",") + "|" + g.v.loc.String()
+	return "staffgrid|" + g.v.clinicID.String() + "|" + g.v.from.String() + "|" + httpx.ItoaInt(g.v.days()) + "|" + strings.Join(ids, ",") + "|" + g.v.loc.String() + "|" + g.tr.Lang()
 }
 
 func (g dayGridSource) ClinicID() uuid.UUID { return g.v.clinicID }
 
 func (g dayGridSource) Snapshot(ctx context.Context) ([]stream.Fragment, func(string) ([]stream.Fragment, bool), error) {
+	ctx = i18n.WithLocalizer(ctx, g.tr)
 	body, err := g.body(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -236,6 +241,9 @@ func gridShape(b views.GridBodyVM) string {
 	}
 	for _, c := range b.Columns {
 		sb.WriteString("|" + c.ID + "@" + httpx.ItoaInt(c.Col))
+	}
+	for _, c := range b.Closures {
+		sb.WriteString("|closed " + c.First.Format(time.DateOnly) + " " + c.Last.Format(time.DateOnly) + " " + c.Who + " " + c.Note)
 	}
 	return sb.String()
 }

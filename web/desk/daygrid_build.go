@@ -105,6 +105,7 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 	noon := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
 	body := views.GridBodyVM{Caption: "Day of " + noon.Format("Monday 2 January 2006")}
 	sps := chosen(p.data.Specialists, v.only)
+	body.Closures = gridClosures(p.data.Closures, sps)
 	if len(sps) == 0 {
 		body.Empty = "This clinic has no active specialists."
 		return body
@@ -142,6 +143,7 @@ func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 		return body
 	}
 	sp := sps[0]
+	body.Closures = gridClosures(p.data.Closures, sps[:1])
 	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
 	body.Caption = sp.Name + ", week of " + first.Format("2 January 2006")
 	cols := make([]gridColumn, 7)

@@ -1,6 +1,7 @@
 // Package setup is the admins' pages that set the clinic up: staff
 // accounts (and their second factors), kiosk tokens, specialists and their
-// hours, appointment types and the clinic's settings.
+// hours, closures and public holidays, appointment types and the clinic's
+// settings.
 package setup
 
 import (
@@ -12,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
@@ -33,6 +35,7 @@ type Deps struct {
 	Sessions      *scs.SessionManager
 	Slots         *slots.Service
 	SetupChanges  slots.SetupChanges
+	StaffBookings *desk.Bookings
 	Staff         *staff.Service
 	Practice      *practice.Service
 	Privacy       *privacy.Service
