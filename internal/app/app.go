@@ -238,12 +238,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
-	// The calendar feeds say the set-up's names and the attendance marks:
-	// the same changes drop them.
-	changed := func(ctx context.Context, clinicID uuid.UUID) {
-		setupChanges.Changed(ctx, clinicID)
-		feedSvc.ClinicChanged(ctx, clinicID)
-	}
+	changed := calendarChanged(setupChanges, feedSvc)
 	serverSecret := serverKey(pool, logger, o.SecretKey)
 	staffOpts := []staff.Option{staff.WithKey(serverSecret)}
 	if o.HashCost > 0 {
@@ -298,6 +293,16 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Retention:   retention,
 		warnHeap:    uint64(cmp.Or(o.WarnHeapMB, 500)) << 20,
 		warnStreams: cmp.Or(o.WarnStreams, 20000),
+	}
+}
+
+// calendarChanged is the hook told of every committed calendar change of
+// a clinic: its slot caches and live views, and its calendar feeds (which
+// say the set-up's names and the attendance marks), are dropped.
+func calendarChanged(setup slots.SetupChanges, feedSvc *feeds.Service) staff.Notifier {
+	return func(ctx context.Context, clinicID uuid.UUID) {
+		setup.Changed(ctx, clinicID)
+		feedSvc.ClinicChanged(ctx, clinicID)
 	}
 }
 
