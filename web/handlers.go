@@ -69,11 +69,11 @@ func newHandlers(d Deps) handlers {
 		setup: setup.New(setup.Deps{
 			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger, Practice: d.Practice,
 			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
-			FeedBlock: feedPages.SpecialistBlock, NamesBlock: feedPages.NamesBlock,
 			StaffBookings: d.StaffBookings, Access: d.Access,
+			FeedBlock: feedPages.SpecialistBlock, NamesBlock: feedPages.NamesBlock,
 		}, kit),
 		records: records.New(records.Deps{
-			Access: d.Access, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,
+			Access: d.Access, Clinics: d.Clinics, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,
 			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
 		}, kit),
 		signin: signin.New(signin.Deps{

@@ -3,6 +3,10 @@ package practice
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -25,7 +29,8 @@ const (
 
 // TypeInput is the appointment type form: every field of the schema, and
 // who performs the type. The reminder is in whole hours (0: none) and is
-// stored in minutes.
+// stored in minutes. Translations are the name and description in other
+// languages (a language without a name is removed); nil keeps the type's.
 type TypeInput struct {
 	Name, Description string
 	DurationMin       int
@@ -37,8 +42,84 @@ type TypeInput struct {
 	CooldownMin       int
 	MaxHoldsPerClient int
 	ReminderHours     int
-	SpecialistIDs     []uuid.UUID
-	Version           int32
+	// ChangeDeadline is the type's own change deadline in hours as typed:
+	// empty for the clinic's default; KeepChangeDeadline (a form from
+	// before the field) keeps the type's.
+	ChangeDeadline string
+	SpecialistIDs  []uuid.UUID
+	Version        int32
+	Translations   clinics.Translations
+}
+
+// KeepChangeDeadline as TypeInput.ChangeDeadline keeps the type's own.
+const KeepChangeDeadline = "keep"
+
+// changeDeadline reads in.ChangeDeadline: NULL for the clinic's default,
+// keep when the type's own stays.
+//
+// Errors: INVALID_ARGUMENT naming changeDeadlineHours.
+func (in *TypeInput) changeDeadline() (hours pgtype.Int4, keep bool, err error) {
+	v := strings.TrimSpace(in.ChangeDeadline)
+	switch v {
+	case KeepChangeDeadline:
+		return pgtype.Int4{}, true, nil
+	case "":
+		return pgtype.Int4{}, false, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > clinics.MaxChangeDeadlineHours {
+		return pgtype.Int4{}, false, apperr.Invalidf("changeDeadlineHours",
+			"The change deadline must be from 0 to %d hours, or empty for the clinic's default.", clinics.MaxChangeDeadlineHours)
+	}
+	return pgtype.Int4{Int32: int32(n), Valid: true}, false, nil
+}
+
+// translatedName and translatedDescription are the limits of a type's
+// name and description in another language, the form's fields named by
+// the language ("nameDe", "descriptionDe").
+func translatedName(lang string) textfield.Field {
+	return textfield.Field{Name: "name" + langSuffix(lang), Label: "The name", Max: textfield.TypeName.Max}
+}
+
+func translatedDescription(lang string) textfield.Field {
+	return textfield.Field{Name: "description" + langSuffix(lang), Label: "The description", Max: textfield.Description.Max}
+}
+
+// langSuffix is "De" for "de": how the form names a language's fields.
+func langSuffix(lang string) string {
+	if lang == "" {
+		return ""
+	}
+	return strings.ToUpper(lang[:1]) + lang[1:]
+}
+
+// validateTranslations checks each language's texts like the type's own;
+// a description needs its name, or it would be dropped unseen.
+func (in *TypeInput) validateTranslations() error {
+	for _, lang := range slices.Sorted(maps.Keys(in.Translations)) {
+		tx := in.Translations[lang]
+		var err error
+		if tx.Name, err = translatedName(lang).Check(tx.Name); err != nil {
+			return err
+		}
+		if tx.Description, err = translatedDescription(lang).Check(tx.Description); err != nil {
+			return err
+		}
+		if tx.Name == "" && tx.Description != "" {
+			return apperr.Invalidf("name"+langSuffix(lang), "A description in another language needs the name in that language too.")
+		}
+		in.Translations[lang] = tx
+	}
+	return nil
+}
+
+// translationsJSON is the translations as stored, or nil to keep the
+// type's.
+func (in *TypeInput) translationsJSON() []byte {
+	if in.Translations == nil {
+		return nil
+	}
+	return in.Translations.JSON()
 }
 
 func (in *TypeInput) validate() error {
@@ -59,6 +140,7 @@ func (in *TypeInput) validate() error {
 	}
 	for _, err := range []error{
 		descErr,
+		in.validateTranslations(),
 		between("durationMin", in.DurationMin, 5, 480, "Duration (minutes)"),
 		between("slotStepMin", in.SlotStepMin, 5, 480, "Slot step (minutes)"),
 		between("bufferBeforeMin", in.BufferBeforeMin, 0, 240, "Buffer before (minutes)"),
@@ -68,12 +150,18 @@ func (in *TypeInput) validate() error {
 		between("cooldownMin", in.CooldownMin, 0, 60*24*365, "Cooldown (minutes)"),
 		between("maxHoldsPerClient", in.MaxHoldsPerClient, 1, 10, "Holds per patient"),
 		between("reminderHours", in.ReminderHours, 0, MaxReminderHours, "Reminder e-mail (hours before)"),
+		deadlineErr(in),
 	} {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func deadlineErr(in *TypeInput) error {
+	_, _, err := in.changeDeadline()
+	return err
 }
 
 // reminderMin is the reminder's lead as stored, in minutes.
@@ -137,6 +225,7 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 		return AppointmentType{}, err
 	}
 	var t db.AppointmentType
+	deadline, keepDeadline, _ := in.changeDeadline() // validated above
 	err := s.tx(ctx, u, func(q *db.Queries) error {
 		for _, sp := range in.SpecialistIDs {
 			if _, err := q.SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: sp, ClinicID: u.ClinicID}); err != nil {
@@ -152,7 +241,9 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
 				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
-				ReminderMin: pgtype.Int4{Int32: in.reminderMin(), Valid: true},
+				ReminderMin:         pgtype.Int4{Int32: in.reminderMin(), Valid: true},
+				Translations:        in.translationsJSON(),
+				ChangeDeadlineHours: deadline,
 			})
 			if err != nil {
 				return err
@@ -170,13 +261,16 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 				return err
 			}
 			before = &typeAudit{Type: old, Specialists: oldIDs}
+			if keepDeadline {
+				deadline = old.ChangeDeadlineHours
+			}
 			t, err = q.AppointmentTypeUpdate(ctx, db.AppointmentTypeUpdateParams{
 				ID: id, ClinicID: u.ClinicID, Version: in.Version, Name: in.Name, Description: in.Description,
 				DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin),
 				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
 				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
-				ReminderMin: in.reminderMin(),
+				ReminderMin: in.reminderMin(), Translations: in.translationsJSON(), ChangeDeadlineHours: deadline,
 			})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return staff.Stale(typeFromRow(old))

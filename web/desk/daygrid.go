@@ -32,6 +32,9 @@ type gridView struct {
 	// only are the day's chosen specialists (none: every active one); the
 	// week's one specialist is only[0] (none: the clinic has none).
 	only []uuid.UUID
+	// tr is the viewer's language: the live view is shared only by
+	// viewers of one language.
+	tr *i18n.Localizer
 }
 
 func (v gridView) days() int {
@@ -84,7 +87,7 @@ func (s *FrontDesk) readGridView(c echo.Context, week bool) (gridView, desk.Cale
 	if err != nil {
 		return gridView{}, choices, err
 	}
-	v := gridView{clinicID: u.ClinicID, loc: loc, tz: clinic.Timezone, week: week, from: availability.DateOf(time.Now(), loc)}
+	v := gridView{clinicID: u.ClinicID, loc: loc, tz: clinic.Timezone, week: week, from: availability.DateOf(time.Now(), loc), tr: httpx.Tr(c)}
 	if d := c.QueryParam("date"); d != "" {
 		if v.from, err = availability.ParseDate(d); err != nil {
 			return gridView{}, choices, apperr.Invalidf("date", "date must be a date like 2027-03-28.")
@@ -137,7 +140,7 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	body, err := dayGridSource{srv: s, v: v, tr: httpx.Tr(c)}.body(ctx)
+	body, err := dayGridSource{srv: s, v: v}.body(ctx)
 	if err != nil {
 		return err
 	}
@@ -145,7 +148,7 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		return err
 	}
 	vm := views.GridPageVM{
-		Nav: s.kit.Nav(c, "day"), Mode: "day", Title: "Day plan", Timezone: v.tz, Date: v.from.String(),
+		Nav: s.kit.Nav(c, "day"), Mode: "day", Title: v.tr.T("desk.grid.day_title", nil), Timezone: v.tz, Date: v.from.String(),
 		PrevURL: v.path(v.from.AddDays(-v.days())), NextURL: v.path(v.from.AddDays(v.days())),
 		TodayURL: v.path(availability.DateOf(time.Now(), v.loc)), StreamURL: v.streamURL(), Body: body,
 	}
@@ -162,8 +165,8 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		vm.Picks = append(vm.Picks, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: chosen})
 	}
 	if week {
-		vm.Nav, vm.Mode, vm.Title = s.kit.Nav(c, "week"), "week", "Week plan"
-		vm.OtherURL, vm.OtherName = "/staff/day?date="+v.from.String(), "Day plan"
+		vm.Nav, vm.Mode, vm.Title = s.kit.Nav(c, "week"), "week", v.tr.T("desk.grid.week_title", nil)
+		vm.OtherURL, vm.OtherName = "/staff/day?date="+v.from.String(), v.tr.T("desk.nav.day", nil)
 	} else {
 		vm.Waiting, vm.WaitingURL = s.waitingOn(c, v.from)
 	}
@@ -172,7 +175,7 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		if len(v.only) > 0 {
 			first = v.only[0].String()
 		}
-		vm.OtherURL, vm.OtherName = "/staff/week?date="+v.from.String()+"&specialist="+first, "Week plan"
+		vm.OtherURL, vm.OtherName = "/staff/week?date="+v.from.String()+"&specialist="+first, v.tr.T("desk.nav.week", nil)
 	}
 	return s.kit.Page(c, http.StatusOK, vm.Title, views.GridPage(vm))
 }
@@ -184,7 +187,7 @@ func (s *FrontDesk) StaffGridLive(week bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.live.ServeHTMLStream(c, dayGridSource{srv: s, v: v, tr: httpx.Tr(c)}, "staff:"+v.clinicID.String(), stream.Viewer{
+		return s.live.ServeHTMLStream(c, dayGridSource{srv: s, v: v}, "staff:"+v.clinicID.String(), stream.Viewer{
 			Access: s.staffAccess(c), SignedIn: true, Shown: s.streamRecord(c, gridPage(week)).shown,
 		})
 	}
@@ -195,23 +198,24 @@ func (s *FrontDesk) StaffGridLive(week bool) echo.HandlerFunc {
 type dayGridSource struct {
 	srv *FrontDesk
 	v   gridView
-	// tr is the viewer's language: viewers of another language get a view
-	// of their own.
-	tr *i18n.Localizer
 }
 
+// Key names the view and its language: viewers of another language get
+// fragments of their own.
 func (g dayGridSource) Key() string {
 	ids := make([]string, len(g.v.only))
 	for i, id := range g.v.only {
 		ids[i] = id.String()
 	}
-	return "staffgrid|" + g.v.clinicID.String() + "|" + g.v.from.String() + "|" + httpx.ItoaInt(g.v.days()) + "|" + strings.Join(ids, ",") + "|" + g.v.loc.String() + "|" + g.tr.Lang()
+	return "staffgrid|" + g.v.clinicID.String() + "|" + g.v.from.String() + "|" + httpx.ItoaInt(g.v.days()) + "|" + strings.Join(ids, ",") + "|" + g.v.loc.String() + "|" + g.v.tr.Lang()
 }
 
 func (g dayGridSource) ClinicID() uuid.UUID { return g.v.clinicID }
 
+// Snapshot renders in the view's language: its updates are computed
+// without any viewer's request.
 func (g dayGridSource) Snapshot(ctx context.Context) ([]stream.Fragment, func(string) ([]stream.Fragment, bool), error) {
-	ctx = i18n.WithLocalizer(ctx, g.tr)
+	ctx = i18n.WithLocalizer(ctx, g.v.tr)
 	body, err := g.body(ctx)
 	if err != nil {
 		return nil, nil, err
