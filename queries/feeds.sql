@@ -49,9 +49,15 @@ WHERE b.clinic_id = @clinic_id AND b.specialist_id = @specialist_id AND b.status
   AND b.slot_start < @until AND b.slot_end > @since
 ORDER BY b.slot_start, b.id;
 
+-- The account's link: to a specialist of its own clinic, or none.
 -- name: StaffUserSpecialistSet :execrows
-UPDATE staff_users SET specialist_id = sqlc.narg(specialist_id)
-WHERE clinic_id = @clinic_id AND id = @id;
+UPDATE staff_users u SET specialist_id = sqlc.narg(specialist_id)
+WHERE u.clinic_id = @clinic_id AND u.id = @id
+  AND (sqlc.narg(specialist_id)::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM specialists s WHERE s.clinic_id = @clinic_id AND s.id = sqlc.narg(specialist_id)::uuid));
+
+-- name: SpecialistInClinic :one
+SELECT EXISTS (SELECT 1 FROM specialists WHERE clinic_id = @clinic_id AND id = @id)::boolean;
 
 -- name: StaffUserSpecialistClear :exec
 UPDATE staff_users SET specialist_id = NULL

@@ -270,7 +270,15 @@ func TestFeedRateLimit(t *testing.T) {
 	if retryAfter(t, res) <= 0 {
 		t.Error("429 without Retry-After")
 	}
-	// Guessing addresses is counted per client address too.
+	// One address read from many client addresses is counted too.
+	feed := a.clientAt(t, randomLoopback())
+	for range 2 {
+		feed.Get(path).Want(http.StatusTooManyRequests)
+	}
+	if res := a.clientAt(t, randomLoopback()).Get(path).Want(http.StatusTooManyRequests); retryAfter(t, res) <= 0 {
+		t.Error("429 without Retry-After")
+	}
+	// Guessing addresses is counted per client address.
 	guesser := a.clientAt(t, randomLoopback())
 	for range 3 {
 		guesser.Get("/calendar/f_guess.ics").Want(http.StatusNotFound)

@@ -122,34 +122,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if err != nil {
 		return err
 	}
-	built := app.Build(pool, rdb, logger, appOptions(cfg, mailOpts, key, failover))
-	if err := replayErasures(ctx, built.Deps.Privacy, logger); err != nil {
-		return err
-	}
-	built.RunBackground(ctx)
-	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {
-		// pprof on a separate, private address, only when asked for.
-		go func() {
-			logger.Info("debug server", "addr", addr)
-			if err := http.ListenAndServe(addr, http.DefaultServeMux); err != nil {
-				logger.Warn("debug server", "err", err)
-			}
-		}()
-	}
-	srv := web.New(built.Deps, cfg.Addr)
-	err = srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
-	// The sends under way finish before the pool closes.
-	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if serr := built.Deps.Outbox.Stop(stop); serr != nil {
-		logger.Warn("outbox stop", "err", serr)
-	}
-	return err
-}
-
-// appOptions are the services' settings from the configuration.
-func appOptions(cfg config.Config, mailOpts app.MailOptions, key []byte, failover *postgres.Failover) app.Options {
-	return app.Options{
+	built := app.Build(pool, rdb, logger, app.Options{
 		Mail:              mailOpts,
 		WaitlistOfferFor:  cfg.WaitlistOfferFor,
 		MailRetentionDays: cfg.MailRetentionDays,
@@ -177,14 +150,35 @@ func appOptions(cfg config.Config, mailOpts app.MailOptions, key []byte, failove
 		LoginsPerMinute:       cfg.LoginsPerMinute,
 		CodeTriesPerHour:      cfg.CodeTriesPerHour,
 
-		StaffWritesPerMinute:  cfg.StaffWritesPerMin,
-		HeartbeatsPerMinute:   cfg.HeartbeatsPerMin,
-		FeedRefresh:           cfg.FeedRefresh,
-		FeedRequestsPerMinute: cfg.FeedRequestsPerMinute,
-		TrustedProxies:        cfg.TrustedProxies,
-		ErasureLedger:         cfg.ErasureLedger,
-		Failover:              failover,
+		StaffWritesPerMinute: cfg.StaffWritesPerMin,
+		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
+		FeedRefresh:          cfg.FeedRefresh, FeedRequestsPerMinute: cfg.FeedRequestsPerMinute,
+		TrustedProxies: cfg.TrustedProxies,
+		ErasureLedger:  cfg.ErasureLedger,
+		Failover:       failover,
+	})
+	if err := replayErasures(ctx, built.Deps.Privacy, logger); err != nil {
+		return err
 	}
+	built.RunBackground(ctx)
+	if addr := os.Getenv("DEBUG_ADDR"); addr != "" {
+		// pprof on a separate, private address, only when asked for.
+		go func() {
+			logger.Info("debug server", "addr", addr)
+			if err := http.ListenAndServe(addr, http.DefaultServeMux); err != nil {
+				logger.Warn("debug server", "err", err)
+			}
+		}()
+	}
+	srv := web.New(built.Deps, cfg.Addr)
+	err = srv.ListenAndServe(ctx, cfg.ShutdownTimeout)
+	// The sends under way finish before the pool closes.
+	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if serr := built.Deps.Outbox.Stop(stop); serr != nil {
+		logger.Warn("outbox stop", "err", serr)
+	}
+	return err
 }
 
 func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout io.Writer) error {

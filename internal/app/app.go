@@ -200,7 +200,11 @@ type App struct {
 // booking change updates the slot cache and bitmap, and is published. main
 // and the end-to-end tests share it, so tests run what production runs.
 func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o Options) *App {
-	holdStore := newHoldStore(rdb, logger, o)
+	if o.HoldTTL <= 0 {
+		o.HoldTTL = 30 * time.Second
+	}
+	holdStore := holds.NewStore(rdb, o.HoldTTL, logger)
+	holdStore.SetMaxLife(o.HoldMaxLife)
 	slotSvc := slots.New(pool, rdb, slots.Options{Holds: holdStore, CacheTTL: o.TimeslotCacheTTL, NoCache: o.NoTimeslotCache, Logger: logger,
 		Server: o.Failover.Server})
 	ob := newOutbox(pool, logger, o)
@@ -234,12 +238,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
-	// The calendar feeds say the set-up's names and the attendance marks:
-	// the same changes drop them.
-	changed := func(ctx context.Context, clinicID uuid.UUID) {
-		setupChanges.Changed(ctx, clinicID)
-		feedSvc.ClinicChanged(ctx, clinicID)
-	}
+	changed := calendarChanged(setupChanges, feedSvc)
 	serverSecret := serverKey(pool, logger, o.SecretKey)
 	staffOpts := []staff.Option{staff.WithKey(serverSecret)}
 	if o.HashCost > 0 {
@@ -297,16 +296,14 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	}
 }
 
-// newHoldStore is the holds' store, a hold living HoldTTL (30 s unless
-// set) between heartbeats and HoldMaxLife at most.
-func newHoldStore(rdb redis.UniversalClient, logger *slog.Logger, o Options) *holds.Store {
-	ttl := o.HoldTTL
-	if ttl <= 0 {
-		ttl = 30 * time.Second
+// calendarChanged is the hook told of every committed calendar change of
+// a clinic: its slot caches and live views, and its calendar feeds (which
+// say the set-up's names and the attendance marks), are dropped.
+func calendarChanged(setup slots.SetupChanges, feedSvc *feeds.Service) staff.Notifier {
+	return func(ctx context.Context, clinicID uuid.UUID) {
+		setup.Changed(ctx, clinicID)
+		feedSvc.ClinicChanged(ctx, clinicID)
 	}
-	s := holds.NewStore(rdb, ttl, logger)
-	s.SetMaxLife(o.HoldMaxLife)
-	return s
 }
 
 // keepViewsCurrent applies every committed booking change to the live

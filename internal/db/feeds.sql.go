@@ -265,6 +265,22 @@ func (q *Queries) ClinicFeedNamesSet(ctx context.Context, arg ClinicFeedNamesSet
 	return err
 }
 
+const specialistInClinic = `-- name: SpecialistInClinic :one
+SELECT EXISTS (SELECT 1 FROM specialists WHERE clinic_id = $1 AND id = $2)::boolean
+`
+
+type SpecialistInClinicParams struct {
+	ClinicID uuid.UUID
+	ID       uuid.UUID
+}
+
+func (q *Queries) SpecialistInClinic(ctx context.Context, arg SpecialistInClinicParams) (bool, error) {
+	row := q.db.QueryRow(ctx, specialistInClinic, arg.ClinicID, arg.ID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const staffUserSpecialistClear = `-- name: StaffUserSpecialistClear :exec
 UPDATE staff_users SET specialist_id = NULL
 WHERE clinic_id = $1 AND specialist_id = $2
@@ -298,8 +314,10 @@ func (q *Queries) StaffUserSpecialistName(ctx context.Context, id uuid.UUID) (St
 }
 
 const staffUserSpecialistSet = `-- name: StaffUserSpecialistSet :execrows
-UPDATE staff_users SET specialist_id = $1
-WHERE clinic_id = $2 AND id = $3
+UPDATE staff_users u SET specialist_id = $1
+WHERE u.clinic_id = $2 AND u.id = $3
+  AND ($1::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM specialists s WHERE s.clinic_id = $2 AND s.id = $1::uuid))
 `
 
 type StaffUserSpecialistSetParams struct {
@@ -308,6 +326,7 @@ type StaffUserSpecialistSetParams struct {
 	ID           uuid.UUID
 }
 
+// The account's link: to a specialist of its own clinic, or none.
 func (q *Queries) StaffUserSpecialistSet(ctx context.Context, arg StaffUserSpecialistSetParams) (int64, error) {
 	result, err := q.db.Exec(ctx, staffUserSpecialistSet, arg.SpecialistID, arg.ClinicID, arg.ID)
 	if err != nil {

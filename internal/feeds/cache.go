@@ -48,16 +48,16 @@ func (s *Service) cached(ctx context.Context, k cacheKey) (Body, bool) {
 	return Body{ETag: string(v[8 : 8+etagLen]), Text: v[8+etagLen:]}, true
 }
 
-// store keeps b as k's body. The hash lives twice the refresh interval
-// past its last write, so a clinic whose feeds nobody reads any more
-// leaves nothing behind.
+// store keeps b as k's body. The hash lives a minute past the refresh
+// interval after its last write, so a clinic whose feeds nobody reads any
+// more leaves nothing behind.
 func (s *Service) store(ctx context.Context, k cacheKey, b Body) {
 	v := make([]byte, 8, 8+len(b.ETag)+len(b.Text))
 	binary.BigEndian.PutUint64(v, uint64(s.now().UnixNano()))
 	v = append(append(v, b.ETag...), b.Text...)
 	pipe := s.rdb.TxPipeline()
 	pipe.HSet(ctx, hashOf(k.clinic), k.field(), v)
-	pipe.PExpire(ctx, hashOf(k.clinic), 2*s.refresh)
+	pipe.PExpire(ctx, hashOf(k.clinic), s.refresh+time.Minute)
 	if _, err := pipe.Exec(ctx); err != nil {
 		s.log.Debug("feeds: cache write failed", "err", err)
 	}

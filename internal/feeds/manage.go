@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/google/uuid"
 
@@ -88,14 +87,20 @@ func (s *Service) newFeed(ctx context.Context, u staff.User, specialist, account
 	}
 	token := tokenPrefix + random
 	err = s.tx(ctx, func(q *db.Queries) error {
+		if specialist.Valid {
+			ok, err := q.SpecialistInClinic(ctx, db.SpecialistInClinicParams{ClinicID: u.ClinicID, ID: specialist.UUID})
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return staff.NotFound("specialist")
+			}
+		}
 		if err := s.revoke(ctx, q, u, specialist, account); err != nil {
 			return err
 		}
 		row, err := q.CalendarFeedInsert(ctx, db.CalendarFeedInsertParams{ClinicID: u.ClinicID, SpecialistID: specialist, StaffUserID: account, TokenHash: secret.Hash(token)})
 		if err != nil {
-			if isForeignKey(err) {
-				return staff.NotFound("specialist")
-			}
 			return err
 		}
 		return staff.WriteAudit(ctx, q, u, "calendar_feed.create", "calendar_feed", row.ID.String(), nil, owner(specialist, account), "")
@@ -187,14 +192,11 @@ func (s *Service) LinkAccount(ctx context.Context, u staff.User, specialistID, a
 	}
 	return s.tx(ctx, func(q *db.Queries) error {
 		n, err := q.StaffUserSpecialistSet(ctx, db.StaffUserSpecialistSetParams{ClinicID: u.ClinicID, ID: account, SpecialistID: uuid.NullUUID{UUID: specialistID, Valid: true}})
-		if isForeignKey(err) {
-			return staff.NotFound("specialist")
-		}
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return staff.NotFound("account")
+			return staff.NotFound("account or specialist")
 		}
 		return staff.WriteAudit(ctx, q, u, "staff_user.specialist", "staff_user", account.String(), nil, map[string]string{"specialist": specialistID.String()}, "")
 	})
@@ -256,11 +258,4 @@ func (s *Service) Names(ctx context.Context, u staff.User) (bool, error) {
 	}
 	c, err := db.New(s.pool).ClinicGet(ctx, u.ClinicID)
 	return c.FeedPatientNames, err
-}
-
-// isForeignKey is whether err is PostgreSQL refusing a reference to a row
-// that is not there (here: a specialist of another clinic).
-func isForeignKey(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23503"
 }

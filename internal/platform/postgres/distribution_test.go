@@ -30,7 +30,7 @@ var (
 	// found without a clinic (a staff member signs in by e-mail alone).
 	referenceTables = []string{
 		"clinics", "server_secrets", "staff_recovery_codes", "staff_second_factors",
-		"staff_sessions", "staff_signin_links", "staff_users",
+		"staff_sessions", "staff_signin_links", "staff_users", "calendar_feeds",
 	}
 	// Kept on the coordinator only: found by a cookie's token, or the job
 	// queue's own tables (locks, LISTEN/NOTIFY, SKIP LOCKED).
