@@ -59,6 +59,9 @@ func (s *Admin) SettingsPage(c echo.Context) error {
 	}
 	vm := settingsVM(s.settingsNav(c), st)
 	vm.Saved = c.QueryParam("saved") != ""
+	if vm.Feeds, err = s.deps.NamesBlock(c); err != nil {
+		return err
+	}
 	return s.kit.Page(c, http.StatusOK, "Clinic settings", views.Settings(vm))
 }
 
