@@ -14,7 +14,7 @@ SELECT * FROM staff_users WHERE id = @id;
 SELECT * FROM staff_users WHERE clinic_id = @clinic_id ORDER BY email;
 
 -- name: KioskTokenInsert :one
-INSERT INTO kiosk_tokens (clinic_id, name, token_hash) VALUES (@clinic_id, @name, @token_hash) RETURNING *;
+INSERT INTO kiosk_tokens (clinic_id, name, token_hash, language) VALUES (@clinic_id, @name, @token_hash, @language) RETURNING *;
 
 -- name: KioskTokenListByClinic :many
 SELECT * FROM kiosk_tokens WHERE clinic_id = @clinic_id ORDER BY created_at DESC;
@@ -30,6 +30,11 @@ SELECT count(*) FROM kiosk_tokens WHERE clinic_id = @clinic_id AND revoked_at IS
 
 -- name: StaffUserSetDisabled :one
 UPDATE staff_users SET disabled_at = CASE WHEN @disabled::boolean THEN coalesce(disabled_at, now()) END
+WHERE id = @id AND clinic_id = @clinic_id
+RETURNING *;
+
+-- name: StaffUserSetRole :one
+UPDATE staff_users SET role = @role
 WHERE id = @id AND clinic_id = @clinic_id
 RETURNING *;
 

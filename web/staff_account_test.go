@@ -186,8 +186,8 @@ func TestAccountAdminMakesSignInLink(t *testing.T) {
 	colleague := a.signIn(t, c.Staff)
 
 	page := admin.Get("/staff/users").Want(http.StatusOK).Doc()
-	if page.Find(`[data-testid="user-link-form"] option[value="`+target.ID.String()+`"]`).Length() != 1 ||
-		page.Find(`[data-testid="user-link-form"] option[value="`+c.Admin.ID.String()+`"]`).Length() != 0 {
+	if page.Find(`[data-testid="user-link-form"] input[name="id"][value="`+target.ID.String()+`"]`).Length() != 1 ||
+		page.Find(`[data-testid="user-link-form"] input[name="id"][value="`+c.Admin.ID.String()+`"]`).Length() != 0 {
 		t.Error("the link form does not offer the others' accounts only")
 	}
 	before := a.auditCount(t, c.ID)

@@ -112,6 +112,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"POST", "/users", "/staff/users", url.Values{"email": {"intruder@example.org"}, "name": {"I"}, "password": {"long enough password"}, "role": {"admin"}}},
 		{"POST", "/users/access", "/staff/users/access", url.Values{"id": {uuid.NewString()}, "action": {"disable"}}},
 		{"POST", "/users/link", "/staff/users/link", url.Values{"id": {uuid.NewString()}}},
+		{"POST", "/users/role", "/staff/users/role", url.Values{"id": {uuid.NewString()}, "role": {"staff"}}},
 		{"GET", "/users/:id/access", "/staff/users/" + uuid.NewString() + "/access", nil},
 		{"GET", "/access", "/staff/access?email=fixture@example.org", nil},
 		{"GET", "/account", "/staff/account", nil},

@@ -196,7 +196,7 @@ func factorColumn(t testing.TB, admin *client, email string) string {
 	got := ""
 	admin.Get("/staff/users").Want(http.StatusOK).Doc().Find(`[data-testid="table"] tbody tr`).Each(func(_ int, row *goquery.Selection) {
 		if strings.TrimSpace(row.Find("td").First().Text()) == email {
-			got = strings.TrimSpace(row.Find("td").Last().Text())
+			got = strings.TrimSpace(row.Find(`td[data-testid="factor"]`).Text())
 		}
 	})
 	return got

@@ -32,7 +32,7 @@ func TestSettingsAdminSaves(t *testing.T) {
 	}
 	f := page.Form(settingsForm)
 	if f.Action != "/staff/settings" || f.Values.Get("name") != c.Name || f.Values.Get("timezone") != "Europe/Berlin" ||
-		f.Values.Get("language") != "en" || f.Values.Get("defaultSlotStepMin") != "30" || f.Values.Get("defaultCooldownMin") != "1440" {
+		f.Values.Get("language") != "en" || f.Values.Get("defaultSlotStepMin") != "30" || f.Values.Get("defaultCooldown")+f.Values.Get("defaultCooldownUnit") != "1d" {
 		t.Fatalf("the form shows %q %v", f.Action, f.Values)
 	}
 	v := cloneValues(f.Values)
@@ -182,12 +182,12 @@ func TestSettingsZoneChangeConfirmsAndRefreshesLivePages(t *testing.T) {
 	form.Set("timezone", "Europe/London")
 	gen := a.generation(t, c.ID)
 	r := admin.Post("/staff/settings", form).Want(http.StatusOK)
-	if !strings.Contains(r.Text(`[data-testid="zone-count"]`), "2 confirmed bookings lie ahead") {
+	if !strings.Contains(r.Text(`[data-testid="zone-count"]`), "2 booked appointments lie ahead") {
 		t.Errorf("count: %q", r.Text(`[data-testid="zone-count"]`))
 	}
 	examples := r.Text(`[data-testid="zone-examples"]`)
-	if !strings.Contains(examples, "09:00 (Europe/Berlin) shows as") || !strings.Contains(examples, "08:00 (Europe/London)") ||
-		!strings.Contains(examples, "11:30 (Europe/Berlin) shows as") || !strings.Contains(examples, "10:30 (Europe/London)") {
+	if !strings.Contains(examples, "09:00 (Berlin time) shows as") || !strings.Contains(examples, "08:00 (London time)") ||
+		!strings.Contains(examples, "11:30 (Berlin time) shows as") || !strings.Contains(examples, "10:30 (London time)") {
 		t.Errorf("examples: %q", examples)
 	}
 	if got, _ := db.New(a.Pool).ClinicGet(context.Background(), c.ID); got.Timezone != "Europe/Berlin" {

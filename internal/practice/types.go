@@ -3,6 +3,9 @@ package practice
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -25,7 +28,8 @@ const (
 
 // TypeInput is the appointment type form: every field of the schema, and
 // who performs the type. The reminder is in whole hours (0: none) and is
-// stored in minutes.
+// stored in minutes. Translations are the name and description in other
+// languages (a language without a name is removed); nil keeps the type's.
 type TypeInput struct {
 	Name, Description string
 	DurationMin       int
@@ -39,6 +43,55 @@ type TypeInput struct {
 	ReminderHours     int
 	SpecialistIDs     []uuid.UUID
 	Version           int32
+	Translations      clinics.Translations
+}
+
+// translatedName and translatedDescription are the limits of a type's
+// name and description in another language, the form's fields named by
+// the language ("nameDe", "descriptionDe").
+func translatedName(lang string) textfield.Field {
+	return textfield.Field{Name: "name" + langSuffix(lang), Label: "The name", Max: textfield.TypeName.Max}
+}
+
+func translatedDescription(lang string) textfield.Field {
+	return textfield.Field{Name: "description" + langSuffix(lang), Label: "The description", Max: textfield.Description.Max}
+}
+
+// langSuffix is "De" for "de": how the form names a language's fields.
+func langSuffix(lang string) string {
+	if lang == "" {
+		return ""
+	}
+	return strings.ToUpper(lang[:1]) + lang[1:]
+}
+
+// validateTranslations checks each language's texts like the type's own;
+// a description needs its name, or it would be dropped unseen.
+func (in *TypeInput) validateTranslations() error {
+	for _, lang := range slices.Sorted(maps.Keys(in.Translations)) {
+		tx := in.Translations[lang]
+		var err error
+		if tx.Name, err = translatedName(lang).Check(tx.Name); err != nil {
+			return err
+		}
+		if tx.Description, err = translatedDescription(lang).Check(tx.Description); err != nil {
+			return err
+		}
+		if tx.Name == "" && tx.Description != "" {
+			return apperr.Invalidf("name"+langSuffix(lang), "A description in another language needs the name in that language too.")
+		}
+		in.Translations[lang] = tx
+	}
+	return nil
+}
+
+// translationsJSON is the translations as stored, or nil to keep the
+// type's.
+func (in *TypeInput) translationsJSON() []byte {
+	if in.Translations == nil {
+		return nil
+	}
+	return in.Translations.JSON()
 }
 
 func (in *TypeInput) validate() error {
@@ -59,6 +112,7 @@ func (in *TypeInput) validate() error {
 	}
 	for _, err := range []error{
 		descErr,
+		in.validateTranslations(),
 		between("durationMin", in.DurationMin, 5, 480, "Duration (minutes)"),
 		between("slotStepMin", in.SlotStepMin, 5, 480, "Slot step (minutes)"),
 		between("bufferBeforeMin", in.BufferBeforeMin, 0, 240, "Buffer before (minutes)"),
@@ -152,7 +206,8 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
 				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
-				ReminderMin: pgtype.Int4{Int32: in.reminderMin(), Valid: true},
+				ReminderMin:  pgtype.Int4{Int32: in.reminderMin(), Valid: true},
+				Translations: in.translationsJSON(),
 			})
 			if err != nil {
 				return err
@@ -176,7 +231,7 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
 				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
-				ReminderMin: in.reminderMin(),
+				ReminderMin: in.reminderMin(), Translations: in.translationsJSON(),
 			})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return staff.Stale(typeFromRow(old))

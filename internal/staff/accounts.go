@@ -117,3 +117,39 @@ func (s *Service) SetDisabled(ctx context.Context, u User, id uuid.UUID, disable
 	})
 	return accountFromRow(row), err
 }
+
+// SetRole gives another account of the admin's clinic another role; it
+// takes effect at the account's next request (each reads the role
+// afresh). An admin cannot change their own role, so a clinic is never
+// left without one by a slip.
+//
+// Errors: FORBIDDEN, INVALID_ARGUMENT (role; id: one's own account),
+// NOT_FOUND.
+func (s *Service) SetRole(ctx context.Context, u User, id uuid.UUID, role string) (Account, error) {
+	if err := u.May(ActAccounts); err != nil {
+		return Account{}, err
+	}
+	if !validRole(role) {
+		return Account{}, apperr.Invalidf("role", "The role is one of: %s.", strings.Join(Roles, ", "))
+	}
+	if id == u.ID {
+		return Account{}, apperr.Invalidf("id", "You cannot change your own role; another admin can.")
+	}
+	var row db.StaffUser
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		before, err := q.StaffUserGet(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && before.ClinicID != u.ClinicID) {
+			return NotFound("account")
+		}
+		if err != nil {
+			return err
+		}
+		if row, err = q.StaffUserSetRole(ctx, db.StaffUserSetRoleParams{ID: id, ClinicID: u.ClinicID, Role: role}); err != nil {
+			return err
+		}
+		return WriteAudit(ctx, q, u, "staff.role", "staff_user", id.String(),
+			map[string]string{"email": before.Email, "role": before.Role}, map[string]string{"email": row.Email, "role": role}, "")
+	})
+	return accountFromRow(row), err
+}

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -19,9 +19,6 @@ import (
 // stale save is 409 with the current values; a bad field is 400 with its
 // message in place; a new zone while bookings lie ahead first answers a
 // confirmation page and is saved only when it comes back confirmed.
-
-// zoneMoveLayout is how a confirmation shows a booking's local time.
-const zoneMoveLayout = "Mon 2 Jan 15:04"
 
 // settingsNav is the staff header of the settings pages; the role table
 // already allowed the viewer the settings.
@@ -34,8 +31,10 @@ func (s *Admin) settingsNav(c echo.Context) views.StaffNav {
 	return nav
 }
 
-func settingsVM(nav views.StaffNav, st clinics.Settings) views.SettingsVM {
+func settingsVM(c echo.Context, nav views.StaffNav, st clinics.Settings) views.SettingsVM {
+	others, zones := zoneChoices(httpx.Tr(c), st.Timezone, time.Now())
 	return views.SettingsVM{
+		OtherZones: others, Zones: zones,
 		Nav: nav, Name: st.Name, Address: st.Address, ContactPhone: st.ContactPhone, ContactEmail: st.ContactEmail,
 		Language: st.Language, Timezone: st.Timezone, Country: st.Country, Languages: clinics.Languages,
 		SlotStepMin: st.Defaults.SlotStepMin, MinNoticeMin: st.Defaults.MinNoticeMin,
@@ -57,12 +56,12 @@ func (s *Admin) SettingsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vm := settingsVM(s.settingsNav(c), st)
+	vm := settingsVM(c, s.settingsNav(c), st)
 	vm.Saved = c.QueryParam("saved") != ""
 	if vm.Feeds, err = s.deps.NamesBlock(c); err != nil {
 		return err
 	}
-	return s.kit.Page(c, http.StatusOK, "Clinic settings", views.Settings(vm))
+	return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("admin.settings.title", nil), views.Settings(vm))
 }
 
 // settingsForm reads the posted settings. A number that is not one reads
@@ -87,6 +86,14 @@ func settingsForm(c echo.Context) clinics.Settings {
 		}
 		return -1
 	}
+	// A length of time comes as a number and its unit, or in minutes (a
+	// script's post, or the zone confirmation's); not a number is -1.
+	span := func(name, inMinutes string) int32 {
+		if m := strings.TrimSpace(c.FormValue(inMinutes)); m != "" {
+			return num(inMinutes)
+		}
+		return int32(spanMinutes(c, name, inMinutes))
+	}
 	return clinics.Settings{
 		Name: c.FormValue("name"), Address: c.FormValue("address"),
 		ContactPhone: c.FormValue("contactPhone"), ContactEmail: c.FormValue("contactEmail"),
@@ -97,8 +104,8 @@ func settingsForm(c echo.Context) clinics.Settings {
 			ControllerName: c.FormValue("controllerName"), Contact: c.FormValue("privacyContact"),
 		},
 		Defaults: clinics.TypeDefaults{
-			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: num("defaultMinNoticeMin"),
-			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: num("defaultCooldownMin"),
+			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: span("defaultMinNotice", "defaultMinNoticeMin"),
+			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: span("defaultCooldown", "defaultCooldownMin"),
 		},
 		Version: httpx.Atoi32(c.FormValue("version")),
 	}
@@ -115,7 +122,7 @@ func (s *Admin) SettingsSave(c echo.Context) error {
 	res, err := s.deps.Practice.SaveClinicSettings(ctx, u, in, c.FormValue("confirmZone") == "yes")
 	switch {
 	case err == nil && res.Pending != nil:
-		return s.kit.Page(c, http.StatusOK, "Change the time zone?", views.SettingsZoneConfirm(zoneConfirmVM(s.settingsNav(c), in, res.Pending)))
+		return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("admin.zone_confirm.title", nil), views.SettingsZoneConfirm(zoneConfirmVM(c, s.settingsNav(c), in, res.Pending)))
 	case err == nil:
 		// The clinic's name, address, contact and language show on its
 		// public pages, which every instance may keep: all are retired.
@@ -130,23 +137,27 @@ func (s *Admin) SettingsSave(c echo.Context) error {
 		if lerr != nil {
 			return lerr
 		}
-		vm := settingsVM(s.settingsNav(c), cur)
-		vm.Stale = apperr.As(err).Message
-		return s.kit.Page(c, http.StatusConflict, "Clinic settings", views.Settings(vm))
+		vm := settingsVM(c, s.settingsNav(c), cur)
+		vm.Stale = staleMessage(c, err)
+		return s.kit.Page(c, http.StatusConflict, httpx.Tr(c).T("admin.settings.title", nil), views.Settings(vm))
 	}
-	errs, err := fieldErrors(err)
+	errs, err := fieldErrors(c, err)
 	if err != nil {
 		return err
 	}
-	vm := settingsVM(s.settingsNav(c), in)
+	vm := settingsVM(c, s.settingsNav(c), in)
 	vm.Errors = errs
-	return s.kit.Page(c, http.StatusBadRequest, "Clinic settings", views.Settings(vm))
+	return s.kit.Page(c, http.StatusBadRequest, httpx.Tr(c).T("admin.settings.title", nil), views.Settings(vm))
 }
 
-func zoneConfirmVM(nav views.StaffNav, in clinics.Settings, ch *clinics.ZoneChange) views.ZoneConfirmVM {
-	vm := views.ZoneConfirmVM{Form: settingsVM(nav, in), From: ch.From, To: ch.To, Count: ch.Count}
+// zoneConfirmVM shows the bookings ahead in the old zone and the new one,
+// each zone as people say it, each time in the reader's words.
+func zoneConfirmVM(c echo.Context, nav views.StaffNav, in clinics.Settings, ch *clinics.ZoneChange) views.ZoneConfirmVM {
+	l := httpx.Tr(c)
+	vm := views.ZoneConfirmVM{Form: settingsVM(c, nav, in), From: l.Zone(ch.From), To: l.Zone(ch.To), Count: ch.Count}
+	at := func(t time.Time) string { return l.Day(t) + " " + l.Time(t) }
 	for _, ex := range ch.Examples {
-		vm.Examples = append(vm.Examples, views.ZoneMoveVM{Was: ex.Was.Format(zoneMoveLayout), Becomes: ex.Becomes.Format(zoneMoveLayout)})
+		vm.Examples = append(vm.Examples, views.ZoneMoveVM{Was: at(ex.Was), Becomes: at(ex.Becomes)})
 	}
 	return vm
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -30,7 +31,7 @@ func (s *Admin) renderSpecialistList(c echo.Context, status int, errs map[string
 	for i, sp := range sps {
 		rows[i] = views.SpecialistRowVM{ID: sp.ID.String(), Name: sp.Name, Priority: sp.Priority, Active: sp.Active}
 	}
-	return s.kit.Page(c, status, "Specialists", views.SpecialistList(s.kit.Nav(c, "specialists"), rows, errs))
+	return s.kit.Page(c, status, httpx.Tr(c).T("admin.specialists.title", nil), views.SpecialistList(s.kit.Nav(c, "specialists"), rows, errs))
 }
 
 // SpecialistCreate answers POST /staff/specialists.
@@ -40,7 +41,7 @@ func (s *Admin) SpecialistCreate(c echo.Context) error {
 		Name: c.FormValue("name"), Priority: prio, Active: c.FormValue("active") != "",
 	})
 	if err != nil {
-		errs, err := fieldErrors(err)
+		errs, err := fieldErrors(c, err)
 		if err != nil {
 			return err
 		}
@@ -51,9 +52,16 @@ func (s *Admin) SpecialistCreate(c echo.Context) error {
 
 var weekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday}
 
+// weekdayName is wd in l's words ("Montag").
+func weekdayName(l *i18n.Localizer, wd time.Weekday) string {
+	key := "admin.weekday." + strings.ToLower(wd.String())
+	return l.T(key, nil)
+}
+
 func (s *Admin) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEditVM, error) {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
+	l := httpx.Tr(c)
 	sp, err := s.deps.Practice.Specialist(ctx, u, id)
 	if err != nil {
 		return views.SpecialistEditVM{}, err
@@ -71,7 +79,7 @@ func (s *Admin) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEdit
 				parts = append(parts, practice.FormatMin(h.StartMin)+"-"+practice.FormatMin(h.EndMin))
 			}
 		}
-		vm.Hours = append(vm.Hours, views.HoursDayVM{Key: "hours." + strings.ToLower(wd.String()), Label: wd.String(), Value: strings.Join(parts, ", ")})
+		vm.Hours = append(vm.Hours, views.HoursDayVM{Key: "hours." + strings.ToLower(wd.String()), Label: weekdayName(l, wd), Value: strings.Join(parts, ", ")})
 	}
 	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)
 	today := time.Now().In(loc)
@@ -80,11 +88,11 @@ func (s *Admin) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEdit
 		return views.SpecialistEditVM{}, err
 	}
 	for _, o := range ovs {
-		what := "closed"
+		what := l.T("admin.specialists.closed", nil)
 		if !o.Closed {
-			what = practice.FormatMin(o.StartMin) + "–" + practice.FormatMin(o.EndMin) + " only"
+			what = l.T("admin.specialists.open_only", map[string]any{"From": practice.FormatMin(o.StartMin), "To": practice.FormatMin(o.EndMin)})
 		}
-		vm.Overrides = append(vm.Overrides, views.OverrideVM{ID: fmt.Sprint(o.ID), Day: o.Day.Format("Mon 2 Jan 2006"), What: what, Note: o.Note})
+		vm.Overrides = append(vm.Overrides, views.OverrideVM{ID: fmt.Sprint(o.ID), Day: l.Day(o.Day) + " " + strconv.Itoa(o.Day.Year()), What: what, Note: o.Note})
 	}
 	if !sp.Active {
 		fut, err := s.deps.Practice.FutureBookings(ctx, u, id)
@@ -92,7 +100,8 @@ func (s *Admin) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEdit
 			return views.SpecialistEditVM{}, err
 		}
 		for _, f := range fut {
-			vm.Future = append(vm.Future, f.SlotStart.In(loc).Format("Mon 2 Jan 15:04")+" · "+f.TypeName+" · "+f.PatientName)
+			at := f.SlotStart.In(loc)
+			vm.Future = append(vm.Future, l.Day(at)+" "+l.Time(at)+" · "+f.TypeName+" · "+f.PatientName)
 		}
 	}
 	return vm, nil
@@ -129,13 +138,13 @@ func (s *Admin) specialistFail(c echo.Context, id uuid.UUID, err error) error {
 		}
 	}
 	if isStale(err) {
-		vm.Stale = apperr.As(err).Message
+		vm.Stale = staleMessage(c, err)
 		return s.kit.Page(c, http.StatusConflict, vm.Name, views.SpecialistEdit(vm))
 	}
-	errs, err := fieldErrors(err)
+	errs, err := fieldErrors(c, err)
 	if err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Conflict {
-			vm.Stale = ae.Message
+			vm.Stale = said(c, ae.Message, "admin.specialists.conflict")
 			return s.kit.Page(c, http.StatusConflict, vm.Name, views.SpecialistEdit(vm))
 		}
 		return err
@@ -160,7 +169,7 @@ func (s *Admin) SpecialistUpdate(c echo.Context) error {
 	if err != nil {
 		return s.specialistFail(c, id, err)
 	}
-	s.deps.Sessions.Put(c.Request().Context(), "notice", "Saved.")
+	s.deps.Sessions.Put(c.Request().Context(), "notice", httpx.Tr(c).T("admin.saved", nil))
 	return c.Redirect(http.StatusSeeOther, "/staff/specialists/"+id.String())
 }
 
@@ -205,7 +214,7 @@ func (s *Admin) HoursUpdate(c echo.Context) error {
 	if err != nil {
 		return s.specialistFail(c, id, err)
 	}
-	s.deps.Sessions.Put(c.Request().Context(), "notice", "Hours saved.")
+	s.deps.Sessions.Put(c.Request().Context(), "notice", httpx.Tr(c).T("admin.specialists.hours_saved", nil))
 	return c.Redirect(http.StatusSeeOther, "/staff/specialists/"+id.String())
 }
 
@@ -232,7 +241,7 @@ func (s *Admin) OverrideCreate(c echo.Context) error {
 	if err := s.deps.Practice.AddOverride(c.Request().Context(), httpx.StaffUser(c), id, in); err != nil {
 		return s.specialistFail(c, id, err)
 	}
-	s.deps.Sessions.Put(c.Request().Context(), "notice", "Override added.")
+	s.deps.Sessions.Put(c.Request().Context(), "notice", httpx.Tr(c).T("admin.specialists.override_added", nil))
 	return c.Redirect(http.StatusSeeOther, "/staff/specialists/"+id.String())
 }
 
@@ -254,6 +263,6 @@ func (s *Admin) OverrideDelete(c echo.Context) error {
 	if err := s.deps.Practice.DeleteOverride(ctx, u, id, httpx.Atoi32(c.FormValue("version"))); err != nil {
 		return s.specialistFail(c, o.SpecialistID, err)
 	}
-	s.deps.Sessions.Put(ctx, "notice", "Override removed.")
+	s.deps.Sessions.Put(ctx, "notice", httpx.Tr(c).T("admin.specialists.override_removed", nil))
 	return c.Redirect(http.StatusSeeOther, "/staff/specialists/"+o.SpecialistID.String())
 }

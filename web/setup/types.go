@@ -9,7 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -22,11 +23,12 @@ func (s *Admin) TypeList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	lang := httpx.Tr(c).Lang()
 	rows := make([]views.TypeVM, len(types))
 	for i, t := range types {
-		rows[i] = views.TypeVM{ID: t.ID.String(), Name: t.Name, DurationMin: int(t.DurationMin)}
+		rows[i] = views.TypeVM{ID: t.ID.String(), Name: t.Translations.Name(lang, t.Name), DurationMin: int(t.DurationMin)}
 	}
-	return s.kit.Page(c, http.StatusOK, "Appointment types", views.TypeList(s.kit.Nav(c, "types"), rows))
+	return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("admin.types.title", nil), views.TypeList(s.kit.Nav(c, "types"), rows))
 }
 
 func (s *Admin) typeFormVM(c echo.Context, t practice.AppointmentType, chosen []uuid.UUID) (views.TypeFormVM, error) {
@@ -34,7 +36,9 @@ func (s *Admin) typeFormVM(c echo.Context, t practice.AppointmentType, chosen []
 	if err != nil {
 		return views.TypeFormVM{}, err
 	}
+	de := t.Translations[i18n.German]
 	vm := views.TypeFormVM{Nav: s.kit.Nav(c, "types"), Name: t.Name, Description: t.Description,
+		NameDe: de.Name, DescriptionDe: de.Description, Title: t.Translations.Name(httpx.Tr(c).Lang(), t.Name),
 		DurationMin: t.DurationMin, SlotStepMin: t.SlotStepMin, BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin,
 		MinNoticeMin: t.MinNoticeMin, MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin,
 		MaxHoldsPerClient: t.MaxHoldsPerClient, ReminderHours: strconv.Itoa(int(t.ReminderMin / 60)),
@@ -68,7 +72,7 @@ func (s *Admin) TypeNew(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.kit.Page(c, http.StatusOK, "New appointment type", views.TypeForm(vm))
+	return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("admin.types.new", nil), views.TypeForm(vm))
 }
 
 // TypePage answers GET /staff/types/:id.
@@ -85,7 +89,7 @@ func (s *Admin) TypePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.kit.Page(c, http.StatusOK, t.Name, views.TypeForm(vm))
+	return s.kit.Page(c, http.StatusOK, vm.Title, views.TypeForm(vm))
 }
 
 // TypeSave answers POST /staff/types and POST /staff/types/:id.
@@ -111,6 +115,7 @@ func (s *Admin) TypeSave(c echo.Context) error {
 		BufferAfterMin: num("bufferAfterMin"), MinNoticeMin: spanMinutes(c, "minNotice", "minNoticeMin"), MaxAdvanceDays: num("maxAdvanceDays"),
 		CooldownMin: spanMinutes(c, "cooldown", "cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"),
 		ReminderHours: reminderHours(form), SpecialistIDs: chosen, Version: httpx.Atoi32(c.FormValue("version")),
+		Translations: typeTranslations(form),
 	}
 	t, err := s.deps.Practice.SaveType(c.Request().Context(), httpx.StaffUser(c), id, in)
 	if err == nil {
@@ -125,10 +130,10 @@ func (s *Admin) TypeSave(c echo.Context) error {
 		if verr != nil {
 			return verr
 		}
-		vm.Stale = apperr.As(err).Message
-		return s.kit.Page(c, http.StatusConflict, cur.Name, views.TypeForm(vm))
+		vm.Stale = staleMessage(c, err)
+		return s.kit.Page(c, http.StatusConflict, vm.Title, views.TypeForm(vm))
 	}
-	errs, err := fieldErrors(err)
+	errs, err := fieldErrors(c, err)
 	if err != nil {
 		return err
 	}
@@ -136,7 +141,7 @@ func (s *Admin) TypeSave(c echo.Context) error {
 		DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin), BufferBeforeMin: int32(in.BufferBeforeMin),
 		BufferAfterMin: int32(in.BufferAfterMin), MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 		CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
-		ReminderMin: int32(in.ReminderHours * 60), Version: in.Version}, chosen)
+		ReminderMin: int32(in.ReminderHours * 60), Version: in.Version, Translations: in.Translations}, chosen)
 	if verr != nil {
 		return verr
 	}
@@ -144,7 +149,17 @@ func (s *Admin) TypeSave(c echo.Context) error {
 		vm.ReminderHours = typed[0]
 	}
 	vm.Errors = errs
-	return s.kit.Page(c, http.StatusUnprocessableEntity, "Appointment type", views.TypeForm(vm))
+	return s.kit.Page(c, http.StatusUnprocessableEntity, httpx.Tr(c).T("admin.types.one", nil), views.TypeForm(vm))
+}
+
+// typeTranslations are the form's German name and description; nil when
+// the form has no German fields (a script's post), which keeps the type's.
+func typeTranslations(form url.Values) clinics.Translations {
+	name, sent := form["nameDe"]
+	if !sent {
+		return nil
+	}
+	return clinics.Translations{i18n.German: {Name: name[0], Description: form.Get("descriptionDe")}}
 }
 
 // reminderHours is the form's reminder lead in hours: the default when the

@@ -3,15 +3,14 @@
 package setup
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -20,113 +19,144 @@ import (
 
 // UsersPage answers GET /staff/users.
 func (s *Admin) UsersPage(c echo.Context) error {
-	return s.renderUsers(c, http.StatusOK, "", "")
+	return s.renderUsers(c, http.StatusOK, usersNote{})
 }
 
-func (s *Admin) renderUsers(c echo.Context, status int, notice, problem string) error {
-	rows, err := s.deps.Staff.StaffUsers(c.Request().Context(), httpx.StaffUser(c))
+// usersNote is what the accounts page says above the list: a notice (and
+// a sign-in link just made) or a problem.
+type usersNote struct {
+	notice, link, problem string
+}
+
+func (s *Admin) renderUsers(c echo.Context, status int, note usersNote) error {
+	ctx := c.Request().Context()
+	u := httpx.StaffUser(c)
+	rows, err := s.deps.Staff.StaffUsers(ctx, u)
 	if err != nil {
 		return err
 	}
-	factors, err := s.deps.Staff.SecondFactorsOn(c.Request().Context(), httpx.StaffUser(c))
+	factors, err := s.deps.Staff.SecondFactorsOn(ctx, u)
 	if err != nil {
 		return err
 	}
-	nav := s.kit.Nav(c, "users")
-	vm := views.TableVM{Nav: nav, Title: "Staff accounts", Head: []string{"E-mail", "Name", "Role", "State", "Second factor"}, Notice: notice, Error: problem}
-	var others []views.OptionVM
+	readsAccess := u.May(privacy.ActReadAccess) == nil
+	vm := views.UsersVM{
+		Nav: s.kit.Nav(c, "users"), Notice: note.notice, Link: note.link, Error: note.problem,
+		Roles: roleChoices(c), AccessLinks: readsAccess,
+		FactorAdmin: u.May(staff.ActSecondFactorAdmin) == nil, FactorRequired: u.SecondFactorRequired,
+	}
 	for _, r := range rows {
-		state := "active"
-		if r.DisabledAt != nil {
-			state = "disabled"
+		row := views.AccountRowVM{ID: r.ID.String(), Email: r.Email, Name: r.Name, Role: r.Role,
+			Disabled: r.DisabledAt != nil, Factor: factors[r.ID], Own: r.ID == u.ID}
+		if readsAccess {
+			row.AccessURL = views.StaffAccessPath(r.ID)
 		}
-		factor := "off"
-		if factors[r.ID] {
-			factor = "on"
-		}
-		vm.Rows = append(vm.Rows, []string{r.Email, r.Name, r.Role, state, factor})
-		vm.RowLinks = append(vm.RowLinks, accessLink(c, r.ID))
-		if r.ID != httpx.StaffUser(c).ID {
-			others = append(others, views.OptionVM{Value: r.ID.String(), Label: r.Email})
-		}
+		vm.Accounts = append(vm.Accounts, row)
 	}
-	roles := make([]views.OptionVM, len(staff.Roles))
+	return s.kit.Page(c, status, httpx.Tr(c).T("admin.users.title", nil), views.Users(vm))
+}
+
+// roleChoices are the roles an account can have, each with what it may
+// do as the role table (internal/staff/roles.go) allows it.
+func roleChoices(c echo.Context) []views.RoleVM {
+	l := httpx.Tr(c)
+	out := make([]views.RoleVM, len(staff.Roles))
 	for i, r := range staff.Roles {
-		roles[i] = views.OptionVM{Value: r, Label: r, Selected: r == staff.RoleStaff}
+		name := "admin.role." + r
+		out[i] = views.RoleVM{Value: r, Name: l.T(name, nil), Does: l.T(name+".does", nil)}
 	}
-	var security templ.Component = templ.NopComponent
-	if u := httpx.StaffUser(c); u.May(staff.ActSecondFactorAdmin) == nil {
-		security = views.UserSecondFactorForms(nav, others, u.SecondFactorRequired)
-	}
-	return httpx.Render(c, status, views.Page("Staff accounts", s.deps.Assets),
-		httpx.TemplChildren(views.Table(vm), templ.Join(accessLinks(c), views.UserForm(nav, others, roles), security)))
+	return out
 }
 
-// accessLink is the link to what an account looked at, for those who may
-// read the record ("": none).
-func accessLink(c echo.Context, id uuid.UUID) string {
-	if httpx.StaffUser(c).May(privacy.ActReadAccess) != nil {
-		return ""
+// accountError answers a refused account action on the accounts page, in
+// the page's language; errors other than these kinds pass on.
+func (s *Admin) accountError(c echo.Context, err error, key string, kinds ...apperr.Kind) error {
+	ae := apperr.As(err)
+	if ae == nil {
+		return err
 	}
-	return views.StaffAccessPath(id)
+	for _, k := range kinds {
+		if ae.Kind == k {
+			return s.renderUsers(c, httpx.StatusOf[ae.Kind], usersNote{problem: said(c, ae.Message, key)})
+		}
+	}
+	return err
 }
 
-// accessLinks is the users page's link to the record of who looked, for
-// those who may read it.
-func accessLinks(c echo.Context) templ.Component {
-	if httpx.StaffUser(c).May(privacy.ActReadAccess) != nil {
-		return templ.NopComponent
+// accountID is the posted account; without one it answers a 400 that
+// asks for one and returns uuid.Nil with that answer's error.
+func (s *Admin) accountID(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.FormValue("id"))
+	if err != nil || id == uuid.Nil {
+		return uuid.Nil, s.renderUsers(c, http.StatusBadRequest, usersNote{problem: httpx.Tr(c).T("admin.users.choose", nil)})
 	}
-	return views.AccessLink()
+	return id, nil
 }
 
 // UserAccess answers POST /staff/users/access (id, action: disable or
 // enable). A disabled account cannot sign in, and its open pages stop
 // working at their next request, its streams within seconds.
 func (s *Admin) UserAccess(c echo.Context) error {
-	id, err := uuid.Parse(c.FormValue("id"))
-	if err != nil {
-		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
+	id, err := s.accountID(c)
+	if id == uuid.Nil {
+		return err
 	}
 	action := c.FormValue("action")
 	if action != "disable" && action != "enable" {
-		return s.renderUsers(c, http.StatusBadRequest, "", "Choose to disable or enable the account.")
+		return s.renderUsers(c, http.StatusBadRequest, usersNote{problem: httpx.Tr(c).T("admin.users.choose_action", nil)})
 	}
 	row, err := s.deps.Staff.SetDisabled(c.Request().Context(), httpx.StaffUser(c), id, action == "disable")
 	if err != nil {
-		if ae := apperr.As(err); ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound) {
-			return s.renderUsers(c, httpx.StatusOf[ae.Kind], "", ae.Message)
-		}
+		return s.accountError(c, err, "admin.users.err_disable", apperr.Invalid, apperr.NotFound)
+	}
+	done := "admin.users.enabled"
+	if action == "disable" {
+		done = "admin.users.disabled"
+	}
+	return s.renderUsers(c, http.StatusOK, usersNote{notice: httpx.Tr(c).T(done, map[string]any{"Email": row.Email})})
+}
+
+// UserRole answers POST /staff/users/role (id, role): another account of
+// the clinic gets another role, from its next request on.
+func (s *Admin) UserRole(c echo.Context) error {
+	id, err := s.accountID(c)
+	if id == uuid.Nil {
 		return err
 	}
-	return s.renderUsers(c, http.StatusOK, "Account "+row.Email+" "+action+"d.", "")
+	role := c.FormValue("role")
+	row, err := s.deps.Staff.SetRole(c.Request().Context(), httpx.StaffUser(c), id, role)
+	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid && ae.Field() == "role" {
+		return s.renderUsers(c, http.StatusBadRequest, usersNote{problem: said(c, ae.Message, "admin.users.err_role")})
+	}
+	if err != nil {
+		return s.accountError(c, err, "admin.users.err_own_role", apperr.Invalid, apperr.NotFound)
+	}
+	l := httpx.Tr(c)
+	return s.renderUsers(c, http.StatusOK, usersNote{notice: l.T("admin.users.role_changed", map[string]any{"Email": row.Email, "Role": l.T(views.RoleKey(row.Role), nil)})})
 }
 
 // UserLink answers POST /staff/users/link (id): a one-time sign-in link
 // for another account of the clinic, shown once. The account's sessions
 // end at once: a reset means its password may be known to someone else.
 func (s *Admin) UserLink(c echo.Context) error {
-	id, err := uuid.Parse(c.FormValue("id"))
-	if err != nil {
-		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
+	id, err := s.accountID(c)
+	if id == uuid.Nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	acc, link, err := s.deps.Staff.MakeSignInLink(ctx, httpx.StaffUser(c), id, time.Now())
 	if err != nil {
-		if ae := apperr.As(err); ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound || ae.Kind == apperr.Conflict) {
-			return s.renderUsers(c, httpx.StatusOf[ae.Kind], "", ae.Message)
-		}
-		return err
+		return s.accountError(c, err, "admin.users.err_link", apperr.Invalid, apperr.NotFound, apperr.Conflict)
 	}
 	if _, err := httpx.EndStaffSessions(ctx, s.deps.Sessions, acc.ID, ""); err != nil {
 		return err
 	}
 	// The page carries the link's token: keep it out of referrers.
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	base := s.kit.PublicBase(c)
-	return s.renderUsers(c, http.StatusCreated, fmt.Sprintf(
-		"Sign-in link for %s, shown this once (it works once, for %d hours; older links of the account no longer work, and its sessions were ended): %s",
-		acc.Email, int(staff.LinkLifetime.Hours()), link.URL(base)), "")
+	return s.renderUsers(c, http.StatusCreated, usersNote{
+		notice: httpx.Tr(c).T("admin.users.link_made", map[string]any{"Email": acc.Email, "Hours": int(staff.LinkLifetime.Hours())}),
+		link:   link.URL(s.kit.PublicBase(c)),
+	})
 }
 
 // UserCreate answers POST /staff/users.
@@ -135,9 +165,16 @@ func (s *Admin) UserCreate(c echo.Context) error {
 	if err != nil {
 		ae := apperr.As(err)
 		if ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.Conflict) {
-			return s.renderUsers(c, httpx.StatusOf[ae.Kind], "", ae.Message)
+			msg := ae.Message
+			if httpx.Tr(c).Lang() != i18n.English {
+				msg = fieldMessage(httpx.Tr(c), ae)
+				if ae.Kind == apperr.Conflict {
+					msg = httpx.Tr(c).T("admin.users.err_taken", nil)
+				}
+			}
+			return s.renderUsers(c, httpx.StatusOf[ae.Kind], usersNote{problem: msg})
 		}
 		return err
 	}
-	return s.renderUsers(c, http.StatusCreated, "Account created.", "")
+	return s.renderUsers(c, http.StatusCreated, usersNote{notice: httpx.Tr(c).T("admin.users.created", nil)})
 }

@@ -17,24 +17,21 @@ import (
 // at once. Its owner sets one up again after signing in with the
 // password.
 func (s *Admin) UserSecondFactorReset(c echo.Context) error {
-	id, err := uuid.Parse(c.FormValue("id"))
-	if err != nil {
-		return s.renderUsers(c, http.StatusBadRequest, "", "Choose an account.")
+	id, err := s.accountID(c)
+	if id == uuid.Nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	acc, err := s.deps.Staff.ResetSecondFactor(ctx, httpx.StaffUser(c), id, time.Now())
 	if err != nil {
-		if ae := apperr.As(err); ae != nil && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound) {
-			return s.renderUsers(c, httpx.StatusOf[ae.Kind], "", ae.Message)
-		}
-		return err
+		return s.accountError(c, err, "admin.users.err_reset", apperr.Invalid, apperr.NotFound)
 	}
 	// The reset ended the sessions in the account's list; this ends any
 	// signed in before the list existed.
 	if _, err := httpx.EndStaffSessions(ctx, s.deps.Sessions, acc.ID, ""); err != nil {
 		return err
 	}
-	return s.renderUsers(c, http.StatusOK, "The second factor of "+acc.Email+" was reset and its sessions ended; it sets one up again after signing in.", "")
+	return s.renderUsers(c, http.StatusOK, usersNote{notice: httpx.Tr(c).T("admin.users.reset_done", map[string]any{"Email": acc.Email})})
 }
 
 // UserSecondFactorRequire answers POST /staff/users/second-factor/require
@@ -56,9 +53,9 @@ func (s *Admin) UserSecondFactorRequire(c echo.Context) error {
 	}
 	u.SecondFactorRequired = required
 	httpx.WithStaffUser(c, u)
-	notice := "A second factor is no longer required."
+	notice := httpx.Tr(c).T("admin.users.factor_unrequired", nil)
 	if required {
-		notice = "Every account of the clinic must now have a second factor; accounts without one set it up at their next step."
+		notice = httpx.Tr(c).T("admin.users.factor_now_required", nil)
 	}
-	return s.renderUsers(c, http.StatusOK, notice, "")
+	return s.renderUsers(c, http.StatusOK, usersNote{notice: notice})
 }
