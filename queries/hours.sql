@@ -21,6 +21,9 @@ VALUES (@clinic_id, @specialist_id, @weekday,
 DELETE FROM weekly_hours WHERE specialist_id = @specialist_id;
 
 -- name: OverrideListByType :many
+-- A type's specialists' overrides in a range, with each date of a closure
+-- that covers one of them (theirs or the clinic's) as a closed override:
+-- the slot engine knows no closures, only closed days.
 SELECT o.specialist_id, o.day, o.closed,
        coalesce((extract(epoch FROM o.start_local) / 60)::integer, 0)::integer AS start_min,
        coalesce((extract(epoch FROM o.end_local) / 60)::integer, 0)::integer AS end_min,
@@ -29,7 +32,15 @@ FROM overrides o
 JOIN appointment_type_specialists ats ON ats.specialist_id = o.specialist_id
 WHERE ats.appointment_type_id = @appointment_type_id
   AND o.day BETWEEN @from_day::date AND @to_day::date
-ORDER BY o.specialist_id, o.day, o.start_local;
+UNION ALL
+SELECT ats.specialist_id, d.day::date AS day, true AS closed, 0 AS start_min, 0 AS end_min, c.note
+FROM appointment_type_specialists ats
+JOIN closures c ON c.clinic_id = ats.clinic_id
+  AND (c.specialist_id IS NULL OR c.specialist_id = ats.specialist_id)
+CROSS JOIN LATERAL generate_series(greatest(c.first_day, @from_day::date), least(c.last_day, @to_day::date), interval '1 day') AS d(day)
+WHERE ats.appointment_type_id = @appointment_type_id
+  AND c.first_day <= @to_day::date AND c.last_day >= @from_day::date
+ORDER BY 1, 2, 4;
 
 -- name: OverrideInsertClosed :exec
 INSERT INTO overrides (clinic_id, specialist_id, day, closed, note)

@@ -3,6 +3,7 @@ package web
 import (
 	"github.com/clinic/booking/web/api"
 	"github.com/clinic/booking/web/desk"
+	"github.com/clinic/booking/web/feeds"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/kiosk"
 	"github.com/clinic/booking/web/patient"
@@ -28,6 +29,7 @@ type handlers struct {
 	setup    *setup.Admin
 	signin   *signin.SignIn
 	records  *records.Records
+	feeds    *feeds.Feeds
 }
 
 func newHandlers(d Deps) handlers {
@@ -42,8 +44,10 @@ func newHandlers(d Deps) handlers {
 		HeartbeatHoldLimiter: d.HeartbeatHoldLimiter, HeartbeatIPLimiter: d.HeartbeatIPLimiter, MoveLinkLimiter: d.MoveLinkLimiter,
 		WaitlistEmailLimiter: d.WaitlistEmailLimiter, WaitlistIPLimiter: d.WaitlistIPLimiter,
 	}, kit)
+	feedPages := feeds.New(feeds.Deps{Feeds: d.Feeds, Slots: d.Slots, Staff: d.Staff, IPLimiter: d.FeedIPLimiter, Limiter: d.FeedLimiter}, kit)
 	return handlers{
-		kit: kit, live: live, pub: pub,
+		feeds: feedPages,
+		kit:   kit, live: live, pub: pub,
 		api: api.New(api.Deps{
 			APIHoldLimiter: d.APIHoldLimiter, Checkout: d.Checkout, Clinics: d.Clinics, Grid: d.Grid,
 			MoveLimiter: d.MoveLimiter, Practice: d.Practice, Slots: d.Slots, Verify: d.Verify, Views: d.Views, Waitlist: d.Waitlist,
@@ -65,6 +69,8 @@ func newHandlers(d Deps) handlers {
 		setup: setup.New(setup.Deps{
 			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger, Practice: d.Practice,
 			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff, SetupChanges: d.SetupChanges,
+			StaffBookings: d.StaffBookings, Access: d.Access,
+			FeedBlock: feedPages.SpecialistBlock, NamesBlock: feedPages.NamesBlock,
 		}, kit),
 		records: records.New(records.Deps{
 			Access: d.Access, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,
@@ -73,6 +79,7 @@ func newHandlers(d Deps) handlers {
 		signin: signin.New(signin.Deps{
 			Clinics: d.Clinics, LoginAccountLimiter: d.LoginAccountLimiter, LoginDeviceLimiter: d.LoginDeviceLimiter,
 			CodeAccountLimiter: d.CodeAccountLimiter, LoginIPLimiter: d.LoginIPLimiter, Sessions: d.Sessions, Staff: d.Staff,
+			FeedBlock: feedPages.OwnBlock,
 		}, kit),
 	}
 }

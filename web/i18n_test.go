@@ -129,6 +129,9 @@ func TestI18nSwitcherSetsTheCookie(t *testing.T) {
 	if !ok {
 		t.Fatalf("the staff sign-in page has no switcher:\n%s", clip(login.Body, 2000))
 	}
+	if n := login.Doc().Find(`[data-testid="lang-switch"]`).Length(); n != 1 {
+		t.Errorf("the staff sign-in page has %d switchers, want 1", n)
+	}
 	if ck := staff.Get(href).WantRedirect("/staff/login").Cookie("lang"); ck == nil || ck.Value != "de" {
 		t.Errorf("the staff page's switcher set no lang=de cookie")
 	}

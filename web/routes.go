@@ -27,6 +27,9 @@ func (s *Server) routes() {
 
 	e.GET("/static/*", s.deps.Assets.Serve)
 
+	// A calendar subscription: no session, the secret address is the key.
+	e.GET("/calendar/:file", s.feeds.Serve)
+
 	e.GET("/kiosk/:slug", s.kiosk.Kiosk)
 	e.GET("/kiosk/:slug/live", s.kiosk.KioskStream)
 
@@ -111,6 +114,17 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/specialists/:id/hours", s.setup.HoursUpdate)
 	st.POST("/specialists/:id/overrides", s.setup.OverrideCreate)
 	st.POST("/overrides/:id/delete", s.setup.OverrideDelete)
+	st.GET("/closures", s.setup.ClosuresPage)
+	st.POST("/closures", s.setup.ClosureCreate)
+	st.GET("/closures/:id", s.setup.ClosurePage)
+	st.POST("/closures/:id/delete", s.setup.ClosureDelete)
+	st.POST("/closures/:id/cancel", s.setup.ClosureCancel)
+	st.GET("/holidays", s.setup.HolidaysPage)
+	st.POST("/holidays", s.setup.HolidaysSave)
+	st.POST("/specialists/:id/feed", s.feeds.SpecialistFeed)
+	st.POST("/specialists/:id/feed/link", s.feeds.SpecialistLink)
+	st.POST("/account/feed", s.feeds.OwnFeed)
+	st.POST("/settings/feeds", s.feeds.NamesSave)
 	st.GET("/types", s.setup.TypeList)
 	st.GET("/types/new", s.setup.TypeNew)
 	st.POST("/types", s.setup.TypeSave)

@@ -31,6 +31,7 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/events"
+	"github.com/clinic/booking/internal/feeds"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/idempotency"
@@ -98,6 +99,11 @@ type Deps struct {
 	Hub                                                   *events.Hub
 	StreamMetrics                                         *events.Metrics
 	Registry                                              *prometheus.Registry
+
+	// Calendar feeds: the service, and its requests per client address
+	// and per feed address.
+	Feeds                      *feeds.Service
+	FeedIPLimiter, FeedLimiter *ratelimit.Limiter
 
 	// Heartbeats (PATCH /v1/holds and the pages'), per hold and per IP.
 	HeartbeatHoldLimiter, HeartbeatIPLimiter *ratelimit.Limiter

@@ -94,7 +94,7 @@ func TestAttendanceMarksReachAnotherScreen(t *testing.T) {
 		if got, _ := d.Attr("data-attendance"); got != mark {
 			t.Fatalf("after %s the dialog says %q: %s", mark, got, clip(res.Body, 600))
 		}
-		if d.Find(`[data-testid="booking-dialog-notice"]`).Length() != 1 || !strings.Contains(text(d.Find(`[data-testid="attendance"]`)), map[string]string{desk.Arrived: "arrived", desk.NoShow: "no-show"}[mark]) {
+		if d.Find(`[data-testid="booking-dialog-notice"]`).Length() != 1 || !strings.Contains(text(d.Find(`[data-testid="attendance"]`)), map[string]string{desk.Arrived: "Arrived", desk.NoShow: "No-show"}[mark]) {
 			t.Errorf("after %s: %s", mark, clip(res.Body, 600))
 		}
 		row := a.lastAudit(t, c.ID)
@@ -227,7 +227,7 @@ func TestAttendanceDialogControls(t *testing.T) {
 		t.Errorf("the dialog's name: %q -> %q", l, text(d.Find("h2")))
 	}
 	body := text(d)
-	for _, want := range []string{"Ada Patient", "ada@example.org", "030 555", c.Type0().Name, "confirmed", "not marked"} {
+	for _, want := range []string{"Ada Patient", "ada@example.org", "030 555", c.Type0().Name, "Booked", "Not marked"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the dialog lacks %q: %s", want, body)
 		}

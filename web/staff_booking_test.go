@@ -54,7 +54,7 @@ func TestStaffBookingShowsQueuedMessages(t *testing.T) {
 		t.Errorf("heading %q", h)
 	}
 	body := r.Text(`[data-testid="booking"]`)
-	for _, want := range []string{start.In(c.Loc).Format("15:04"), "Europe/Berlin", c.Type0().Name, c.Specialists[0].Name, email, "+49 30 1234567", "confirmed"} {
+	for _, want := range []string{start.In(c.Loc).Format("15:04"), "Berlin time", c.Type0().Name, c.Specialists[0].Name, email, "+49 30 1234567", "Booked"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the details lack %q: %s", want, body)
 		}

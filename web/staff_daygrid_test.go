@@ -75,7 +75,7 @@ func TestStaffDayGridPlacesBookings(t *testing.T) {
 		if s.AttrOr("hx-get", "") != "/staff/bookings/"+w.id.String()+"/dialog" || s.AttrOr("hx-target", "") != "#desk-dialog" {
 			t.Errorf("%s's block opens %q into %q", w.name, s.AttrOr("hx-get", ""), s.AttrOr("hx-target", ""))
 		}
-		if label := s.AttrOr("aria-label", ""); !strings.Contains(label, w.name) || !strings.Contains(label, c.Type0().Name) || !strings.Contains(label, "confirmed") {
+		if label := s.AttrOr("aria-label", ""); !strings.Contains(label, w.name) || !strings.Contains(label, c.Type0().Name) || !strings.Contains(label, "Booked") {
 			t.Errorf("%s's block is named %q", w.name, label)
 		}
 	}

@@ -57,10 +57,10 @@ func TestDaySheetPerSpecialist(t *testing.T) {
 	if rows.Length() != 2 || rows.Eq(0).AttrOr("data-booking", "") != early.ID.String() || rows.Eq(1).AttrOr("data-booking", "") != late.ID.String() {
 		t.Fatalf("the first specialist's rows: %s", text(rows))
 	}
-	if got := cells(rows.Eq(0)); got != "09:00–09:30 Early Patient 030 333444 "+c.Type0().Name+" arrived" {
+	if got := cells(rows.Eq(0)); got != "09:00–09:30 Early Patient 030 333444 "+c.Type0().Name+" Arrived" {
 		t.Errorf("the first row reads %q", got)
 	}
-	if got := cells(rows.Eq(1)); !strings.HasSuffix(got, " booked") || !strings.Contains(got, "030 111222") {
+	if got := cells(rows.Eq(1)); !strings.HasSuffix(got, " Booked") || !strings.Contains(got, "030 111222") {
 		t.Errorf("the second row reads %q", got)
 	}
 	if text(sections.Eq(1).Find(`[data-testid="sheet-empty"]`)) != "No bookings." {

@@ -150,11 +150,13 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		LoginsPerMinute:       cfg.LoginsPerMinute,
 		CodeTriesPerHour:      cfg.CodeTriesPerHour,
 
-		StaffWritesPerMinute: cfg.StaffWritesPerMin,
-		HeartbeatsPerMinute:  cfg.HeartbeatsPerMin,
-		TrustedProxies:       cfg.TrustedProxies,
-		ErasureLedger:        cfg.ErasureLedger,
-		Failover:             failover,
+		StaffWritesPerMinute:  cfg.StaffWritesPerMin,
+		HeartbeatsPerMinute:   cfg.HeartbeatsPerMin,
+		FeedRefresh:           cfg.FeedRefresh,
+		FeedRequestsPerMinute: cfg.FeedRequestsPerMinute,
+		TrustedProxies:        cfg.TrustedProxies,
+		ErasureLedger:         cfg.ErasureLedger,
+		Failover:              failover,
 	})
 	if err := replayErasures(ctx, built.Deps.Privacy, logger); err != nil {
 		return err

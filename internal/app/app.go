@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -30,6 +31,7 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/events"
+	"github.com/clinic/booking/internal/feeds"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/idempotency"
@@ -101,6 +103,12 @@ type Options struct {
 	// HeartbeatsPerMinute per client address, pages and API together
 	// (HEARTBEATS_PER_MINUTE); 0: 120. Per hold it is always 12.
 	HeartbeatsPerMinute int
+	// FeedRefresh is how old a served calendar feed may be
+	// (FEED_REFRESH_SECONDS); 0: a minute.
+	FeedRefresh time.Duration
+	// FeedRequestsPerMinute per client address, and per feed address
+	// (FEED_REQUESTS_PER_MINUTE); 0: 30.
+	FeedRequestsPerMinute int
 
 	// SecretKey signs the sign-in form's CSRF token and device cookies
 	// (SECRET_KEY). Empty: the key kept in PostgreSQL (secret.Load; main
@@ -215,6 +223,8 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	co := checkout.New(pool, holdStore, slotSvc, bookings, logger, checkout.Limits{HoldsPerAddress: o.HoldsPerAddress})
 	bookings.Observe(slotSvc.OnBookingChange)
 	bookings.Observe(co.OnBookingChange)
+	feedSvc := feeds.New(pool, rdb, feeds.Options{Refresh: o.FeedRefresh, Logger: logger})
+	bookings.Observe(feedSvc.OnBookingChange)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)
@@ -228,7 +238,12 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
-	changed := setupChanges.Changed
+	// The calendar feeds say the set-up's names and the attendance marks:
+	// the same changes drop them.
+	changed := func(ctx context.Context, clinicID uuid.UUID) {
+		setupChanges.Changed(ctx, clinicID)
+		feedSvc.ClinicChanged(ctx, clinicID)
+	}
 	serverSecret := serverKey(pool, logger, o.SecretKey)
 	staffOpts := []staff.Option{staff.WithKey(serverSecret)}
 	if o.HashCost > 0 {
@@ -271,6 +286,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Waitlist:          wl,
 		Access:            access,
 		PatientExport:     privacy.NewExporter(pool),
+		Feeds:             feedSvc,
 	}
 	d.Privacy = privacy.New(privacy.Config{Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,
 		Ledger: privacy.NewLedger(o.ErasureLedger, d.Secret), Changed: changed, LimitScope: o.LimitScope, Log: logger})

@@ -58,6 +58,9 @@ func setLimiters(d *web.Deps, rdb redis.UniversalClient, logger *slog.Logger, o 
 	}
 	d.HeartbeatHoldLimiter = limiter("heartbeat-hold", heartbeatsPerHold, time.Minute)
 	d.HeartbeatIPLimiter = limiter("heartbeat-ip", cmp.Or(max(o.HeartbeatsPerMinute, 0), 120), time.Minute)
+	feedRequests := cmp.Or(max(o.FeedRequestsPerMinute, 0), 30)
+	d.FeedIPLimiter = limiter("feed-ip", feedRequests, time.Minute)
+	d.FeedLimiter = limiter("feed", feedRequests, time.Minute)
 }
 
 // newVerification builds the allowance of unverified bookings per address

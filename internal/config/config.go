@@ -65,8 +65,12 @@ type Config struct {
 	HoldsPerMinute    int // holds from the booking pages
 	APIHoldsPerMinute int // POST /v1/holds
 	HeartbeatsPerMin  int // hold heartbeats, pages and API (per hold: 12)
-	MovesPerMinute    int // reschedules by manage link, pages and API
-	LoginsPerMinute   int // staff sign-in attempts per account (per address: four times)
+	// Calendar feeds: how old a served feed may be, and how many requests
+	// one client address, and one feed address, may make a minute.
+	FeedRefresh           time.Duration
+	FeedRequestsPerMinute int
+	MovesPerMinute        int // reschedules by manage link, pages and API
+	LoginsPerMinute       int // staff sign-in attempts per account (per address: four times)
 	// CodeTriesPerHour is how many second-factor codes one staff account
 	// may be given in an hour from browsers not known to it
 	// (SECOND_FACTOR_TRIES_PER_HOUR, 10): someone who has the password
@@ -184,6 +188,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.HoldsPerMinute = intVar("HOLDS_PER_MINUTE", 30, 1, 1<<24)
 	c.APIHoldsPerMinute = intVar("API_HOLDS_PER_MINUTE", 120, 1, 1<<24)
 	c.HeartbeatsPerMin = intVar("HEARTBEATS_PER_MINUTE", 120, 1, 1<<24)
+	c.FeedRefresh = time.Duration(intVar("FEED_REFRESH_SECONDS", 60, 1, 3600)) * time.Second
+	c.FeedRequestsPerMinute = intVar("FEED_REQUESTS_PER_MINUTE", 30, 1, 1<<24)
 	c.HoldsPerAddress = intVar("HOLDS_PER_ADDRESS", 4, 1, 10000)
 	c.HoldMaxLife = time.Duration(intVar("HOLD_MAX_SECONDS", 600, 10, 86400)) * time.Second
 	c.BookingsPerAddress = intVar("BOOKINGS_PER_ADDRESS", 3, 1, 1<<24)
@@ -309,6 +315,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("holds_per_minute", c.HoldsPerMinute),
 		slog.Int("api_holds_per_minute", c.APIHoldsPerMinute),
 		slog.Int("heartbeats_per_minute", c.HeartbeatsPerMin),
+		slog.Duration("feed_refresh", c.FeedRefresh),
+		slog.Int("feed_requests_per_minute", c.FeedRequestsPerMinute),
 		slog.Int("holds_per_address", c.HoldsPerAddress),
 		slog.Duration("hold_max_life", c.HoldMaxLife),
 		slog.Int("streams_per_address", c.StreamsPerAddress),

@@ -77,7 +77,7 @@ const clinicCreate = `-- name: ClinicCreate :one
 INSERT INTO clinics (slug, name, timezone, address, language, retention_months, mail_retention_days)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (slug) DO NOTHING
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names
 `
 
 type ClinicCreateParams struct {
@@ -125,12 +125,13 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.FeedPatientNames,
 	)
 	return i, err
 }
 
 const clinicGet = `-- name: ClinicGet :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor FROM clinics WHERE id = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names FROM clinics WHERE id = $1
 `
 
 func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
@@ -159,12 +160,13 @@ func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.FeedPatientNames,
 	)
 	return i, err
 }
 
 const clinicGetBySlug = `-- name: ClinicGetBySlug :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor FROM clinics WHERE slug = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names FROM clinics WHERE slug = $1
 `
 
 func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, error) {
@@ -193,12 +195,13 @@ func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, err
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.FeedPatientNames,
 	)
 	return i, err
 }
 
 const clinicGetForUpdate = `-- name: ClinicGetForUpdate :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor FROM clinics WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names FROM clinics WHERE id = $1 FOR UPDATE
 `
 
 // The clinic, locked until the settings change that read it commits.
@@ -228,12 +231,13 @@ func (q *Queries) ClinicGetForUpdate(ctx context.Context, id uuid.UUID) (Clinic,
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.FeedPatientNames,
 	)
 	return i, err
 }
 
 const clinicList = `-- name: ClinicList :many
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor FROM clinics ORDER BY name
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names FROM clinics ORDER BY name
 `
 
 func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
@@ -268,6 +272,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 			&i.ControllerName,
 			&i.PrivacyContact,
 			&i.RequireSecondFactor,
+			&i.FeedPatientNames,
 		); err != nil {
 			return nil, err
 		}
@@ -280,7 +285,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 }
 
 const clinicListWithStaffCount = `-- name: ClinicListWithStaffCount :many
-SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
+SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.feed_patient_names, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
 FROM clinics c
 ORDER BY c.slug
 `
@@ -308,6 +313,7 @@ type ClinicListWithStaffCountRow struct {
 	ControllerName        string
 	PrivacyContact        string
 	RequireSecondFactor   bool
+	FeedPatientNames      bool
 	StaffCount            int64
 }
 
@@ -343,6 +349,7 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 			&i.ControllerName,
 			&i.PrivacyContact,
 			&i.RequireSecondFactor,
+			&i.FeedPatientNames,
 			&i.StaffCount,
 		); err != nil {
 			return nil, err
@@ -366,7 +373,7 @@ UPDATE clinics SET
     controller_name = $15, privacy_contact = $16,
     version = version + 1, updated_at = now()
 WHERE id = $17 AND version = $18
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names
 `
 
 type ClinicSettingsUpdateParams struct {
@@ -436,6 +443,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.FeedPatientNames,
 	)
 	return i, err
 }
@@ -455,7 +463,7 @@ const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names
 `
 
 type ClinicUpsertParams struct {
@@ -496,6 +504,7 @@ func (q *Queries) ClinicUpsert(ctx context.Context, arg ClinicUpsertParams) (Cli
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.FeedPatientNames,
 	)
 	return i, err
 }

@@ -234,7 +234,15 @@ FROM overrides o
 JOIN appointment_type_specialists ats ON ats.specialist_id = o.specialist_id
 WHERE ats.appointment_type_id = $1
   AND o.day BETWEEN $2::date AND $3::date
-ORDER BY o.specialist_id, o.day, o.start_local
+UNION ALL
+SELECT ats.specialist_id, d.day::date AS day, true AS closed, 0 AS start_min, 0 AS end_min, c.note
+FROM appointment_type_specialists ats
+JOIN closures c ON c.clinic_id = ats.clinic_id
+  AND (c.specialist_id IS NULL OR c.specialist_id = ats.specialist_id)
+CROSS JOIN LATERAL generate_series(greatest(c.first_day, $2::date), least(c.last_day, $3::date), interval '1 day') AS d(day)
+WHERE ats.appointment_type_id = $1
+  AND c.first_day <= $3::date AND c.last_day >= $2::date
+ORDER BY 1, 2, 4
 `
 
 type OverrideListByTypeParams struct {
@@ -252,6 +260,9 @@ type OverrideListByTypeRow struct {
 	Note         string
 }
 
+// A type's specialists' overrides in a range, with each date of a closure
+// that covers one of them (theirs or the clinic's) as a closed override:
+// the slot engine knows no closures, only closed days.
 func (q *Queries) OverrideListByType(ctx context.Context, arg OverrideListByTypeParams) ([]OverrideListByTypeRow, error) {
 	rows, err := q.db.Query(ctx, overrideListByType, arg.AppointmentTypeID, arg.FromDay, arg.ToDay)
 	if err != nil {

@@ -96,6 +96,16 @@ type BookingLink struct {
 	ClinicID  uuid.UUID
 }
 
+type CalendarFeed struct {
+	ID           uuid.UUID
+	ClinicID     uuid.UUID
+	SpecialistID uuid.NullUUID
+	StaffUserID  uuid.NullUUID
+	TokenHash    []byte
+	CreatedAt    time.Time
+	RevokedAt    *time.Time
+}
+
 type Clinic struct {
 	ID                    uuid.UUID
 	Slug                  string
@@ -119,6 +129,18 @@ type Clinic struct {
 	ControllerName        string
 	PrivacyContact        string
 	RequireSecondFactor   bool
+	FeedPatientNames      bool
+}
+
+type Closure struct {
+	ID           int64
+	ClinicID     uuid.UUID
+	SpecialistID uuid.NullUUID
+	FirstDay     time.Time
+	LastDay      time.Time
+	Holiday      bool
+	Note         string
+	CreatedAt    time.Time
 }
 
 type Erasure struct {
@@ -262,6 +284,7 @@ type StaffUser struct {
 	Version      int32
 	CreatedAt    time.Time
 	DisabledAt   *time.Time
+	SpecialistID uuid.NullUUID
 }
 
 type WaitlistEntry struct {

@@ -134,7 +134,7 @@ func (q *Queries) SigninLinkRevokeUnused(ctx context.Context, arg SigninLinkRevo
 }
 
 const staffUserGetInClinicBySlug = `-- name: StaffUserGetInClinicBySlug :one
-SELECT u.id, u.clinic_id, u.email, u.name, u.password_hash, u.role, u.version, u.created_at, u.disabled_at FROM staff_users u JOIN clinics c ON c.id = u.clinic_id
+SELECT u.id, u.clinic_id, u.email, u.name, u.password_hash, u.role, u.version, u.created_at, u.disabled_at, u.specialist_id FROM staff_users u JOIN clinics c ON c.id = u.clinic_id
 WHERE u.email = $1 AND c.slug = $2
 `
 
@@ -156,6 +156,7 @@ func (q *Queries) StaffUserGetInClinicBySlug(ctx context.Context, arg StaffUserG
 		&i.Version,
 		&i.CreatedAt,
 		&i.DisabledAt,
+		&i.SpecialistID,
 	)
 	return i, err
 }
@@ -183,7 +184,7 @@ func (q *Queries) StaffUserRehash(ctx context.Context, arg StaffUserRehashParams
 const staffUserSetPassword = `-- name: StaffUserSetPassword :one
 UPDATE staff_users SET password_hash = $1, version = version + 1
 WHERE id = $2
-RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at
+RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at, specialist_id
 `
 
 type StaffUserSetPasswordParams struct {
@@ -204,6 +205,7 @@ func (q *Queries) StaffUserSetPassword(ctx context.Context, arg StaffUserSetPass
 		&i.Version,
 		&i.CreatedAt,
 		&i.DisabledAt,
+		&i.SpecialistID,
 	)
 	return i, err
 }

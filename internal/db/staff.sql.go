@@ -136,7 +136,7 @@ func (q *Queries) ServerSecretInsert(ctx context.Context, arg ServerSecretInsert
 }
 
 const staffUserGet = `-- name: StaffUserGet :one
-SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at FROM staff_users WHERE id = $1
+SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at, specialist_id FROM staff_users WHERE id = $1
 `
 
 func (q *Queries) StaffUserGet(ctx context.Context, id uuid.UUID) (StaffUser, error) {
@@ -152,12 +152,13 @@ func (q *Queries) StaffUserGet(ctx context.Context, id uuid.UUID) (StaffUser, er
 		&i.Version,
 		&i.CreatedAt,
 		&i.DisabledAt,
+		&i.SpecialistID,
 	)
 	return i, err
 }
 
 const staffUserGetByEmail = `-- name: StaffUserGetByEmail :one
-SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at FROM staff_users WHERE email = $1
+SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at, specialist_id FROM staff_users WHERE email = $1
 `
 
 func (q *Queries) StaffUserGetByEmail(ctx context.Context, email string) (StaffUser, error) {
@@ -173,12 +174,13 @@ func (q *Queries) StaffUserGetByEmail(ctx context.Context, email string) (StaffU
 		&i.Version,
 		&i.CreatedAt,
 		&i.DisabledAt,
+		&i.SpecialistID,
 	)
 	return i, err
 }
 
 const staffUserListByClinic = `-- name: StaffUserListByClinic :many
-SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at FROM staff_users WHERE clinic_id = $1 ORDER BY email
+SELECT id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at, specialist_id FROM staff_users WHERE clinic_id = $1 ORDER BY email
 `
 
 func (q *Queries) StaffUserListByClinic(ctx context.Context, clinicID uuid.UUID) ([]StaffUser, error) {
@@ -200,6 +202,7 @@ func (q *Queries) StaffUserListByClinic(ctx context.Context, clinicID uuid.UUID)
 			&i.Version,
 			&i.CreatedAt,
 			&i.DisabledAt,
+			&i.SpecialistID,
 		); err != nil {
 			return nil, err
 		}
@@ -214,7 +217,7 @@ func (q *Queries) StaffUserListByClinic(ctx context.Context, clinicID uuid.UUID)
 const staffUserSetDisabled = `-- name: StaffUserSetDisabled :one
 UPDATE staff_users SET disabled_at = CASE WHEN $1::boolean THEN coalesce(disabled_at, now()) END
 WHERE id = $2 AND clinic_id = $3
-RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at
+RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at, specialist_id
 `
 
 type StaffUserSetDisabledParams struct {
@@ -236,6 +239,7 @@ func (q *Queries) StaffUserSetDisabled(ctx context.Context, arg StaffUserSetDisa
 		&i.Version,
 		&i.CreatedAt,
 		&i.DisabledAt,
+		&i.SpecialistID,
 	)
 	return i, err
 }
@@ -273,7 +277,7 @@ const staffUserUpsert = `-- name: StaffUserUpsert :one
 INSERT INTO staff_users (clinic_id, email, name, password_hash, role)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (email) DO NOTHING
-RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at
+RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at, specialist_id
 `
 
 type StaffUserUpsertParams struct {
@@ -303,6 +307,7 @@ func (q *Queries) StaffUserUpsert(ctx context.Context, arg StaffUserUpsertParams
 		&i.Version,
 		&i.CreatedAt,
 		&i.DisabledAt,
+		&i.SpecialistID,
 	)
 	return i, err
 }

@@ -49,7 +49,8 @@ func NewBookings(pool *pgxpool.Pool, changed staff.Notifier, b *booking.Service,
 // With Redis down it still books: the database decides.
 //
 // Errors: FORBIDDEN, INVALID_ARGUMENT, NOT_FOUND, SLOT_HELD (423),
-// SLOT_TAKEN (409).
+// SLOT_TAKEN (409), SLOT_UNAVAILABLE (409: inside the type's notice, or on
+// a closed date).
 func (b *Bookings) BookForPatient(ctx context.Context, u staff.User, typeID, specialistID uuid.UUID, start time.Time, p booking.Patient) (booking.Confirmation, error) {
 	if err := u.May(staff.ActBook); err != nil {
 		return booking.Confirmation{}, err
@@ -69,6 +70,9 @@ func (b *Bookings) BookForPatient(ctx context.Context, u staff.User, typeID, spe
 			"%s needs %s notice: choose a later time, or a time the day grid shows free.", t.Name, noticeWords(notice)))
 	}
 	end := start.Add(time.Duration(t.DurationMin) * time.Minute)
+	if err := b.notClosed(ctx, u.ClinicID, specialistID, start, end); err != nil {
+		return booking.Confirmation{}, err
+	}
 	if b.holds != nil {
 		if active, err := b.holds.Active(ctx, u.ClinicID); err == nil {
 			for _, h := range active {
@@ -82,6 +86,25 @@ func (b *Bookings) BookForPatient(ctx context.Context, u staff.User, typeID, spe
 		AppointmentTypeID: typeID, SpecialistID: specialistID, Start: start, Patient: p,
 		Actor: u.Actor(), ClinicID: u.ClinicID, ClientID: "staff",
 	})
+}
+
+// notClosed refuses a time on a date a closure of the specialist or of
+// the clinic covers. The desk may book outside a specialist's hours, but
+// not over a closure: it is the clinic's word that nobody is there, and a
+// booking on a closed day would be one the patients' pages and the greyed
+// day grid deny. To book then, staff reopen the date first.
+func (b *Bookings) notClosed(ctx context.Context, clinicID, specialistID uuid.UUID, start, end time.Time) error {
+	closed, err := db.New(b.pool).ClosureCovers(ctx, db.ClosureCoversParams{
+		ClinicID: clinicID, SpecialistID: uuid.NullUUID{UUID: specialistID, Valid: true}, RangeStart: start, RangeEnd: end,
+	})
+	if err != nil {
+		return fmt.Errorf("closures: %w", err)
+	}
+	if closed {
+		return apperr.New(apperr.Conflict, apperr.CodeSlotUnavailable,
+			"That date is closed (a closure or a public holiday). Reopen it on the Closures page first, or choose another date.")
+	}
+	return nil
 }
 
 // Cancel cancels any of the clinic's bookings with a reason.
@@ -106,6 +129,9 @@ func (b *Bookings) Reschedule(ctx context.Context, u staff.User, id uuid.UUID, s
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return booking.Booking{}, apperr.Invalidf("reason", "Give a reason: it goes into the audit log.")
+	}
+	if err := b.notClosed(ctx, u.ClinicID, specialist, start, start.Add(time.Minute)); err != nil {
+		return booking.Booking{}, err
 	}
 	return b.bookings.Reschedule(ctx, booking.RescheduleRequest{
 		BookingID: id, ClinicID: u.ClinicID, Start: start, SpecialistID: specialist,

@@ -178,7 +178,10 @@ type DayHours struct {
 	Ranges   []availability.Range
 	Override bool
 	Closed   bool
-	Note     string
+	// Closure: a closure (the specialist's or the clinic's) closes the
+	// date; Note is its note.
+	Closure bool
+	Note    string
 }
 
 // GridSpecialist is an active specialist and their hours on each day shown.
@@ -195,6 +198,8 @@ type GridData struct {
 	Step        time.Duration
 	Specialists []GridSpecialist // active ones, in the clinic's order
 	Bookings    []CalendarBooking
+	// Closures are the clinic's closures over any of the days.
+	Closures []practice.Closure
 }
 
 // defaultGridStep is a clinic's grid step before it has any types.
@@ -233,6 +238,9 @@ func (b *Bookings) GridData(ctx context.Context, clinicID uuid.UUID, loc *time.L
 	if err != nil {
 		return GridData{}, fmt.Errorf("list overrides: %w", err)
 	}
+	if out.Closures, err = closuresOver(ctx, q, clinicID, from, to); err != nil {
+		return GridData{}, err
+	}
 	for _, sp := range sps {
 		if !sp.Active {
 			continue
@@ -240,6 +248,9 @@ func (b *Bookings) GridData(ctx context.Context, clinicID uuid.UUID, loc *time.L
 		g := GridSpecialist{ID: sp.ID, Name: sp.Name, Days: make([]DayHours, days)}
 		for i := range g.Days {
 			g.Days[i] = hoursOn(sp.ID, from.AddDays(i), weekly, ovs)
+			if c, ok := closedBy(out.Closures, sp.ID, from.AddDays(i)); ok {
+				g.Days[i] = DayHours{Override: true, Closed: true, Closure: true, Note: c.Note}
+			}
 		}
 		out.Specialists = append(out.Specialists, g)
 	}
@@ -251,6 +262,32 @@ func (b *Bookings) GridData(ctx context.Context, clinicID uuid.UUID, loc *time.L
 		return GridData{}, err
 	}
 	return out, nil
+}
+
+// closuresOver are the clinic's closures over any date from from to to.
+func closuresOver(ctx context.Context, q *db.Queries, clinicID uuid.UUID, from, to availability.Date) ([]practice.Closure, error) {
+	rows, err := q.ClosureListByClinicRange(ctx, db.ClosureListByClinicRangeParams{ClinicID: clinicID, FromDay: dayUTC(from), ToDay: dayUTC(to)})
+	if err != nil {
+		return nil, fmt.Errorf("list closures: %w", err)
+	}
+	out := make([]practice.Closure, len(rows))
+	for i, r := range rows {
+		out[i] = practice.Closure{ID: r.ID, SpecialistID: r.SpecialistID.UUID, First: r.FirstDay, Last: r.LastDay, Holiday: r.Holiday, Note: r.Note}
+	}
+	return out, nil
+}
+
+// closedBy is the first of cs that closes specialist sp on d: a
+// specialist's own closure before the clinic's, whose note says more.
+func closedBy(cs []practice.Closure, sp uuid.UUID, d availability.Date) (practice.Closure, bool) {
+	var found practice.Closure
+	ok := false
+	for _, c := range cs {
+		if c.Covers(sp, d) && (!ok || found.ClinicWide()) {
+			found, ok = c, true
+		}
+	}
+	return found, ok
 }
 
 func dayUTC(d availability.Date) time.Time {

@@ -1,6 +1,6 @@
-// Package ics renders a booking as an iCalendar file (RFC 5545): the
-// manage page's "add to calendar" download and the file the e-mails to
-// patients carry are this one function's output.
+// Package ics renders bookings as iCalendar (RFC 5545): one booking
+// (Calendar: the manage page's "add to calendar" download and the file the
+// e-mails to patients carry) and a specialist's subscribed calendar (Feed).
 package ics
 
 import (
@@ -43,12 +43,7 @@ func Calendar(b booking.Booking, typeName, specialist string, clinic clinics.Cli
 		"END:VEVENT",
 		"END:VCALENDAR",
 	}
-	var out strings.Builder
-	for _, l := range lines {
-		out.WriteString(fold(l))
-		out.WriteString("\r\n")
-	}
-	return out.String()
+	return write(lines)
 }
 
 var escaper = strings.NewReplacer(`\`, `\\`, ";", `\;`, ",", `\,`, "\n", `\n`)

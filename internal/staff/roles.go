@@ -51,6 +51,12 @@ const (
 	ActHours Action = "hours"
 	// ActOverrides: see, add and remove a specialist's date overrides.
 	ActOverrides Action = "overrides"
+	// ActClosures: see the closures, and close one specialist over a run
+	// of dates (leave, training) or reopen them.
+	ActClosures Action = "closures"
+	// ActClinicClosures: close the whole clinic over a run of dates and
+	// enter the year's public holidays.
+	ActClinicClosures Action = "closures.clinic"
 	// ActTypes: see and edit appointment types.
 	ActTypes Action = "types"
 	// ActAudit: read the audit log (it holds patient data).
@@ -102,6 +108,8 @@ var roleTable = []permission{
 	{ActSpecialistsEdit, []string{RoleAdmin}, "add or edit specialists"},
 	{ActHours, []string{RoleAdmin, RoleStaff}, "see or change specialists' weekly hours"},
 	{ActOverrides, []string{RoleAdmin, RoleStaff}, "see or change specialists' date overrides"},
+	{ActClosures, []string{RoleAdmin, RoleStaff}, "see or change specialists' closures"},
+	{ActClinicClosures, []string{RoleAdmin}, "close the clinic or enter public holidays"},
 	{ActTypes, []string{RoleAdmin}, "manage appointment types"},
 	{ActAudit, []string{RoleAdmin}, "read the audit log"},
 	{ActAccounts, []string{RoleAdmin}, "manage staff accounts"},

@@ -145,8 +145,9 @@ func openingID(b booking.Booking, cause string) uuid.UUID {
 func minutes(n int32) time.Duration { return time.Duration(n) * time.Minute }
 
 // timeBooked says whether a confirmed booking of b's specialist overlaps
-// b's time with its type's buffers around it (returned too): such a time
-// is not free to offer.
+// b's time with its type's buffers around it (returned too), or a closure
+// of the specialist or the clinic covers it (the bookings a closure leaves
+// are cancelled into it): such a time is not free to offer.
 func timeBooked(ctx context.Context, q *db.Queries, b booking.Booking) (before, after time.Duration, booked bool, err error) {
 	t, err := q.AppointmentTypeGet(ctx, b.AppointmentTypeID)
 	if err != nil {
@@ -158,6 +159,14 @@ func timeBooked(ctx context.Context, q *db.Queries, b booking.Booking) (before, 
 	})
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("is the time booked: %w", err)
+	}
+	if !booked {
+		booked, err = q.ClosureCovers(ctx, db.ClosureCoversParams{
+			ClinicID: b.ClinicID, SpecialistID: uuid.NullUUID{UUID: b.SpecialistID, Valid: true}, RangeStart: b.Start, RangeEnd: b.End,
+		})
+		if err != nil {
+			return 0, 0, false, fmt.Errorf("is the time closed: %w", err)
+		}
 	}
 	return before, after, booked, nil
 }

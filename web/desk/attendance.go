@@ -10,6 +10,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -19,14 +20,6 @@ import (
 // The booking dialog of the front desk: a booking's details, its
 // attendance marks, and the ways to move or cancel it, rendered into the
 // page's #desk-dialog container.
-
-// attendanceWords are the marks in words.
-var attendanceWords = map[string]string{
-	desk.NotMarked: "not marked",
-	desk.Arrived:   "arrived",
-	desk.NoShow:    "no-show",
-	desk.Completed: "completed",
-}
 
 // BookingDialog answers GET /staff/bookings/:id/dialog.
 func (s *FrontDesk) BookingDialog(c echo.Context) error {
@@ -69,13 +62,15 @@ func (s *FrontDesk) MarkAttendance(c echo.Context) error {
 			return err
 		}
 		vm := s.bookingDialogVM(c, card, time.Now())
-		vm.Error, vm.ErrorCode = ae.Message, ae.Code
+		tr, local := httpx.Tr(c), card.Start.In(card.Location)
+		vm.Error, vm.ErrorCode = refusalOf(tr, ae, map[string]any{"Day": tr.Day(local), "Time": tr.Time(local)}), ae.Code
 		return s.renderDialog(c, http.StatusConflict, card, vm)
 	}
 	vm := s.bookingDialogVM(c, card, time.Now())
-	vm.Notice = "Attendance: " + attendanceWords[card.Attendance] + "."
+	tr := httpx.Tr(c)
+	vm.Notice = tr.T("desk.mark.notice", map[string]any{"Mark": markWord(tr, card.Attendance)})
 	if mark == desk.NotMarked {
-		vm.Notice = "The mark was undone."
+		vm.Notice = tr.T("desk.mark.undone", nil)
 	}
 	return s.renderDialog(c, http.StatusOK, card, vm)
 }
@@ -100,23 +95,26 @@ func bookingParam(c echo.Context) (uuid.UUID, error) {
 
 // bookingDialogVM is the dialog of a booking as its viewer may use it at now.
 func (s *FrontDesk) bookingDialogVM(c echo.Context, b desk.BookingCard, now time.Time) views.BookingDialogVM {
-	u := httpx.StaffUser(c)
+	u, tr := httpx.StaffUser(c), httpx.Tr(c)
 	loc := b.Location
-	times := b.Start.In(loc).Format("15:04") + "–" + b.End.In(loc).Format("15:04")
+	times := tr.Time(b.Start.In(loc)) + "–" + tr.Time(b.End.In(loc))
 	vm := views.BookingDialogVM{
 		CSRF: s.kit.CSRFToken(c), ID: b.ID.String(), Version: b.Version,
 		Title: times + " " + b.PatientName,
-		When:  b.Start.In(loc).Format("Monday 2 January 2006") + ", " + times,
+		When:  longDate(tr, b.Start.In(loc)) + ", " + times,
 		Date:  b.Day().String(), Patient: b.PatientName, Email: b.PatientEmail, Phone: b.PatientPhone,
-		TypeName: b.TypeName, Specialist: b.SpecialistName, Status: b.Status,
-		Attendance: b.Attendance, AttendanceLabel: attendanceWords[b.Attendance],
+		TypeName: b.TypeName, Specialist: b.SpecialistName, Status: b.Status, StatusLabel: statusWord(tr, b.Status),
+		Attendance: b.Attendance, AttendanceLabel: markWord(tr, b.Attendance),
 		CanMove: u.May(staff.ActMove) == nil, CanCancel: u.May(staff.ActCancel) == nil,
 	}
+	if names, err := s.typeNames(c.Request().Context(), u.ClinicID, tr.Lang()); err == nil {
+		vm.TypeName = typeName(names, b.AppointmentTypeID, b.TypeName)
+	}
 	if b.AttendanceAt != nil && b.Attendance != desk.NotMarked {
-		vm.AttendanceLabel += " at " + b.AttendanceAt.In(loc).Format("15:04")
+		vm.AttendanceLabel = tr.T("desk.mark.at", map[string]any{"Mark": vm.AttendanceLabel, "Time": tr.Time(b.AttendanceAt.In(loc))})
 	}
 	if b.Status == booking.StatusConfirmed && u.May(staff.ActAttendance) == nil {
-		vm.Marks, vm.MarkNote = markButtons(b, now)
+		vm.Marks, vm.MarkNote = markButtons(tr, b, now)
 	}
 	return vm
 }
@@ -124,8 +122,7 @@ func (s *FrontDesk) bookingDialogVM(c echo.Context, b desk.BookingCard, now time
 // markButtons are the dialog's mark buttons (Undo only for a marked
 // booking), each disabled when the rule refuses it now, and the first
 // refusal's words.
-func markButtons(b desk.BookingCard, now time.Time) ([]views.MarkButtonVM, string) {
-	labels := map[string]string{desk.Arrived: "Arrived", desk.NoShow: "No-show", desk.Completed: "Completed"}
+func markButtons(tr *i18n.Localizer, b desk.BookingCard, now time.Time) ([]views.MarkButtonVM, string) {
 	marks := desk.AttendanceMarks
 	if b.Attendance != desk.NotMarked {
 		marks = append(marks[:len(marks):len(marks)], desk.NotMarked)
@@ -133,15 +130,17 @@ func markButtons(b desk.BookingCard, now time.Time) ([]views.MarkButtonVM, strin
 	note := ""
 	out := make([]views.MarkButtonVM, 0, len(marks))
 	for _, m := range marks {
-		btn := views.MarkButtonVM{Mark: m, Label: labels[m], Pressed: m != desk.NotMarked && m == b.Attendance}
-		btn.AriaLabel = "Mark " + b.PatientName + " as " + attendanceWords[m]
+		btn := views.MarkButtonVM{Mark: m, Label: markWord(tr, m), Pressed: m != desk.NotMarked && m == b.Attendance}
+		btn.AriaLabel = tr.T("desk.mark.aria", map[string]any{"Patient": b.PatientName, "Mark": markInSentence(tr, m)})
 		if m == desk.NotMarked {
-			btn.Label, btn.AriaLabel = "Undo", "Undo the mark "+attendanceWords[b.Attendance]+" of "+b.PatientName
+			btn.Label = tr.T("desk.mark.undo", nil)
+			btn.AriaLabel = tr.T("desk.mark.undo_aria", map[string]any{"Patient": b.PatientName, "Mark": markInSentence(tr, b.Attendance)})
 		}
 		if err := b.MayMark(m, now); err != nil {
 			btn.Disabled = true
 			if ae := apperr.As(err); ae != nil && note == "" {
-				note = ae.Message
+				local := b.Start.In(b.Location)
+				note = refusalOf(tr, ae, map[string]any{"Day": tr.Day(local), "Time": tr.Time(local)})
 			}
 		}
 		out = append(out, btn)

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
@@ -59,33 +60,35 @@ func (s *FrontDesk) StaffBookingPage(c echo.Context) error {
 	if err := s.record(c, privacy.PageBooking, []uuid.UUID{b.ID}, nil); err != nil {
 		return err
 	}
+	tr := httpx.Tr(c)
 	vm := views.StaffBookingVM{
-		Nav: s.kit.Nav(c, "search"), ID: b.ID.String(), When: httpx.LongWhen(b.Start, loc), Ends: b.End.In(loc).Format("15:04"),
-		TypeName: typ.Name, Specialist: sp.Name, Status: b.Status, CancelReason: b.CancelReason,
+		Nav: s.kit.Nav(c, "search"), ID: b.ID.String(), When: when(tr, b.Start, loc), Ends: tr.Time(b.End.In(loc)),
+		TypeName: typ.NameIn(tr.Lang()), Specialist: sp.Name, Status: b.Status, StatusLabel: statusWord(tr, b.Status), CancelReason: b.CancelReason,
 		Patient: b.Patient.Name, Email: b.Patient.Email, Phone: b.Patient.Phone,
-		Booked: b.CreatedAt.In(loc).Format(httpx.StaffTimeLayout), Language: b.Language,
-		Attendance: card.Attendance, AttendanceLabel: attendanceWords[card.Attendance],
+		Booked: shortWhen(tr, b.CreatedAt.In(loc)), Language: languageWord(tr, b.Language),
+		Attendance: card.Attendance, AttendanceLabel: markWord(tr, card.Attendance),
 		CalendarURL: "/staff?view=day&date=" + b.Start.In(loc).Format(time.DateOnly),
 	}
 	if b.RescheduledFrom != uuid.Nil {
 		vm.MovedFromURL = "/staff/bookings/" + b.RescheduledFrom.String()
 	}
-	vm.Messages, vm.Undeliverable = s.messageRows(msgs, loc)
-	return s.kit.Page(c, http.StatusOK, "Booking of "+b.Patient.Name, views.StaffBooking(vm))
+	vm.Messages, vm.Undeliverable = s.messageRows(tr, msgs, loc)
+	return s.kit.Page(c, http.StatusOK, tr.T("desk.page.title", map[string]any{"Patient": b.Patient.Name}), views.StaffBooking(vm))
 }
 
 // messageRows are a booking's messages as its page lists them, and
 // whether any of them could not be delivered.
-func (s *FrontDesk) messageRows(msgs []outbox.Status, loc *time.Location) ([]views.StaffMessageVM, bool) {
+func (s *FrontDesk) messageRows(tr *i18n.Localizer, msgs []outbox.Status, loc *time.Location) ([]views.StaffMessageVM, bool) {
 	rows := make([]views.StaffMessageVM, len(msgs))
 	failed := false
 	for i, m := range msgs {
 		r := views.StaffMessageVM{
-			Kind: m.Kind, Status: m.Status, Due: m.SendAt.In(loc).Format(httpx.StaffTimeLayout),
+			Kind: m.Kind, KindLabel: mailWord(tr, "kind", m.Kind), Status: m.Status, StatusLabel: mailWord(tr, "status", m.Status),
+			Due:      shortWhen(tr, m.SendAt.In(loc)),
 			Attempts: strconv.Itoa(m.Attempts), Error: m.Error, Failed: m.Undeliverable(),
 		}
 		if m.Sent != nil {
-			r.Sent = m.Sent.In(loc).Format(httpx.StaffTimeLayout)
+			r.Sent = shortWhen(tr, m.Sent.In(loc))
 			if s.deps.Outbox.Stored() {
 				r.CopyURL = "/staff/outbox/" + m.ID.String()
 			}

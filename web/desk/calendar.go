@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
@@ -32,6 +33,9 @@ type calView struct {
 	from       availability.Date
 	days       int
 	specialist uuid.UUID
+	// tr is the viewer's language: the live view is shared only by
+	// viewers of one language.
+	tr *i18n.Localizer
 }
 
 func (v calView) query(date availability.Date, mode string) string {
@@ -63,7 +67,7 @@ func (s *FrontDesk) readCalView(c echo.Context) (calView, error) {
 	if err != nil {
 		return calView{}, err
 	}
-	v := calView{clinicID: u.ClinicID, loc: loc, tz: clinic.Timezone, days: 7}
+	v := calView{clinicID: u.ClinicID, loc: loc, tz: clinic.Timezone, days: 7, tr: httpx.Tr(c)}
 	day := availability.DateOf(time.Now(), loc)
 	if d := c.QueryParam("date"); d != "" {
 		if day, err = availability.ParseDate(d); err != nil {
@@ -97,13 +101,15 @@ type calSource struct {
 	v   calView
 }
 
+// Key names the view and its language: viewers of another language get
+// days of their own.
 func (cs calSource) Key() string {
-	return "staffcal|" + cs.v.clinicID.String() + "|" + cs.v.from.String() + "|" + httpx.ItoaInt(cs.v.days) + "|" + cs.v.specialist.String() + "|" + cs.v.loc.String()
+	return "staffcal|" + cs.v.clinicID.String() + "|" + cs.v.from.String() + "|" + httpx.ItoaInt(cs.v.days) + "|" + cs.v.specialist.String() + "|" + cs.v.loc.String() + "|" + cs.v.tr.Lang()
 }
 func (cs calSource) ClinicID() uuid.UUID { return cs.v.clinicID }
 
 func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
-	v := cs.v
+	v, tr := cs.v, cs.v.tr
 	start := availability.DayStart(v.loc, v.from)
 	endDate := v.from.AddDays(v.days)
 	end := availability.DayStart(v.loc, endDate)
@@ -116,9 +122,17 @@ func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 	for i := range out {
 		d := v.from.AddDays(i)
 		noon := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, v.loc)
-		out[i] = views.CalendarDayVM{ID: "cal-" + d.String(), Label: noon.Format("Monday 2 January"), Date: d.String()}
+		out[i] = views.CalendarDayVM{ID: "cal-" + d.String(), Label: tr.LongDay(noon), Date: d.String()}
 	}
 	index := func(t time.Time) int { return availability.DaysBetween(v.from, availability.DateOf(t, v.loc)) }
+	types, err := cs.srv.deps.Clinics.AppointmentTypes(ctx, v.clinicID)
+	if err != nil {
+		return nil, err
+	}
+	typeNames := make(map[uuid.UUID]string, len(types))
+	for _, t := range types {
+		typeNames[t.ID] = t.NameIn(tr.Lang())
+	}
 	for _, r := range rows {
 		if v.specialist != uuid.Nil && r.SpecialistID != v.specialist {
 			continue
@@ -126,7 +140,7 @@ func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 		if i := index(r.Start); i >= 0 && i < v.days {
 			out[i].Entries = append(out[i].Entries, views.CalendarEntryVM{
 				Kind: "booking", Time: r.Start.In(v.loc).Format("15:04"), End: r.End.In(v.loc).Format("15:04"),
-				Patient: r.PatientName, Contact: r.PatientEmail + " " + r.PatientPhone, TypeName: r.TypeName,
+				Patient: r.PatientName, Contact: r.PatientEmail + " " + r.PatientPhone, TypeName: typeName(typeNames, r.AppointmentTypeID, r.TypeName),
 				Specialist: r.SpecialistName, ID: r.ID.String(), Version: r.Version, StartUTC: r.Start.UTC().Format(time.RFC3339),
 			})
 		}
@@ -156,18 +170,14 @@ func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 		if i < 0 || i >= v.days {
 			continue
 		}
-		what := names[o.SpecialistID] + ": closed"
+		what := tr.T("desk.list.closed", map[string]any{"Specialist": names[o.SpecialistID]})
 		if !o.Closed {
-			what = names[o.SpecialistID] + ": " + practice.FormatMin(o.StartMin) + "–" + practice.FormatMin(o.EndMin) + " only"
+			what = tr.T("desk.list.only", map[string]any{"Specialist": names[o.SpecialistID], "From": practice.FormatMin(o.StartMin), "To": practice.FormatMin(o.EndMin)})
 		}
 		if o.Note != "" {
 			what += " (" + o.Note + ")"
 		}
 		out[i].Overrides = append(out[i].Overrides, what)
-	}
-	types, err := cs.srv.deps.Clinics.AppointmentTypes(ctx, v.clinicID)
-	if err != nil {
-		return nil, err
 	}
 	for _, t := range types {
 		req := slots.Request{AppointmentTypeID: t.ID, SpecialistID: v.specialist, From: v.from, To: v.from.AddDays(v.days - 1)}
@@ -186,7 +196,7 @@ func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 		}
 		for i, times := range perDay {
 			if len(times) > 0 {
-				out[i].Free = append(out[i].Free, views.CalendarFreeVM{Specialist: t.Name, Times: times})
+				out[i].Free = append(out[i].Free, views.CalendarFreeVM{Specialist: typeNames[t.ID], Times: times})
 			}
 		}
 	}
@@ -202,7 +212,10 @@ func performs(sps []clinics.Specialist, id uuid.UUID) bool {
 	return false
 }
 
+// Snapshot renders in the view's language: its updates are computed
+// without any viewer's request.
 func (cs calSource) Snapshot(ctx context.Context) ([]stream.Fragment, func(string) ([]stream.Fragment, bool), error) {
+	ctx = i18n.WithLocalizer(ctx, cs.v.tr)
 	days, err := cs.days(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -264,22 +277,22 @@ func (s *FrontDesk) renderCalendarForm(c echo.Context, v calView, status int, no
 		PrevURL: "/staff" + v.query(v.from.AddDays(-v.days), v.mode()), NextURL: "/staff" + v.query(v.from.AddDays(v.days), v.mode()),
 	}
 	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
-	vm.Label = first.Format("2 Jan 2006")
+	vm.Label = v.tr.DayMonthYear(first)
 	if v.days > 1 {
-		vm.Label += " – " + first.AddDate(0, 0, v.days-1).Format("2 Jan 2006")
+		vm.Label += " – " + v.tr.DayMonthYear(first.AddDate(0, 0, v.days-1))
 	}
 	choices, err := s.deps.StaffBookings.CalendarChoices(ctx, u)
 	if err != nil {
 		return err
 	}
-	vm.Specialists = append(vm.Specialists, views.OptionVM{Value: "", Label: "All specialists", Selected: v.specialist == uuid.Nil})
+	vm.Specialists = append(vm.Specialists, views.OptionVM{Value: "", Label: v.tr.T("desk.list.all_specialists", nil), Selected: v.specialist == uuid.Nil})
 	for _, sp := range choices.Specialists {
 		vm.Specialists = append(vm.Specialists, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: sp.ID == v.specialist})
 	}
 	if vm.Form, err = s.phoneForm(ctx, u, v, form); err != nil {
 		return err
 	}
-	return s.kit.Page(c, status, "Appointment list", views.Calendar(vm))
+	return s.kit.Page(c, status, v.tr.T("desk.list.title", nil), views.Calendar(vm))
 }
 
 // CalendarStream answers GET /staff/live: the calendar's day blocks, live.

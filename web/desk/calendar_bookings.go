@@ -58,13 +58,14 @@ func (s *FrontDesk) PhoneBooking(c echo.Context) error {
 	status := http.StatusCreated
 	form.TypeID, form.SpecialistID = c.FormValue("type"), c.FormValue("specialist")
 	if err != nil {
-		form.Error, status = ae.Message, httpx.StatusOf[ae.Kind]
+		form.Error, status = refusal(v.tr, ae), httpx.StatusOf[ae.Kind]
 		if ae.Kind == apperr.Invalid && c.Request().Header.Get("HX-Request") == "true" {
 			status = http.StatusUnprocessableEntity
 		}
 	} else {
-		form = views.PhoneFormVM{TypeID: form.TypeID, SpecialistID: form.SpecialistID, Notice: "Booked " + conf.Booking.Patient.Name + " for " +
-			httpx.LongWhen(conf.Booking.Start, v.loc) + ". Manage link for the patient: /manage/" + conf.ManageToken}
+		form = views.PhoneFormVM{TypeID: form.TypeID, SpecialistID: form.SpecialistID, Notice: v.tr.T("desk.caller.booked", map[string]any{
+			"Patient": conf.Booking.Patient.Name, "When": when(v.tr, conf.Booking.Start, v.loc), "Link": "/manage/" + conf.ManageToken,
+		})}
 	}
 	if c.Request().Header.Get("HX-Request") != "true" {
 		return s.renderCalendarForm(c, v, status, "", "", form)
@@ -97,7 +98,7 @@ func (s *FrontDesk) phoneForm(ctx context.Context, u staff.User, v calView, f vi
 			ids[i] = sp.ID.String()
 		}
 		f.Types = append(f.Types, views.TypeOptionVM{
-			OptionVM: views.OptionVM{Value: t.ID.String(), Label: t.Name, Selected: t.ID == typeID}, Specialists: strings.Join(ids, " "),
+			OptionVM: views.OptionVM{Value: t.ID.String(), Label: t.NameIn(v.tr.Lang()), Selected: t.ID == typeID}, Specialists: strings.Join(ids, " "),
 		})
 	}
 	for _, sp := range choices.Specialists {
@@ -121,7 +122,7 @@ func (s *FrontDesk) StaffCancel(c echo.Context) error {
 	if err != nil {
 		return s.calendarRefusal(c, v, err)
 	}
-	return s.renderCalendar(c, v, http.StatusOK, "Cancelled the booking of "+b.Patient.Name+".", "")
+	return s.renderCalendar(c, v, http.StatusOK, v.tr.T("desk.booking.cancelled", map[string]any{"Patient": b.Patient.Name}), "")
 }
 
 // StaffReschedule answers POST /staff/bookings/:id/reschedule.
@@ -132,25 +133,25 @@ func (s *FrontDesk) StaffReschedule(c echo.Context) error {
 	}
 	start, err := desk.ParseLocalTime("start", c.FormValue("start"), v.loc)
 	if err != nil {
-		return s.renderCalendar(c, v, http.StatusBadRequest, "", apperr.As(err).Message)
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", refusal(v.tr, apperr.As(err)))
 	}
 	version := httpx.Atoi32(c.FormValue("version"))
 	if version <= 0 {
-		return s.renderCalendar(c, v, http.StatusBadRequest, "", "This form is missing the booking's version. Reload the calendar and try again.")
+		return s.renderCalendar(c, v, http.StatusBadRequest, "", v.tr.T("desk.list.no_version", nil))
 	}
 	// Another specialist, when the form names one (the move dialog's
 	// times); none keeps the booking's own.
 	specialist := uuid.Nil
 	if sp := c.FormValue("specialist"); sp != "" {
 		if specialist, err = uuid.Parse(sp); err != nil {
-			return s.renderCalendar(c, v, http.StatusBadRequest, "", "Choose the specialist from the list.")
+			return s.renderCalendar(c, v, http.StatusBadRequest, "", v.tr.T("desk.list.choose_specialist", nil))
 		}
 	}
 	b, err := s.deps.StaffBookings.Reschedule(c.Request().Context(), httpx.StaffUser(c), id, start, specialist, version, c.FormValue("reason"))
 	if err != nil {
 		return s.calendarRefusal(c, v, err)
 	}
-	return s.renderCalendar(c, v, http.StatusOK, "Moved to "+httpx.LongWhen(b.Start, v.loc)+".", "")
+	return s.renderCalendar(c, v, http.StatusOK, v.tr.T("desk.move.done", map[string]any{"When": when(v.tr, b.Start, v.loc)}), "")
 }
 
 // readBookingAction reads the calendar view a booking's form came from and
@@ -172,7 +173,7 @@ func (s *FrontDesk) readBookingAction(c echo.Context) (calView, uuid.UUID, error
 // not the clinic's) and internal failures take the error page.
 func (s *FrontDesk) calendarRefusal(c echo.Context, v calView, err error) error {
 	if ae := apperr.As(err); ae != nil && ae.Kind != apperr.Internal && ae.Kind != apperr.NotFound {
-		return s.renderCalendar(c, v, httpx.StatusOf[ae.Kind], "", ae.Message)
+		return s.renderCalendar(c, v, httpx.StatusOf[ae.Kind], "", refusal(v.tr, ae))
 	}
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 	"github.com/clinic/booking/web/stream"
@@ -31,6 +32,9 @@ type gridView struct {
 	// only are the day's chosen specialists (none: every active one); the
 	// week's one specialist is only[0] (none: the clinic has none).
 	only []uuid.UUID
+	// tr is the viewer's language: the live view is shared only by
+	// viewers of one language.
+	tr *i18n.Localizer
 }
 
 func (v gridView) days() int {
@@ -83,7 +87,7 @@ func (s *FrontDesk) readGridView(c echo.Context, week bool) (gridView, desk.Cale
 	if err != nil {
 		return gridView{}, choices, err
 	}
-	v := gridView{clinicID: u.ClinicID, loc: loc, tz: clinic.Timezone, week: week, from: availability.DateOf(time.Now(), loc)}
+	v := gridView{clinicID: u.ClinicID, loc: loc, tz: clinic.Timezone, week: week, from: availability.DateOf(time.Now(), loc), tr: httpx.Tr(c)}
 	if d := c.QueryParam("date"); d != "" {
 		if v.from, err = availability.ParseDate(d); err != nil {
 			return gridView{}, choices, apperr.Invalidf("date", "date must be a date like 2027-03-28.")
@@ -144,7 +148,7 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		return err
 	}
 	vm := views.GridPageVM{
-		Nav: s.kit.Nav(c, "day"), Mode: "day", Title: "Day plan", Timezone: v.tz, Date: v.from.String(),
+		Nav: s.kit.Nav(c, "day"), Mode: "day", Title: v.tr.T("desk.grid.day_title", nil), Timezone: v.tz, Date: v.from.String(),
 		PrevURL: v.path(v.from.AddDays(-v.days())), NextURL: v.path(v.from.AddDays(v.days())),
 		TodayURL: v.path(availability.DateOf(time.Now(), v.loc)), StreamURL: v.streamURL(), Body: body,
 	}
@@ -161,8 +165,8 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		vm.Picks = append(vm.Picks, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: chosen})
 	}
 	if week {
-		vm.Nav, vm.Mode, vm.Title = s.kit.Nav(c, "week"), "week", "Week plan"
-		vm.OtherURL, vm.OtherName = "/staff/day?date="+v.from.String(), "Day plan"
+		vm.Nav, vm.Mode, vm.Title = s.kit.Nav(c, "week"), "week", v.tr.T("desk.grid.week_title", nil)
+		vm.OtherURL, vm.OtherName = "/staff/day?date="+v.from.String(), v.tr.T("desk.nav.day", nil)
 	} else {
 		vm.Waiting, vm.WaitingURL = s.waitingOn(c, v.from)
 	}
@@ -171,7 +175,7 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		if len(v.only) > 0 {
 			first = v.only[0].String()
 		}
-		vm.OtherURL, vm.OtherName = "/staff/week?date="+v.from.String()+"&specialist="+first, "Week plan"
+		vm.OtherURL, vm.OtherName = "/staff/week?date="+v.from.String()+"&specialist="+first, v.tr.T("desk.nav.week", nil)
 	}
 	return s.kit.Page(c, http.StatusOK, vm.Title, views.GridPage(vm))
 }
@@ -196,17 +200,22 @@ type dayGridSource struct {
 	v   gridView
 }
 
+// Key names the view and its language: viewers of another language get
+// fragments of their own.
 func (g dayGridSource) Key() string {
 	ids := make([]string, len(g.v.only))
 	for i, id := range g.v.only {
 		ids[i] = id.String()
 	}
-	return "staffgrid|" + g.v.clinicID.String() + "|" + g.v.from.String() + "|" + httpx.ItoaInt(g.v.days()) + "|" + strings.Join(ids, ",") + "|" + g.v.loc.String()
+	return "staffgrid|" + g.v.clinicID.String() + "|" + g.v.from.String() + "|" + httpx.ItoaInt(g.v.days()) + "|" + strings.Join(ids, ",") + "|" + g.v.loc.String() + "|" + g.v.tr.Lang()
 }
 
 func (g dayGridSource) ClinicID() uuid.UUID { return g.v.clinicID }
 
+// Snapshot renders in the view's language: its updates are computed
+// without any viewer's request.
 func (g dayGridSource) Snapshot(ctx context.Context) ([]stream.Fragment, func(string) ([]stream.Fragment, bool), error) {
+	ctx = i18n.WithLocalizer(ctx, g.v.tr)
 	body, err := g.body(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -236,6 +245,9 @@ func gridShape(b views.GridBodyVM) string {
 	}
 	for _, c := range b.Columns {
 		sb.WriteString("|" + c.ID + "@" + httpx.ItoaInt(c.Col))
+	}
+	for _, c := range b.Closures {
+		sb.WriteString("|closed " + c.First.Format(time.DateOnly) + " " + c.Last.Format(time.DateOnly) + " " + c.Who + " " + c.Note)
 	}
 	return sb.String()
 }

@@ -2,15 +2,16 @@ package desk
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/views"
 )
@@ -24,6 +25,8 @@ import (
 type gridColumn struct {
 	id, heading, note, who string
 	specialist             uuid.UUID
+	tr                     *i18n.Localizer
+	typeNames              map[uuid.UUID]string
 	day                    availability.Date
 	rows                   desk.DayRows
 	open                   []desk.Span
@@ -38,11 +41,13 @@ type gridParts struct {
 	holds []holds.Hold
 	free  map[uuid.UUID]map[int64]bool // specialist -> free starts (Unix seconds)
 	now   time.Time
+	// typeNames are the types' names in the view's language.
+	typeNames map[uuid.UUID]string
 }
 
 func (g dayGridSource) load(ctx context.Context) (gridParts, error) {
 	v := g.v
-	p := gridParts{free: map[uuid.UUID]map[int64]bool{}, now: time.Now()}
+	p := gridParts{free: map[uuid.UUID]map[int64]bool{}, now: time.Now(), typeNames: map[uuid.UUID]string{}}
 	var err error
 	if p.data, err = g.srv.deps.StaffBookings.GridData(ctx, v.clinicID, v.loc, v.from, v.days()); err != nil {
 		return gridParts{}, err
@@ -55,6 +60,7 @@ func (g dayGridSource) load(ctx context.Context) (gridParts, error) {
 		return gridParts{}, err
 	}
 	for _, t := range types {
+		p.typeNames[t.ID] = t.NameIn(v.tr.Lang())
 		res, err := g.srv.deps.Slots.Free(ctx, slots.Request{AppointmentTypeID: t.ID, From: v.from, To: v.from.AddDays(v.days() - 1)})
 		if err != nil {
 			return gridParts{}, err
@@ -101,12 +107,13 @@ func chosen(sps []desk.GridSpecialist, only []uuid.UUID) []desk.GridSpecialist {
 }
 
 func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
-	v := g.v
+	v, tr := g.v, g.v.tr
 	noon := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
-	body := views.GridBodyVM{Caption: "Day of " + noon.Format("Monday 2 January 2006")}
+	body := views.GridBodyVM{Caption: tr.T("desk.grid.day_caption", map[string]any{"Day": longDate(tr, noon)})}
 	sps := chosen(p.data.Specialists, v.only)
+	body.Closures = gridClosures(p.data.Closures, sps)
 	if len(sps) == 0 {
-		body.Empty = "This clinic has no active specialists."
+		body.Empty = tr.T("desk.grid.no_specialists", nil)
 		return body
 	}
 	cols := make([]gridColumn, len(sps))
@@ -119,7 +126,7 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 	}
 	rows := desk.RowsOf(p.data.Step, open, busy)
 	if len(rows.Start) == 0 {
-		body.Empty = "Nobody works on this day."
+		body.Empty = tr.T("desk.grid.nobody_works", nil)
 		return body
 	}
 	for i := range rows.Start {
@@ -134,29 +141,30 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 
 // weekBody is a specialist's week, in the rows desk.WeekRowsOf gives.
 func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
-	v := g.v
+	v, tr := g.v, g.v.tr
 	sps := chosen(p.data.Specialists, v.only)
-	body := views.GridBodyVM{Caption: "Week"}
+	body := views.GridBodyVM{Caption: tr.T("desk.grid.week_title", nil)}
 	if len(sps) == 0 {
-		body.Empty = "This clinic has no active specialists."
+		body.Empty = tr.T("desk.grid.no_specialists", nil)
 		return body
 	}
 	sp := sps[0]
+	body.Closures = gridClosures(p.data.Closures, sps[:1])
 	first := time.Date(v.from.Year, v.from.Month, v.from.Day, 12, 0, 0, 0, v.loc)
-	body.Caption = sp.Name + ", week of " + first.Format("2 January 2006")
+	body.Caption = tr.T("desk.grid.week_caption", map[string]any{"Specialist": sp.Name, "Day": tr.DayMonthYear(first)})
 	cols := make([]gridColumn, 7)
 	busy := make([][]desk.Span, len(cols))
 	for i := range cols {
 		day := v.from.AddDays(i)
 		cols[i] = newGridColumn(p, sp, i, v)
 		cols[i].id = "col-" + day.String()
-		cols[i].heading = time.Date(day.Year, day.Month, day.Day, 12, 0, 0, 0, v.loc).Format("Mon 2 Jan")
+		cols[i].heading = tr.Day(time.Date(day.Year, day.Month, day.Day, 12, 0, 0, 0, v.loc))
 		cols[i].who = sp.Name
 		busy[i] = cols[i].busy()
 	}
 	rows := desk.WeekRowsOf(v.loc, v.from, p.data.Step, sp.Days[:len(cols)], busy)
 	if len(rows.Minutes) == 0 {
-		body.Empty = sp.Name + " does not work this week."
+		body.Empty = tr.T("desk.grid.not_working", map[string]any{"Specialist": sp.Name})
 		return body
 	}
 	for i := range rows.Minutes {
@@ -174,12 +182,12 @@ func (g dayGridSource) weekBody(p gridParts) views.GridBodyVM {
 func newGridColumn(p gridParts, sp desk.GridSpecialist, i int, v gridView) gridColumn {
 	day := v.from.AddDays(i)
 	h := sp.Days[i]
-	c := gridColumn{specialist: sp.ID, day: day, open: desk.OpenSpans(v.loc, day, h.Ranges), free: map[int64]bool{}}
+	c := gridColumn{specialist: sp.ID, day: day, open: desk.OpenSpans(v.loc, day, h.Ranges), free: map[int64]bool{}, tr: v.tr, typeNames: p.typeNames}
 	switch {
 	case h.Closed:
-		c.note = "Closed"
+		c.note = v.tr.T("desk.grid.closed", nil)
 	case h.Override:
-		c.note = "Changed hours"
+		c.note = v.tr.T("desk.grid.changed_hours", nil)
 	}
 	if h.Note != "" {
 		c.note += ": " + h.Note
@@ -213,21 +221,13 @@ func (c gridColumn) busy() []desk.Span {
 	return out
 }
 
-// attendanceLabel is a booking's attendance as the grid shows it.
-func attendanceLabel(a string) string {
-	if a == "no_show" {
-		return "no-show"
-	}
-	return a
-}
-
 func fmtRange(a, b time.Time, loc *time.Location) (string, string) {
 	return a.In(loc).Format("15:04"), b.In(loc).Format("15:04")
 }
 
-func heldLeft(h holds.Hold, now time.Time) string {
+func heldLeft(tr *i18n.Localizer, h holds.Hold, now time.Time) string {
 	left := int(math.Ceil(h.ExpiresAt.Sub(now).Minutes()))
-	return fmt.Sprintf("Held online · %d min left", max(left, 1))
+	return tr.T("desk.grid.held_left", map[string]any{"N": max(left, 1)})
 }
 
 // layout is the column as the page shows it, at grid column col: blocks
@@ -248,15 +248,16 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		}
 		cover(row, n)
 		from, to := fmtRange(b.Start, b.End, loc)
-		att := attendanceLabel(b.Attendance)
-		label := "Booking " + from + "–" + to + ", " + b.PatientName + ", " + b.TypeName + ", confirmed"
-		if att != "" {
+		att, status, typ := "", statusWord(c.tr, booking.StatusConfirmed), typeName(c.typeNames, b.AppointmentTypeID, b.TypeName)
+		label := c.tr.T("desk.grid.booking_label", map[string]any{"From": from, "To": to, "Patient": b.PatientName, "Type": typ, "Status": status})
+		if b.Attendance != desk.NotMarked {
+			att = markWord(c.tr, b.Attendance)
 			label += ", " + att
 		}
 		vm.Items = append(vm.Items, views.GridItemVM{
-			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: label + ", with " + c.who,
-			Time: from, End: to, BookingID: b.ID.String(), Patient: b.PatientName, TypeName: b.TypeName,
-			Status: "confirmed", Attendance: att,
+			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: c.tr.T("desk.grid.with", map[string]any{"What": label, "Specialist": c.who}),
+			Time: from, End: to, BookingID: b.ID.String(), Patient: b.PatientName, TypeName: typ,
+			Status: status, Attendance: att,
 		})
 	}
 	for _, h := range c.holds {
@@ -266,7 +267,7 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		}
 		cover(row, n)
 		from, to := fmtRange(h.Start, h.End, loc)
-		left := heldLeft(h, now)
+		left := heldLeft(c.tr, h, now)
 		vm.Items = append(vm.Items, views.GridItemVM{
 			Kind: "held", Row: row + 2, Span: n, Col: col, Time: from, End: to, Note: left,
 			Label: left + ", " + from + "–" + to + ", " + c.who,
@@ -279,12 +280,12 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		}
 		kind := c.kindAt(t)
 		if kind == "free" {
-			when := t.In(loc).Format("15:04")
+			when := c.tr.Time(t.In(loc))
 			if week {
-				when = t.In(loc).Format("Monday 2 January") + " " + when
+				when = c.tr.LongDay(t.In(loc)) + " " + when
 			}
 			vm.Items = append(vm.Items, views.GridItemVM{
-				Kind: "free", Row: i + 2, Span: 1, Col: col, Label: "Book " + when + " with " + c.who,
+				Kind: "free", Row: i + 2, Span: 1, Col: col, Label: c.tr.T("desk.grid.book_label", map[string]any{"When": when, "Specialist": c.who}),
 				SpecialistID: c.specialist.String(), StartUTC: t.UTC().Format(time.RFC3339),
 			})
 			continue

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
+	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
@@ -49,25 +50,30 @@ func (s *FrontDesk) DaySheet(c echo.Context) error {
 	if err := s.record(c, privacy.PageDaySheet, ids, nil); err != nil {
 		return err
 	}
+	tr := httpx.Tr(c)
+	names, err := s.typeNames(ctx, u.ClinicID, tr.Lang())
+	if err != nil {
+		return err
+	}
 	noon := time.Date(day.Year, day.Month, day.Day, 12, 0, 0, 0, loc)
 	vm := views.DaySheetVM{
-		Nav: s.kit.Nav(c, "calendar"), Date: day.String(), Label: noon.Format("Monday 2 January 2006"), Timezone: loc.String(),
+		Nav: s.kit.Nav(c, "calendar"), Date: day.String(), Label: longDate(tr, noon), Timezone: loc.String(),
 		PrevURL: "/staff/day/sheet?date=" + day.AddDays(-1).String(), NextURL: "/staff/day/sheet?date=" + day.AddDays(1).String(),
 		DayURL: "/staff?view=day&date=" + day.String(),
 	}
 	for _, part := range sheet.Specialists {
 		sp := views.DaySheetSpecialistVM{ID: part.Specialist.ID.String(), Name: part.Specialist.Name, Inactive: !part.Specialist.Active}
 		for _, b := range part.Bookings {
-			status := "booked"
+			status := statusWord(tr, booking.StatusConfirmed)
 			if b.Attendance != desk.NotMarked {
-				status = attendanceWords[b.Attendance]
+				status = markWord(tr, b.Attendance)
 			}
 			sp.Rows = append(sp.Rows, views.DaySheetRowVM{
-				ID: b.ID.String(), Time: b.Start.In(loc).Format("15:04") + "–" + b.End.In(loc).Format("15:04"),
-				Patient: b.PatientName, Phone: b.PatientPhone, TypeName: b.TypeName, Attendance: b.Attendance, Status: status,
+				ID: b.ID.String(), Time: tr.Time(b.Start.In(loc)) + "–" + tr.Time(b.End.In(loc)),
+				Patient: b.PatientName, Phone: b.PatientPhone, TypeName: typeName(names, b.AppointmentTypeID, b.TypeName), Attendance: b.Attendance, Status: status,
 			})
 		}
 		vm.Specialists = append(vm.Specialists, sp)
 	}
-	return s.kit.Page(c, http.StatusOK, "Day sheet "+day.String(), views.DaySheet(vm))
+	return s.kit.Page(c, http.StatusOK, tr.T("desk.sheet.title", map[string]any{"Day": tr.DayMonthYear(noon)}), views.DaySheet(vm))
 }

@@ -3,7 +3,6 @@ package desk
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +43,7 @@ func (s *FrontDesk) DeskNew(c echo.Context) error {
 		return s.deskRefusal(c, vm, err, false)
 	}
 	vm.Held, vm.HeldUntil = true, h.ExpiresAt.Format(time.RFC3339)
-	vm.Types = typeOptions(slot, h.AppointmentTypeID)
+	vm.Types = s.typeOptions(c, slot, h.AppointmentTypeID)
 	return httpx.Render(c, http.StatusOK, nil, views.DeskDialog(vm))
 }
 
@@ -67,18 +66,26 @@ func (s *FrontDesk) deskVM(c echo.Context, slot desk.DeskSlot, client string, ty
 		CSRF: s.kit.CSRFToken(c), ClientID: client,
 		SpecialistID: slot.Specialist.ID.String(), SpecialistName: slot.Specialist.Name,
 		StartUTC: slot.Start.UTC().Format(time.RFC3339), IdempotencyKey: uuid.NewString(),
-		Types: typeOptions(slot, typeID),
+		Types: s.typeOptions(c, slot, typeID),
 	}
 	if slot.Location != nil {
-		vm.When = slot.Start.In(slot.Location).Format("Monday 2 January 2006, 15:04")
+		vm.When = httpx.Tr(c).LongDateTime(slot.Start.In(slot.Location))
 	}
 	return vm
 }
 
-func typeOptions(slot desk.DeskSlot, selected uuid.UUID) []views.OptionVM {
+// typeOptions are the types that fit the slot, named in the viewer's
+// language with their length.
+func (s *FrontDesk) typeOptions(c echo.Context, slot desk.DeskSlot, selected uuid.UUID) []views.OptionVM {
+	tr := httpx.Tr(c)
+	names, err := s.typeNames(c.Request().Context(), httpx.StaffUser(c).ClinicID, tr.Lang())
+	if err != nil {
+		names = nil
+	}
 	out := make([]views.OptionVM, len(slot.Types))
 	for i, t := range slot.Types {
-		out[i] = views.OptionVM{Value: t.ID.String(), Label: t.Name + " (" + strconv.Itoa(t.DurationMin) + " min)", Selected: t.ID == selected}
+		label := typeName(names, t.ID, t.Name) + " (" + tr.T("desk.word.minutes", map[string]any{"N": t.DurationMin}) + ")"
+		out[i] = views.OptionVM{Value: t.ID.String(), Label: label, Selected: t.ID == selected}
 	}
 	return out
 }
@@ -97,7 +104,7 @@ func (s *FrontDesk) deskRefusal(c echo.Context, vm views.DeskDialogVM, err error
 	if ae.Kind == apperr.Invalid {
 		status = http.StatusUnprocessableEntity
 	}
-	vm.Error, vm.ErrorField, vm.Held = ae.Message, deskField(ae.Field()), held && len(vm.Types) > 0
+	vm.Error, vm.ErrorField, vm.Held = refusal(httpx.Tr(c), ae), deskField(ae.Field()), held && len(vm.Types) > 0
 	httpx.SetRetryAfter(c, err)
 	return httpx.Render(c, status, nil, views.DeskDialog(vm))
 }
@@ -132,7 +139,7 @@ func (s *FrontDesk) DeskHeartbeat(c echo.Context) error {
 		if ae == nil || ae.Kind == apperr.Internal || ae.Kind == apperr.Forbidden || ae.Kind == apperr.NotFound {
 			return err
 		}
-		return httpx.Render(c, http.StatusOK, nil, views.DeskKeep("", ae.Message))
+		return httpx.Render(c, http.StatusOK, nil, views.DeskKeep("", refusal(httpx.Tr(c), ae)))
 	}
 	return httpx.Render(c, http.StatusOK, nil, views.DeskKeep(h.ExpiresAt.Format(time.RFC3339), ""))
 }
@@ -200,7 +207,8 @@ func (s *FrontDesk) deskBooked(c echo.Context, b desk.DeskBooked) error {
 	if b.Replayed {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
-	msg := "Booked " + b.PatientName + " for " + httpx.LongWhen(b.Start, loc) + "."
+	tr := httpx.Tr(c)
+	msg := tr.T("desk.dialog.booked", map[string]any{"Patient": b.PatientName, "When": when(tr, b.Start, loc)})
 	return httpx.Render(c, http.StatusCreated, nil, views.DeskBooked(msg, "/manage/"+b.ManageToken))
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/desk"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -34,17 +35,24 @@ func (s *FrontDesk) DeskMove(c echo.Context) error {
 		if ae == nil || ae.Kind != apperr.Conflict {
 			return err
 		}
-		vm := views.MoveDialogVM{CSRF: s.kit.CSRFToken(c), BookingID: id.String(), Title: "Move this booking", Error: ae.Message}
+		tr := httpx.Tr(c)
+		vm := views.MoveDialogVM{CSRF: s.kit.CSRFToken(c), BookingID: id.String(), Title: tr.T("desk.move.title_plain", nil), Error: refusal(tr, ae)}
 		return httpx.Render(c, http.StatusConflict, nil, views.MoveDialog(vm))
 	}
 	if err := s.record(c, privacy.PageMoveDialog, []uuid.UUID{mc.Booking.ID}, nil); err != nil {
 		return err
 	}
-	return httpx.Render(c, http.StatusOK, nil, views.MoveDialog(moveVM(mc, s.kit.CSRFToken(c))))
+	tr := httpx.Tr(c)
+	typ := mc.TypeName
+	if names, err := s.typeNames(c.Request().Context(), u.ClinicID, tr.Lang()); err == nil {
+		typ = typeName(names, mc.Booking.AppointmentTypeID, typ)
+	}
+	return httpx.Render(c, http.StatusOK, nil, views.MoveDialog(moveVM(tr, mc, typ, s.kit.CSRFToken(c))))
 }
 
-// moveVM is the move dialog of a booking's choices.
-func moveVM(mc desk.MoveChoices, csrf string) views.MoveDialogVM {
+// moveVM is the move dialog of a booking's choices, in tr's words, the
+// booking's type named typ.
+func moveVM(tr *i18n.Localizer, mc desk.MoveChoices, typ, csrf string) views.MoveDialogVM {
 	b, loc := mc.Booking, mc.Location
 	vm := views.MoveDialogVM{CSRF: csrf, BookingID: b.ID.String(), Version: b.Version}
 	current := ""
@@ -55,22 +63,22 @@ func moveVM(mc desk.MoveChoices, csrf string) views.MoveDialogVM {
 		}
 		for _, st := range opt.Starts {
 			local := st.In(loc)
-			label := local.Format("Monday 2 January")
+			label := tr.LongDay(local)
 			if n := len(g.Days); n == 0 || g.Days[n-1].Label != label {
 				g.Days = append(g.Days, views.MoveDayVM{Label: label})
 			}
 			d := &g.Days[len(g.Days)-1]
 			d.Times = append(d.Times, views.MoveTimeVM{
-				Label: local.Format("15:04"), Start: local.Format("2006-01-02T15:04"), Date: local.Format("2006-01-02"),
-				AriaLabel: "Move to " + local.Format("15:04") + " on " + label + " with " + opt.Specialist.Name,
+				Label: tr.Time(local), Start: local.Format("2006-01-02T15:04"), Date: local.Format("2006-01-02"),
+				AriaLabel: tr.T("desk.move.aria", map[string]any{"Time": tr.Time(local), "Day": label, "Specialist": opt.Specialist.Name}),
 			})
 		}
 		vm.Groups = append(vm.Groups, g)
 	}
-	vm.Title = "Move " + b.Patient.Name + "'s " + mc.TypeName + " (" + b.Start.In(loc).Format("Mon 2 Jan 15:04")
+	data := map[string]any{"Patient": b.Patient.Name, "Type": typ, "When": tr.Day(b.Start.In(loc)) + " " + tr.Time(b.Start.In(loc)), "Specialist": current}
+	vm.Title = tr.T("desk.move.title", data)
 	if current != "" {
-		vm.Title += ", " + current
+		vm.Title = tr.T("desk.move.title_with", data)
 	}
-	vm.Title += ")"
 	return vm
 }

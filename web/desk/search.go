@@ -4,6 +4,7 @@
 package desk
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
@@ -37,18 +38,33 @@ func (s *FrontDesk) BookingSearch(c echo.Context) error {
 		}
 	}
 	q := c.QueryParam("q")
-	vm := views.TableVM{Nav: s.kit.Nav(c, "search"), Title: "Find a booking", Head: []string{"When", "Patient", "E-mail", "Phone", "Type", "Specialist", "Status"}}
+	tr := httpx.Tr(c)
+	w := func(key string) string { return tr.T(key, nil) }
+	vm := views.TableVM{Nav: s.kit.Nav(c, "search"), Title: w("desk.search.title"), Head: []string{
+		w("desk.word.when"), w("desk.word.patient"), w("desk.word.email"), w("desk.word.phone"), w("desk.word.type"), w("desk.word.specialist"), w("desk.word.status"),
+	}}
 	if q != "" || c.QueryParam("from") != "" {
 		rows, err := s.deps.StaffBookings.Search(ctx, u, q, from, to)
 		if err != nil {
 			return err
 		}
+		// A result names its type as stored; the clinic's types say it in
+		// the reader's language.
+		types, err := s.deps.Clinics.AppointmentTypes(ctx, u.ClinicID)
+		if err != nil {
+			return err
+		}
+		names := make(map[string]string, len(types))
+		for _, t := range types {
+			names[t.Name] = t.NameIn(tr.Lang())
+		}
 		for _, r := range rows {
-			vm.Rows = append(vm.Rows, []string{r.SlotStart.In(loc).Format(httpx.StaffTimeLayout), r.PatientName, r.PatientEmail, r.PatientPhone, r.TypeName, r.SpecialistName, r.Status})
+			vm.Rows = append(vm.Rows, []string{shortWhen(tr, r.SlotStart.In(loc)), r.PatientName, r.PatientEmail, r.PatientPhone,
+				cmp.Or(names[r.TypeName], r.TypeName), r.SpecialistName, statusWord(tr, r.Status)})
 			vm.RowLinks = append(vm.RowLinks, "/staff/bookings/"+r.ID.String())
 		}
 		if len(rows) == 0 {
-			vm.Notice = "No bookings match."
+			vm.Notice = w("desk.search.none")
 		}
 		ids := make([]uuid.UUID, len(rows))
 		for i, r := range rows {
@@ -58,5 +74,5 @@ func (s *FrontDesk) BookingSearch(c echo.Context) error {
 			return err
 		}
 	}
-	return httpx.Render(c, http.StatusOK, views.Page("Find a booking", s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.SearchForm(q, c.QueryParam("from"), c.QueryParam("to"))))
+	return httpx.Render(c, http.StatusOK, views.Page(vm.Title, s.deps.Assets), httpx.TemplChildren(views.Table(vm), views.SearchForm(q, c.QueryParam("from"), c.QueryParam("to"))))
 }

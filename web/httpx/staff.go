@@ -64,6 +64,7 @@ func StaffCan(u staff.User) views.StaffCan {
 		Hours: may(staff.ActHours), Overrides: may(staff.ActOverrides),
 		Types: may(staff.ActTypes), Audit: may(staff.ActAudit), Accounts: may(staff.ActAccounts), Kiosks: may(staff.ActKiosks),
 		Settings: may(staff.ActSettings), Patients: may(staff.ActPatients),
+		Closures: may(staff.ActClosures), ClinicClosures: may(staff.ActClinicClosures),
 	}
 }
 

@@ -1,14 +1,19 @@
 // Package setup is the admins' pages that set the clinic up: staff
 // accounts (and their second factors), kiosk tokens, specialists and their
-// hours, appointment types and the clinic's settings.
+// hours, closures and public holidays, appointment types and the clinic's
+// settings.
 package setup
 
 import (
 	"log/slog"
 
+	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/practice"
@@ -30,9 +35,14 @@ type Deps struct {
 	Sessions      *scs.SessionManager
 	Slots         *slots.Service
 	SetupChanges  slots.SetupChanges
+	StaffBookings *desk.Bookings
 	Staff         *staff.Service
 	Practice      *practice.Service
 	Privacy       *privacy.Service
+	// FeedBlock is a specialist's calendar address block, NamesBlock the
+	// settings' block of the calendar feeds (web/feeds).
+	FeedBlock  func(c echo.Context, specialistID uuid.UUID) (templ.Component, error)
+	NamesBlock func(c echo.Context) (templ.Component, error)
 }
 
 // Admin holds the set-up page handlers.

@@ -58,6 +58,9 @@ func (s *Admin) SettingsPage(c echo.Context) error {
 	}
 	vm := settingsVM(c, s.settingsNav(c), st)
 	vm.Saved = c.QueryParam("saved") != ""
+	if vm.Feeds, err = s.deps.NamesBlock(c); err != nil {
+		return err
+	}
 	return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("admin.settings.title", nil), views.Settings(vm))
 }
 

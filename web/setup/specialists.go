@@ -118,6 +118,9 @@ func (s *Admin) SpecialistPage(c echo.Context) error {
 		return err
 	}
 	vm.Notice = s.deps.Sessions.PopString(c.Request().Context(), "notice")
+	if vm.Feed, err = s.deps.FeedBlock(c, id); err != nil {
+		return err
+	}
 	return s.kit.Page(c, http.StatusOK, vm.Name, views.SpecialistEdit(vm))
 }
 

@@ -36,6 +36,11 @@ func (s *SignIn) renderAccount(c echo.Context, status int, notice string, err *a
 		return serr
 	}
 	vm.Security = sec
+	feed, ferr := s.deps.FeedBlock(c)
+	if ferr != nil {
+		return ferr
+	}
+	vm.Feed = feed
 	return s.kit.Page(c, status, "Your account", views.StaffAccount(vm))
 }
 

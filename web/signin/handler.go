@@ -5,7 +5,9 @@
 package signin
 
 import (
+	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/ratelimit"
@@ -22,6 +24,8 @@ type Deps struct {
 	LoginIPLimiter      *ratelimit.Limiter
 	Sessions            *scs.SessionManager
 	Staff               *staff.Service
+	// FeedBlock is the account's own calendar address block (web/feeds).
+	FeedBlock func(c echo.Context) (templ.Component, error)
 }
 
 // SignIn holds the sign-in and own-account page handlers.
