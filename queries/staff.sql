@@ -14,7 +14,7 @@ SELECT * FROM staff_users WHERE id = @id;
 SELECT * FROM staff_users WHERE clinic_id = @clinic_id ORDER BY email;
 
 -- name: KioskTokenInsert :one
-INSERT INTO kiosk_tokens (clinic_id, name, token_hash) VALUES (@clinic_id, @name, @token_hash) RETURNING *;
+INSERT INTO kiosk_tokens (clinic_id, name, token_hash, language) VALUES (@clinic_id, @name, @token_hash, @language) RETURNING *;
 
 -- name: KioskTokenListByClinic :many
 SELECT * FROM kiosk_tokens WHERE clinic_id = @clinic_id ORDER BY created_at DESC;

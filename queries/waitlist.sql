@@ -22,7 +22,7 @@ VALUES (@token_hash, @entry_id, @offer_id, @mailed, (SELECT e.clinic_id FROM wai
 -- the link came by e-mail, and where the entry stands: how many confirmed
 -- places for the same type stand before it.
 SELECT sqlc.embed(e), l.offer_id, l.mailed,
-       t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
+       t.name AS type_name, t.translations AS type_translations, COALESCE(s.name, '') AS specialist_name,
        (SELECT count(*) FROM waitlist_entries o
          WHERE o.appointment_type_id = e.appointment_type_id AND o.state IN ('waiting', 'offered')
            AND o.confirmed_at IS NOT NULL AND o.queued_at < e.queued_at)::int AS ahead

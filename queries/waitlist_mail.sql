@@ -3,7 +3,7 @@
 -- waits for (or none), its clinic, and for an offer's e-mail the offer with
 -- its time and that time's specialist. The offer's columns are empty when
 -- no offer (of this entry) is named.
-SELECT sqlc.embed(e), sqlc.embed(c), t.name AS type_name,
+SELECT sqlc.embed(e), sqlc.embed(c), t.name AS type_name, t.translations AS type_translations,
        COALESCE(es.name, '') AS entry_specialist_name,
        COALESCE(o.state, '') AS offer_state,
        o.expires_at AS offer_expires_at,

@@ -45,6 +45,22 @@ function countdowns() {
   setInterval(tick, 1000);
   document.addEventListener("DOMContentLoaded", tick);
 
+  // A kiosk board of two languages takes turns between them.
+  document.addEventListener("DOMContentLoaded", function () {
+    var board = document.querySelector(".kiosk[data-langs]");
+    var langs = board ? board.dataset.langs.split(" ") : [];
+    if (langs.length < 2) return;
+    // Counted in seconds against data-every as it stands each second.
+    var turn = 0, shown = 0;
+    setInterval(function () {
+      if (++shown < (parseInt(board.dataset.every, 10) || 15)) return;
+      shown = 0;
+      turn = (turn + 1) % langs.length;
+      board.dataset.lang = langs[turn];
+      document.documentElement.lang = langs[turn];
+    }, 1000);
+  });
+
   // Tell screen-reader users when a slot they can see changes state.
   document.addEventListener("htmx:sseBeforeMessage", function (e) {
     var id = e.detail && e.detail.type;

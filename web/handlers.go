@@ -73,7 +73,7 @@ func newHandlers(d Deps) handlers {
 			FeedBlock: feedPages.SpecialistBlock, NamesBlock: feedPages.NamesBlock,
 		}, kit),
 		records: records.New(records.Deps{
-			Access: d.Access, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,
+			Access: d.Access, Clinics: d.Clinics, Outbox: d.Outbox, PatientExport: d.PatientExport, Privacy: d.Privacy,
 			Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
 		}, kit),
 		signin: signin.New(signin.Deps{

@@ -109,7 +109,7 @@ func wantKioskBoard(t *testing.T, r *response, c clinic, device string) {
 		t.Errorf("the kiosk sets cookies: %v", sc)
 	}
 	k := r.Doc().Find(`[data-testid="kiosk"]`)
-	if sc, _ := k.Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live"+deviceParam(device) {
+	if sc, _ := k.Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live"+kioskStreamQuery(device, "en") {
 		t.Errorf("kiosk sse-connect %q", sc)
 	}
 	if k.Find("form, button, input").Length() != 0 {
@@ -148,7 +148,7 @@ func TestKioskWithDeviceTokensNeedsOne(t *testing.T) {
 	c := a.patientClinic(t)
 	token := "k_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 	if _, err := db.New(a.Pool).KioskTokenInsert(context.Background(), db.KioskTokenInsertParams{
-		ClinicID: c.ID, Name: "Waiting room 1", TokenHash: booking.HashToken(token),
+		ClinicID: c.ID, Name: "Waiting room 1", TokenHash: booking.HashToken(token), Language: "en",
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestKioskWithDeviceTokensNeedsOne(t *testing.T) {
 	wantErrorPage(t, cl.Get("/kiosk/"+c.Slug), http.StatusForbidden)
 	wantErrorPage(t, cl.Get("/kiosk/"+c.Slug+"?device=k_wrong"), http.StatusForbidden)
 	r := cl.Get("/kiosk/" + c.Slug + "?device=" + url.QueryEscape(token)).Want(http.StatusOK)
-	if sc, _ := r.Doc().Find(`[data-testid="kiosk"]`).Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live?device="+url.QueryEscape(token) {
+	if sc, _ := r.Doc().Find(`[data-testid="kiosk"]`).Attr("sse-connect"); sc != "/kiosk/"+c.Slug+"/live"+kioskStreamQuery(token, "en") {
 		t.Errorf("sse-connect %q: the stream must carry the device token", sc)
 	}
 	if r.Doc().Find(`[data-testid="kiosk-block"]`).Length() != 2 {
@@ -229,6 +229,15 @@ func wantKioskLive(t *testing.T, a *app, c clinic, device string) {
 }
 
 // deviceParam is the board's query for device ("" for none).
+// kioskStreamQuery is the query of a board's stream: its device token
+// ("" for none) and the languages the board was drawn in ("en", "de-en").
+func kioskStreamQuery(device, langs string) string {
+	if device == "" {
+		return "?lang=" + langs
+	}
+	return "?device=" + url.QueryEscape(device) + "&lang=" + langs
+}
+
 func deviceParam(device string) string {
 	if device == "" {
 		return ""

@@ -152,6 +152,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.POST("/settings", s.setup.SettingsSave)
 	st.POST("/kiosks", s.setup.KioskCreate)
 	st.POST("/kiosks/revoke", s.setup.KioskRevoke)
+	st.POST("/kiosks/language", s.setup.KioskLanguage)
 	st.GET("/patients", s.records.PatientsPage)
 	st.POST("/patients/erase", s.records.PatientErase)
 	s.outboxRoutes(st)

@@ -123,7 +123,7 @@ func TestStaffKioskTokens(t *testing.T) {
 	if s := board(""); s != http.StatusForbidden {
 		t.Errorf("with one token still active, the board without a token: %d", s)
 	}
-	if txt := admin.Get("/staff/kiosks").Text(`[data-testid="table"]`); !strings.Contains(txt, "revoked") {
+	if txt := admin.Get("/staff/kiosks").Text(`[data-testid="table"]`); !strings.Contains(txt, "Revoked") {
 		t.Errorf("the list does not show the revoked token: %q", txt)
 	}
 	admin.Post("/staff/kiosks/revoke", url.Values{"id": {id1}}).Want(http.StatusNotFound)

@@ -170,6 +170,7 @@ type KioskToken struct {
 	TokenHash []byte
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	Language  string
 }
 
 type Message struct {

@@ -23,17 +23,23 @@ func (q *Queries) KioskTokenActiveCount(ctx context.Context, clinicID uuid.UUID)
 }
 
 const kioskTokenInsert = `-- name: KioskTokenInsert :one
-INSERT INTO kiosk_tokens (clinic_id, name, token_hash) VALUES ($1, $2, $3) RETURNING id, clinic_id, name, token_hash, created_at, revoked_at
+INSERT INTO kiosk_tokens (clinic_id, name, token_hash, language) VALUES ($1, $2, $3, $4) RETURNING id, clinic_id, name, token_hash, created_at, revoked_at, language
 `
 
 type KioskTokenInsertParams struct {
 	ClinicID  uuid.UUID
 	Name      string
 	TokenHash []byte
+	Language  string
 }
 
 func (q *Queries) KioskTokenInsert(ctx context.Context, arg KioskTokenInsertParams) (KioskToken, error) {
-	row := q.db.QueryRow(ctx, kioskTokenInsert, arg.ClinicID, arg.Name, arg.TokenHash)
+	row := q.db.QueryRow(ctx, kioskTokenInsert,
+		arg.ClinicID,
+		arg.Name,
+		arg.TokenHash,
+		arg.Language,
+	)
 	var i KioskToken
 	err := row.Scan(
 		&i.ID,
@@ -42,12 +48,13 @@ func (q *Queries) KioskTokenInsert(ctx context.Context, arg KioskTokenInsertPara
 		&i.TokenHash,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Language,
 	)
 	return i, err
 }
 
 const kioskTokenListByClinic = `-- name: KioskTokenListByClinic :many
-SELECT id, clinic_id, name, token_hash, created_at, revoked_at FROM kiosk_tokens WHERE clinic_id = $1 ORDER BY created_at DESC
+SELECT id, clinic_id, name, token_hash, created_at, revoked_at, language FROM kiosk_tokens WHERE clinic_id = $1 ORDER BY created_at DESC
 `
 
 func (q *Queries) KioskTokenListByClinic(ctx context.Context, clinicID uuid.UUID) ([]KioskToken, error) {
@@ -66,6 +73,7 @@ func (q *Queries) KioskTokenListByClinic(ctx context.Context, clinicID uuid.UUID
 			&i.TokenHash,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.Language,
 		); err != nil {
 			return nil, err
 		}
@@ -247,7 +255,7 @@ func (q *Queries) StaffUserSetDisabled(ctx context.Context, arg StaffUserSetDisa
 const staffUserSetRole = `-- name: StaffUserSetRole :one
 UPDATE staff_users SET role = $1
 WHERE id = $2 AND clinic_id = $3
-RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at
+RETURNING id, clinic_id, email, name, password_hash, role, version, created_at, disabled_at, specialist_id
 `
 
 type StaffUserSetRoleParams struct {
@@ -269,6 +277,7 @@ func (q *Queries) StaffUserSetRole(ctx context.Context, arg StaffUserSetRolePara
 		&i.Version,
 		&i.CreatedAt,
 		&i.DisabledAt,
+		&i.SpecialistID,
 	)
 	return i, err
 }

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +16,7 @@ import (
 
 const waitlistByLink = `-- name: WaitlistByLink :one
 SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key, l.offer_id, l.mailed,
-       t.name AS type_name, COALESCE(s.name, '') AS specialist_name,
+       t.name AS type_name, t.translations AS type_translations, COALESCE(s.name, '') AS specialist_name,
        (SELECT count(*) FROM waitlist_entries o
          WHERE o.appointment_type_id = e.appointment_type_id AND o.state IN ('waiting', 'offered')
            AND o.confirmed_at IS NOT NULL AND o.queued_at < e.queued_at)::int AS ahead
@@ -27,12 +28,13 @@ WHERE l.token_hash = $1
 `
 
 type WaitlistByLinkRow struct {
-	WaitlistEntry  WaitlistEntry
-	OfferID        uuid.NullUUID
-	Mailed         bool
-	TypeName       string
-	SpecialistName string
-	Ahead          int32
+	WaitlistEntry    WaitlistEntry
+	OfferID          uuid.NullUUID
+	Mailed           bool
+	TypeName         string
+	TypeTranslations json.RawMessage
+	SpecialistName   string
+	Ahead            int32
 }
 
 // The entry a link opens, its offer if the link is an offer's, whether
@@ -65,6 +67,7 @@ func (q *Queries) WaitlistByLink(ctx context.Context, tokenHash []byte) (Waitlis
 		&i.OfferID,
 		&i.Mailed,
 		&i.TypeName,
+		&i.TypeTranslations,
 		&i.SpecialistName,
 		&i.Ahead,
 	)

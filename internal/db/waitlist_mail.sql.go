@@ -7,13 +7,14 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 )
 
 const waitlistMailContext = `-- name: WaitlistMailContext :one
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.feed_patient_names, t.name AS type_name,
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.feed_patient_names, t.name AS type_name, t.translations AS type_translations,
        COALESCE(es.name, '') AS entry_specialist_name,
        COALESCE(o.state, '') AS offer_state,
        o.expires_at AS offer_expires_at,
@@ -39,6 +40,7 @@ type WaitlistMailContextRow struct {
 	WaitlistEntry       WaitlistEntry
 	Clinic              Clinic
 	TypeName            string
+	TypeTranslations    json.RawMessage
 	EntrySpecialistName string
 	OfferState          string
 	OfferExpiresAt      *time.Time
@@ -99,6 +101,7 @@ func (q *Queries) WaitlistMailContext(ctx context.Context, arg WaitlistMailConte
 		&i.Clinic.RequireSecondFactor,
 		&i.Clinic.FeedPatientNames,
 		&i.TypeName,
+		&i.TypeTranslations,
 		&i.EntrySpecialistName,
 		&i.OfferState,
 		&i.OfferExpiresAt,

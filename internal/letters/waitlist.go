@@ -6,13 +6,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/views"
 )
 
 // Waitlist is a patient's place on the waitlist, as its letters show it.
 type Waitlist struct {
-	Patient    string    // the name they gave, for the greeting
-	TypeName   string    // the appointment type they wait for
+	Patient  string // the name they gave, for the greeting
+	TypeName string // the appointment type they wait for
+	// TypeTexts are the type's name in other languages than TypeName's.
+	TypeTexts  clinics.Translations
 	Specialist string    // the one they wait for; empty: any specialist
 	From, To   time.Time // the days they can come, as dates (the date in the time's own location counts)
 	Times      []string  // parts of the day, "morning", "afternoon", "evening"; none: any time
@@ -21,6 +24,9 @@ type Waitlist struct {
 	// the letter of the place taken asks them to do (on the link's page).
 	Unconfirmed bool
 }
+
+// typeIn is the type waited for as a letter in lang names it.
+func (p Waitlist) typeIn(lang string) string { return p.TypeTexts.Name(lang, p.TypeName) }
 
 // Offer is a time offered to a patient waiting.
 type Offer struct {
@@ -43,7 +49,7 @@ func (w writer) waitlistJoined() (views.EmailVM, error) {
 		return views.EmailVM{}, errNoLink
 	}
 	facts := []views.EmailFact{
-		{Label: w.l.T("mail.what", nil), Value: p.TypeName},
+		{Label: w.l.T("mail.what", nil), Value: p.typeIn(w.l.Lang())},
 		{Label: w.l.T("mail.with", nil), Value: w.anySpecialist(p.Specialist)},
 		{Label: w.l.T("mail.waitlist.days", nil), Value: w.days(p.From, p.To)},
 	}
@@ -53,7 +59,7 @@ func (w writer) waitlistJoined() (views.EmailVM, error) {
 	facts = append(facts, views.EmailFact{Label: w.l.T("mail.where", nil), Value: w.place()})
 	if p.Unconfirmed {
 		return views.EmailVM{
-			Title:      w.l.T("mail.waitlist_joined.subject", map[string]any{"Type": p.TypeName}),
+			Title:      w.l.T("mail.waitlist_joined.subject", map[string]any{"Type": p.typeIn(w.l.Lang())}),
 			Heading:    w.l.T("mail.waitlist_confirm.heading", nil),
 			Greeting:   w.greeting(p.Patient),
 			Paragraphs: []string{w.l.T("mail.waitlist_confirm.intro", w.clinicData()), w.l.T("mail.waitlist_confirm.within", nil)},
@@ -64,7 +70,7 @@ func (w writer) waitlistJoined() (views.EmailVM, error) {
 		}, nil
 	}
 	return views.EmailVM{
-		Title:      w.l.T("mail.waitlist_joined.subject", map[string]any{"Type": p.TypeName}),
+		Title:      w.l.T("mail.waitlist_joined.subject", map[string]any{"Type": p.typeIn(w.l.Lang())}),
 		Heading:    w.l.T("mail.waitlist_joined.heading", nil),
 		Greeting:   w.greeting(p.Patient),
 		Paragraphs: []string{w.l.T("mail.waitlist_joined.intro", w.clinicData())},
@@ -91,7 +97,7 @@ func (w writer) waitlistOffer() (views.EmailVM, error) {
 			w.l.T("mail.waitlist_offer.until", map[string]any{"Until": w.until(o.Until)}),
 		},
 		Facts: []views.EmailFact{
-			{Label: w.l.T("mail.what", nil), Value: p.TypeName},
+			{Label: w.l.T("mail.what", nil), Value: p.typeIn(w.l.Lang())},
 			{Label: w.l.T("mail.with", nil), Value: o.Specialist},
 			{Label: w.l.T("mail.when", nil), Value: w.span(o.Start, o.End)},
 			{Label: w.l.T("mail.where", nil), Value: w.place()},

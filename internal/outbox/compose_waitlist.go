@@ -55,7 +55,7 @@ func (o *Outbox) waitlistInput(ctx context.Context, m db.Message, in *letters.In
 		in.Language = e.Language
 	}
 	in.Waitlist = letters.Waitlist{
-		Patient: e.PatientName, TypeName: r.TypeName, Specialist: r.EntrySpecialistName,
+		Patient: e.PatientName, TypeName: r.TypeName, TypeTexts: clinics.ParseTranslations(r.TypeTranslations), Specialist: r.EntrySpecialistName,
 		From: e.FromDate, To: e.ToDate, Times: e.Times, Unconfirmed: !offer && e.ConfirmedAt == nil,
 	}
 	path := "waitlist"

@@ -55,6 +55,8 @@ var methodActions = map[string]staff.Action{
 	"practice.Service.ClinicSettings":       staff.ActSettings,
 	"practice.Service.SaveClinicSettings":   staff.ActSettings,
 	"practice.Service.KioskTokens":          staff.ActKiosks,
+	"practice.Service.CreateKioskScreen":    staff.ActKiosks,
+	"practice.Service.SetKioskLanguage":     staff.ActKiosks,
 	"practice.Service.CreateKioskToken":     staff.ActKiosks,
 	"practice.Service.RevokeKioskToken":     staff.ActKiosks,
 	"practice.Service.Specialists":          staff.ActSpecialists,

@@ -16,6 +16,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/audit"
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/secret"
@@ -106,7 +107,7 @@ func (s *Service) Join(ctx context.Context, req JoinRequest) (Entry, string, err
 	}
 	s.stats.Joined.Add(1)
 	e := entryFromRow(row)
-	e.TypeName = t.Name
+	e.TypeName, e.TypeTexts = t.Name, clinics.ParseTranslations(t.Translations)
 	return e, token, nil
 }
 
@@ -199,6 +200,7 @@ func (s *Service) ByToken(ctx context.Context, clinicID uuid.UUID, token string)
 	}
 	e := entryFromRow(r.WaitlistEntry)
 	e.TypeName, e.SpecialistName, e.Ahead, e.ByMail = r.TypeName, r.SpecialistName, int(r.Ahead), r.Mailed
+	e.TypeTexts = clinics.ParseTranslations(r.TypeTranslations)
 	if !r.OfferID.Valid {
 		return e, Offer{}, nil
 	}

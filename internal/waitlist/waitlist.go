@@ -34,6 +34,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
@@ -231,12 +232,18 @@ type Entry struct {
 	ByMail bool
 	// Read with the entry for its pages and the staff's list.
 	TypeName, SpecialistName string
-	Ahead                    int // how many confirmed places for the type stand before it
+	// TypeTexts are the type's name in other languages than TypeName's
+	// (read for the patient's pages only).
+	TypeTexts clinics.Translations
+	Ahead     int // how many confirmed places for the type stand before it
 	// The live offer to the entry, if any (the staff's list).
 	OfferID    uuid.UUID
 	OfferStart time.Time
 	OfferUntil time.Time
 }
+
+// TypeIn is the entry's type as a page in lang names it.
+func (e Entry) TypeIn(lang string) string { return e.TypeTexts.Name(lang, e.TypeName) }
 
 // Confirmed says the patient confirmed the place: only then is it
 // offered times.

@@ -2,8 +2,10 @@ package desk
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
@@ -111,11 +114,12 @@ func (s *FrontDesk) WaitlistPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	l := httpx.Tr(c)
 	vm := views.WaitlistVM{Nav: s.kit.Nav(c, "waitlist"), Type: f.typeValue(), Day: f.dayValue(),
-		Types: []views.OptionVM{{Value: "", Label: "Every type"}}}
+		Types: []views.OptionVM{{Value: "", Label: l.T("records.waitlist.every_type", nil)}}}
 	found := f.typeID == uuid.Nil
 	for _, t := range types {
-		vm.Types = append(vm.Types, views.OptionVM{Value: t.ID.String(), Label: t.Name, Selected: t.ID == f.typeID})
+		vm.Types = append(vm.Types, views.OptionVM{Value: t.ID.String(), Label: t.NameIn(l.Lang()), Selected: t.ID == f.typeID})
 		found = found || t.ID == f.typeID
 	}
 	if !found {
@@ -136,19 +140,46 @@ func (s *FrontDesk) WaitlistPage(c echo.Context) error {
 	if err := s.record(c, privacy.PageWaitlist, nil, ids); err != nil {
 		return err
 	}
-	vm.Rows = waitlistRows(entries, loc)
+	vm.Rows = waitlistRows(l, typeNames(types, l.Lang()), entries, loc)
 	vm.Notice = s.deps.Sessions.PopString(ctx, waitlistNoticeKey)
 	if len(entries) >= waitlistListCap {
-		vm.Notice = strings.TrimSpace(vm.Notice + " The list is long: showing the first " + httpx.ItoaInt(waitlistListCap) +
-			", oldest first. Choose a type or a day to see the others.")
+		vm.Notice = strings.TrimSpace(vm.Notice + " " + l.T("records.waitlist.long", map[string]any{"Count": httpx.ItoaInt(waitlistListCap)}))
 	}
-	return s.kit.Page(c, http.StatusOK, "Waitlist", views.Waitlist(vm))
+	return s.kit.Page(c, http.StatusOK, l.T("records.waitlist.title", nil), views.Waitlist(vm))
+}
+
+// typeNames are the clinic's types' names in lang, by id.
+func typeNames(types []clinics.AppointmentType, lang string) map[uuid.UUID]string {
+	names := make(map[uuid.UUID]string, len(types))
+	for _, t := range types {
+		names[t.ID] = t.NameIn(lang)
+	}
+	return names
+}
+
+// entryType is the name of e's type in the reader's language, or as the
+// entry names it when the type is not among names.
+func entryType(names map[uuid.UUID]string, e waitlist.Entry) string {
+	if n, ok := names[e.AppointmentTypeID]; ok {
+		return n
+	}
+	return e.TypeName
+}
+
+// typeNamesOf are the names of clinicID's types in l's language; none
+// when they cannot be read (the entries' own names stand in).
+func (s *FrontDesk) typeNamesOf(ctx context.Context, clinicID uuid.UUID, l *i18n.Localizer) map[uuid.UUID]string {
+	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinicID)
+	if err != nil {
+		s.deps.Logger.Warn("read the types' names", "err", err)
+	}
+	return typeNames(types, l.Lang())
 }
 
 // waitlistRows are the list's rows; each one's place counts the
 // confirmed places shown for the same type, in the list's order. A place
 // not confirmed has none: it is offered nothing until it is.
-func waitlistRows(entries []waitlist.Entry, loc *time.Location) []views.WaitlistRowVM {
+func waitlistRows(l *i18n.Localizer, names map[uuid.UUID]string, entries []waitlist.Entry, loc *time.Location) []views.WaitlistRowVM {
 	rows := make([]views.WaitlistRowVM, len(entries))
 	places := map[uuid.UUID]int{}
 	for i, e := range entries {
@@ -160,35 +191,43 @@ func waitlistRows(entries []waitlist.Entry, loc *time.Location) []views.Waitlist
 		r := views.WaitlistRowVM{
 			ID: e.ID.String(), Position: position, Confirmed: e.Confirmed(),
 			Name: e.Patient.Name, Email: e.Patient.Email, Phone: e.Patient.Phone,
-			TypeName: e.TypeName, Specialist: cmp.Or(e.SpecialistName, "Any"), Days: entryDays(e), Times: entryTimes(e),
-			Joined:   e.JoinedAt.In(loc).Format(httpx.StaffTimeLayout),
+			TypeName: entryType(names, e), Specialist: cmp.Or(e.SpecialistName, l.T("records.any", nil)),
+			Days: entryDays(l, e), Times: entryTimes(l, e), Joined: httpx.StaffWhen(l, e.JoinedAt, loc),
 			OfferURL: "/staff/waitlist/" + e.ID.String() + "/offer", RemoveURL: "/staff/waitlist/" + e.ID.String() + "/remove",
 		}
 		if e.OfferID != uuid.Nil {
 			r.Offered = true
-			r.OfferStart = e.OfferStart.In(loc).Format(httpx.StaffTimeLayout)
-			r.OfferUntil = e.OfferUntil.In(loc).Format("15:04")
+			r.OfferStart = httpx.StaffWhen(l, e.OfferStart, loc)
+			r.OfferUntil = l.Time(e.OfferUntil.In(loc))
 		}
 		rows[i] = r
 	}
 	return rows
 }
 
-// entryDays are the days an entry waits for, as the list shows them.
-func entryDays(e waitlist.Entry) string {
-	const layout = "Mon 2 Jan 2006"
+// entryDays are the days an entry waits for, as the list shows them:
+// "Tue 24 Nov 2026 – Fri 27 Nov 2026".
+func entryDays(l *i18n.Localizer, e waitlist.Entry) string {
+	day := func(t time.Time) string { return l.Day(t) + " " + strconv.Itoa(t.Year()) }
 	if e.From.Equal(e.To) {
-		return e.From.Format(layout)
+		return day(e.From)
 	}
-	return e.From.Format(layout) + " – " + e.To.Format(layout)
+	return day(e.From) + " – " + day(e.To)
 }
 
 // entryTimes are the parts of the day an entry asked for.
-func entryTimes(e waitlist.Entry) string {
+func entryTimes(l *i18n.Localizer, e waitlist.Entry) string {
 	if len(e.Times) == 0 {
-		return "Any time"
+		return l.T("records.any_time", nil)
 	}
-	return strings.Join(e.Times, ", ")
+	parts := make([]string, len(e.Times))
+	for i, p := range e.Times {
+		key := "records.part." + p
+		if parts[i] = l.T(key, nil); parts[i] == key {
+			parts[i] = p
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // waitlistEntry is the entry the route's :id names, for a staff member
@@ -231,17 +270,19 @@ func (s *FrontDesk) WaitlistRemove(c echo.Context) error {
 	id := e.ID
 	// A filter that does not read leads back to the whole list.
 	f, _ := readWaitlistFilter(c.FormValue("type"), c.FormValue("day"))
+	l := httpx.Tr(c)
+	typeName := entryType(s.typeNamesOf(ctx, u.ClinicID, l), e)
 	if c.FormValue("confirm") != "yes" {
 		vm := views.WaitlistRemoveVM{
-			Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: e.TypeName, Days: entryDays(e),
+			Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: typeName, Days: entryDays(l, e),
 			RemoveURL: "/staff/waitlist/" + id.String() + "/remove", BackURL: f.path(), Type: f.typeValue(), Day: f.dayValue(),
 		}
-		return s.kit.Page(c, http.StatusOK, "Remove from the waitlist", views.WaitlistRemove(vm))
+		return s.kit.Page(c, http.StatusOK, l.T("records.waitlist.remove_page", nil), views.WaitlistRemove(vm))
 	}
 	if err := s.deps.Waitlist.Remove(ctx, u, id); err != nil {
 		return err
 	}
-	s.deps.Sessions.Put(ctx, waitlistNoticeKey, "Removed "+e.Patient.Name+" from the waitlist for "+e.TypeName+".")
+	s.deps.Sessions.Put(ctx, waitlistNoticeKey, l.T("records.waitlist.removed", map[string]any{"Name": e.Patient.Name, "Type": typeName}))
 	return httpx.Redirect(c, f.path())
 }
 

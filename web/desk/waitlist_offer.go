@@ -14,6 +14,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -40,7 +41,7 @@ func (s *FrontDesk) WaitlistOfferPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.kit.Page(c, http.StatusOK, "Offer a time", views.WaitlistOffer(vm))
+	return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("records.waitlist.offer", nil), views.WaitlistOffer(vm))
 }
 
 // WaitlistOffer answers POST /staff/waitlist/:id/offer (specialist,
@@ -56,12 +57,13 @@ func (s *FrontDesk) WaitlistOffer(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	spID, start, err := readOfferTime(c.FormValue("specialist"), c.FormValue("start"))
+	l := httpx.Tr(c)
+	spID, start, err := readOfferTime(l, c.FormValue("specialist"), c.FormValue("start"))
 	if err == nil {
-		err = s.checkOfferTime(ctx, u, e, spID, start)
+		err = s.checkOfferTime(ctx, l, u, e, spID, start)
 	}
 	if err == nil {
-		err = s.deps.Waitlist.OfferByHand(ctx, u, e.ID, spID, start)
+		err = localRefusal(l, s.deps.Waitlist.OfferByHand(ctx, u, e.ID, spID, start))
 	}
 	if err != nil {
 		return s.offerRefusal(c, u, e, err)
@@ -70,21 +72,33 @@ func (s *FrontDesk) WaitlistOffer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	who := ""
+	data := map[string]any{"When": httpx.StaffWhen(l, start, loc), "Name": cmp.Or(e.Patient.Name, l.T("records.waitlist.the_patient", nil)),
+		"For": offerMinutes(l, s.deps.Waitlist.OfferFor())}
+	key := "records.waitlist.offered_notice"
 	if sp, err := s.deps.Clinics.Specialist(ctx, spID); err == nil {
-		who = " with " + sp.Name
+		key, data["Specialist"] = "records.waitlist.offered_notice_with", sp.Name
 	}
-	name := cmp.Or(e.Patient.Name, "the patient")
-	s.deps.Sessions.Put(ctx, waitlistNoticeKey, "Offered "+start.In(loc).Format(httpx.StaffTimeLayout)+who+" to "+name+
-		": they get an e-mail and have "+offerMinutes(s.deps.Waitlist.OfferFor())+" to take it.")
+	s.deps.Sessions.Put(ctx, waitlistNoticeKey, l.T(key, data))
 	return httpx.Redirect(c, "/staff/waitlist")
 }
 
+// localRefusal is the waitlist service's refusal said in l's language (its
+// own messages are English); other errors go on as they are.
+func localRefusal(l *i18n.Localizer, err error) error {
+	ae := apperr.As(err)
+	if ae == nil || ae.Kind == apperr.Internal {
+		return err
+	}
+	local := *ae
+	local.Message = httpx.LocalMessage(l, ae.Code, ae.Message, ae.Details)
+	return &local
+}
+
 // readOfferTime reads the specialist and the start an offer form names.
-func readOfferTime(sp, start string) (uuid.UUID, time.Time, error) {
+func readOfferTime(l *i18n.Localizer, sp, start string) (uuid.UUID, time.Time, error) {
 	id, err := uuid.Parse(sp)
 	if err != nil {
-		return uuid.Nil, time.Time{}, apperr.Invalidf("specialistId", "Choose a specialist and a time from the list.")
+		return uuid.Nil, time.Time{}, apperr.Invalidf("specialistId", "%s", l.T("records.waitlist.choose_time", nil))
 	}
 	t, err := time.Parse(time.RFC3339, start)
 	if err != nil {
@@ -97,9 +111,9 @@ func readOfferTime(sp, start string) (uuid.UUID, time.Time, error) {
 // times: past, outside its days, or not a free time of the specialist
 // that its type fits (booked: SLOT_TAKEN). A time someone holds is the
 // service's to refuse (SLOT_HELD).
-func (s *FrontDesk) checkOfferTime(ctx context.Context, u staff.User, e waitlist.Entry, spID uuid.UUID, start time.Time) error {
+func (s *FrontDesk) checkOfferTime(ctx context.Context, l *i18n.Localizer, u staff.User, e waitlist.Entry, spID uuid.UUID, start time.Time) error {
 	if !start.After(time.Now()) {
-		return apperr.Invalidf("start", "The time must be ahead.")
+		return apperr.Invalidf("start", "%s", l.T("records.waitlist.ahead", nil))
 	}
 	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
 	if err != nil {
@@ -107,18 +121,18 @@ func (s *FrontDesk) checkOfferTime(ctx context.Context, u staff.User, e waitlist
 	}
 	first, last := availability.DateOf(e.From, time.UTC), availability.DateOf(e.To, time.UTC)
 	if d := availability.DateOf(start, loc); d.Before(first) || last.Before(d) {
-		return apperr.Invalidf("start", "This patient waits for %s only.", entryDays(e))
+		return apperr.Invalidf("start", "%s", l.T("records.waitlist.only", map[string]any{"Days": entryDays(l, e)}))
 	}
 	slot, err := s.desk().Slot(ctx, u, spID, start)
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
-		return apperr.Invalidf("specialistId", "No such specialist at this clinic.")
+		return apperr.Invalidf("specialistId", "%s", l.T("records.waitlist.no_specialist", nil))
 	}
 	if err != nil {
 		return err
 	}
 	if !slot.Fits(e.AppointmentTypeID) {
-		return apperr.New(apperr.Conflict, apperr.CodeSlotUnavailable, e.TypeName+" does not fit at "+
-			start.In(loc).Format(httpx.StaffTimeLayout)+" with "+slot.Specialist.Name+". Pick one of the times listed.")
+		return apperr.New(apperr.Conflict, apperr.CodeSlotUnavailable, l.T("records.waitlist.no_fit", map[string]any{
+			"Type": entryType(s.typeNamesOf(ctx, u.ClinicID, l), e), "When": httpx.StaffWhen(l, start, loc), "Specialist": slot.Specialist.Name}))
 	}
 	return nil
 }
@@ -140,7 +154,7 @@ func (s *FrontDesk) offerRefusal(c echo.Context, u staff.User, e waitlist.Entry,
 	}
 	vm.Error, vm.ErrorField = ae.Message, ae.Field()
 	httpx.SetRetryAfter(c, err)
-	return httpx.Render(c, httpx.StatusOf[ae.Kind], views.Page("Offer a time", s.deps.Assets), views.WaitlistOffer(vm))
+	return httpx.Render(c, httpx.StatusOf[ae.Kind], views.Page(httpx.Tr(c).T("records.waitlist.offer", nil), s.deps.Assets), views.WaitlistOffer(vm))
 }
 
 // waitlistOfferVM is the page of the entry's free times on dayParam
@@ -149,22 +163,23 @@ func (s *FrontDesk) waitlistOfferVM(ctx context.Context, c echo.Context, u staff
 	if err := s.record(c, privacy.PageWaitlistOffer, nil, []uuid.UUID{e.ID}); err != nil {
 		return views.WaitlistOfferVM{}, err
 	}
+	l := httpx.Tr(c)
 	vm := views.WaitlistOfferVM{
-		Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: e.TypeName, Days: entryDays(e), Times: entryTimes(e),
-		Asked: cmp.Or(e.SpecialistName, "Any"), ActionURL: "/staff/waitlist/" + e.ID.String() + "/offer",
-		BackURL: "/staff/waitlist", OfferFor: offerMinutes(s.deps.Waitlist.OfferFor()),
+		Nav: s.kit.Nav(c, "waitlist"), Name: e.Patient.Name, TypeName: entryType(s.typeNamesOf(ctx, u.ClinicID, l), e),
+		Days: entryDays(l, e), Times: entryTimes(l, e), Asked: cmp.Or(e.SpecialistName, l.T("records.any", nil)),
+		ActionURL: "/staff/waitlist/" + e.ID.String() + "/offer", BackURL: "/staff/waitlist", OfferFor: offerMinutes(l, s.deps.Waitlist.OfferFor()),
 	}
 	loc, err := s.deps.Slots.Zone(ctx, u.ClinicID)
 	if err != nil {
 		return vm, err
 	}
 	if !e.Confirmed() {
-		vm.Offered = e.Patient.Name + " has not confirmed their place from the e-mail we sent them, so no time can be offered to them yet."
+		vm.Offered = l.T("records.waitlist.not_confirmed", map[string]any{"Name": e.Patient.Name})
 		return vm, nil
 	}
 	if e.OfferID != uuid.Nil {
-		vm.Offered = "A time is offered to " + e.Patient.Name + " already: " + e.OfferStart.In(loc).Format(httpx.StaffTimeLayout) +
-			", until " + e.OfferUntil.In(loc).Format("15:04") + ". Another can be offered once they answer or the offer runs out."
+		vm.Offered = l.T("records.waitlist.already", map[string]any{"Name": e.Patient.Name,
+			"Start": httpx.StaffWhen(l, e.OfferStart, loc), "Until": l.Time(e.OfferUntil.In(loc))})
 		return vm, nil
 	}
 	first, last := availability.DateOf(e.From, time.UTC), availability.DateOf(e.To, time.UTC)
@@ -173,13 +188,13 @@ func (s *FrontDesk) waitlistOfferVM(ctx context.Context, c echo.Context, u staff
 	}
 	vm.Min, vm.Max = first.String(), last.String()
 	if last.Before(first) {
-		vm.Offered = "The days " + e.Patient.Name + " waits for are over."
+		vm.Offered = l.T("records.waitlist.over", map[string]any{"Name": e.Patient.Name})
 		return vm, nil
 	}
 	day := first
 	if dayParam != "" {
 		if day, err = availability.ParseDate(dayParam); err != nil || day.Before(first) || last.Before(day) {
-			return vm, apperr.Invalidf("day", "Choose a day from %s to %s.", first, last)
+			return vm, apperr.Invalidf("day", "%s", l.T("records.waitlist.choose_day", map[string]any{"From": first.String(), "To": last.String()}))
 		}
 	}
 	vm.Day = day.String()
@@ -190,13 +205,13 @@ func (s *FrontDesk) waitlistOfferVM(ctx context.Context, c echo.Context, u staff
 	if day.Before(last) {
 		vm.NextURL = base + day.AddDays(1).String()
 	}
-	vm.Groups, err = s.offerGroups(ctx, u.ClinicID, e, day, loc)
+	vm.Groups, err = s.offerGroups(ctx, l, u.ClinicID, e, day, loc)
 	return vm, err
 }
 
 // offerGroups are the free times of the entry's type on day, per active
 // specialist who performs it: the one the patient asked for first.
-func (s *FrontDesk) offerGroups(ctx context.Context, clinicID uuid.UUID, e waitlist.Entry, day availability.Date, loc *time.Location) ([]views.WaitlistOfferGroupVM, error) {
+func (s *FrontDesk) offerGroups(ctx context.Context, l *i18n.Localizer, clinicID uuid.UUID, e waitlist.Entry, day availability.Date, loc *time.Location) ([]views.WaitlistOfferGroupVM, error) {
 	types, err := s.deps.Clinics.AppointmentTypes(ctx, clinicID)
 	if err != nil {
 		return nil, err
@@ -222,8 +237,8 @@ func (s *FrontDesk) offerGroups(ctx context.Context, clinicID uuid.UUID, e waitl
 			}
 			local := sl.Start.In(loc)
 			g.Times = append(g.Times, views.WaitlistTimeVM{
-				Label: local.Format("15:04"), Start: sl.Start.UTC().Format(time.RFC3339), Outside: !waitlist.InParts(local, e.Times),
-				AriaLabel: "Offer " + local.Format("15:04") + " on " + local.Format("Monday 2 January") + " with " + sp.Name,
+				Label: l.Time(local), Start: sl.Start.UTC().Format(time.RFC3339), Outside: !waitlist.InParts(local, e.Times),
+				AriaLabel: l.T("records.waitlist.offer_aria", map[string]any{"Time": l.Time(local), "Day": l.LongDay(local), "Specialist": sp.Name}),
 			})
 		}
 		out = append(out, g)
@@ -239,10 +254,10 @@ func boolOrder(b bool) int {
 }
 
 // offerMinutes is how long an offer stands, in words.
-func offerMinutes(d time.Duration) string {
+func offerMinutes(l *i18n.Localizer, d time.Duration) string {
 	n := int(d.Round(time.Minute) / time.Minute)
 	if n == 1 {
-		return "1 minute"
+		return l.T("records.waitlist.minute", nil)
 	}
-	return strconv.Itoa(n) + " minutes"
+	return l.T("records.waitlist.minutes", map[string]any{"Count": strconv.Itoa(n)})
 }

@@ -17,6 +17,14 @@ import (
 // StaffTimeLayout is how staff pages show an instant, in the clinic's zone.
 const StaffTimeLayout = "Mon 2 Jan 2006 15:04"
 
+// StaffWhen is an instant as the staff pages show it, in the clinic's
+// zone and l's words: "Tue 24 Nov 2026 14:30", "Di., 24. Nov. 2026 14:30"
+// (StaffTimeLayout in English).
+func StaffWhen(l *i18n.Localizer, t time.Time, loc *time.Location) string {
+	t = t.In(loc)
+	return l.Day(t) + " " + strconv.Itoa(t.Year()) + " " + l.Time(t)
+}
+
 // MinutesOf is d in whole minutes, rounded up, at least one.
 func MinutesOf(d time.Duration) string {
 	return strconv.Itoa(max(1, int((d+time.Minute-1)/time.Minute)))

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
@@ -28,13 +29,14 @@ func (s *Records) AccessPatient(c echo.Context) error {
 	ctx := c.Request().Context()
 	email, phone := strings.TrimSpace(c.QueryParam("email")), strings.TrimSpace(c.QueryParam("phone"))
 	vm := views.AccessPatientVM{Nav: s.kit.Nav(c, "users"), Email: email, Phone: phone}
+	title := tr(c, "records.access.title")
 	if email == "" && phone == "" {
-		return s.kit.Page(c, http.StatusOK, "Who looked at a patient", views.AccessPatient(vm))
+		return s.kit.Page(c, http.StatusOK, title, views.AccessPatient(vm))
 	}
 	found, err := s.deps.Access.ByPatient(ctx, u, email, phone)
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
-		vm.Error = ae.Message
-		return s.kit.Page(c, http.StatusBadRequest, "Who looked at a patient", views.AccessPatient(vm))
+		vm.Error = contactProblem(c, ae)
+		return s.kit.Page(c, http.StatusBadRequest, title, views.AccessPatient(vm))
 	}
 	if err != nil {
 		return err
@@ -44,37 +46,43 @@ func (s *Records) AccessPatient(c echo.Context) error {
 		return err
 	}
 	vm.Searched, vm.Waitlist = true, len(found.Waitlist)
+	tl := httpx.Tr(c)
 	when := map[uuid.UUID]string{}
 	for _, b := range found.Bookings {
-		when[b.ID] = b.Start.In(loc).Format(httpx.StaffTimeLayout)
-		vm.Bookings = append(vm.Bookings, views.AccessBookingVM{When: when[b.ID], Status: b.Status, URL: "/staff/bookings/" + b.ID.String()})
+		when[b.ID] = httpx.StaffWhen(tl, b.Start, loc)
+		vm.Bookings = append(vm.Bookings, views.AccessBookingVM{When: when[b.ID], Status: words(tl, statusPrefix, b.Status), URL: "/staff/bookings/" + b.ID.String()})
 	}
 	for _, l := range found.Looks {
-		look := views.AccessLookVM{When: l.At.In(loc).Format(httpx.StaffTimeLayout), Staff: l.StaffEmail, Page: l.Page, Shown: shownWords(l, when)}
+		look := views.AccessLookVM{When: httpx.StaffWhen(tl, l.At, loc), Staff: l.StaffEmail, Page: pageWords(tl, l.Page), Shown: shownWords(tl, l, when)}
 		if l.StaffEmail == "" {
-			look.Staff = "a deleted account"
+			look.Staff = tl.T("records.deleted_account", nil)
 		} else {
 			look.StaffURL = views.StaffAccessPath(l.StaffID)
 		}
 		vm.Looks = append(vm.Looks, look)
 	}
 	if len(found.Looks) >= privacy.LookLimit {
-		vm.Notice = "Showing the newest " + strconv.Itoa(privacy.LookLimit) + " views."
+		vm.Notice = newestViews(c)
 	}
-	return s.kit.Page(c, http.StatusOK, "Who looked at a patient", views.AccessPatient(vm))
+	return s.kit.Page(c, http.StatusOK, title, views.AccessPatient(vm))
+}
+
+// newestViews says a list of views is cut at the newest ones.
+func newestViews(c echo.Context) string {
+	return httpx.Tr(c).T("records.newest_views", map[string]any{"Count": strconv.Itoa(privacy.LookLimit)})
 }
 
 // shownWords says which of the patient's bookings (by time) and how many
 // waitlist places a view showed.
-func shownWords(l privacy.Look, when map[uuid.UUID]string) string {
+func shownWords(tl *i18n.Localizer, l privacy.Look, when map[uuid.UUID]string) string {
 	parts := make([]string, 0, len(l.Bookings)+1)
 	for _, id := range l.Bookings {
-		parts = append(parts, "booking "+when[id])
+		parts = append(parts, tl.T("records.access.shown_booking", map[string]any{"When": when[id]}))
 	}
 	if n := len(l.Waitlist); n == 1 {
-		parts = append(parts, "a waitlist place")
+		parts = append(parts, tl.T("records.access.shown_place", nil))
 	} else if n > 1 {
-		parts = append(parts, strconv.Itoa(n)+" waitlist places")
+		parts = append(parts, tl.T("records.access.shown_places", map[string]any{"Count": strconv.Itoa(n)}))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -100,14 +108,15 @@ func (s *Records) AccessStaff(c echo.Context) error {
 		return err
 	}
 	vm := views.AccessStaffVM{Nav: s.kit.Nav(c, "users"), Email: email}
+	tl := httpx.Tr(c)
 	for _, l := range looks {
 		vm.Rows = append(vm.Rows, views.AccessStaffRowVM{
-			When: l.At.In(loc).Format(time.DateTime), Page: l.Page, Bookings: strconv.Itoa(l.Bookings),
+			When: l.At.In(loc).Format(time.DateTime), Page: pageWords(tl, l.Page), Bookings: strconv.Itoa(l.Bookings),
 			Waitlist: strconv.Itoa(l.WaitlistPlaces), Messages: strconv.Itoa(l.Messages),
 		})
 	}
 	if len(looks) >= privacy.LookLimit {
-		vm.Notice = "Showing the newest " + strconv.Itoa(privacy.LookLimit) + " views."
+		vm.Notice = newestViews(c)
 	}
-	return s.kit.Page(c, http.StatusOK, "What "+email+" looked at", views.AccessStaff(vm))
+	return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("records.access.staff_title", map[string]any{"Email": email}), views.AccessStaff(vm))
 }

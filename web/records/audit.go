@@ -57,9 +57,10 @@ func (s *Records) AuditPage(c echo.Context) error {
 	if err := s.recordAudit(c, rows); err != nil {
 		return err
 	}
+	l := httpx.Tr(c)
 	for _, r := range rows {
 		vm.Rows = append(vm.Rows, views.AuditRowVM{At: r.At.In(loc).Format("2006-01-02 15:04:05"), Actor: r.Actor, Action: r.Action,
-			Entity: r.Entity, EntityID: r.EntityID, Before: string(r.Before), After: string(r.After), Reason: r.Reason})
+			Entity: words(l, entityPrefix, r.Entity), EntityID: r.EntityID, Before: string(r.Before), After: string(r.After), Reason: r.Reason})
 	}
 	q := c.Request().URL.Query()
 	pageURL := func(p int) string {
@@ -72,7 +73,7 @@ func (s *Records) AuditPage(c echo.Context) error {
 	if more {
 		vm.NextURL = pageURL(f.Page + 1)
 	}
-	return s.kit.Page(c, http.StatusOK, "Audit log", views.Audit(vm))
+	return s.kit.Page(c, http.StatusOK, tr(c, "records.audit.title"), views.Audit(vm))
 }
 
 // recordAudit records the bookings, waitlist places and e-mails whose

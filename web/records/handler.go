@@ -7,6 +7,7 @@ package records
 import (
 	"github.com/alexedwards/scs/v2"
 
+	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/slots"
@@ -17,6 +18,7 @@ import (
 // Deps is what Records uses of the server's dependencies.
 type Deps struct {
 	Access        *privacy.Recorder
+	Clinics       *clinics.Service
 	Outbox        *outbox.Outbox
 	PatientExport *privacy.Exporter
 	Privacy       *privacy.Service

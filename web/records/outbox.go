@@ -13,6 +13,7 @@ import (
 	netmail "net/mail"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,10 +86,11 @@ func (s *Records) OutboxPage(c echo.Context) error {
 			return err
 		}
 		vm.Search = outboxSearch(c, q, more)
+		l := httpx.Tr(c)
 		for _, cp := range copies {
 			row := views.OutboxRowVM{
-				When: cp.Created.In(loc).Format(httpx.StaffTimeLayout), Recipient: cp.Recipient, Subject: cp.Subject,
-				URL: outboxPath(cp.MessageID), Kind: kindWords[cp.Kind],
+				When: httpx.StaffWhen(l, cp.Created, loc), Recipient: cp.Recipient, Subject: cp.Subject,
+				URL: outboxPath(cp.MessageID), Kind: words(l, kindPrefix, cp.Kind),
 			}
 			if cp.BookingID != uuid.Nil {
 				row.BookingURL = "/staff/bookings/" + cp.BookingID.String()
@@ -100,19 +102,16 @@ func (s *Records) OutboxPage(c echo.Context) error {
 	if err := s.recordMessages(c, shown...); err != nil {
 		return err
 	}
-	return s.kit.Page(c, http.StatusOK, "Outbox", views.Outbox(vm))
+	return s.kit.Page(c, http.StatusOK, tr(c, "records.outbox.title"), views.Outbox(vm))
 }
 
 func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }
 
-// kindWords name the kinds of message as the outbox page says them, in
-// the order its search offers them.
-var kindWords = map[string]string{
-	outbox.KindConfirmation: "Booking confirmed", outbox.KindReminder: "Reminder", outbox.KindChange: "Booking moved",
-	outbox.KindCancellation: "Booking cancelled", outbox.KindLookup: "Bookings looked up",
-	outbox.KindWaitlistJoined: "Waitlist joined", outbox.KindWaitlistOffer: "Waitlist offer",
-}
+// kindPrefix names the words of each kind of message
+// ("records.kind.confirmation").
+const kindPrefix = "records.kind."
 
+// kindOrder are the kinds of message in the order the search offers them.
 var kindOrder = []string{outbox.KindConfirmation, outbox.KindReminder, outbox.KindChange, outbox.KindCancellation,
 	outbox.KindLookup, outbox.KindWaitlistJoined, outbox.KindWaitlistOffer}
 
@@ -120,7 +119,7 @@ var kindOrder = []string{outbox.KindConfirmation, outbox.KindReminder, outbox.Ki
 // ?kind=, ?booking= (a booking's id) and ?page=.
 func readCopyQuery(c echo.Context) (outbox.CopyQuery, error) {
 	q := outbox.CopyQuery{Recipient: c.QueryParam("to"), Kind: c.QueryParam("kind"), Page: 1}
-	if _, ok := kindWords[q.Kind]; q.Kind != "" && !ok {
+	if q.Kind != "" && !slices.Contains(kindOrder, q.Kind) {
 		return q, apperr.Invalidf("kind", "kind must be one of the kinds the list offers.")
 	}
 	if b := strings.TrimSpace(c.QueryParam("booking")); b != "" {
@@ -146,8 +145,9 @@ func outboxSearch(c echo.Context, q outbox.CopyQuery, more bool) views.OutboxSea
 	if q.BookingID != uuid.Nil {
 		vm.Booking = q.BookingID.String()
 	}
+	l := httpx.Tr(c)
 	for _, k := range kindOrder {
-		vm.Kinds = append(vm.Kinds, views.OptionVM{Value: k, Label: kindWords[k], Selected: k == q.Kind})
+		vm.Kinds = append(vm.Kinds, views.OptionVM{Value: k, Label: words(l, kindPrefix, k), Selected: k == q.Kind})
 	}
 	at := func(page int) string {
 		v := url.Values{}
@@ -183,9 +183,11 @@ func (s *Records) heldRows(c echo.Context, u staff.User, loc *time.Location) ([]
 	ids := make([]uuid.UUID, len(held))
 	maySend := u.May(outbox.ActSendHeld) == nil
 	rows := make([]views.OutboxHeldVM, len(held))
+	l := httpx.Tr(c)
 	for i, h := range held {
 		rows[i] = views.OutboxHeldVM{
-			When: h.At.In(loc).Format(httpx.StaffTimeLayout), Recipient: h.Recipient, Kind: h.Kind, Reason: h.Reason,
+			When: httpx.StaffWhen(l, h.At, loc), Recipient: h.Recipient, Kind: h.Kind,
+			KindWords: words(l, kindPrefix, h.Kind), Reason: heldWords(l, h.Reason),
 		}
 		if h.BookingID != uuid.Nil {
 			rows[i].BookingURL = "/staff/bookings/" + h.BookingID.String()
@@ -258,7 +260,7 @@ func (s *Records) OutboxMessage(c echo.Context) error {
 	base := outboxPath(cp.MessageID)
 	vm := views.OutboxMessageVM{
 		Nav: s.kit.Nav(c, "outbox"), Subject: pm.Subject, From: readable(pm.From), To: readable(pm.To),
-		When: cp.Created.In(loc).Format(httpx.StaffTimeLayout), Text: linkify(pm.Text), EMLURL: base + "/message.eml",
+		When: httpx.StaffWhen(httpx.Tr(c), cp.Created, loc), Text: linkify(pm.Text), EMLURL: base + "/message.eml",
 	}
 	if pm.HTML != "" {
 		vm.HTMLURL = base + "/message.html"
@@ -269,7 +271,7 @@ func (s *Records) OutboxMessage(c echo.Context) error {
 	for _, a := range pm.Attachments {
 		vm.Attachments = append(vm.Attachments, a.Name+" ("+a.ContentType+")")
 	}
-	return s.kit.Page(c, http.StatusOK, "Outbox: "+pm.Subject, views.OutboxMessage(vm))
+	return s.kit.Page(c, http.StatusOK, httpx.Tr(c).T("records.outbox.page_message", map[string]any{"Subject": pm.Subject}), views.OutboxMessage(vm))
 }
 
 // htmlPartPolicy lets the HTML part show its inline styles and nothing

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/views"
@@ -36,7 +37,7 @@ func (s *Records) PatientExport(c echo.Context) error {
 	}
 	x, err := s.deps.PatientExport.Export(c.Request().Context(), u, email, phone)
 	if ae := apperr.As(err); ae != nil && format != "json" && (ae.Kind == apperr.Invalid || ae.Kind == apperr.NotFound) {
-		return s.renderPatients(c, httpx.StatusOf[ae.Kind], views.PatientsVM{Email: email, Phone: phone, Problem: ae.Message})
+		return s.renderPatients(c, httpx.StatusOf[ae.Kind], views.PatientsVM{Email: email, Phone: phone, Problem: contactProblem(c, ae)})
 	}
 	if err != nil {
 		return err
@@ -52,16 +53,25 @@ func (s *Records) PatientExport(c echo.Context) error {
 		c.Response().Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 		return c.Blob(http.StatusOK, "application/json; charset=utf-8", body)
 	}
-	vm, err := exportVM(x, views.PatientExportURL(email, phone, "json"))
+	vm, err := exportVM(exportWords{l: httpx.Tr(c), typeName: s.typeNames(c)}, x, views.PatientExportURL(email, phone, "json"))
 	if err != nil {
 		return err
 	}
 	vm.Nav = s.kit.Nav(c, "patients")
-	return s.kit.Page(c, http.StatusOK, "Patient data", views.PatientExport(vm))
+	return s.kit.Page(c, http.StatusOK, tr(c, "records.export.page"), views.PatientExport(vm))
 }
 
-// exportVM is the export as its page shows it, times in the clinic's zone.
-func exportVM(x privacy.Export, jsonURL string) (views.PatientExportVM, error) {
+// exportWords are the reader's words for the export's stored values.
+type exportWords struct {
+	l        *i18n.Localizer
+	typeName func(string) string
+}
+
+// exportVM is the export as its page shows it, times in the clinic's zone;
+// statuses, states and types are in the reader's words, the patient's
+// details and the e-mails' texts as stored.
+func exportVM(w exportWords, x privacy.Export, jsonURL string) (views.PatientExportVM, error) {
+	l := w.l
 	loc, err := time.LoadLocation(x.Clinic.TimeZone)
 	if err != nil {
 		return views.PatientExportVM{}, err
@@ -73,11 +83,11 @@ func exportVM(x privacy.Export, jsonURL string) (views.PatientExportVM, error) {
 		return t.In(loc).Format("2006-01-02 15:04")
 	}
 	span := func(sp privacy.Span) (local, utc string) {
-		return sp.StartUTC.In(loc).Format("Mon 2006-01-02 15:04") + "–" + sp.EndUTC.In(loc).Format("15:04"),
+		return httpx.StaffWhen(l, sp.StartUTC, loc) + "–" + sp.EndUTC.In(loc).Format("15:04"),
 			sp.StartUTC.Format("2006-01-02 15:04") + "–" + sp.EndUTC.Format("15:04") + " UTC"
 	}
 	vm := views.PatientExportVM{
-		ExportID: x.ID.String(), ExportedAt: at(&x.ExportedAt), ExportedBy: actorText(x.ExportedBy), JSONURL: jsonURL,
+		ExportID: x.ID.String(), ExportedAt: at(&x.ExportedAt), ExportedBy: actorText(l, x.ExportedBy), JSONURL: jsonURL,
 		Clinic: views.PatientExportClinicVM{Name: x.Clinic.Name, Address: x.Clinic.Address,
 			ContactEmail: x.Clinic.ContactEmail, ContactPhone: x.Clinic.ContactPhone, TimeZone: x.Clinic.TimeZone},
 		For: strings.TrimSpace(x.RequestedFor.Email + " " + x.RequestedFor.Phone),
@@ -89,23 +99,23 @@ func exportVM(x privacy.Export, jsonURL string) (views.PatientExportVM, error) {
 			cancelled = "" // "Moved to" says it
 		}
 		vm.Bookings = append(vm.Bookings, views.PatientExportBookingVM{
-			ID: b.ID.String(), Time: local, TimeUTC: utc, Type: b.AppointmentType, Specialist: b.Specialist, Status: b.Status,
-			Created: at(&b.CreatedAt), Cancelled: cancelled, CancelReason: b.CancelReason,
-			Attendance: strings.ReplaceAll(b.Attendance, "_", "-"), MovedFrom: idText(b.MovedFrom), MovedTo: idText(b.MovedTo),
+			ID: b.ID.String(), Time: local, TimeUTC: utc, Type: w.typeName(b.AppointmentType), Specialist: b.Specialist,
+			Status: words(l, statusPrefix, b.Status), Created: at(&b.CreatedAt), Cancelled: cancelled, CancelReason: b.CancelReason,
+			Attendance: words(l, attendancePrefix, b.Attendance), MovedFrom: idText(b.MovedFrom), MovedTo: idText(b.MovedTo),
 			Name: b.Patient.Name, Email: b.Patient.Email, Phone: b.Patient.Phone,
 		})
 	}
 	for _, m := range x.Emails {
-		e := views.PatientExportEmailVM{ID: m.ID.String(), Kind: m.Kind, Status: m.Status, To: m.To,
+		e := views.PatientExportEmailVM{ID: m.ID.String(), Kind: words(l, kindPrefix, m.Kind), Status: words(l, mailPrefix, m.Status), To: m.To,
 			Created: at(&m.CreatedAt), Sent: at(m.SentAt), HasCopy: m.Text != nil}
 		switch {
 		case m.BookingID != nil:
-			e.About = "about booking " + m.BookingID.String()
+			e.About = l.T("records.export.about_booking", map[string]any{"ID": m.BookingID.String()})
 		case m.WaitlistPlaceID != nil:
-			e.About = "about waitlist place " + m.WaitlistPlaceID.String()
+			e.About = l.T("records.export.about_place", map[string]any{"ID": m.WaitlistPlaceID.String()})
 		}
 		if e.Sent == "" {
-			e.Sent = "not yet"
+			e.Sent = l.T("records.export.not_yet", nil)
 		}
 		if e.HasCopy {
 			e.Subject, e.Text = *m.Subject, *m.Text
@@ -113,43 +123,48 @@ func exportVM(x privacy.Export, jsonURL string) (views.PatientExportVM, error) {
 		vm.Emails = append(vm.Emails, e)
 	}
 	for _, p := range x.Waitlist {
-		pv := views.PatientExportPlaceVM{ID: p.ID.String(), Type: p.AppointmentType, Specialist: p.Specialist,
-			Days: p.FromDate + " to " + p.ToDate, PartsOfDay: strings.Join(p.PartsOfDay, ", "), State: p.State,
+		parts := make([]string, len(p.PartsOfDay))
+		for i, part := range p.PartsOfDay {
+			parts[i] = words(l, partPrefix, part)
+		}
+		pv := views.PatientExportPlaceVM{ID: p.ID.String(), Type: w.typeName(p.AppointmentType), Specialist: p.Specialist,
+			Days:       l.T("records.patients.days", map[string]any{"From": p.FromDate, "To": p.ToDate}),
+			PartsOfDay: strings.Join(parts, ", "), State: words(l, placePrefix, p.State),
 			Joined: at(&p.JoinedAt), Confirmed: at(p.ConfirmedAt), Ended: at(p.EndedAt),
 			Name: p.Patient.Name, Email: p.Patient.Email, Phone: p.Patient.Phone}
 		if pv.Specialist == "" {
-			pv.Specialist = "any specialist"
+			pv.Specialist = l.T("records.export.any_specialist", nil)
 		}
 		if pv.PartsOfDay == "" {
-			pv.PartsOfDay = "any time of day"
+			pv.PartsOfDay = l.T("records.export.any_time", nil)
 		}
 		for _, o := range p.Offers {
 			local, _ := span(o.Time)
-			pv.Offers = append(pv.Offers, views.PatientExportOfferVM{Time: local, Specialist: o.Specialist, State: o.State,
+			pv.Offers = append(pv.Offers, views.PatientExportOfferVM{Time: local, Specialist: o.Specialist, State: words(l, offerPrefix, o.State),
 				Offered: at(&o.OfferedAt), Expires: at(&o.ExpiresAt)})
 		}
 		vm.Places = append(vm.Places, pv)
 	}
 	for _, a := range x.Audit {
 		vm.Audit = append(vm.Audit, views.PatientExportEventVM{At: at(&a.At), Action: a.Action,
-			Entity: strings.ReplaceAll(a.Entity, "_", " "), By: actorText(a.By), Reason: a.Reason})
+			Entity: words(l, entityPrefix, a.Entity), By: actorText(l, a.By), Reason: a.Reason})
 	}
 	return vm, nil
 }
 
-func actorText(a privacy.Actor) string {
+func actorText(l *i18n.Localizer, a privacy.Actor) string {
 	switch a.Kind {
 	case "staff":
 		name := a.Name
 		if name == "" {
-			name = "a staff member"
+			name = l.T("records.export.staff_member", nil)
 		}
 		if a.Role == "" {
 			return name
 		}
-		return name + " (" + a.Role + ")"
+		return name + " (" + words(l, "signin.role.", a.Role) + ")"
 	case staff.ActorCLI:
-		return "the command line"
+		return l.T("records.export.cli", nil)
 	}
 	return a.Kind
 }

@@ -1,4 +1,5 @@
-// Kiosk screens' tokens: an admin-only page (the service checks the role).
+// Kiosk screens' tokens and languages: an admin-only page (the service
+// checks the role).
 
 package setup
 
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/views"
 	"github.com/clinic/booking/web/httpx"
 )
@@ -27,11 +29,31 @@ func (s *Admin) renderKiosks(c echo.Context, status int, vm views.KiosksVM) erro
 	if err != nil {
 		return err
 	}
-	vm.Nav = s.kit.Nav(c, "kiosks")
-	for _, r := range rows {
-		vm.Screens = append(vm.Screens, views.KioskScreenVM{ID: r.ID.String(), Name: r.Name, Created: r.CreatedAt.Format("2006-01-02"), Active: r.RevokedAt == nil})
+	clinic, err := s.deps.Clinics.ByID(ctx, u.ClinicID)
+	if err != nil {
+		return err
 	}
-	return s.kit.Page(c, status, "Kiosk screens", views.Kiosks(vm))
+	vm.Nav = s.kit.Nav(c, "kiosks")
+	vm.Languages, vm.Language = practice.KioskLanguages, clinic.Language
+	for _, r := range rows {
+		vm.Screens = append(vm.Screens, views.KioskScreenVM{ID: r.ID.String(), Name: r.Name, Created: r.CreatedAt.Format("2006-01-02"),
+			Language: r.Language, Active: r.RevokedAt == nil})
+	}
+	return s.kit.Page(c, status, httpx.Tr(c).T("kiosks.title", nil), views.Kiosks(vm))
+}
+
+// kioskRefusal is a refused form's message in the page's language.
+func kioskRefusal(c echo.Context, ae *apperr.Error) string {
+	tr := httpx.Tr(c)
+	switch ae.Details["field"] {
+	case "language":
+		return tr.T("kiosks.bad_language", nil)
+	case "name":
+		if strings.TrimSpace(c.FormValue("name")) == "" {
+			return tr.T("kiosks.name_missing", nil)
+		}
+	}
+	return httpx.LocalMessage(tr, ae.Code, ae.Message, ae.Details)
 }
 
 // KioskCreate answers POST /staff/kiosks: the new screen's device link,
@@ -40,10 +62,10 @@ func (s *Admin) KioskCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := httpx.StaffUser(c)
 	name := c.FormValue("name")
-	token, err := s.deps.Practice.CreateKioskToken(ctx, u, name)
+	token, err := s.deps.Practice.CreateKioskScreen(ctx, u, name, c.FormValue("language"))
 	if err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
-			return s.renderKiosks(c, http.StatusUnprocessableEntity, views.KiosksVM{Error: ae.Message})
+			return s.renderKiosks(c, http.StatusUnprocessableEntity, views.KiosksVM{Error: kioskRefusal(c, ae)})
 		}
 		return err
 	}
@@ -58,6 +80,36 @@ func (s *Admin) KioskCreate(c echo.Context) error {
 	return s.renderKiosks(c, http.StatusCreated, views.KiosksVM{Created: created})
 }
 
+// KioskLanguage answers POST /staff/kiosks/language: a screen's new
+// language, which its board takes up by itself (its stream ends and the
+// board reloads).
+func (s *Admin) KioskLanguage(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := httpx.StaffUser(c)
+	id, err := uuid.Parse(c.FormValue("id"))
+	if err != nil {
+		return apperr.NotFoundf("id", "No such kiosk token.")
+	}
+	lang := c.FormValue("language")
+	if err := s.deps.Practice.SetKioskLanguage(ctx, u, id, lang); err != nil {
+		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
+			return s.renderKiosks(c, http.StatusUnprocessableEntity, views.KiosksVM{Error: kioskRefusal(c, ae)})
+		}
+		return err
+	}
+	tr := httpx.Tr(c)
+	name := ""
+	if rows, err := s.deps.Practice.KioskTokens(ctx, u); err == nil {
+		for _, r := range rows {
+			if r.ID == id {
+				name = r.Name
+			}
+		}
+	}
+	notice := tr.T("kiosks.language_notice", map[string]any{"Name": name, "Language": tr.T(views.KioskLanguageKey(lang), nil)})
+	return s.renderKiosks(c, http.StatusOK, views.KiosksVM{Notice: notice})
+}
+
 // KioskRevoke answers POST /staff/kiosks/revoke.
 func (s *Admin) KioskRevoke(c echo.Context) error {
 	id, err := uuid.Parse(c.FormValue("id"))
@@ -67,5 +119,5 @@ func (s *Admin) KioskRevoke(c echo.Context) error {
 	if err := s.deps.Practice.RevokeKioskToken(c.Request().Context(), httpx.StaffUser(c), id); err != nil {
 		return err
 	}
-	return s.renderKiosks(c, http.StatusOK, views.KiosksVM{Notice: "Revoked: that screen's link no longer opens the board."})
+	return s.renderKiosks(c, http.StatusOK, views.KiosksVM{Notice: httpx.Tr(c).T("kiosks.revoked_notice", nil)})
 }

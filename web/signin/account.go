@@ -25,11 +25,11 @@ func (s *SignIn) AccountPage(c echo.Context) error {
 func (s *SignIn) renderAccount(c echo.Context, status int, notice string, err *apperr.Error) error {
 	u := httpx.StaffUser(c)
 	vm := views.StaffAccountVM{
-		Nav: s.kit.Nav(c, "account"), Role: u.Role, MinChars: staff.PasswordMinChars,
+		Nav: s.kit.Nav(c, "account"), Role: roleWords(c, u.Role), MinChars: staff.PasswordMinChars,
 		Notice: notice, Errors: map[string]string{},
 	}
 	if err != nil {
-		vm.Errors[err.Field()] = err.Message
+		vm.Errors[err.Field()] = say(c, err)
 	}
 	sec, serr := s.accountSecurity(c)
 	if serr != nil {
@@ -41,7 +41,7 @@ func (s *SignIn) renderAccount(c echo.Context, status int, notice string, err *a
 		return ferr
 	}
 	vm.Feed = feed
-	return s.kit.Page(c, status, "Your account", views.StaffAccount(vm))
+	return s.kit.Page(c, status, tr(c, "signin.account.title"), views.StaffAccount(vm))
 }
 
 // AccountChange answers POST /staff/account (current, password, confirm):
@@ -60,7 +60,7 @@ func (s *SignIn) AccountChange(c echo.Context) error {
 	}
 	password := c.FormValue("password")
 	if password != c.FormValue("confirm") {
-		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("confirm", "The two new passwords are not the same."))
+		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("confirm", "%s", tr(c, "signin.account.mismatch")))
 	}
 	ctx := c.Request().Context()
 	err := s.deps.Staff.ChangePassword(ctx, u, c.FormValue("current"), password)
@@ -77,10 +77,10 @@ func (s *SignIn) AccountChange(c echo.Context) error {
 		return err
 	}
 	s.deps.Sessions.Remove(ctx, "csrf")
-	notice := "Your password is changed. Your other browsers were signed out; this one stays signed in."
+	notice := tr(c, "signin.account.changed")
 	if err := s.endSessionsOf(ctx, u.ID); err != nil {
 		httpx.LoggerFrom(c).Error("end the account's other sessions", "staff", u.ID, "err", err)
-		notice = "Your password is changed, but your other browsers could not all be signed out: sign out there yourself."
+		notice = tr(c, "signin.account.changed_partly")
 	}
 	return s.renderAccount(c, http.StatusOK, notice, nil)
 }

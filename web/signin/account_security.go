@@ -33,11 +33,12 @@ func (s *SignIn) accountSecurity(c echo.Context) (views.AccountSecurityVM, error
 		}
 	}
 	vm := views.AccountSecurityVM{SecondFactorOn: st.On, RecoveryLeft: st.RecoveryCodes}
-	const layout = "2 Jan 2006, 15:04"
+	l := httpx.Tr(c)
+	at := func(t time.Time) string { return l.DayMonthYear(t.In(loc)) + ", " + l.Time(t.In(loc)) }
 	for _, se := range list {
 		vm.Sessions = append(vm.Sessions, views.SessionVM{
 			ID: se.ID.String(), Browser: se.Browser, Address: se.Address,
-			SignedIn: se.SignedIn.In(loc).Format(layout), LastSeen: se.LastSeen.In(loc).Format(layout), Current: se.Current,
+			SignedIn: at(se.SignedIn), LastSeen: at(se.LastSeen), Current: se.Current,
 		})
 	}
 	return vm, nil
@@ -77,7 +78,7 @@ func (s *SignIn) renderSecondFactor(c echo.Context, status int, problem string) 
 	}
 	// The page carries the secret: keep it out of caches and referrers.
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.kit.Page(c, status, "Set up your second factor", views.StaffSecondFactorSetUp(vm))
+	return s.kit.Page(c, status, tr(c, "signin.factor.title"), views.StaffSecondFactorSetUp(vm))
 }
 
 // SecondFactorConfirm answers POST /staff/account/second-factor (code): a
@@ -87,7 +88,7 @@ func (s *SignIn) SecondFactorConfirm(c echo.Context) error {
 	u := httpx.StaffUser(c)
 	codes, err := s.deps.Staff.ConfirmSecondFactor(c.Request().Context(), u, c.FormValue("code"), time.Now())
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {
-		return s.renderSecondFactor(c, http.StatusBadRequest, ae.Message)
+		return s.renderSecondFactor(c, http.StatusBadRequest, say(c, ae))
 	}
 	if apperr.CodeOf(err) == staff.CodeSecondFactorOn {
 		return c.Redirect(http.StatusSeeOther, "/staff/account")
@@ -96,7 +97,7 @@ func (s *SignIn) SecondFactorConfirm(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.kit.Page(c, http.StatusOK, "Your recovery codes", views.StaffRecoveryCodes(s.kit.Nav(c, "account"), codes))
+	return s.kit.Page(c, http.StatusOK, tr(c, "signin.recovery.page"), views.StaffRecoveryCodes(s.kit.Nav(c, "account"), codes))
 }
 
 // SessionEnd answers POST /staff/account/sessions/end (id): one of the
@@ -104,7 +105,7 @@ func (s *SignIn) SecondFactorConfirm(c echo.Context) error {
 func (s *SignIn) SessionEnd(c echo.Context) error {
 	id, err := uuid.Parse(c.FormValue("id"))
 	if err != nil {
-		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("id", "Choose a session to end."))
+		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("id", "%s", tr(c, "signin.sessions.choose")))
 	}
 	err = s.deps.Staff.EndSession(c.Request().Context(), httpx.StaffUser(c), id, time.Now())
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
@@ -113,7 +114,7 @@ func (s *SignIn) SessionEnd(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderAccount(c, http.StatusOK, "That session was ended: its browser is signed out.", nil)
+	return s.renderAccount(c, http.StatusOK, tr(c, "signin.sessions.ended"), nil)
 }
 
 // SessionsEndOthers answers POST /staff/account/sessions/end-others:
@@ -130,5 +131,5 @@ func (s *SignIn) SessionsEndOthers(c echo.Context) error {
 	if err := s.endSessionsOfExcept(ctx, u.ID, keep); err != nil {
 		return err
 	}
-	return s.renderAccount(c, http.StatusOK, "Your other sessions were ended; this browser stays signed in.", nil)
+	return s.renderAccount(c, http.StatusOK, tr(c, "signin.sessions.others_ended"), nil)
 }

@@ -64,7 +64,7 @@ func (s *SignIn) linkProblem(c echo.Context, err error) error {
 		status = http.StatusGone
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.kit.Page(c, status, "Sign-in link", views.StaffLinkProblem(ae.Message))
+	return s.kit.Page(c, status, tr(c, "signin.link.page"), views.StaffLinkProblem(say(c, ae)))
 }
 
 // WelcomePage answers GET /staff/welcome/:token: the form that chooses
@@ -85,15 +85,15 @@ func (s *SignIn) welcomeForm(c echo.Context, status int, token string, info staf
 	}
 	if err != nil {
 		if f := err.Field(); f == "password" || f == "confirm" {
-			vm.Errors[f] = err.Message
+			vm.Errors[f] = say(c, err)
 		} else {
-			vm.Problem = err.Message
+			vm.Problem = say(c, err)
 		}
 	}
 	// The token is in the address: keep it out of caches and referrers.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.kit.Page(c, status, "Choose your password", views.StaffPassword(vm))
+	return s.kit.Page(c, status, tr(c, "signin.welcome.title"), views.StaffPassword(vm))
 }
 
 // Welcome answers POST /staff/welcome/:token: sets the password and uses
@@ -116,7 +116,7 @@ func (s *SignIn) Welcome(c echo.Context) error {
 	}
 	password := c.FormValue("password")
 	if password != c.FormValue("confirm") {
-		return s.welcomeForm(c, http.StatusBadRequest, token, info, apperr.Invalidf("confirm", "The two passwords are not the same."))
+		return s.welcomeForm(c, http.StatusBadRequest, token, info, apperr.Invalidf("confirm", "%s", tr(c, "signin.welcome.mismatch")))
 	}
 	u, err := s.deps.Staff.UseLink(ctx, token, password, time.Now())
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {

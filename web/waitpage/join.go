@@ -128,7 +128,7 @@ func (j joinView) vm(f joinForm, errs map[string]string, problem string) views.J
 		times[i] = views.OptionVM{Value: p, Label: j.tr.T(dayPartKeys[p], nil), Selected: slices.Contains(f.times, p)}
 	}
 	return views.JoinWaitlistVM{
-		Clinic: httpx.ClinicVM(j.clinic), TypeName: j.typ.Name, Action: j.action(), BookURL: j.bookURL(),
+		Clinic: httpx.ClinicVM(j.clinic), TypeName: j.typ.NameIn(j.tr.Lang()), Action: j.action(), BookURL: j.bookURL(),
 		Name: f.name, Email: f.email, Phone: f.phone, From: f.from, To: f.to,
 		Min: j.today.String(), Max: j.last.String(), Specialists: opts, Times: times,
 		Errors: errs, Problem: problem,
@@ -137,7 +137,7 @@ func (j joinView) vm(f joinForm, errs map[string]string, problem string) views.J
 
 func (s *WaitPages) joinFormPage(c echo.Context, status int, j joinView, vm views.JoinWaitlistVM) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.kit.Page(c, status, j.tr.T("waitlist.join.title", map[string]any{"Type": j.typ.Name})+" · "+j.clinic.Name, views.JoinWaitlistPage(vm))
+	return s.kit.Page(c, status, j.tr.T("waitlist.join.title", map[string]any{"Type": j.typ.NameIn(j.tr.Lang())})+" · "+j.clinic.Name, views.JoinWaitlistPage(vm))
 }
 
 // JoinWaitlistPage answers GET /c/:slug/book/:typeId/waitlist
@@ -211,7 +211,7 @@ func (s *WaitPages) joinRefused(c echo.Context, j joinView, f joinForm, err erro
 	case ae.Code == apperr.CodeWaitlistDuplicate:
 		msg := ae.Message
 		if j.tr.Lang() != i18n.English {
-			msg = j.tr.T("waitlist.duplicate", map[string]any{"Type": j.typ.Name})
+			msg = j.tr.T("waitlist.duplicate", map[string]any{"Type": j.typ.NameIn(j.tr.Lang())})
 		}
 		return s.joinFormPage(c, http.StatusConflict, j, j.vm(f, nil, msg))
 	case ae.Code == apperr.CodeUnavailable:

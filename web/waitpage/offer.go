@@ -49,7 +49,7 @@ func (s *WaitPages) offerVM(c echo.Context, w waitLink) views.TimeOfferVM {
 		specialist = sp.Name
 	}
 	return views.TimeOfferVM{
-		Clinic: httpx.ClinicVM(w.clinic), TypeName: w.entry.TypeName, Specialist: specialist,
+		Clinic: httpx.ClinicVM(w.clinic), TypeName: w.entry.TypeIn(l.Lang()), Specialist: specialist,
 		When: httpx.LocalWhen(l, o.Start, w.loc), Ends: l.Time(o.End.In(w.loc)),
 		Until:     l.Time(o.ExpiresAt.In(w.loc)) + " (" + l.Zone(w.loc.String()) + ")",
 		ExpiresAt: o.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),

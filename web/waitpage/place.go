@@ -79,7 +79,7 @@ func placeVM(clinic clinics.Clinic, l *i18n.Localizer, e waitlist.Entry, token s
 	}
 	live := e.State == waitlist.StateWaiting || e.State == waitlist.StateOffered
 	vm := views.WaitPlaceVM{
-		Clinic: httpx.ClinicVM(clinic), TypeName: e.TypeName, Specialist: cmp.Or(e.SpecialistName, l.T("booking.any", nil)),
+		Clinic: httpx.ClinicVM(clinic), TypeName: e.TypeIn(l.Lang()), Specialist: cmp.Or(e.SpecialistName, l.T("booking.any", nil)),
 		Days: days, Times: placeTimes(l, e.Times), State: e.State, Ahead: e.Ahead, Live: live, Confirmed: e.Confirmed(),
 		PlaceURL: base + "/waitlist/" + token, LeaveURL: base + "/waitlist/" + token + "/leave",
 		BookURL: base + "/book/" + e.AppointmentTypeID.String(),
