@@ -17,13 +17,6 @@ import (
 	"github.com/clinic/booking/internal/staff"
 )
 
-// pageText is what a person reads of a staff page below its header: the
-// header (the navigation every staff page shares) is another page's
-// words, checked with those pages.
-func pageText(tab *browserTab) string {
-	return evalJS[string](tab, `[...document.querySelectorAll(".staff > :not(.staff-head), .lang-switch")].map(e => e.innerText).join("\n")`)
-}
-
 // adminPage opens path, waits for what marks it, and checks it reads in
 // one language and passes axe.
 func adminPage(t *testing.T, tab *browserTab, url, visible, what string, english []string) string {
