@@ -41,7 +41,6 @@ func TestStaffAdminPagesInGermanAndEnglishBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := a.newAccount(t, demo.Clinic.ID, staff.RoleAdmin)
-	a.newAccount(t, demo.Clinic.ID, staff.RoleReception)
 	english := englishOf(t, demo)
 	ty, sp := demo.Types[1], demo.Specialists[0]
 
