@@ -9,15 +9,18 @@ SELECT * FROM appointment_types WHERE clinic_id = @clinic_id AND name = @name;
 
 -- name: AppointmentTypeInsert :one
 -- A NULL reminder_min takes a day, the column's own default, so callers
--- that do not set it get the usual reminder; NULL translations, none.
+-- that do not set it get the usual reminder; NULL translations, none; a
+-- NULL change deadline, the clinic's default.
 INSERT INTO appointment_types (
     clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min,
-    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min, translations
+    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min, translations,
+    change_deadline_hours
 ) VALUES (
     @clinic_id, @name, @description, @duration_min, @slot_step_min, @buffer_before_min, @buffer_after_min,
     @min_notice_min, @max_advance_days, @cooldown_min, @max_holds_per_client,
     COALESCE(sqlc.narg(reminder_min)::integer, 1440),
-    COALESCE(sqlc.narg(translations)::jsonb, '{}'::jsonb)
+    COALESCE(sqlc.narg(translations)::jsonb, '{}'::jsonb),
+    sqlc.narg(change_deadline_hours)::integer
 )
 RETURNING *;
 
@@ -55,6 +58,7 @@ SET name = @name, description = @description, duration_min = @duration_min, slot
     min_notice_min = @min_notice_min, max_advance_days = @max_advance_days,
     cooldown_min = @cooldown_min, max_holds_per_client = @max_holds_per_client,
     reminder_min = @reminder_min,
+    change_deadline_hours = sqlc.narg(change_deadline_hours)::integer,
     translations = COALESCE(sqlc.narg(translations)::jsonb, translations),
     version = version + 1, updated_at = now()
 WHERE id = @id AND clinic_id = @clinic_id AND version = @version

@@ -39,6 +39,7 @@ UPDATE clinics SET
     language = @language, timezone = @timezone, country = @country,
     default_slot_step_min = @default_slot_step_min, default_min_notice_min = @default_min_notice_min,
     default_max_advance_days = @default_max_advance_days, default_cooldown_min = @default_cooldown_min,
+    default_change_deadline_hours = @default_change_deadline_hours,
     verification = @verification,
     retention_months = @retention_months, mail_retention_days = @mail_retention_days,
     controller_name = @controller_name, privacy_contact = @privacy_contact,

@@ -89,16 +89,16 @@ func (w *germanStaffWorld) wantGerman(t *testing.T, tab *browserTab, what string
 	if lang := evalJS[string](tab, `document.documentElement.lang`); lang != "de" {
 		t.Errorf("%s: the page's language is %q", what, lang)
 	}
-	noEnglish(t, what, pageText(tab), w.english)
+	noEnglish(t, what, recordsText(tab), w.english)
 	if v := axeSerious(t, tab); len(v) > 0 {
 		t.Errorf("axe on %s: %s", what, strings.Join(v, "; "))
 	}
 }
 
-// pageText is the page's words: its text but the staff header's (its
+// recordsText is the page's words: its text but the staff header's (its
 // navigation is the frame's, checked with the frame's pages) and but the
 // codes it quotes (audit actions, ids, stored JSON).
-func pageText(tab *browserTab) string {
+func recordsText(tab *browserTab) string {
 	return evalJS[string](tab, `(() => {
 		const b = document.body.cloneNode(true);
 		b.querySelectorAll(".staff-head, code").forEach(e => e.remove());

@@ -165,6 +165,9 @@ const (
 	// CodeVerificationCodeQuota: the address was sent its allowance of
 	// codes this hour (429).
 	CodeVerificationCodeQuota = "VERIFICATION_CODE_QUOTA"
+	// CodeChangeDeadline: a patient's move inside the type's change
+	// deadline; details carry the deadline and the clinic's phone (409).
+	CodeChangeDeadline = "CHANGE_DEADLINE"
 )
 
 // SlotUnavailable is a held time that hours or an override closed since.

@@ -39,8 +39,10 @@ type Booking struct {
 	ClientID          string    `json:"-"`
 	RescheduledFrom   uuid.UUID `json:"rescheduledFrom,omitzero"`
 	CancelReason      string    `json:"cancelReason,omitempty"`
-	CreatedAt         time.Time `json:"createdAt"`
-	Version           int32     `json:"version"`
+	// LateCancel: the patient cancelled inside the change deadline.
+	LateCancel bool      `json:"lateCancel,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+	Version    int32     `json:"version"`
 	// Language is the language the patient booked in ("en", "de"; empty
 	// when unknown, as for a booking made by staff): their e-mails use it.
 	Language string `json:"-"`
@@ -68,6 +70,7 @@ func fromRow(r db.Booking) Booking {
 		Status:            r.Status,
 		Patient:           Patient{Name: r.PatientName, Email: r.PatientEmail, Phone: r.PatientPhone},
 		ClientID:          r.ClientID,
+		LateCancel:        r.LateCancel,
 		RescheduledFrom:   r.RescheduledFrom.UUID,
 		CancelReason:      r.CancelReason,
 		CreatedAt:         r.CreatedAt.UTC(),

@@ -27,6 +27,9 @@ type CancelRequest struct {
 	// Quiet: the patient is not written to about it (their details are
 	// being erased); the change's hooks are told so (Change.Quiet).
 	Quiet bool
+	// Late: the patient cancels inside the type's change deadline; the
+	// booking is marked so for staff (Booking.LateCancel).
+	Late bool
 }
 
 // Cancel frees a booking's slot at once. Cancelling a booking that is
@@ -96,6 +99,13 @@ func (s *Service) cancel(ctx context.Context, tx pgx.Tx, req CancelRequest) (Cha
 	b, err := setStatus(ctx, q, old.ID, StatusCancelled, req.Reason, true, req.Actor == ActorPatient)
 	if err != nil {
 		return Change{}, false, err
+	}
+	if req.Late {
+		row, err := q.BookingMarkLateCancel(ctx, b.ID)
+		if err != nil {
+			return Change{}, false, fmt.Errorf("mark late cancel: %w", err)
+		}
+		b = fromRow(row)
 	}
 	if err := writeAudit(ctx, q, b.ClinicID, req.Actor, "booking.cancel", b.ID, &old, &b, req.Reason); err != nil {
 		return Change{}, false, err

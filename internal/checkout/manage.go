@@ -32,13 +32,21 @@ func (s *Service) Appointment(ctx context.Context, id uuid.UUID, token string) (
 	return b, nil
 }
 
-// CancelAppointment cancels the token's booking. Cancelling again is harmless.
+// CancelAppointment cancels the token's booking. Cancelling again is
+// harmless. A cancel inside the type's change deadline goes through too,
+// marked late (booking.Booking.LateCancel).
 func (s *Service) CancelAppointment(ctx context.Context, id uuid.UUID, token, reason string) (booking.Booking, error) {
 	b, err := s.Appointment(ctx, id, token)
 	if err != nil {
 		return booking.Booking{}, err
 	}
-	b, _, err = s.bookings.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, ClinicID: b.ClinicID, Actor: "patient", Reason: reason})
+	late := false
+	if b.Status == booking.StatusConfirmed {
+		if late, err = s.lateCancel(ctx, b); err != nil {
+			return booking.Booking{}, err
+		}
+	}
+	b, _, err = s.bookings.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, ClinicID: b.ClinicID, Actor: "patient", Reason: reason, Late: late})
 	return b, err
 }
 
@@ -47,6 +55,7 @@ func (s *Service) CancelAppointment(ctx context.Context, id uuid.UUID, token, re
 // version is the If-Match the client sent.
 //
 // Errors: NOT_FOUND, CONCURRENCY_CONFLICT (412), BOOKING_NOT_ACTIVE (409),
+// CHANGE_DEADLINE (409: inside the type's change deadline),
 // INVALID_ARGUMENT (slotStartDate), SLOT_HELD (423), SLOT_TAKEN (409).
 func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token string, version int32, start time.Time) (booking.Booking, error) {
 	b, err := s.Appointment(ctx, id, token)
@@ -58,6 +67,9 @@ func (s *Service) RescheduleAppointment(ctx context.Context, id uuid.UUID, token
 	}
 	if b.Status != booking.StatusConfirmed {
 		return booking.Booking{}, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be rescheduled.")
+	}
+	if err := s.checkMovable(ctx, b); err != nil {
+		return booking.Booking{}, err
 	}
 	if start.IsZero() {
 		return booking.Booking{}, apperr.Invalidf("slotStartDate", "slotStartDate is required (RFC 3339).")

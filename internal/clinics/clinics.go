@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinic/booking/internal/apperr"
@@ -147,8 +148,11 @@ type Type struct {
 	BufferBeforeMin, BufferAfterMin, MinNoticeMin  int32
 	MaxAdvanceDays, CooldownMin, MaxHoldsPerClient int32
 	ReminderMin                                    int32
-	Version                                        int32
-	Translations                                   Translations
+	// ChangeDeadlineHours is the type's own change deadline; NULL: the
+	// clinic's default.
+	ChangeDeadlineHours pgtype.Int4
+	Version             int32
+	Translations        Translations
 }
 
 // TypeFromRow is the type a stored row holds.
@@ -159,6 +163,7 @@ func TypeFromRow(t db.AppointmentType) Type {
 		BufferBeforeMin: t.BufferBeforeMin, BufferAfterMin: t.BufferAfterMin, MinNoticeMin: t.MinNoticeMin,
 		MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin, MaxHoldsPerClient: t.MaxHoldsPerClient,
 		ReminderMin: t.ReminderMin, Version: t.Version, Translations: ParseTranslations(t.Translations),
+		ChangeDeadlineHours: t.ChangeDeadlineHours,
 	}
 }
 

@@ -60,8 +60,20 @@ type Settings struct {
 	Verification string `json:"verification"`
 	// Privacy: how long patients' details are kept, who answers for them.
 	Privacy Privacy `json:"privacy"`
-	Version int32   `json:"-"`
+	// ChangeDeadlineHours: until how many hours before its start a patient
+	// may move a booking online, for every type without a deadline of its
+	// own (0: no deadline); KeepChangeDeadline keeps the clinic's.
+	ChangeDeadlineHours int32 `json:"changeDeadlineHours"`
+	Version             int32 `json:"-"`
 }
+
+// KeepChangeDeadline as Settings.ChangeDeadlineHours keeps the clinic's
+// (a form from before the field); MaxChangeDeadlineHours is the longest
+// deadline, thirty days.
+const (
+	KeepChangeDeadline     = -1
+	MaxChangeDeadlineHours = 720
+)
 
 // When a clinic asks a patient booking online for an e-mailed code.
 const (
@@ -85,7 +97,7 @@ func settingsFromRow(r db.Clinic) Settings {
 		Language: r.Language, Timezone: r.Timezone, Country: r.Country, Version: r.Version, Verification: r.Verification,
 		Defaults: TypeDefaults{SlotStepMin: r.DefaultSlotStepMin, MinNoticeMin: r.DefaultMinNoticeMin,
 			MaxAdvanceDays: r.DefaultMaxAdvanceDays, CooldownMin: r.DefaultCooldownMin},
-		Privacy: privacyFromRow(r),
+		Privacy: privacyFromRow(r), ChangeDeadlineHours: r.DefaultChangeDeadlineHours,
 	}
 }
 
@@ -149,6 +161,9 @@ func (in *Settings) check() error {
 	}
 	if err := in.Defaults.check(); err != nil {
 		return err
+	}
+	if h := in.ChangeDeadlineHours; h != KeepChangeDeadline && (h < 0 || h > MaxChangeDeadlineHours) {
+		return apperr.Invalidf("changeDeadlineHours", "The change deadline must be from 0 to %d hours.", MaxChangeDeadlineHours)
 	}
 	return in.Privacy.check()
 }
@@ -271,6 +286,9 @@ func (s *Service) SaveSettings(ctx context.Context, clinicID uuid.UUID, actor st
 			in.Verification = before.Verification
 		}
 		in.Privacy.keepUnset(before.Privacy)
+		if in.ChangeDeadlineHours == KeepChangeDeadline {
+			in.ChangeDeadlineHours = before.ChangeDeadlineHours
+		}
 		if in == before {
 			res.Settings = before
 			return nil
@@ -290,6 +308,7 @@ func (s *Service) SaveSettings(ctx context.Context, clinicID uuid.UUID, actor st
 			Verification:    in.Verification,
 			RetentionMonths: in.Privacy.RetentionMonths, MailRetentionDays: in.Privacy.MailRetentionDays,
 			ControllerName: in.Privacy.ControllerName, PrivacyContact: in.Privacy.Contact,
+			DefaultChangeDeadlineHours: in.ChangeDeadlineHours,
 		})
 		if err != nil {
 			return fmt.Errorf("save clinic settings: %w", err)

@@ -14,7 +14,7 @@ import (
 )
 
 const appointmentTypeGet = `-- name: AppointmentTypeGet :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE id = $1
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations, change_deadline_hours FROM appointment_types WHERE id = $1
 `
 
 func (q *Queries) AppointmentTypeGet(ctx context.Context, id uuid.UUID) (AppointmentType, error) {
@@ -38,12 +38,13 @@ func (q *Queries) AppointmentTypeGet(ctx context.Context, id uuid.UUID) (Appoint
 		&i.UpdatedAt,
 		&i.ReminderMin,
 		&i.Translations,
+		&i.ChangeDeadlineHours,
 	)
 	return i, err
 }
 
 const appointmentTypeGetByName = `-- name: AppointmentTypeGetByName :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE clinic_id = $1 AND name = $2
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations, change_deadline_hours FROM appointment_types WHERE clinic_id = $1 AND name = $2
 `
 
 type AppointmentTypeGetByNameParams struct {
@@ -72,12 +73,13 @@ func (q *Queries) AppointmentTypeGetByName(ctx context.Context, arg AppointmentT
 		&i.UpdatedAt,
 		&i.ReminderMin,
 		&i.Translations,
+		&i.ChangeDeadlineHours,
 	)
 	return i, err
 }
 
 const appointmentTypeGetInClinic = `-- name: AppointmentTypeGetInClinic :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE id = $1 AND clinic_id = $2
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations, change_deadline_hours FROM appointment_types WHERE id = $1 AND clinic_id = $2
 `
 
 type AppointmentTypeGetInClinicParams struct {
@@ -106,12 +108,13 @@ func (q *Queries) AppointmentTypeGetInClinic(ctx context.Context, arg Appointmen
 		&i.UpdatedAt,
 		&i.ReminderMin,
 		&i.Translations,
+		&i.ChangeDeadlineHours,
 	)
 	return i, err
 }
 
 const appointmentTypeGetWithClinic = `-- name: AppointmentTypeGetWithClinic :one
-SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, appointment_types.translations, clinics.timezone, clinics.slug AS clinic_slug
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, appointment_types.translations, appointment_types.change_deadline_hours, clinics.timezone, clinics.slug AS clinic_slug
 FROM appointment_types
 JOIN clinics ON clinics.id = appointment_types.clinic_id
 WHERE appointment_types.id = $1
@@ -144,6 +147,7 @@ func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID
 		&i.AppointmentType.UpdatedAt,
 		&i.AppointmentType.ReminderMin,
 		&i.AppointmentType.Translations,
+		&i.AppointmentType.ChangeDeadlineHours,
 		&i.Timezone,
 		&i.ClinicSlug,
 	)
@@ -153,34 +157,38 @@ func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID
 const appointmentTypeInsert = `-- name: AppointmentTypeInsert :one
 INSERT INTO appointment_types (
     clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min,
-    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min, translations
+    min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, reminder_min, translations,
+    change_deadline_hours
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $11,
     COALESCE($12::integer, 1440),
-    COALESCE($13::jsonb, '{}'::jsonb)
+    COALESCE($13::jsonb, '{}'::jsonb),
+    $14::integer
 )
-RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations
+RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations, change_deadline_hours
 `
 
 type AppointmentTypeInsertParams struct {
-	ClinicID          uuid.UUID
-	Name              string
-	Description       string
-	DurationMin       int32
-	SlotStepMin       int32
-	BufferBeforeMin   int32
-	BufferAfterMin    int32
-	MinNoticeMin      int32
-	MaxAdvanceDays    int32
-	CooldownMin       int32
-	MaxHoldsPerClient int32
-	ReminderMin       pgtype.Int4
-	Translations      json.RawMessage
+	ClinicID            uuid.UUID
+	Name                string
+	Description         string
+	DurationMin         int32
+	SlotStepMin         int32
+	BufferBeforeMin     int32
+	BufferAfterMin      int32
+	MinNoticeMin        int32
+	MaxAdvanceDays      int32
+	CooldownMin         int32
+	MaxHoldsPerClient   int32
+	ReminderMin         pgtype.Int4
+	Translations        json.RawMessage
+	ChangeDeadlineHours pgtype.Int4
 }
 
 // A NULL reminder_min takes a day, the column's own default, so callers
-// that do not set it get the usual reminder; NULL translations, none.
+// that do not set it get the usual reminder; NULL translations, none; a
+// NULL change deadline, the clinic's default.
 func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentTypeInsertParams) (AppointmentType, error) {
 	row := q.db.QueryRow(ctx, appointmentTypeInsert,
 		arg.ClinicID,
@@ -196,6 +204,7 @@ func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentType
 		arg.MaxHoldsPerClient,
 		arg.ReminderMin,
 		arg.Translations,
+		arg.ChangeDeadlineHours,
 	)
 	var i AppointmentType
 	err := row.Scan(
@@ -216,12 +225,13 @@ func (q *Queries) AppointmentTypeInsert(ctx context.Context, arg AppointmentType
 		&i.UpdatedAt,
 		&i.ReminderMin,
 		&i.Translations,
+		&i.ChangeDeadlineHours,
 	)
 	return i, err
 }
 
 const appointmentTypeListByClinic = `-- name: AppointmentTypeListByClinic :many
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE clinic_id = $1 ORDER BY duration_min, name
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations, change_deadline_hours FROM appointment_types WHERE clinic_id = $1 ORDER BY duration_min, name
 `
 
 func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid.UUID) ([]AppointmentType, error) {
@@ -251,6 +261,7 @@ func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid
 			&i.UpdatedAt,
 			&i.ReminderMin,
 			&i.Translations,
+			&i.ChangeDeadlineHours,
 		); err != nil {
 			return nil, err
 		}
@@ -263,7 +274,7 @@ func (q *Queries) AppointmentTypeListByClinic(ctx context.Context, clinicID uuid
 }
 
 const appointmentTypeLockInClinic = `-- name: AppointmentTypeLockInClinic :one
-SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations FROM appointment_types WHERE id = $1 AND clinic_id = $2 FOR UPDATE
+SELECT id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations, change_deadline_hours FROM appointment_types WHERE id = $1 AND clinic_id = $2 FOR UPDATE
 `
 
 type AppointmentTypeLockInClinicParams struct {
@@ -292,6 +303,7 @@ func (q *Queries) AppointmentTypeLockInClinic(ctx context.Context, arg Appointme
 		&i.UpdatedAt,
 		&i.ReminderMin,
 		&i.Translations,
+		&i.ChangeDeadlineHours,
 	)
 	return i, err
 }
@@ -432,28 +444,30 @@ SET name = $1, description = $2, duration_min = $3, slot_step_min = $4,
     min_notice_min = $7, max_advance_days = $8,
     cooldown_min = $9, max_holds_per_client = $10,
     reminder_min = $11,
-    translations = COALESCE($12::jsonb, translations),
+    change_deadline_hours = $12::integer,
+    translations = COALESCE($13::jsonb, translations),
     version = version + 1, updated_at = now()
-WHERE id = $13 AND clinic_id = $14 AND version = $15
-RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations
+WHERE id = $14 AND clinic_id = $15 AND version = $16
+RETURNING id, clinic_id, name, description, duration_min, slot_step_min, buffer_before_min, buffer_after_min, min_notice_min, max_advance_days, cooldown_min, max_holds_per_client, version, created_at, updated_at, reminder_min, translations, change_deadline_hours
 `
 
 type AppointmentTypeUpdateParams struct {
-	Name              string
-	Description       string
-	DurationMin       int32
-	SlotStepMin       int32
-	BufferBeforeMin   int32
-	BufferAfterMin    int32
-	MinNoticeMin      int32
-	MaxAdvanceDays    int32
-	CooldownMin       int32
-	MaxHoldsPerClient int32
-	ReminderMin       int32
-	Translations      json.RawMessage
-	ID                uuid.UUID
-	ClinicID          uuid.UUID
-	Version           int32
+	Name                string
+	Description         string
+	DurationMin         int32
+	SlotStepMin         int32
+	BufferBeforeMin     int32
+	BufferAfterMin      int32
+	MinNoticeMin        int32
+	MaxAdvanceDays      int32
+	CooldownMin         int32
+	MaxHoldsPerClient   int32
+	ReminderMin         int32
+	ChangeDeadlineHours pgtype.Int4
+	Translations        json.RawMessage
+	ID                  uuid.UUID
+	ClinicID            uuid.UUID
+	Version             int32
 }
 
 func (q *Queries) AppointmentTypeUpdate(ctx context.Context, arg AppointmentTypeUpdateParams) (AppointmentType, error) {
@@ -469,6 +483,7 @@ func (q *Queries) AppointmentTypeUpdate(ctx context.Context, arg AppointmentType
 		arg.CooldownMin,
 		arg.MaxHoldsPerClient,
 		arg.ReminderMin,
+		arg.ChangeDeadlineHours,
 		arg.Translations,
 		arg.ID,
 		arg.ClinicID,
@@ -493,6 +508,7 @@ func (q *Queries) AppointmentTypeUpdate(ctx context.Context, arg AppointmentType
 		&i.UpdatedAt,
 		&i.ReminderMin,
 		&i.Translations,
+		&i.ChangeDeadlineHours,
 	)
 	return i, err
 }

@@ -233,7 +233,7 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at FROM bookings WHERE id = $1
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -264,12 +264,13 @@ func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error)
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
 		&i.AnonymisedAt,
+		&i.LateCancel,
 	)
 	return i, err
 }
 
 const bookingGetByTokenHash = `-- name: BookingGetByTokenHash :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at FROM bookings
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel FROM bookings
 WHERE manage_token_hash = $1
    OR id = (SELECT booking_id FROM booking_links WHERE token_hash = $1)
 `
@@ -304,12 +305,13 @@ func (q *Queries) BookingGetByTokenHash(ctx context.Context, manageTokenHash []b
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
 		&i.AnonymisedAt,
+		&i.LateCancel,
 	)
 	return i, err
 }
 
 const bookingGetForUpdate = `-- name: BookingGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -340,6 +342,7 @@ func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Bookin
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
 		&i.AnonymisedAt,
+		&i.LateCancel,
 	)
 	return i, err
 }
@@ -355,7 +358,7 @@ INSERT INTO bookings (
     $11, $12, $13, $14
 )
 ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel
 `
 
 type BookingInsertParams struct {
@@ -420,6 +423,7 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
 		&i.AnonymisedAt,
+		&i.LateCancel,
 	)
 	return i, err
 }
@@ -773,7 +777,7 @@ SET status = $1, cancel_reason = $2, cancelled_at = now(), cancelled_online = $3
     manage_token_hash = CASE WHEN $4::boolean THEN manage_token_hash ELSE NULL END,
     version = version + 1
 WHERE id = $5
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel
 `
 
 type BookingSetStatusParams struct {
@@ -820,6 +824,7 @@ func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusPara
 		&i.PatientPhoneKey,
 		&i.CancelledOnline,
 		&i.AnonymisedAt,
+		&i.LateCancel,
 	)
 	return i, err
 }
@@ -841,7 +846,7 @@ func (q *Queries) BookingSpecialistLock(ctx context.Context, specialistID uuid.U
 }
 
 const bookingTargetGet = `-- name: BookingTargetGet :one
-SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, appointment_types.translations,
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, appointment_types.translations, appointment_types.change_deadline_hours,
        (s.id IS NOT NULL)::boolean AS specialist_found,
        COALESCE(s.clinic_id = appointment_types.clinic_id, false)::boolean AS same_clinic,
        COALESCE(s.active, false)::boolean AS specialist_active,
@@ -893,6 +898,7 @@ func (q *Queries) BookingTargetGet(ctx context.Context, arg BookingTargetGetPara
 		&i.AppointmentType.UpdatedAt,
 		&i.AppointmentType.ReminderMin,
 		&i.AppointmentType.Translations,
+		&i.AppointmentType.ChangeDeadlineHours,
 		&i.SpecialistFound,
 		&i.SameClinic,
 		&i.SpecialistActive,

@@ -77,7 +77,7 @@ const clinicCreate = `-- name: ClinicCreate :one
 INSERT INTO clinics (slug, name, timezone, address, language, retention_months, mail_retention_days)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (slug) DO NOTHING
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, default_change_deadline_hours, feed_patient_names
 `
 
 type ClinicCreateParams struct {
@@ -125,13 +125,14 @@ func (q *Queries) ClinicCreate(ctx context.Context, arg ClinicCreateParams) (Cli
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.DefaultChangeDeadlineHours,
 		&i.FeedPatientNames,
 	)
 	return i, err
 }
 
 const clinicGet = `-- name: ClinicGet :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names FROM clinics WHERE id = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, default_change_deadline_hours, feed_patient_names FROM clinics WHERE id = $1
 `
 
 func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
@@ -160,13 +161,14 @@ func (q *Queries) ClinicGet(ctx context.Context, id uuid.UUID) (Clinic, error) {
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.DefaultChangeDeadlineHours,
 		&i.FeedPatientNames,
 	)
 	return i, err
 }
 
 const clinicGetBySlug = `-- name: ClinicGetBySlug :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names FROM clinics WHERE slug = $1
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, default_change_deadline_hours, feed_patient_names FROM clinics WHERE slug = $1
 `
 
 func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, error) {
@@ -195,13 +197,14 @@ func (q *Queries) ClinicGetBySlug(ctx context.Context, slug string) (Clinic, err
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.DefaultChangeDeadlineHours,
 		&i.FeedPatientNames,
 	)
 	return i, err
 }
 
 const clinicGetForUpdate = `-- name: ClinicGetForUpdate :one
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names FROM clinics WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, default_change_deadline_hours, feed_patient_names FROM clinics WHERE id = $1 FOR UPDATE
 `
 
 // The clinic, locked until the settings change that read it commits.
@@ -231,13 +234,14 @@ func (q *Queries) ClinicGetForUpdate(ctx context.Context, id uuid.UUID) (Clinic,
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.DefaultChangeDeadlineHours,
 		&i.FeedPatientNames,
 	)
 	return i, err
 }
 
 const clinicList = `-- name: ClinicList :many
-SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names FROM clinics ORDER BY name
+SELECT id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, default_change_deadline_hours, feed_patient_names FROM clinics ORDER BY name
 `
 
 func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
@@ -272,6 +276,7 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 			&i.ControllerName,
 			&i.PrivacyContact,
 			&i.RequireSecondFactor,
+			&i.DefaultChangeDeadlineHours,
 			&i.FeedPatientNames,
 		); err != nil {
 			return nil, err
@@ -285,36 +290,37 @@ func (q *Queries) ClinicList(ctx context.Context) ([]Clinic, error) {
 }
 
 const clinicListWithStaffCount = `-- name: ClinicListWithStaffCount :many
-SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.feed_patient_names, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
+SELECT c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.default_change_deadline_hours, c.feed_patient_names, (SELECT count(*) FROM staff_users u WHERE u.clinic_id = c.id)::bigint AS staff_count
 FROM clinics c
 ORDER BY c.slug
 `
 
 type ClinicListWithStaffCountRow struct {
-	ID                    uuid.UUID
-	Slug                  string
-	Name                  string
-	Timezone              string
-	Address               string
-	Version               int32
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
-	Language              string
-	ContactPhone          string
-	ContactEmail          string
-	DefaultSlotStepMin    int32
-	DefaultMinNoticeMin   int32
-	DefaultMaxAdvanceDays int32
-	DefaultCooldownMin    int32
-	Verification          string
-	Country               string
-	RetentionMonths       int32
-	MailRetentionDays     int32
-	ControllerName        string
-	PrivacyContact        string
-	RequireSecondFactor   bool
-	FeedPatientNames      bool
-	StaffCount            int64
+	ID                         uuid.UUID
+	Slug                       string
+	Name                       string
+	Timezone                   string
+	Address                    string
+	Version                    int32
+	CreatedAt                  time.Time
+	UpdatedAt                  time.Time
+	Language                   string
+	ContactPhone               string
+	ContactEmail               string
+	DefaultSlotStepMin         int32
+	DefaultMinNoticeMin        int32
+	DefaultMaxAdvanceDays      int32
+	DefaultCooldownMin         int32
+	Verification               string
+	Country                    string
+	RetentionMonths            int32
+	MailRetentionDays          int32
+	ControllerName             string
+	PrivacyContact             string
+	RequireSecondFactor        bool
+	DefaultChangeDeadlineHours int32
+	FeedPatientNames           bool
+	StaffCount                 int64
 }
 
 func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWithStaffCountRow, error) {
@@ -349,6 +355,7 @@ func (q *Queries) ClinicListWithStaffCount(ctx context.Context) ([]ClinicListWit
 			&i.ControllerName,
 			&i.PrivacyContact,
 			&i.RequireSecondFactor,
+			&i.DefaultChangeDeadlineHours,
 			&i.FeedPatientNames,
 			&i.StaffCount,
 		); err != nil {
@@ -368,33 +375,35 @@ UPDATE clinics SET
     language = $5, timezone = $6, country = $7,
     default_slot_step_min = $8, default_min_notice_min = $9,
     default_max_advance_days = $10, default_cooldown_min = $11,
-    verification = $12,
-    retention_months = $13, mail_retention_days = $14,
-    controller_name = $15, privacy_contact = $16,
+    default_change_deadline_hours = $12,
+    verification = $13,
+    retention_months = $14, mail_retention_days = $15,
+    controller_name = $16, privacy_contact = $17,
     version = version + 1, updated_at = now()
-WHERE id = $17 AND version = $18
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names
+WHERE id = $18 AND version = $19
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, default_change_deadline_hours, feed_patient_names
 `
 
 type ClinicSettingsUpdateParams struct {
-	Name                  string
-	Address               string
-	ContactPhone          string
-	ContactEmail          string
-	Language              string
-	Timezone              string
-	Country               string
-	DefaultSlotStepMin    int32
-	DefaultMinNoticeMin   int32
-	DefaultMaxAdvanceDays int32
-	DefaultCooldownMin    int32
-	Verification          string
-	RetentionMonths       int32
-	MailRetentionDays     int32
-	ControllerName        string
-	PrivacyContact        string
-	ID                    uuid.UUID
-	Version               int32
+	Name                       string
+	Address                    string
+	ContactPhone               string
+	ContactEmail               string
+	Language                   string
+	Timezone                   string
+	Country                    string
+	DefaultSlotStepMin         int32
+	DefaultMinNoticeMin        int32
+	DefaultMaxAdvanceDays      int32
+	DefaultCooldownMin         int32
+	DefaultChangeDeadlineHours int32
+	Verification               string
+	RetentionMonths            int32
+	MailRetentionDays          int32
+	ControllerName             string
+	PrivacyContact             string
+	ID                         uuid.UUID
+	Version                    int32
 }
 
 // The settings page's save; no row when version is no longer current.
@@ -411,6 +420,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		arg.DefaultMinNoticeMin,
 		arg.DefaultMaxAdvanceDays,
 		arg.DefaultCooldownMin,
+		arg.DefaultChangeDeadlineHours,
 		arg.Verification,
 		arg.RetentionMonths,
 		arg.MailRetentionDays,
@@ -443,6 +453,7 @@ func (q *Queries) ClinicSettingsUpdate(ctx context.Context, arg ClinicSettingsUp
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.DefaultChangeDeadlineHours,
 		&i.FeedPatientNames,
 	)
 	return i, err
@@ -463,7 +474,7 @@ const clinicUpsert = `-- name: ClinicUpsert :one
 INSERT INTO clinics (slug, name, timezone, address)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, address = EXCLUDED.address
-RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, feed_patient_names
+RETURNING id, slug, name, timezone, address, version, created_at, updated_at, language, contact_phone, contact_email, default_slot_step_min, default_min_notice_min, default_max_advance_days, default_cooldown_min, verification, country, retention_months, mail_retention_days, controller_name, privacy_contact, require_second_factor, default_change_deadline_hours, feed_patient_names
 `
 
 type ClinicUpsertParams struct {
@@ -504,6 +515,7 @@ func (q *Queries) ClinicUpsert(ctx context.Context, arg ClinicUpsertParams) (Cli
 		&i.ControllerName,
 		&i.PrivacyContact,
 		&i.RequireSecondFactor,
+		&i.DefaultChangeDeadlineHours,
 		&i.FeedPatientNames,
 	)
 	return i, err

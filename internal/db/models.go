@@ -24,23 +24,24 @@ type AccessRecord struct {
 }
 
 type AppointmentType struct {
-	ID                uuid.UUID
-	ClinicID          uuid.UUID
-	Name              string
-	Description       string
-	DurationMin       int32
-	SlotStepMin       int32
-	BufferBeforeMin   int32
-	BufferAfterMin    int32
-	MinNoticeMin      int32
-	MaxAdvanceDays    int32
-	CooldownMin       int32
-	MaxHoldsPerClient int32
-	Version           int32
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	ReminderMin       int32
-	Translations      json.RawMessage
+	ID                  uuid.UUID
+	ClinicID            uuid.UUID
+	Name                string
+	Description         string
+	DurationMin         int32
+	SlotStepMin         int32
+	BufferBeforeMin     int32
+	BufferAfterMin      int32
+	MinNoticeMin        int32
+	MaxAdvanceDays      int32
+	CooldownMin         int32
+	MaxHoldsPerClient   int32
+	Version             int32
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	ReminderMin         int32
+	Translations        json.RawMessage
+	ChangeDeadlineHours pgtype.Int4
 }
 
 type AppointmentTypeSpecialist struct {
@@ -87,6 +88,7 @@ type Booking struct {
 	PatientPhoneKey   string
 	CancelledOnline   bool
 	AnonymisedAt      *time.Time
+	LateCancel        bool
 }
 
 type BookingLink struct {
@@ -107,29 +109,30 @@ type CalendarFeed struct {
 }
 
 type Clinic struct {
-	ID                    uuid.UUID
-	Slug                  string
-	Name                  string
-	Timezone              string
-	Address               string
-	Version               int32
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
-	Language              string
-	ContactPhone          string
-	ContactEmail          string
-	DefaultSlotStepMin    int32
-	DefaultMinNoticeMin   int32
-	DefaultMaxAdvanceDays int32
-	DefaultCooldownMin    int32
-	Verification          string
-	Country               string
-	RetentionMonths       int32
-	MailRetentionDays     int32
-	ControllerName        string
-	PrivacyContact        string
-	RequireSecondFactor   bool
-	FeedPatientNames      bool
+	ID                         uuid.UUID
+	Slug                       string
+	Name                       string
+	Timezone                   string
+	Address                    string
+	Version                    int32
+	CreatedAt                  time.Time
+	UpdatedAt                  time.Time
+	Language                   string
+	ContactPhone               string
+	ContactEmail               string
+	DefaultSlotStepMin         int32
+	DefaultMinNoticeMin        int32
+	DefaultMaxAdvanceDays      int32
+	DefaultCooldownMin         int32
+	Verification               string
+	Country                    string
+	RetentionMonths            int32
+	MailRetentionDays          int32
+	ControllerName             string
+	PrivacyContact             string
+	RequireSecondFactor        bool
+	DefaultChangeDeadlineHours int32
+	FeedPatientNames           bool
 }
 
 type Closure struct {

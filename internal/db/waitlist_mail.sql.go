@@ -14,7 +14,7 @@ import (
 )
 
 const waitlistMailContext = `-- name: WaitlistMailContext :one
-SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.feed_patient_names, t.name AS type_name, t.translations AS type_translations,
+SELECT e.id, e.clinic_id, e.appointment_type_id, e.specialist_id, e.from_date, e.to_date, e.times, e.patient_name, e.patient_email, e.patient_phone, e.language, e.client_id, e.state, e.joined_at, e.ended_at, e.booking_id, e.confirmed_at, e.queued_at, e.patient_email_key, e.patient_phone_key, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.default_change_deadline_hours, c.feed_patient_names, t.name AS type_name, t.translations AS type_translations,
        COALESCE(es.name, '') AS entry_specialist_name,
        COALESCE(o.state, '') AS offer_state,
        o.expires_at AS offer_expires_at,
@@ -99,6 +99,7 @@ func (q *Queries) WaitlistMailContext(ctx context.Context, arg WaitlistMailConte
 		&i.Clinic.ControllerName,
 		&i.Clinic.PrivacyContact,
 		&i.Clinic.RequireSecondFactor,
+		&i.Clinic.DefaultChangeDeadlineHours,
 		&i.Clinic.FeedPatientNames,
 		&i.TypeName,
 		&i.TypeTranslations,

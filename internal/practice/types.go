@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -41,9 +42,36 @@ type TypeInput struct {
 	CooldownMin       int
 	MaxHoldsPerClient int
 	ReminderHours     int
-	SpecialistIDs     []uuid.UUID
-	Version           int32
-	Translations      clinics.Translations
+	// ChangeDeadline is the type's own change deadline in hours as typed:
+	// empty for the clinic's default; KeepChangeDeadline (a form from
+	// before the field) keeps the type's.
+	ChangeDeadline string
+	SpecialistIDs  []uuid.UUID
+	Version        int32
+	Translations   clinics.Translations
+}
+
+// KeepChangeDeadline as TypeInput.ChangeDeadline keeps the type's own.
+const KeepChangeDeadline = "keep"
+
+// changeDeadline reads in.ChangeDeadline: NULL for the clinic's default,
+// keep when the type's own stays.
+//
+// Errors: INVALID_ARGUMENT naming changeDeadlineHours.
+func (in *TypeInput) changeDeadline() (hours pgtype.Int4, keep bool, err error) {
+	v := strings.TrimSpace(in.ChangeDeadline)
+	switch v {
+	case KeepChangeDeadline:
+		return pgtype.Int4{}, true, nil
+	case "":
+		return pgtype.Int4{}, false, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > clinics.MaxChangeDeadlineHours {
+		return pgtype.Int4{}, false, apperr.Invalidf("changeDeadlineHours",
+			"The change deadline must be from 0 to %d hours, or empty for the clinic's default.", clinics.MaxChangeDeadlineHours)
+	}
+	return pgtype.Int4{Int32: int32(n), Valid: true}, false, nil
 }
 
 // translatedName and translatedDescription are the limits of a type's
@@ -122,12 +150,18 @@ func (in *TypeInput) validate() error {
 		between("cooldownMin", in.CooldownMin, 0, 60*24*365, "Cooldown (minutes)"),
 		between("maxHoldsPerClient", in.MaxHoldsPerClient, 1, 10, "Holds per patient"),
 		between("reminderHours", in.ReminderHours, 0, MaxReminderHours, "Reminder e-mail (hours before)"),
+		deadlineErr(in),
 	} {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func deadlineErr(in *TypeInput) error {
+	_, _, err := in.changeDeadline()
+	return err
 }
 
 // reminderMin is the reminder's lead as stored, in minutes.
@@ -191,6 +225,7 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 		return AppointmentType{}, err
 	}
 	var t db.AppointmentType
+	deadline, keepDeadline, _ := in.changeDeadline() // validated above
 	err := s.tx(ctx, u, func(q *db.Queries) error {
 		for _, sp := range in.SpecialistIDs {
 			if _, err := q.SpecialistGetInClinic(ctx, db.SpecialistGetInClinicParams{ID: sp, ClinicID: u.ClinicID}); err != nil {
@@ -206,8 +241,9 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
 				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
-				ReminderMin:  pgtype.Int4{Int32: in.reminderMin(), Valid: true},
-				Translations: in.translationsJSON(),
+				ReminderMin:         pgtype.Int4{Int32: in.reminderMin(), Valid: true},
+				Translations:        in.translationsJSON(),
+				ChangeDeadlineHours: deadline,
 			})
 			if err != nil {
 				return err
@@ -225,13 +261,16 @@ func (s *Service) SaveType(ctx context.Context, u staff.User, id uuid.UUID, in T
 				return err
 			}
 			before = &typeAudit{Type: old, Specialists: oldIDs}
+			if keepDeadline {
+				deadline = old.ChangeDeadlineHours
+			}
 			t, err = q.AppointmentTypeUpdate(ctx, db.AppointmentTypeUpdateParams{
 				ID: id, ClinicID: u.ClinicID, Version: in.Version, Name: in.Name, Description: in.Description,
 				DurationMin: int32(in.DurationMin), SlotStepMin: int32(in.SlotStepMin),
 				BufferBeforeMin: int32(in.BufferBeforeMin), BufferAfterMin: int32(in.BufferAfterMin),
 				MinNoticeMin: int32(in.MinNoticeMin), MaxAdvanceDays: int32(in.MaxAdvanceDays),
 				CooldownMin: int32(in.CooldownMin), MaxHoldsPerClient: int32(in.MaxHoldsPerClient),
-				ReminderMin: in.reminderMin(), Translations: in.translationsJSON(),
+				ReminderMin: in.reminderMin(), Translations: in.translationsJSON(), ChangeDeadlineHours: deadline,
 			})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return staff.Stale(typeFromRow(old))

@@ -90,8 +90,10 @@ type ExportBooking struct {
 	// Attendance is "", arrived, no_show or completed.
 	Attendance   string     `json:"attendance"`
 	AttendanceAt *time.Time `json:"attendanceAt"`
-	Language     string     `json:"language"`
-	Patient      Contact    `json:"patient"`
+	// LateCancel: the patient cancelled inside the change deadline.
+	LateCancel bool    `json:"lateCancel"`
+	Language   string  `json:"language"`
+	Patient    Contact `json:"patient"`
 }
 
 // ExportEmail is one e-mail written to the patient, sent or not.

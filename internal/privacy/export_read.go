@@ -113,7 +113,7 @@ func (r *reader) readBookings(ctx context.Context, out *Export) error {
 			ID: b.ID, Time: r.span(b.SlotStart, b.SlotEnd),
 			AppointmentType: r.types[b.AppointmentTypeID], Specialist: r.specialists[b.SpecialistID],
 			Status: b.Status, CreatedAt: b.CreatedAt.UTC(), CancelledAt: utc(b.CancelledAt), CancelReason: b.CancelReason,
-			MovedFrom: r.mine(b.RescheduledFrom), Attendance: b.Attendance, AttendanceAt: utc(b.AttendanceAt),
+			MovedFrom: r.mine(b.RescheduledFrom), Attendance: b.Attendance, AttendanceAt: utc(b.AttendanceAt), LateCancel: b.LateCancel,
 			Language: b.Language, Patient: Contact{Name: b.PatientName, Email: b.PatientEmail, Phone: b.PatientPhone},
 		}
 		if to, ok := movedTo[b.ID]; ok {

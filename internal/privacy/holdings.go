@@ -67,6 +67,7 @@ type HeldBooking struct {
 	Future               bool // confirmed and still to come: an erasure cancels it
 	HasEmail, HasPhone   bool
 	Attendance, Language string
+	LateCancel           bool // cancelled by the patient inside the change deadline
 }
 
 // HeldMessage is one e-mail to the patient, sent or not.
@@ -273,7 +274,7 @@ func (s *Service) describe(ctx context.Context, q *db.Queries, p Patient, f foun
 		h.Bookings = append(h.Bookings, HeldBooking{
 			ID: b.ID, Start: b.SlotStart, End: b.SlotEnd, Type: typeName[b.AppointmentTypeID], Specialist: specialistName[b.SpecialistID],
 			Status: b.Status, Future: b.Status == "confirmed" && b.SlotStart.After(now),
-			HasEmail: b.PatientEmail != "", HasPhone: b.PatientPhone != "", Attendance: b.Attendance, Language: b.Language,
+			HasEmail: b.PatientEmail != "", HasPhone: b.PatientPhone != "", Attendance: b.Attendance, Language: b.Language, LateCancel: b.LateCancel,
 		})
 	}
 	for _, e := range f.places {

@@ -66,7 +66,7 @@ func (s *FrontDesk) StaffBookingPage(c echo.Context) error {
 		TypeName: typ.NameIn(tr.Lang()), Specialist: sp.Name, Status: b.Status, StatusLabel: statusWord(tr, b.Status), CancelReason: b.CancelReason,
 		Patient: b.Patient.Name, Email: b.Patient.Email, Phone: b.Patient.Phone,
 		Booked: shortWhen(tr, b.CreatedAt.In(loc)), Language: languageWord(tr, b.Language),
-		Attendance: card.Attendance, AttendanceLabel: markWord(tr, card.Attendance),
+		Attendance: card.Attendance, AttendanceLabel: markWord(tr, card.Attendance), LateCancel: b.LateCancel,
 		CalendarURL: "/staff?view=day&date=" + b.Start.In(loc).Format(time.DateOnly),
 	}
 	if b.RescheduledFrom != uuid.Nil {

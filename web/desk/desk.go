@@ -189,7 +189,7 @@ func (s *FrontDesk) DeskBook(c echo.Context) error {
 	vm := s.deskVM(c, slot, req.ClientID, typeID)
 	vm.IdempotencyKey = key
 	vm.Name, vm.Email, vm.Phone = req.Patient.Name, req.Patient.Email, req.Patient.Phone
-	vm.NoShows = s.noShows(ctx, u, req.Patient.Email, req.Patient.Phone)
+	vm.NoShows, vm.LateCancels = s.noShows(ctx, u, req.Patient.Email, req.Patient.Phone)
 	if slotErr != nil && apperr.As(slotErr) != nil && apperr.As(slotErr).Kind == apperr.NotFound {
 		return slotErr
 	}
@@ -219,23 +219,29 @@ func (s *FrontDesk) DeskNoShows(c echo.Context) error {
 	if err := u.May(staff.ActBook); err != nil {
 		return err
 	}
-	n := s.noShows(c.Request().Context(), u, c.QueryParam("email"), c.QueryParam("phone"))
-	return httpx.Render(c, http.StatusOK, nil, views.DeskNoShows(n))
+	n, late := s.noShows(c.Request().Context(), u, c.QueryParam("email"), c.QueryParam("phone"))
+	return httpx.Render(c, http.StatusOK, nil, views.DeskNoShows(n, late))
 }
 
-// noShows counts the patient's earlier no-shows; 0 when nothing was typed
-// or the count fails (it is a hint, never a reason to refuse).
-func (s *FrontDesk) noShows(ctx context.Context, u staff.User, email, phone string) int {
+// noShows counts the patient's earlier no-shows and late cancellations;
+// 0 when nothing was typed or a count fails (they are hints, never a
+// reason to refuse).
+func (s *FrontDesk) noShows(ctx context.Context, u staff.User, email, phone string) (n, late int) {
 	email, phone = strings.TrimSpace(email), strings.TrimSpace(phone)
 	if email == "" && phone == "" {
-		return 0
+		return 0, 0
 	}
 	n, err := s.deps.StaffBookings.NoShows(ctx, u, email, phone)
 	if err != nil {
 		s.deps.Logger.Warn("count no-shows", "err", err)
-		return 0
+		n = 0
 	}
-	return n
+	late, err = s.deps.StaffBookings.LateCancels(ctx, u, email, phone)
+	if err != nil {
+		s.deps.Logger.Warn("count late cancellations", "err", err)
+		late = 0
+	}
+	return n, late
 }
 
 // DeskPatients answers GET /staff/desk/patients?name=&phone=: the patients

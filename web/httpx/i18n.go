@@ -116,6 +116,7 @@ var errorKeys = map[string]string{
 	apperr.CodeInvalidArgument:     "error.INVALID_ARGUMENT",
 	apperr.CodeUnavailable:         "error.UNAVAILABLE",
 	apperr.CodeBookingNotActive:    "error.BOOKING_NOT_ACTIVE",
+	apperr.CodeChangeDeadline:      "error.CHANGE_DEADLINE",
 	apperr.CodeConcurrencyConflict: "error.CONCURRENCY_CONFLICT",
 	apperr.CodeKioskToken:          "error.KIOSK_TOKEN",
 	apperr.CodeTokenRequired:       "error.NOT_FOUND",

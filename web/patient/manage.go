@@ -9,6 +9,7 @@ import (
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
+	"github.com/clinic/booking/internal/checkout"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/ics"
@@ -26,6 +27,8 @@ type manageData struct {
 	loc    *time.Location
 	token  string
 	tr     *i18n.Localizer
+	// deadline is when the booking stops being movable online (zero: never).
+	deadline time.Time
 }
 
 func (s *Pages) loadManage(c echo.Context) (manageData, error) {
@@ -54,7 +57,20 @@ func (s *Pages) loadManage(c echo.Context) (manageData, error) {
 	if err != nil {
 		return manageData{}, err
 	}
-	return manageData{b: b, clinic: clinic, typ: typ, sp: sp, loc: loc, token: token, tr: tr}, nil
+	deadline, err := s.deps.Checkout.ChangeDeadline(ctx, b)
+	if err != nil {
+		return manageData{}, err
+	}
+	return manageData{b: b, clinic: clinic, typ: typ, sp: sp, loc: loc, token: token, tr: tr, deadline: deadline}, nil
+}
+
+// movable refuses a move once the change deadline has passed, with the
+// clinic's phone for a call instead.
+func (m manageData) movable() error {
+	if checkout.InsideDeadline(m.deadline, time.Now()) {
+		return checkout.ErrChangeDeadline(m.deadline, m.clinic.ContactPhone)
+	}
+	return nil
 }
 
 func (m manageData) vm() views.ManageVM {
@@ -66,6 +82,17 @@ func (m manageData) vm() views.ManageVM {
 		ManageURL: base, ICSURL: base + "/calendar.ics", CancelURL: base + "/cancel",
 		RescheduleURL: base + "/reschedule", Version: m.b.Version,
 		BookAgainURL: "/c/" + m.clinic.Slug + "/book/" + m.typ.ID.String(),
+		Deadline:     m.deadlineVM(),
+	}
+}
+
+func (m manageData) deadlineVM() views.DeadlineVM {
+	if m.deadline.IsZero() {
+		return views.DeadlineVM{}
+	}
+	return views.DeadlineVM{
+		When: httpx.LocalWhen(m.tr, m.deadline, m.loc), Passed: checkout.InsideDeadline(m.deadline, time.Now()),
+		Phone: m.clinic.ContactPhone,
 	}
 }
 
@@ -145,6 +172,9 @@ func (s *Pages) manageView(c echo.Context) (manageData, pageView, error) {
 	}
 	if m.b.Status != booking.StatusConfirmed {
 		return m, pageView{}, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved and cannot be moved again.")
+	}
+	if err := m.movable(); err != nil {
+		return m, pageView{}, err
 	}
 	p := pageView{slug: m.clinic.Slug, clinicID: m.clinic.ID, typeID: m.typ.ID, loc: m.loc, token: m.token, tr: m.tr,
 		current: m.b.Start}

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/desk"
 	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/staff"
@@ -60,7 +61,14 @@ func (s *Records) showPatient(c echo.Context, status int, vm views.PatientsVM) e
 		if b.Future {
 			status = l.T("records.patients.to_come", map[string]any{"Status": status})
 		}
-		vm.Bookings = append(vm.Bookings, views.PatientBookingVM{When: b.Start.In(loc).Format(when), Type: typeName(b.Type), Specialist: b.Specialist, Status: status})
+		vm.Bookings = append(vm.Bookings, views.PatientBookingVM{When: b.Start.In(loc).Format(when), Type: typeName(b.Type), Specialist: b.Specialist, Status: status,
+			LateCancel: b.LateCancel})
+		if b.Attendance == desk.NoShow {
+			vm.NoShows++
+		}
+		if b.LateCancel {
+			vm.LateCancels++
+		}
 	}
 	for _, m := range h.Messages {
 		vm.Messages = append(vm.Messages, views.PatientMessageVM{Kind: words(l, kindPrefix, m.Kind), Status: words(l, mailPrefix, m.Status), When: m.CreatedAt.In(loc).Format(when)})

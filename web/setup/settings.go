@@ -42,7 +42,8 @@ func settingsVM(c echo.Context, nav views.StaffNav, st clinics.Settings) views.S
 		Verification: st.Verification, Verifications: clinics.Verifications,
 		RetentionMonths: st.Privacy.RetentionMonths, MailRetentionDays: st.Privacy.MailRetentionDays,
 		ControllerName: st.Privacy.ControllerName, PrivacyContact: st.Privacy.Contact,
-		Version: st.Version, Errors: map[string]string{},
+		ChangeDeadlineHours: st.ChangeDeadlineHours,
+		Version:             st.Version, Errors: map[string]string{},
 	}
 }
 
@@ -107,8 +108,24 @@ func settingsForm(c echo.Context) clinics.Settings {
 			SlotStepMin: num("defaultSlotStepMin"), MinNoticeMin: span("defaultMinNotice", "defaultMinNoticeMin"),
 			MaxAdvanceDays: num("defaultMaxAdvanceDays"), CooldownMin: span("defaultCooldown", "defaultCooldownMin"),
 		},
-		Version: httpx.Atoi32(c.FormValue("version")),
+		ChangeDeadlineHours: changeDeadline(c),
+		Version:             httpx.Atoi32(c.FormValue("version")),
 	}
+}
+
+// changeDeadline reads the settings' change deadline: one left out (a form
+// from before it) keeps the clinic's, one that is not a number reads as
+// -2, which the range refuses naming the field.
+func changeDeadline(c echo.Context) int32 {
+	const field = "changeDeadlineHours"
+	if _, sent := c.Request().PostForm[field]; !sent {
+		return clinics.KeepChangeDeadline
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(c.FormValue(field)), 10, 32)
+	if err != nil {
+		return -2
+	}
+	return int32(n)
 }
 
 // SettingsSave answers POST /staff/settings.

@@ -43,6 +43,13 @@ func (s *Admin) typeFormVM(c echo.Context, t practice.AppointmentType, chosen []
 		MinNoticeMin: t.MinNoticeMin, MaxAdvanceDays: t.MaxAdvanceDays, CooldownMin: t.CooldownMin,
 		MaxHoldsPerClient: t.MaxHoldsPerClient, ReminderHours: strconv.Itoa(int(t.ReminderMin / 60)),
 		Version: t.Version, Errors: map[string]string{}}
+	if t.ChangeDeadlineHours.Valid {
+		vm.ChangeDeadlineHours = strconv.Itoa(int(t.ChangeDeadlineHours.Int32))
+	}
+	st, err := s.deps.Clinics.Settings(c.Request().Context(), httpx.StaffUser(c).ClinicID)
+	if err == nil {
+		vm.DefaultDeadlineHours = int(st.ChangeDeadlineHours)
+	}
 	if t.ID != uuid.Nil {
 		vm.ID = t.ID.String()
 	}
@@ -115,7 +122,11 @@ func (s *Admin) TypeSave(c echo.Context) error {
 		BufferAfterMin: num("bufferAfterMin"), MinNoticeMin: spanMinutes(c, "minNotice", "minNoticeMin"), MaxAdvanceDays: num("maxAdvanceDays"),
 		CooldownMin: spanMinutes(c, "cooldown", "cooldownMin"), MaxHoldsPerClient: num("maxHoldsPerClient"),
 		ReminderHours: reminderHours(form), SpecialistIDs: chosen, Version: httpx.Atoi32(c.FormValue("version")),
-		Translations: typeTranslations(form),
+		Translations:   typeTranslations(form),
+		ChangeDeadline: practice.KeepChangeDeadline,
+	}
+	if typed, sent := form["changeDeadlineHours"]; sent && len(typed) > 0 {
+		in.ChangeDeadline = typed[0]
 	}
 	t, err := s.deps.Practice.SaveType(c.Request().Context(), httpx.StaffUser(c), id, in)
 	if err == nil {
@@ -147,6 +158,9 @@ func (s *Admin) TypeSave(c echo.Context) error {
 	}
 	if typed := form["reminderHours"]; len(typed) > 0 {
 		vm.ReminderHours = typed[0]
+	}
+	if typed := form["changeDeadlineHours"]; len(typed) > 0 {
+		vm.ChangeDeadlineHours = typed[0]
 	}
 	vm.Errors = errs
 	return s.kit.Page(c, http.StatusUnprocessableEntity, httpx.Tr(c).T("admin.types.one", nil), views.TypeForm(vm))
