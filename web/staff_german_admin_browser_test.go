@@ -22,7 +22,7 @@ import (
 func adminPage(t *testing.T, tab *browserTab, url, visible, what string, english []string) string {
 	t.Helper()
 	openPage(t, tab, url, visible)
-	got := pageText(tab)
+	got := recordsText(tab)
 	if english != nil {
 		noEnglish(t, what, got, english)
 	}
@@ -88,7 +88,7 @@ func TestStaffAdminPagesInGermanAndEnglishBrowser(t *testing.T) {
 	openPage(t, de, a.URL+"/staff/users", `[data-testid="table"]`)
 	de.Do(polishWait, "open a row's Disable", chromedp.Click(chromedp.CSS(`tr[data-account] details.confirm summary`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-account] details.confirm[open] button.danger`)))
-	got = pageText(de)
+	got = recordsText(de)
 	noEnglish(t, "the German accounts page", got, english)
 	if !strings.Contains(got, "Was jede Rolle darf") || !strings.Contains(got, "Konto deaktivieren") {
 		t.Errorf("the accounts page is not German:\n%s", clip(got, 1200))
