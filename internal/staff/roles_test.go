@@ -91,6 +91,7 @@ var methodActions = map[string]staff.Action{
 	"desk.Bookings.Search":                  staff.ActSearch,
 	"desk.Bookings.MarkAttendance":          staff.ActAttendance,
 	"desk.Bookings.NoShows":                 staff.ActBook,
+	"desk.Bookings.LateCancels":             staff.ActBook,
 	"desk.Bookings.BookingCard":             staff.ActCalendar,
 	"desk.Bookings.DaySheet":                staff.ActCalendar,
 	"desk.Desk.Slot":                        staff.ActBook,
