@@ -22,7 +22,7 @@ var (
 	// Split by clinic_id, each clinic's rows on one node.
 	distributedTables = []string{
 		"access_records", "appointment_type_specialists", "appointment_types", "audit_log",
-		"booking_links", "bookings", "erasures", "idempotency_keys", "kiosk_tokens",
+		"booking_links", "bookings", "closures", "erasures", "idempotency_keys", "kiosk_tokens",
 		"messages", "outbox_copies", "overrides", "specialists", "waitlist_entries",
 		"waitlist_links", "waitlist_offers", "waitlist_openings", "weekly_hours",
 	}
