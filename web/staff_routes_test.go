@@ -125,7 +125,12 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"POST", "/account/sessions/end-others", "/staff/account/sessions/end-others", url.Values{}},
 		{"POST", "/kiosks", "/staff/kiosks", url.Values{"name": {"Intruder"}}},
 		{"POST", "/kiosks/revoke", "/staff/kiosks/revoke", url.Values{"id": {uuid.NewString()}}},
+		{"POST", "/kiosks/language", "/staff/kiosks/language", url.Values{"id": {uuid.NewString()}, "language": {"de"}}},
 		{"POST", "/settings", "/staff/settings", url.Values{"name": {"Intruder"}, "version": {"1"}}},
+		{"POST", "/settings/feeds", "/staff/settings/feeds", url.Values{"names": {"off"}}},
+		{"POST", "/specialists/:id/feed", "/staff/specialists/" + spS + "/feed", url.Values{"action": {"revoke"}}},
+		{"POST", "/specialists/:id/feed/link", "/staff/specialists/" + spS + "/feed/link", url.Values{"account": {uuid.NewString()}}},
+		{"POST", "/account/feed", "/staff/account/feed", url.Values{"action": {"revoke"}}},
 		{"POST", "/patients/erase", "/staff/patients/erase", url.Values{"email": {"nobody@example.org"}, "confirm": {"nobody@example.org"}}},
 	}
 }

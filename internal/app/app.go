@@ -224,7 +224,6 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	bookings.Observe(slotSvc.OnBookingChange)
 	bookings.Observe(co.OnBookingChange)
 	feedSvc := feeds.New(pool, rdb, feeds.Options{Refresh: o.FeedRefresh, Logger: logger})
-	bookings.Observe(feedSvc.OnBookingChange)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerPoolMetrics(reg, pool, rdb, holdStore)

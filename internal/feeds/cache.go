@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/clinic/booking/internal/booking"
 )
 
 // cacheKey names one cached body.
@@ -60,20 +58,6 @@ func (s *Service) store(ctx context.Context, k cacheKey, b Body) {
 	pipe.PExpire(ctx, hashOf(k.clinic), s.refresh+time.Minute)
 	if _, err := pipe.Exec(ctx); err != nil {
 		s.log.Debug("feeds: cache write failed", "err", err)
-	}
-}
-
-// OnBookingChange drops the cached feeds of the specialists a committed
-// booking change touches (a move's old and new specialist). It is a
-// booking.Service observer.
-func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
-	fields := []string{fieldOf(ch.Booking.SpecialistID, false), fieldOf(ch.Booking.SpecialistID, true)}
-	if p := ch.Previous; p != nil && p.SpecialistID != ch.Booking.SpecialistID {
-		fields = append(fields, fieldOf(p.SpecialistID, false), fieldOf(p.SpecialistID, true))
-	}
-	if err := s.rdb.HDel(context.WithoutCancel(ctx), hashOf(ch.Booking.ClinicID), fields...).Err(); err != nil {
-		// The body is rebuilt within the refresh interval anyway.
-		s.log.Warn("feeds: dropping cached feeds failed", "err", err)
 	}
 }
 

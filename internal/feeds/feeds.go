@@ -14,11 +14,13 @@
 //
 // Bodies are cached in Redis, one hash per clinic (key "feeds:{<clinic>}",
 // field "<specialist>:<0|1 names>", value: the build time, the ETag and
-// the body). A committed booking change drops its specialist's fields
-// (OnBookingChange), a change of the clinic's set-up or an erasure drops
-// the clinic's hash (ClinicChanged), and any body older than the refresh
+// the body). A change of the clinic's set-up or an erasure drops the
+// clinic's hash (ClinicChanged), and any body older than the refresh
 // interval is built again: whatever changed, a reader sees it within that
-// interval. Without Redis a feed is built on each request.
+// interval. A booking change drops nothing: that would add a Redis
+// command to every booking for readers that poll every quarter of an
+// hour at best, and the refresh interval bounds the delay anyway. Without
+// Redis a feed is built on each request.
 package feeds
 
 import (
