@@ -36,13 +36,6 @@ func ClinicVM(r clinics.Clinic) views.ClinicVM {
 		ContactPhone: r.ContactPhone, ContactEmail: r.ContactEmail}
 }
 
-// LongWhen is a time in full, in English, with the zone's IANA name (the
-// staff pages).
-func LongWhen(t time.Time, loc *time.Location) string {
-	var en *i18n.Localizer
-	return en.LongDateTime(t.In(loc)) + " (" + loc.String() + ")"
-}
-
 // LocalWhen is a time in full in l's language, with the clinic's zone as
 // people say it: "Tuesday 24 November 2026, 10:00 (Berlin time)".
 func LocalWhen(l *i18n.Localizer, t time.Time, loc *time.Location) string {
