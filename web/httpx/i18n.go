@@ -63,6 +63,9 @@ func SpeakStaff(next echo.HandlerFunc) echo.HandlerFunc {
 // Tr is the language speak chose for this request (English before it).
 func Tr(c echo.Context) *i18n.Localizer { return i18n.FromContext(c.Request().Context()) }
 
+// T is the message key in the language chosen for this request.
+func T(c echo.Context, key string) string { return Tr(c).T(key, nil) }
+
 // languageCookieAge is how long the switcher's choice lasts: a year.
 const languageCookieAge = 365 * 24 * 60 * 60
 

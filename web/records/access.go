@@ -29,7 +29,7 @@ func (s *Records) AccessPatient(c echo.Context) error {
 	ctx := c.Request().Context()
 	email, phone := strings.TrimSpace(c.QueryParam("email")), strings.TrimSpace(c.QueryParam("phone"))
 	vm := views.AccessPatientVM{Nav: s.kit.Nav(c, "users"), Email: email, Phone: phone}
-	title := tr(c, "records.access.title")
+	title := httpx.T(c, "records.access.title")
 	if email == "" && phone == "" {
 		return s.kit.Page(c, http.StatusOK, title, views.AccessPatient(vm))
 	}

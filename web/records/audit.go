@@ -73,7 +73,7 @@ func (s *Records) AuditPage(c echo.Context) error {
 	if more {
 		vm.NextURL = pageURL(f.Page + 1)
 	}
-	return s.kit.Page(c, http.StatusOK, tr(c, "records.audit.title"), views.Audit(vm))
+	return s.kit.Page(c, http.StatusOK, httpx.T(c, "records.audit.title"), views.Audit(vm))
 }
 
 // recordAudit records the bookings, waitlist places and e-mails whose

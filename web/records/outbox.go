@@ -102,7 +102,7 @@ func (s *Records) OutboxPage(c echo.Context) error {
 	if err := s.recordMessages(c, shown...); err != nil {
 		return err
 	}
-	return s.kit.Page(c, http.StatusOK, tr(c, "records.outbox.title"), views.Outbox(vm))
+	return s.kit.Page(c, http.StatusOK, httpx.T(c, "records.outbox.title"), views.Outbox(vm))
 }
 
 func outboxPath(id uuid.UUID) string { return "/staff/outbox/" + id.String() }

@@ -58,7 +58,7 @@ func (s *Records) PatientExport(c echo.Context) error {
 		return err
 	}
 	vm.Nav = s.kit.Nav(c, "patients")
-	return s.kit.Page(c, http.StatusOK, tr(c, "records.export.page"), views.PatientExport(vm))
+	return s.kit.Page(c, http.StatusOK, httpx.T(c, "records.export.page"), views.PatientExport(vm))
 }
 
 // exportWords are the reader's words for the export's stored values.

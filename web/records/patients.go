@@ -87,7 +87,7 @@ func (s *Records) showPatient(c echo.Context, status int, vm views.PatientsVM) e
 
 func (s *Records) renderPatients(c echo.Context, status int, vm views.PatientsVM) error {
 	vm.Nav = s.kit.Nav(c, "patients")
-	return s.kit.Page(c, status, tr(c, "records.patients.title"), views.Patients(vm))
+	return s.kit.Page(c, status, httpx.T(c, "records.patients.title"), views.Patients(vm))
 }
 
 // PatientErase answers POST /staff/patients/erase: the address or number
@@ -101,7 +101,7 @@ func (s *Records) PatientErase(c echo.Context) error {
 	vm := views.PatientsVM{Email: strings.TrimSpace(c.FormValue("email")), Phone: strings.TrimSpace(c.FormValue("phone"))}
 	confirm := strings.TrimSpace(c.FormValue("confirm"))
 	if confirm == "" || (!strings.EqualFold(confirm, vm.Email) && confirm != vm.Phone) {
-		vm.Problem = tr(c, "records.patients.erase_confirm")
+		vm.Problem = httpx.T(c, "records.patients.erase_confirm")
 		return s.showPatient(c, http.StatusUnprocessableEntity, vm)
 	}
 	// Read before the erasure: the session this request writes back must

@@ -25,9 +25,6 @@ func words(l *i18n.Localizer, prefix, value string) string {
 	return value
 }
 
-// tr is the message key in the page's language.
-func tr(c echo.Context, key string) string { return httpx.Tr(c).T(key, nil) }
-
 // heldReason matches the reason the cap on e-mails to one address stores
 // for a message it holds back (in English, as the outbox writes it).
 var heldReason = regexp.MustCompile(`^Held back: this address got (\d+) e-mails that online requests to (this clinic|the clinics of this server) caused`)

@@ -41,7 +41,7 @@ func (s *SignIn) renderAccount(c echo.Context, status int, notice string, err *a
 		return ferr
 	}
 	vm.Feed = feed
-	return s.kit.Page(c, status, tr(c, "signin.account.title"), views.StaffAccount(vm))
+	return s.kit.Page(c, status, httpx.T(c, "signin.account.title"), views.StaffAccount(vm))
 }
 
 // AccountChange answers POST /staff/account (current, password, confirm):
@@ -60,7 +60,7 @@ func (s *SignIn) AccountChange(c echo.Context) error {
 	}
 	password := c.FormValue("password")
 	if password != c.FormValue("confirm") {
-		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("confirm", "%s", tr(c, "signin.account.mismatch")))
+		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("confirm", "%s", httpx.T(c, "signin.account.mismatch")))
 	}
 	ctx := c.Request().Context()
 	err := s.deps.Staff.ChangePassword(ctx, u, c.FormValue("current"), password)
@@ -77,10 +77,10 @@ func (s *SignIn) AccountChange(c echo.Context) error {
 		return err
 	}
 	s.deps.Sessions.Remove(ctx, "csrf")
-	notice := tr(c, "signin.account.changed")
+	notice := httpx.T(c, "signin.account.changed")
 	if err := s.endSessionsOf(ctx, u.ID); err != nil {
 		httpx.LoggerFrom(c).Error("end the account's other sessions", "staff", u.ID, "err", err)
-		notice = tr(c, "signin.account.changed_partly")
+		notice = httpx.T(c, "signin.account.changed_partly")
 	}
 	return s.renderAccount(c, http.StatusOK, notice, nil)
 }

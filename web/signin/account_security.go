@@ -78,7 +78,7 @@ func (s *SignIn) renderSecondFactor(c echo.Context, status int, problem string) 
 	}
 	// The page carries the secret: keep it out of caches and referrers.
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.kit.Page(c, status, tr(c, "signin.factor.title"), views.StaffSecondFactorSetUp(vm))
+	return s.kit.Page(c, status, httpx.T(c, "signin.factor.title"), views.StaffSecondFactorSetUp(vm))
 }
 
 // SecondFactorConfirm answers POST /staff/account/second-factor (code): a
@@ -97,7 +97,7 @@ func (s *SignIn) SecondFactorConfirm(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.kit.Page(c, http.StatusOK, tr(c, "signin.recovery.page"), views.StaffRecoveryCodes(s.kit.Nav(c, "account"), codes))
+	return s.kit.Page(c, http.StatusOK, httpx.T(c, "signin.recovery.page"), views.StaffRecoveryCodes(s.kit.Nav(c, "account"), codes))
 }
 
 // SessionEnd answers POST /staff/account/sessions/end (id): one of the
@@ -105,7 +105,7 @@ func (s *SignIn) SecondFactorConfirm(c echo.Context) error {
 func (s *SignIn) SessionEnd(c echo.Context) error {
 	id, err := uuid.Parse(c.FormValue("id"))
 	if err != nil {
-		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("id", "%s", tr(c, "signin.sessions.choose")))
+		return s.renderAccount(c, http.StatusBadRequest, "", apperr.Invalidf("id", "%s", httpx.T(c, "signin.sessions.choose")))
 	}
 	err = s.deps.Staff.EndSession(c.Request().Context(), httpx.StaffUser(c), id, time.Now())
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.NotFound {
@@ -114,7 +114,7 @@ func (s *SignIn) SessionEnd(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderAccount(c, http.StatusOK, tr(c, "signin.sessions.ended"), nil)
+	return s.renderAccount(c, http.StatusOK, httpx.T(c, "signin.sessions.ended"), nil)
 }
 
 // SessionsEndOthers answers POST /staff/account/sessions/end-others:
@@ -131,5 +131,5 @@ func (s *SignIn) SessionsEndOthers(c echo.Context) error {
 	if err := s.endSessionsOfExcept(ctx, u.ID, keep); err != nil {
 		return err
 	}
-	return s.renderAccount(c, http.StatusOK, tr(c, "signin.sessions.others_ended"), nil)
+	return s.renderAccount(c, http.StatusOK, httpx.T(c, "signin.sessions.others_ended"), nil)
 }

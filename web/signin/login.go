@@ -17,7 +17,7 @@ import (
 // LoginPage answers GET /staff/login. It writes no session: the form's
 // CSRF token is a signed double submit (see loginCSRF).
 func (s *SignIn) LoginPage(c echo.Context) error {
-	return s.kit.Page(c, http.StatusOK, tr(c, "signin.title"), views.StaffLogin("", "", s.loginCSRF(c)))
+	return s.kit.Page(c, http.StatusOK, httpx.T(c, "signin.title"), views.StaffLogin("", "", s.loginCSRF(c)))
 }
 
 // Login answers POST /staff/login. Attempts are limited per address, and
@@ -45,7 +45,7 @@ func (s *SignIn) Login(c echo.Context) error {
 	u, err := s.deps.Staff.Authenticate(ctx, email, c.FormValue("password"))
 	if err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
-			return s.kit.Page(c, http.StatusUnauthorized, tr(c, "signin.title"), views.StaffLogin(email, say(c, ae), s.loginCSRF(c)))
+			return s.kit.Page(c, http.StatusUnauthorized, httpx.T(c, "signin.title"), views.StaffLogin(email, say(c, ae), s.loginCSRF(c)))
 		}
 		return err
 	}
@@ -55,7 +55,7 @@ func (s *SignIn) Login(c echo.Context) error {
 func (s *SignIn) tooManyLogins(c echo.Context, email string, wait time.Duration) error {
 	secs := max(apperr.Seconds(wait), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-	return s.kit.Page(c, http.StatusTooManyRequests, tr(c, "signin.title"),
+	return s.kit.Page(c, http.StatusTooManyRequests, httpx.T(c, "signin.title"),
 		views.StaffLogin(email, tooMany(c, secs), s.loginCSRF(c)))
 }
 

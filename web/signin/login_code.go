@@ -100,7 +100,7 @@ func (s *SignIn) LoginCodePage(c echo.Context) error {
 	if _, ok := s.pendingAccount(c); !ok {
 		return c.Redirect(http.StatusSeeOther, "/staff/login")
 	}
-	return s.kit.Page(c, http.StatusOK, tr(c, "signin.title"), views.StaffLoginCode("", s.loginCSRF(c)))
+	return s.kit.Page(c, http.StatusOK, httpx.T(c, "signin.title"), views.StaffLoginCode("", s.loginCSRF(c)))
 }
 
 // LoginCode answers POST /staff/login/code (code): a TOTP code or a
@@ -135,7 +135,7 @@ func (s *SignIn) LoginCode(c echo.Context) error {
 	}
 	if err := s.deps.Staff.CheckSecondFactor(ctx, u.ID, c.FormValue("code"), time.Now()); err != nil {
 		if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Unauthorized {
-			return s.kit.Page(c, http.StatusUnauthorized, tr(c, "signin.title"), views.StaffLoginCode(say(c, ae), s.loginCSRF(c)))
+			return s.kit.Page(c, http.StatusUnauthorized, httpx.T(c, "signin.title"), views.StaffLoginCode(say(c, ae), s.loginCSRF(c)))
 		}
 		return err
 	}
@@ -145,6 +145,6 @@ func (s *SignIn) LoginCode(c echo.Context) error {
 func (s *SignIn) tooManyCodes(c echo.Context, wait time.Duration) error {
 	secs := max(apperr.Seconds(wait), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-	return s.kit.Page(c, http.StatusTooManyRequests, tr(c, "signin.title"),
+	return s.kit.Page(c, http.StatusTooManyRequests, httpx.T(c, "signin.title"),
 		views.StaffLoginCode(tooMany(c, secs), s.loginCSRF(c)))
 }

@@ -64,7 +64,7 @@ func (s *SignIn) linkProblem(c echo.Context, err error) error {
 		status = http.StatusGone
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.kit.Page(c, status, tr(c, "signin.link.page"), views.StaffLinkProblem(say(c, ae)))
+	return s.kit.Page(c, status, httpx.T(c, "signin.link.page"), views.StaffLinkProblem(say(c, ae)))
 }
 
 // WelcomePage answers GET /staff/welcome/:token: the form that chooses
@@ -93,7 +93,7 @@ func (s *SignIn) welcomeForm(c echo.Context, status int, token string, info staf
 	// The token is in the address: keep it out of caches and referrers.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.kit.Page(c, status, tr(c, "signin.welcome.title"), views.StaffPassword(vm))
+	return s.kit.Page(c, status, httpx.T(c, "signin.welcome.title"), views.StaffPassword(vm))
 }
 
 // Welcome answers POST /staff/welcome/:token: sets the password and uses
@@ -116,7 +116,7 @@ func (s *SignIn) Welcome(c echo.Context) error {
 	}
 	password := c.FormValue("password")
 	if password != c.FormValue("confirm") {
-		return s.welcomeForm(c, http.StatusBadRequest, token, info, apperr.Invalidf("confirm", "%s", tr(c, "signin.welcome.mismatch")))
+		return s.welcomeForm(c, http.StatusBadRequest, token, info, apperr.Invalidf("confirm", "%s", httpx.T(c, "signin.welcome.mismatch")))
 	}
 	u, err := s.deps.Staff.UseLink(ctx, token, password, time.Now())
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Invalid {

@@ -52,9 +52,6 @@ func say(c echo.Context, err *apperr.Error) string {
 	return err.Message
 }
 
-// tr is the message key in the page's language.
-func tr(c echo.Context, key string) string { return httpx.Tr(c).T(key, nil) }
-
 // tooMany is the sign-in forms' refusal of one more try for secs seconds.
 func tooMany(c echo.Context, secs int) string {
 	return httpx.Tr(c).T("signin.too_many", map[string]any{"Seconds": secs})
