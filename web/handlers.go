@@ -64,7 +64,7 @@ func newHandlers(d Deps) handlers {
 		desk: desk.New(desk.Deps{
 			Access: d.Access, Assets: d.Assets, Bookings: d.Bookings, Clinics: d.Clinics, Desk: d.Desk, Holds: d.Holds,
 			Logger: d.Logger, Outbox: d.Outbox, Sessions: d.Sessions, Slots: d.Slots, Staff: d.Staff,
-			StaffBookings: d.StaffBookings, Waitlist: d.Waitlist,
+			StaffBookings: d.StaffBookings, Waitlist: d.Waitlist, Series: d.Series,
 		}, kit, live),
 		setup: setup.New(setup.Deps{
 			Assets: d.Assets, Clinics: d.Clinics, Holds: d.Holds, Logger: d.Logger, Practice: d.Practice,

@@ -40,6 +40,7 @@ import (
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/ratelimit"
+	"github.com/clinic/booking/internal/series"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/verify"
@@ -103,6 +104,7 @@ type Deps struct {
 	// Calendar feeds: the service, and its requests per client address
 	// and per feed address.
 	Feeds                      *feeds.Service
+	Series                     *series.Service
 	FeedIPLimiter, FeedLimiter *ratelimit.Limiter
 
 	// Heartbeats (PATCH /v1/holds and the pages'), per hold and per IP.

@@ -42,6 +42,7 @@ import (
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/privacy"
 	"github.com/clinic/booking/internal/secret"
+	"github.com/clinic/booking/internal/series"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
@@ -281,6 +282,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 		Access:            access,
 		PatientExport:     privacy.NewExporter(pool),
 		Feeds:             feedSvc,
+		Series:            series.New(pool, slotSvc, holdStore, bookings),
 	}
 	d.Privacy = privacy.New(privacy.Config{Pool: pool, Redis: rdb, Bookings: bookings, Holds: holdStore, Outbox: ob,
 		Ledger: privacy.NewLedger(o.ErasureLedger, d.Secret), Changed: changed, LimitScope: o.LimitScope, Log: logger})

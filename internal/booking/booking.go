@@ -46,6 +46,10 @@ type Booking struct {
 	// Language is the language the patient booked in ("en", "de"; empty
 	// when unknown, as for a booking made by staff): their e-mails use it.
 	Language string `json:"-"`
+	// SeriesID is the series the booking is a session of (uuid.Nil: none),
+	// SeriesPosition its place in it, from 1.
+	SeriesID       uuid.UUID `json:"seriesId,omitzero"`
+	SeriesPosition int       `json:"seriesPosition,omitempty"`
 }
 
 // Patient is who the booking is for.
@@ -76,6 +80,8 @@ func fromRow(r db.Booking) Booking {
 		CreatedAt:         r.CreatedAt.UTC(),
 		Version:           r.Version,
 		Language:          r.Language,
+		SeriesID:          r.SeriesID.UUID,
+		SeriesPosition:    int(r.SeriesPosition.Int32),
 	}
 }
 
@@ -200,6 +206,10 @@ type Change struct {
 	// Quiet is, for cancel, a change the patient is not told of: their
 	// details are being erased, and nothing may be written to them.
 	Quiet bool
+	// Series is, for a confirm or a cancel that is one part of a change
+	// of a whole series (BookSeries, CancelSeriesFrom), its place in that
+	// change: the patient is told of the whole once, not of each part.
+	Series SeriesStep
 }
 
 // hasBefore says whether any hook has a Before step.

@@ -30,6 +30,9 @@ type CancelRequest struct {
 	// Late: the patient cancels inside the type's change deadline; the
 	// booking is marked so for staff (Booking.LateCancel).
 	Late bool
+	// Series: the cancel is one part of a cancel of a series' sessions
+	// (CancelSeriesFrom), told to the hooks (Change.Series).
+	Series SeriesStep
 }
 
 // Cancel frees a booking's slot at once. Cancelling a booking that is
@@ -91,7 +94,7 @@ func (s *Service) cancel(ctx context.Context, tx pgx.Tx, req CancelRequest) (Cha
 	if old.Status != StatusConfirmed {
 		return Change{Kind: ChangeCancel, Booking: old}, false, nil
 	}
-	ch := Change{Kind: ChangeCancel, Booking: old, Actor: req.Actor, Reason: req.Reason, Quiet: req.Quiet}
+	ch := Change{Kind: ChangeCancel, Booking: old, Actor: req.Actor, Reason: req.Reason, Quiet: req.Quiet, Series: req.Series}
 	if err := s.before(ctx, tx, ch); err != nil {
 		return Change{}, false, err
 	}

@@ -89,6 +89,8 @@ type Booking struct {
 	CancelledOnline   bool
 	AnonymisedAt      *time.Time
 	LateCancel        bool
+	SeriesID          uuid.NullUUID
+	SeriesPosition    pgtype.Int4
 }
 
 type BookingLink struct {
@@ -218,6 +220,17 @@ type Override struct {
 	StartLocal   pgtype.Time
 	EndLocal     pgtype.Time
 	Note         string
+}
+
+type Series struct {
+	ID                uuid.UUID
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	SpecialistID      uuid.UUID
+	EveryDays         int32
+	Planned           int32
+	CreatedBy         string
+	CreatedAt         time.Time
 }
 
 type ServerSecret struct {

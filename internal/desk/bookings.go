@@ -156,6 +156,7 @@ type SearchResult struct {
 	Status                                  string
 	PatientName, PatientEmail, PatientPhone string
 	TypeName, SpecialistName                string
+	Series                                  SeriesMark // its place in its series, if any
 }
 
 func searchResultFromRow(r db.BookingSearchRow) SearchResult {
@@ -172,7 +173,11 @@ func (b *Bookings) Search(ctx context.Context, u staff.User, q string, from, to 
 		return nil, err
 	}
 	rows, err := db.New(b.pool).BookingSearch(ctx, db.BookingSearchParams{ClinicID: u.ClinicID, Q: strings.TrimSpace(q), RangeStart: from, RangeEnd: to})
-	return staff.FromRows(rows, err, searchResultFromRow)
+	out, err := staff.FromRows(rows, err, searchResultFromRow)
+	if err != nil {
+		return nil, err
+	}
+	return out, b.markSearch(ctx, u.ClinicID, out)
 }
 
 // noticeWords says a notice as people do: "2 hours", "1 day", "90 minutes".

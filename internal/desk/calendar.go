@@ -22,6 +22,8 @@ type CalendarBooking struct {
 	// Attendance is whether the patient came: "" (not marked), or one of
 	// Arrived, NoShow, Completed.
 	Attendance string
+	// Series is the booking's place in its series, if it is a session of one.
+	Series SeriesMark
 }
 
 func calendarBookingFromRow(r db.BookingCalendarRow) CalendarBooking {
@@ -74,7 +76,11 @@ func (b *Bookings) ClinicCalendar(ctx context.Context, clinicID uuid.UUID, start
 
 func (b *Bookings) calendar(ctx context.Context, clinicID uuid.UUID, from, to time.Time) ([]CalendarBooking, error) {
 	rows, err := db.New(b.pool).BookingCalendar(ctx, db.BookingCalendarParams{ClinicID: clinicID, RangeStart: from, RangeEnd: to})
-	return staff.FromRows(rows, err, calendarBookingFromRow)
+	out, err := staff.FromRows(rows, err, calendarBookingFromRow)
+	if err != nil {
+		return nil, err
+	}
+	return out, b.markCalendar(ctx, clinicID, out)
 }
 
 // CalendarChoices are what the calendar offers to pick: the clinic's

@@ -67,7 +67,7 @@ type Input struct {
 	ManageURL   string         // Confirmation, Reminder, Change: the absolute manage link
 	BookURL     string         // Cancellation: the clinic's booking page (no button when empty)
 	PrivacyURL  string         // every letter: the clinic's privacy page, linked from the footer (none when empty)
-	List        []Listed       // Lookup: the upcoming bookings, at least one
+	List        []Listed       // Lookup: the upcoming bookings; Series, SeriesCancellation: the sessions; at least one
 	Waitlist    Waitlist       // WaitlistJoined, WaitlistOffer: the place on the waitlist
 	Offer       *Offer         // WaitlistOffer: the time offered
 	Now         time.Time      // when the letter is written: the .ics DTSTAMP, and "today"/"tomorrow" of a reminder
@@ -119,6 +119,10 @@ func Compose(in Input) (Letter, error) {
 		vm, err = w.waitlistJoined()
 	case WaitlistOffer:
 		vm, err = w.waitlistOffer()
+	case Series:
+		vm, err = w.series()
+	case SeriesCancellation:
+		vm, err = w.seriesCancellation()
 	default:
 		return Letter{}, fmt.Errorf("letters: unknown kind %q", in.Kind)
 	}
@@ -135,6 +139,9 @@ func Compose(in Input) (Letter, error) {
 	letter := Letter{Subject: vm.Title, Text: plainText(vm), HTML: html}
 	if in.Kind == Confirmation || in.Kind == Reminder || in.Kind == Change {
 		letter.Attachments = []Attachment{w.calendar(in.Appointment)}
+	}
+	if in.Kind == Series {
+		letter.Attachments = []Attachment{w.seriesCalendar()}
 	}
 	return letter, nil
 }

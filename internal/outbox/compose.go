@@ -28,6 +28,8 @@ func (o *Outbox) compose(ctx context.Context, m db.Message) (mail.Message, error
 		to, err = o.lookupInput(ctx, m, &in)
 	case m.Kind == KindWaitlistJoined || m.Kind == KindWaitlistOffer:
 		to, err = o.waitlistInput(ctx, m, &in)
+	case m.Kind == KindSeries || m.Kind == KindSeriesCancellation:
+		err = o.seriesInput(ctx, m, &in)
 	default:
 		err = o.bookingInput(ctx, m, &in)
 	}

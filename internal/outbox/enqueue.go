@@ -30,13 +30,18 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 	q := db.New(tx)
 	b := ch.Booking
 	var msgs []message
-	switch ch.Kind {
-	case booking.ChangeConfirm:
+	switch {
+	case ch.Series.ID != uuid.Nil:
+		var err error
+		if msgs, err = o.seriesPart(ctx, tx, q, ch); err != nil || ch.Quiet {
+			return err
+		}
+	case ch.Kind == booking.ChangeConfirm:
 		var err error
 		if msgs, err = o.confirmation(ctx, q, ch); err != nil {
 			return err
 		}
-	case booking.ChangeCancel:
+	case ch.Kind == booking.ChangeCancel:
 		if err := o.cancelPending(ctx, tx, q, b.ID); err != nil {
 			return err
 		}
@@ -46,7 +51,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 		m := o.about(b, KindCancellation, o.now(), causeOf(ch.Actor))
 		m.Reason = staffReason(ch)
 		msgs = append(msgs, m)
-	case booking.ChangeReschedule:
+	case ch.Kind == booking.ChangeReschedule:
 		if ch.Previous != nil {
 			if err := o.cancelPending(ctx, tx, q, ch.Previous.ID); err != nil {
 				return err
@@ -81,7 +86,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) erro
 // is checked at the commit). Any other change is ErrNotQueued: Enqueue
 // writes it.
 func (o *Outbox) Queue(ctx context.Context, tx pgx.Tx, later db.DBTX, ch booking.Change) error {
-	if ch.Kind != booking.ChangeConfirm {
+	if ch.Kind != booking.ChangeConfirm || ch.Series.ID != uuid.Nil {
 		return booking.ErrNotQueued
 	}
 	msgs, err := o.confirmation(ctx, db.New(tx), ch)

@@ -44,10 +44,15 @@ const (
 	// The waitlist's: a place taken, and a time offered.
 	KindWaitlistJoined = "waitlist_joined"
 	KindWaitlistOffer  = "waitlist_offer"
+	// A series': its sessions booked, and its sessions cancelled from
+	// one on, each told in one message.
+	KindSeries             = "series"
+	KindSeriesCancellation = "series_cancellation"
 )
 
 // Kinds lists every kind, for metrics.
-var Kinds = []string{KindConfirmation, KindReminder, KindChange, KindCancellation, KindLookup, KindWaitlistJoined, KindWaitlistOffer}
+var Kinds = []string{KindConfirmation, KindReminder, KindChange, KindCancellation, KindLookup, KindWaitlistJoined, KindWaitlistOffer,
+	KindSeries, KindSeriesCancellation}
 
 // sendTimeout bounds one attempt: composing and the whole SMTP exchange.
 // recordFor is how long a send that the server accepted insists on

@@ -38,6 +38,9 @@ func (s *Openings) Enqueue(ctx context.Context, tx pgx.Tx, ch booking.Change) er
 		if ch.Offer != uuid.Nil {
 			return s.taken(ctx, tx, ch.Offer, ch.Booking)
 		}
+		if ch.Series.First {
+			return s.seriesBooked(ctx, tx, ch.Booking)
+		}
 	}
 	return nil
 }

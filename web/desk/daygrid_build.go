@@ -254,10 +254,14 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 			att = markWord(c.tr, b.Attendance)
 			label += ", " + att
 		}
+		mark := seriesMark(b.Series)
+		if mark != "" {
+			label += ", " + c.tr.T("series.mark", map[string]any{"N": b.Series.N, "Total": b.Series.Total})
+		}
 		vm.Items = append(vm.Items, views.GridItemVM{
 			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: c.tr.T("desk.grid.with", map[string]any{"What": label, "Specialist": c.who}),
 			Time: from, End: to, BookingID: b.ID.String(), Patient: b.PatientName, TypeName: typ,
-			Status: status, Attendance: att,
+			Status: status, Attendance: att, Series: mark,
 		})
 	}
 	for _, h := range c.holds {

@@ -15,6 +15,7 @@ import (
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/outbox"
 	"github.com/clinic/booking/internal/privacy"
+	"github.com/clinic/booking/internal/series"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/waitlist"
@@ -37,6 +38,7 @@ type Deps struct {
 	Staff         *staff.Service
 	StaffBookings *desk.Bookings
 	Waitlist      *waitlist.Service
+	Series        *series.Service
 }
 
 // FrontDesk holds the front desk's page handlers.

@@ -60,7 +60,7 @@ func (s *FrontDesk) BookingSearch(c echo.Context) error {
 		}
 		for _, r := range rows {
 			vm.Rows = append(vm.Rows, []string{shortWhen(tr, r.SlotStart.In(loc)), r.PatientName, r.PatientEmail, r.PatientPhone,
-				cmp.Or(names[r.TypeName], r.TypeName), r.SpecialistName, statusWord(tr, r.Status)})
+				cmp.Or(names[r.TypeName], r.TypeName), r.SpecialistName, statusWord(tr, r.Status) + seriesSearchMark(tr, r.Series)})
 			vm.RowLinks = append(vm.RowLinks, "/staff/bookings/"+r.ID.String())
 		}
 		if len(rows) == 0 {

@@ -23,7 +23,7 @@ var (
 	distributedTables = []string{
 		"access_records", "appointment_type_specialists", "appointment_types", "audit_log",
 		"booking_links", "bookings", "closures", "erasures", "idempotency_keys", "kiosk_tokens",
-		"messages", "outbox_copies", "overrides", "specialists", "waitlist_entries",
+		"messages", "outbox_copies", "overrides", "series", "specialists", "waitlist_entries",
 		"waitlist_links", "waitlist_offers", "waitlist_openings", "weekly_hours",
 	}
 	// Copied whole to every node: small, read by every clinic's queries or
