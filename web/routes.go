@@ -56,6 +56,8 @@ func (s *Server) patientRoutes(pages *echo.Group) {
 	pages.GET("/manage/:token", s.patient.ManagePage, s.patient.ManageMissing)
 	pages.GET("/manage/:token/cancel", s.patient.ManageCancelPage, s.patient.ManageMissing)
 	pages.POST("/manage/:token/cancel", s.patient.ManageCancel)
+	pages.GET("/manage/:token/cancel-series", s.patient.ManageCancelSeriesPage, s.patient.ManageMissing)
+	pages.POST("/manage/:token/cancel-series", s.patient.ManageCancelSeries)
 	pages.GET("/manage/:token/calendar.ics", s.patient.ManageICS)
 	pages.GET("/manage/:token/reschedule", s.patient.ManageReschedulePage, s.patient.ManageMissing)
 	pages.GET("/manage/:token/reschedule/live", s.patient.ManageRescheduleStream)

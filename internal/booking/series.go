@@ -288,3 +288,17 @@ func (s *Service) CancelSeriesFrom(ctx context.Context, req SeriesCancelRequest)
 	}
 	return out, nil
 }
+
+// SeriesSessions are the bookings of the series id at a clinic, in their
+// order, whatever their status.
+func (s *Service) SeriesSessions(ctx context.Context, id, clinicID uuid.UUID) ([]Booking, error) {
+	rows, err := db.New(s.pool).SeriesBookings(ctx, db.SeriesBookingsParams{SeriesID: uuid.NullUUID{UUID: id, Valid: true}, ClinicID: clinicID})
+	if err != nil {
+		return nil, fmt.Errorf("list series: %w", err)
+	}
+	out := make([]Booking, len(rows))
+	for i, r := range rows {
+		out[i] = fromRow(r.Booking)
+	}
+	return out, nil
+}

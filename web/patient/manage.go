@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
@@ -29,6 +30,8 @@ type manageData struct {
 	tr     *i18n.Localizer
 	// deadline is when the booking stops being movable online (zero: never).
 	deadline time.Time
+	// series are the sessions of the booking's series, if it is one's.
+	series []booking.Booking
 }
 
 func (s *Pages) loadManage(c echo.Context) (manageData, error) {
@@ -61,7 +64,13 @@ func (s *Pages) loadManage(c echo.Context) (manageData, error) {
 	if err != nil {
 		return manageData{}, err
 	}
-	return manageData{b: b, clinic: clinic, typ: typ, sp: sp, loc: loc, token: token, tr: tr, deadline: deadline}, nil
+	m := manageData{b: b, clinic: clinic, typ: typ, sp: sp, loc: loc, token: token, tr: tr, deadline: deadline}
+	if b.SeriesID != uuid.Nil {
+		if m.series, err = s.deps.Bookings.SeriesSessions(ctx, b.SeriesID, b.ClinicID); err != nil {
+			return manageData{}, err
+		}
+	}
+	return m, nil
 }
 
 // movable refuses a move once the change deadline has passed, with the
@@ -83,6 +92,7 @@ func (m manageData) vm() views.ManageVM {
 		RescheduleURL: base + "/reschedule", Version: m.b.Version,
 		BookAgainURL: "/c/" + m.clinic.Slug + "/book/" + m.typ.ID.String(),
 		Deadline:     m.deadlineVM(),
+		Series:       m.seriesVM(),
 	}
 }
 
