@@ -240,7 +240,7 @@ func TestRedisCommandsPerBookingStep(t *testing.T) {
 	} else {
 		t.Logf("book: %d round trips to PostgreSQL", n)
 	}
-	most := map[string]int{"timeslots": 4, "hold": 1, "heartbeat": 3, "book": 4}
+	most := map[string]int{"timeslots": 4, "hold": 1, "heartbeat": 3, "book": 3}
 	total := 0
 	for _, step := range []string{"timeslots", "hold", "heartbeat", "book"} {
 		sent := steps[step]
