@@ -67,7 +67,7 @@ func covered(slots []availability.Slot, t availability.AppointmentType, loc *tim
 
 // cacheRef names a cached list, with what the name is made of: a booking
 // that moves one of its generations by one can name the list that follows
-// (see patchAfterBooking).
+// (see Service.carried).
 type cacheRef struct {
 	key         string
 	first, last availability.Date
