@@ -19,7 +19,7 @@
 //
 // # Keys
 //
-//	ratelimit:<scope>booking-address:<clinicId>|<network>:<window>  the allowance (ratelimit.Reserve)
+//	ratelimit:<scope>booking-address:{<clinicId>}|<network>:<window>  the allowance (counted by the hold's pin)
 //	ratelimit:<scope>code-recipient:<sha256 of the key>:<window>     the codes sent to one address
 //	verify:<scope>code:<sha256 of the key>                            hash {mac, tries}: the live code
 //
