@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/staff"
@@ -39,13 +40,15 @@ func calendarBookingFromRow(r db.BookingCalendarRow) CalendarBooking {
 type Calendar struct {
 	Bookings  []CalendarBooking
 	Overrides []practice.Override
+	// Closures are the clinic's closures over any of the days.
+	Closures []practice.Closure
 	// Names are the clinic's specialists' names, active or not.
 	Names map[uuid.UUID]string
 }
 
 // ClinicCalendar is a clinic's confirmed bookings from start to end, the
-// overrides of the local days fromDay to toDay (midnight UTC, both
-// included), and its specialists' names. It takes a clinic, not a user:
+// overrides and closures of the local days fromDay to toDay (midnight
+// UTC, both included), and its specialists' names. It takes a clinic, not a user:
 // the live calendar is one source shared by the clinic's viewers, and each
 // viewer's access is checked apart.
 //
@@ -70,6 +73,9 @@ func (b *Bookings) ClinicCalendar(ctx context.Context, clinicID uuid.UUID, start
 	cal.Overrides = make([]practice.Override, len(rows))
 	for i, o := range rows {
 		cal.Overrides[i] = practice.Override{ID: o.ID, SpecialistID: o.SpecialistID, Day: o.Day, Closed: o.Closed, StartMin: int(o.StartMin), EndMin: int(o.EndMin), Note: o.Note}
+	}
+	if cal.Closures, err = closuresOver(ctx, q, clinicID, dateOf(fromDay), dateOf(toDay)); err != nil {
+		return Calendar{}, err
 	}
 	return cal, nil
 }
@@ -120,4 +126,9 @@ func (b *Bookings) CalendarChoices(ctx context.Context, u staff.User) (CalendarC
 		return CalendarChoices{}, err
 	}
 	return CalendarChoices{Specialists: sps, Types: types}, nil
+}
+
+// dateOf is the date of a midnight UTC.
+func dateOf(t time.Time) availability.Date {
+	return availability.Date{Year: t.Year(), Month: t.Month(), Day: t.Day()}
 }

@@ -179,6 +179,7 @@ func (cs calSource) days(ctx context.Context) ([]views.CalendarDayVM, error) {
 		}
 		out[i].Overrides = append(out[i].Overrides, what)
 	}
+	listClosures(tr, cal.Closures, names, v.from, v.specialist, out)
 	for _, t := range types {
 		req := slots.Request{AppointmentTypeID: t.ID, SpecialistID: v.specialist, From: v.from, To: v.from.AddDays(v.days - 1)}
 		if v.specialist != uuid.Nil && !performs(t.Specialists, v.specialist) {
