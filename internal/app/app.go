@@ -238,7 +238,7 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	// Every committed calendar change invalidates the slot cache and tells
 	// the open pages of the clinic to refresh.
 	setupChanges := slots.SetupChanges{Slots: slotSvc, Views: liveViews, Holds: holdStore, Logger: logger}
-	changed := calendarChanged(setupChanges, feedSvc)
+	changed := calendarChanged(setupChanges, feedSvc, wl, logger)
 	serverSecret := serverKey(pool, logger, o.SecretKey)
 	staffOpts := []staff.Option{staff.WithKey(serverSecret)}
 	if o.HashCost > 0 {
@@ -299,11 +299,16 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 
 // calendarChanged is the hook told of every committed calendar change of
 // a clinic: its slot caches and live views, and its calendar feeds (which
-// say the set-up's names and the attendance marks), are dropped.
-func calendarChanged(setup slots.SetupChanges, feedSvc *feeds.Service) staff.Notifier {
+// say the set-up's names and the attendance marks), are dropped; then a
+// standing waitlist offer of a time the change closed (a closure over its
+// day) is withdrawn.
+func calendarChanged(setup slots.SetupChanges, feedSvc *feeds.Service, wl *waitlist.Service, logger *slog.Logger) staff.Notifier {
 	return func(ctx context.Context, clinicID uuid.UUID) {
 		setup.Changed(ctx, clinicID)
 		feedSvc.ClinicChanged(ctx, clinicID)
+		if _, err := wl.SetupChanged(context.WithoutCancel(ctx), clinicID); err != nil {
+			logger.Warn("waitlist: check offers after a set-up change", "err", err)
+		}
 	}
 }
 
