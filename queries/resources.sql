@@ -114,7 +114,7 @@ ORDER BY 1, 2;
 -- name: ResourceBookingsInRange :many
 -- The confirmed bookings of the type's resources that overlap the range,
 -- of whatever type they are.
-SELECT b.resource_id::uuid AS resource_id, b.slot_start, b.slot_end
+SELECT b.resource_id::uuid AS resource_id, b.specialist_id, b.slot_start, b.slot_end
 FROM bookings b
 WHERE b.clinic_id = @clinic_id AND b.status = 'confirmed'
   AND b.resource_id = ANY(@resource_ids::uuid[])

@@ -31,7 +31,7 @@ func (q *Queries) BookingResourcesLock(ctx context.Context, arg BookingResources
 }
 
 const resourceBookingsInRange = `-- name: ResourceBookingsInRange :many
-SELECT b.resource_id::uuid AS resource_id, b.slot_start, b.slot_end
+SELECT b.resource_id::uuid AS resource_id, b.specialist_id, b.slot_start, b.slot_end
 FROM bookings b
 WHERE b.clinic_id = $1 AND b.status = 'confirmed'
   AND b.resource_id = ANY($2::uuid[])
@@ -47,9 +47,10 @@ type ResourceBookingsInRangeParams struct {
 }
 
 type ResourceBookingsInRangeRow struct {
-	ResourceID uuid.UUID
-	SlotStart  time.Time
-	SlotEnd    time.Time
+	ResourceID   uuid.UUID
+	SpecialistID uuid.UUID
+	SlotStart    time.Time
+	SlotEnd      time.Time
 }
 
 // The confirmed bookings of the type's resources that overlap the range,
@@ -68,7 +69,12 @@ func (q *Queries) ResourceBookingsInRange(ctx context.Context, arg ResourceBooki
 	items := []ResourceBookingsInRangeRow{}
 	for rows.Next() {
 		var i ResourceBookingsInRangeRow
-		if err := rows.Scan(&i.ResourceID, &i.SlotStart, &i.SlotEnd); err != nil {
+		if err := rows.Scan(
+			&i.ResourceID,
+			&i.SpecialistID,
+			&i.SlotStart,
+			&i.SlotEnd,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -110,7 +110,15 @@ func (s *Service) patchAfterBooking(ctx context.Context, b booking.Booking, bt a
 	// type's lists share its hash tag): one command however many lists
 	// this instance holds for the clinic.
 	byType := map[uuid.UUID]*storeCall{}
+	// A list of a type that needs a room also loses the slots whose last
+	// free room the booking took, which a busy specialist does not say:
+	// such lists are recomputed when next read, unless the booking's type
+	// is known to need no room.
+	roomy := s.roomBound(b.AppointmentTypeID)
 	for _, me := range s.memo.following(b.ClinicID, bumped, now) {
+		if roomy && me.e.NeedsRoom {
+			continue
+		}
 		ref := *me.ref
 		ref.genVals = slices.Clone(ref.genVals)
 		for i, k := range ref.genKeys {

@@ -289,7 +289,7 @@ func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *
 		q.Type.MaxAdvance += s.ttl
 	}
 	e := &entry{entryMeta: entryMeta{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Row: cal.typeRow,
-		Priority: make(map[uuid.UUID]int, len(q.Specialists)), Expires: now.Add(s.ttl)}, Slots: availability.Compute(q)}
+		Priority: make(map[uuid.UUID]int, len(q.Specialists)), Expires: now.Add(s.ttl), NeedsRoom: q.NeedsResource}, Slots: availability.Compute(q)}
 	for _, sp := range q.Specialists {
 		e.Priority[sp.ID] = sp.Priority
 	}
