@@ -120,3 +120,6 @@ WHERE b.clinic_id = @clinic_id AND b.status = 'confirmed'
   AND b.resource_id = ANY(@resource_ids::uuid[])
   AND b.slot_start < @range_end AND b.slot_end > @range_start
 ORDER BY b.resource_id, b.slot_start;
+
+-- name: ResourceGetByName :one
+SELECT * FROM resources WHERE clinic_id = @clinic_id AND name = @name;

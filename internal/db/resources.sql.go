@@ -246,6 +246,31 @@ func (q *Queries) ResourceGet(ctx context.Context, arg ResourceGetParams) (Resou
 	return i, err
 }
 
+const resourceGetByName = `-- name: ResourceGetByName :one
+SELECT id, clinic_id, name, kind, always_open, active, version, created_at FROM resources WHERE clinic_id = $1 AND name = $2
+`
+
+type ResourceGetByNameParams struct {
+	ClinicID uuid.UUID
+	Name     string
+}
+
+func (q *Queries) ResourceGetByName(ctx context.Context, arg ResourceGetByNameParams) (Resource, error) {
+	row := q.db.QueryRow(ctx, resourceGetByName, arg.ClinicID, arg.Name)
+	var i Resource
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Kind,
+		&i.AlwaysOpen,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const resourceHoursDelete = `-- name: ResourceHoursDelete :exec
 DELETE FROM resource_hours WHERE clinic_id = $1 AND resource_id = $2
 `
