@@ -67,3 +67,18 @@ func TestStaffDeskWithARoom(t *testing.T) {
 		t.Errorf("a consultation at the room's time: %d %s", r.Status, clip(r.Body, 300))
 	}
 }
+
+// roomRoutes are the rooms pages' staff routes, for the route list of
+// staff_routes_test.go (bk is an id no room has).
+func roomRoutes(typ, bk string) []staffRoute {
+	return []staffRoute{
+		{"GET", "/rooms", "/staff/rooms", nil},
+		{"POST", "/rooms", "/staff/rooms", url.Values{"name": {"Intruder room"}, "kind": {"intruder"}, "always": {"on"}, "active": {"on"}}},
+		{"POST", "/rooms/needs", "/staff/rooms/needs", url.Values{"type": {typ}, "need": {""}}},
+		{"GET", "/rooms/:id", "/staff/rooms/" + bk, nil},
+		{"POST", "/rooms/:id", "/staff/rooms/" + bk, url.Values{"name": {"Intruder room"}, "kind": {"intruder"}}},
+		{"POST", "/rooms/:id/hours", "/staff/rooms/" + bk + "/hours", url.Values{"hours.monday": {"01:00-02:00"}}},
+		{"POST", "/rooms/:id/closures", "/staff/rooms/" + bk + "/closures", url.Values{"first": {"2031-03-03"}}},
+		{"POST", "/rooms/:id/closures/:closure/delete", "/staff/rooms/" + bk + "/closures/999999999/delete", url.Values{}},
+	}
+}

@@ -51,7 +51,7 @@ func (r staffRequest) sendAs(cl *client) *response {
 // given ones) filled in. checkRouteList proves no route is missing.
 func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 	spS, typS, ovS, bkS := sp.String(), typ.String(), strconv.FormatInt(override, 10), bk.String()
-	return []staffRoute{
+	return append(roomRoutes(typS, bkS), []staffRoute{
 		{"GET", "", "/staff", nil},
 		{"GET", "/live", "/staff/live", nil},
 		{"GET", "/day", "/staff/day?date=2030-01-07", nil},
@@ -100,14 +100,6 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"POST", "/specialists/:id/hours", "/staff/specialists/" + spS + "/hours", url.Values{"hours.monday": {"01:00-02:00"}, "version": {"1"}}},
 		{"POST", "/specialists/:id/overrides", "/staff/specialists/" + spS + "/overrides", url.Values{"day": {"2030-01-07"}, "closed": {"on"}, "version": {"1"}}},
 		{"POST", "/overrides/:id/delete", "/staff/overrides/" + ovS + "/delete", url.Values{"version": {"1"}}},
-		{"GET", "/rooms", "/staff/rooms", nil},
-		{"POST", "/rooms", "/staff/rooms", url.Values{"name": {"Intruder room"}, "kind": {"intruder"}, "always": {"on"}, "active": {"on"}}},
-		{"POST", "/rooms/needs", "/staff/rooms/needs", url.Values{"type": {typS}, "need": {""}}},
-		{"GET", "/rooms/:id", "/staff/rooms/" + bkS, nil},
-		{"POST", "/rooms/:id", "/staff/rooms/" + bkS, url.Values{"name": {"Intruder room"}, "kind": {"intruder"}}},
-		{"POST", "/rooms/:id/hours", "/staff/rooms/" + bkS + "/hours", url.Values{"hours.monday": {"01:00-02:00"}}},
-		{"POST", "/rooms/:id/closures", "/staff/rooms/" + bkS + "/closures", url.Values{"first": {"2031-03-03"}}},
-		{"POST", "/rooms/:id/closures/:closure/delete", "/staff/rooms/" + bkS + "/closures/999999999/delete", url.Values{}},
 		{"GET", "/closures", "/staff/closures", nil},
 		{"POST", "/closures", "/staff/closures", url.Values{"specialist": {spS}, "first": {"2031-03-03"}, "last": {"2031-03-04"}, "note": {"Course"}}},
 		{"GET", "/closures/:id", "/staff/closures/999999999", nil},
@@ -140,7 +132,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"POST", "/specialists/:id/feed/link", "/staff/specialists/" + spS + "/feed/link", url.Values{"account": {uuid.NewString()}}},
 		{"POST", "/account/feed", "/staff/account/feed", url.Values{"action": {"revoke"}}},
 		{"POST", "/patients/erase", "/staff/patients/erase", url.Values{"email": {"nobody@example.org"}, "confirm": {"nobody@example.org"}}},
-	}
+	}...)
 }
 
 var routeDecl = regexp.MustCompile(`\bst\.(GET|POST|PUT|PATCH|DELETE)\("([^"]*)"`)
