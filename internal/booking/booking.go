@@ -50,6 +50,11 @@ type Booking struct {
 	// SeriesPosition its place in it, from 1.
 	SeriesID       uuid.UUID `json:"seriesId,omitzero"`
 	SeriesPosition int       `json:"seriesPosition,omitempty"`
+	// ResourceID is the room or device the booking holds (uuid.Nil: its
+	// type needs none), given by PostgreSQL as the booking is written:
+	// known for a booking read back, not for one the one-statement gate
+	// just wrote.
+	ResourceID uuid.UUID `json:"-"`
 }
 
 // Patient is who the booking is for.
@@ -82,6 +87,7 @@ func fromRow(r db.Booking) Booking {
 		Language:          r.Language,
 		SeriesID:          r.SeriesID.UUID,
 		SeriesPosition:    int(r.SeriesPosition.Int32),
+		ResourceID:        r.ResourceID.UUID,
 	}
 }
 

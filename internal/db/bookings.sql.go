@@ -233,7 +233,7 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position FROM bookings WHERE id = $1
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position, resource_id FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -267,12 +267,13 @@ func (q *Queries) BookingGet(ctx context.Context, id uuid.UUID) (Booking, error)
 		&i.LateCancel,
 		&i.SeriesID,
 		&i.SeriesPosition,
+		&i.ResourceID,
 	)
 	return i, err
 }
 
 const bookingGetByTokenHash = `-- name: BookingGetByTokenHash :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position FROM bookings
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position, resource_id FROM bookings
 WHERE manage_token_hash = $1
    OR id = (SELECT booking_id FROM booking_links WHERE token_hash = $1)
 `
@@ -310,12 +311,13 @@ func (q *Queries) BookingGetByTokenHash(ctx context.Context, manageTokenHash []b
 		&i.LateCancel,
 		&i.SeriesID,
 		&i.SeriesPosition,
+		&i.ResourceID,
 	)
 	return i, err
 }
 
 const bookingGetForUpdate = `-- name: BookingGetForUpdate :one
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position, resource_id FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Booking, error) {
@@ -349,6 +351,7 @@ func (q *Queries) BookingGetForUpdate(ctx context.Context, id uuid.UUID) (Bookin
 		&i.LateCancel,
 		&i.SeriesID,
 		&i.SeriesPosition,
+		&i.ResourceID,
 	)
 	return i, err
 }
@@ -364,7 +367,7 @@ INSERT INTO bookings (
     $11, $12, $13, $14
 )
 ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position, resource_id
 `
 
 type BookingInsertParams struct {
@@ -432,6 +435,7 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		&i.LateCancel,
 		&i.SeriesID,
 		&i.SeriesPosition,
+		&i.ResourceID,
 	)
 	return i, err
 }
@@ -785,7 +789,7 @@ SET status = $1, cancel_reason = $2, cancelled_at = now(), cancelled_online = $3
     manage_token_hash = CASE WHEN $4::boolean THEN manage_token_hash ELSE NULL END,
     version = version + 1
 WHERE id = $5
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position, resource_id
 `
 
 type BookingSetStatusParams struct {
@@ -835,6 +839,7 @@ func (q *Queries) BookingSetStatus(ctx context.Context, arg BookingSetStatusPara
 		&i.LateCancel,
 		&i.SeriesID,
 		&i.SeriesPosition,
+		&i.ResourceID,
 	)
 	return i, err
 }

@@ -44,6 +44,13 @@ type AppointmentType struct {
 	ChangeDeadlineHours pgtype.Int4
 }
 
+type AppointmentTypeResource struct {
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	ResourceKind      pgtype.Text
+	ResourceID        uuid.NullUUID
+}
+
 type AppointmentTypeSpecialist struct {
 	ClinicID          uuid.UUID
 	AppointmentTypeID uuid.UUID
@@ -91,6 +98,7 @@ type Booking struct {
 	LateCancel        bool
 	SeriesID          uuid.NullUUID
 	SeriesPosition    pgtype.Int4
+	ResourceID        uuid.NullUUID
 }
 
 type BookingLink struct {
@@ -220,6 +228,36 @@ type Override struct {
 	StartLocal   pgtype.Time
 	EndLocal     pgtype.Time
 	Note         string
+}
+
+type Resource struct {
+	ID         uuid.UUID
+	ClinicID   uuid.UUID
+	Name       string
+	Kind       string
+	AlwaysOpen bool
+	Active     bool
+	Version    int32
+	CreatedAt  time.Time
+}
+
+type ResourceClosure struct {
+	ID         int64
+	ClinicID   uuid.UUID
+	ResourceID uuid.UUID
+	FirstDay   time.Time
+	LastDay    time.Time
+	Note       string
+	CreatedAt  time.Time
+}
+
+type ResourceHour struct {
+	ID         int64
+	ClinicID   uuid.UUID
+	ResourceID uuid.UUID
+	Weekday    int16
+	StartLocal pgtype.Time
+	EndLocal   pgtype.Time
 }
 
 type Series struct {

@@ -17,7 +17,7 @@ import (
 const seriesBookingMark = `-- name: SeriesBookingMark :one
 UPDATE bookings SET series_id = $1, series_position = $2
 WHERE id = $3 AND clinic_id = $4
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position, resource_id
 `
 
 type SeriesBookingMarkParams struct {
@@ -64,12 +64,13 @@ func (q *Queries) SeriesBookingMark(ctx context.Context, arg SeriesBookingMarkPa
 		&i.LateCancel,
 		&i.SeriesID,
 		&i.SeriesPosition,
+		&i.ResourceID,
 	)
 	return i, err
 }
 
 const seriesBookings = `-- name: SeriesBookings :many
-SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, b.series_id, b.series_position, t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
+SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, b.series_id, b.series_position, b.resource_id, t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id AND t.clinic_id = b.clinic_id
 JOIN specialists s ON s.id = b.specialist_id AND s.clinic_id = b.clinic_id
@@ -127,6 +128,7 @@ func (q *Queries) SeriesBookings(ctx context.Context, arg SeriesBookingsParams) 
 			&i.Booking.LateCancel,
 			&i.Booking.SeriesID,
 			&i.Booking.SeriesPosition,
+			&i.Booking.ResourceID,
 			&i.TypeName,
 			&i.TypeTranslations,
 			&i.SpecialistName,
