@@ -85,6 +85,9 @@ type Snapshot struct {
 	// id, and its owner's cells are still their own.
 	holds  []holds.Hold
 	owners []string
+	// rooms: the type needs a room, which any booking of the clinic may
+	// take; a booking is then not applied but read again.
+	rooms bool
 }
 
 // Snapshot reads a view's state: the grid (from hours), the free slots
@@ -107,6 +110,7 @@ func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, e
 	sn := &Snapshot{
 		View: v, ClinicID: grid.ClinicID, Zone: grid.Location, Timezone: grid.Timezone,
 		typ: grid.Type, positions: grid.Slots, free: make(map[int64][]uuid.UUID, len(free.Slots)),
+		rooms: free.NeedsRoom,
 	}
 	for _, sl := range free.Slots {
 		sn.free[sl.Start.Unix()] = sl.SpecialistIDs
