@@ -26,26 +26,41 @@ help:
 run: static build
 	@$(WITH_SERVICES) ./bin/clinic migrate && ./bin/clinic seed && exec ./bin/clinic serve
 
-## test: start services (and install Chromium if missing), run every test with -race, then a short run on a Redis Cluster (see test-cluster; SKIP_CLUSTER_SHORT=1 leaves it out)
+## test: start services (and install Chromium if missing), run every test with -race, and beside them a short run on a Redis Cluster (see test-cluster; SKIP_CLUSTER_SHORT=1 leaves it out)
 # Unless SKIP_CLUSTER_SHORT is set or REDIS_URL names one server, the
-# cluster starts in the background meanwhile, and the test binaries of the
-# short run's two packages are kept (go test -exec, see
+# cluster starts in the background, and the test binaries of the short
+# run's two packages are kept (go test -exec, see
 # cmd/devenv/keep-test-binary.sh) so it needs no second compile and link.
+# The short run starts as soon as the cluster is up and both binaries are
+# kept, while the other tests still run (it stops nodes of the cluster
+# only, which they do not use); its output follows theirs.
+#
+# TEST_PARALLEL is how many tests of one package that call t.Parallel run
+# at once (go test's default is the number of cores): the tests mostly
+# wait (for PostgreSQL, Redis, Chromium, an event), so on a small machine
+# more of them at once finish sooner; the browser tests keep to two at
+# once among them (web/browser_test.go).
+TEST_PARALLEL ?= 6
 SHORT_PACKAGES = web internal/faults
+SHORT_RUN = $(CURDIR)/.data/short-run
 .PHONY: test
 test: static
-	@rm -rf $(SHORT_BINS); mkdir -p .data; keep=; \
+	@rm -rf $(SHORT_BINS) $(SHORT_RUN); mkdir -p $(SHORT_RUN); keep=; \
 	if [ -z "$(SKIP_CLUSTER_SHORT)" ] && [ -z "$$REDIS_URL" ]; then \
 		keep="-exec $(CURDIR)/cmd/devenv/keep-test-binary.sh"; \
-		{ $(GO) run ./cmd/devenv up -cluster >.data/cluster-up.log 2>&1 || true; } & \
+		{ $(GO) run ./cmd/devenv up -cluster >.data/cluster-up.log 2>&1; \
+		  until { [ -x $(SHORT_BINS)/web.test ] && [ -x $(SHORT_BINS)/internal_faults.test ]; } || [ -e $(SHORT_RUN)/tests-done ]; do sleep 1; done; \
+		  $(MAKE) --no-print-directory test-cluster-short SHORT_BINS=$(SHORT_BINS) >$(SHORT_RUN)/log 2>&1; echo $$? >$(SHORT_RUN)/status; } & \
 	fi; \
 	$(WITH_TEST_SERVICES) KEEP_TEST_BINARIES=$(SHORT_BINS) KEEP_TEST_PACKAGES="$(SHORT_PACKAGES)" \
-		$(GO) test -race -count=1 $$keep ./...; status=$$?; wait; exit $$status
-	@if [ -n "$(SKIP_CLUSTER_SHORT)" ]; then echo "SKIP_CLUSTER_SHORT set: no short Redis Cluster run"; else $(MAKE) --no-print-directory test-cluster-short SHORT_BINS=$(SHORT_BINS); fi
+		$(GO) test -race -count=1 -parallel $(TEST_PARALLEL) $$keep ./...; status=$$?; touch $(SHORT_RUN)/tests-done; wait; \
+	if [ -e $(SHORT_RUN)/status ]; then cat $(SHORT_RUN)/log; [ "$$(cat $(SHORT_RUN)/status)" = 0 ] || status=1; \
+	elif [ -n "$(SKIP_CLUSTER_SHORT)" ]; then echo "SKIP_CLUSTER_SHORT set: no short Redis Cluster run"; \
+	else echo "REDIS_URL names one server: no short Redis Cluster run"; fi; exit $$status
 
-# The short run on a Redis Cluster that make test ends with (about 30 s):
-# three instances, then one shard (a master and its replica) stopped (alone:
-# it stops nodes the other tests would use). Skipped when REDIS_URL names one server (then devenv
+# The short run on a Redis Cluster that make test runs beside its tests (about 30 s):
+# three instances, then one shard (a master and its replica) stopped (one
+# after the other: the stopped shard would fail the first). Skipped when REDIS_URL names one server (then devenv
 # starts no cluster), and when SKIP_CLUSTER_SHORT is set: CI runs
 # test-cluster after make test, which runs both tests again among the rest.
 # With the test binaries make test kept in SHORT_BINS, it runs those (in

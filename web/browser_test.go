@@ -51,10 +51,35 @@ type browserTab struct {
 	errors     []string
 }
 
+// browserTests bounds how many tests drive browsers at once, whatever
+// -parallel lets run beside them: a Chromium takes a core to start and to
+// render, and a browser test's steps have deadlines. A test waiting for a
+// place lets the tests without a browser run meanwhile.
+var browserTests = make(chan struct{}, 2)
+
+// browserHolders are the tests (by top-level name) holding a place: a
+// test's second browser, or one of its subtests', needs none of its own.
+var browserHolders sync.Map
+
+// takeBrowserPlace waits for a place among browserTests, unless t's test
+// holds one; the place is given back when t ends.
+func takeBrowserPlace(t *testing.T) {
+	top, _, _ := strings.Cut(t.Name(), "/")
+	if _, held := browserHolders.LoadOrStore(top, struct{}{}); held {
+		return
+	}
+	browserTests <- struct{}{}
+	t.Cleanup(func() {
+		browserHolders.Delete(top)
+		<-browserTests
+	})
+}
+
 // startBrowser starts a browser of its own (own profile, so own cookies) and
 // returns its first tab. It ends with the test.
 func startBrowser(t *testing.T, name string, width, height int) *browserTab {
 	t.Helper()
+	takeBrowserPlace(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,

@@ -7,6 +7,7 @@ package grid
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,7 +79,12 @@ type Snapshot struct {
 	typ       availability.AppointmentType
 	positions []availability.Slot
 	free      map[int64][]uuid.UUID // start (unix) -> specialists free of bookings
-	holds     []holds.Hold          // every live hold of the clinic
+	// holds is every live hold of the clinic, in the order
+	// holds.Store.Active lists them; owners[i] names holds[i]'s owner as
+	// events do (holds.ClientHash): a hold an event brought has no client
+	// id, and its owner's cells are still their own.
+	holds  []holds.Hold
+	owners []string
 	// rooms: the type needs a room, which any booking of the clinic may
 	// take; a booking is then not applied but read again.
 	rooms bool
@@ -123,42 +129,57 @@ func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, e
 		return sn, nil
 	}
 	sn.holds = hs
+	sn.owners = make([]string, len(hs))
+	for i, h := range hs {
+		sn.owners[i] = holds.ClientHash(h.ClientID)
+	}
 	return sn, nil
 }
 
 // Personal reports whether clientID owns a live hold in the clinic: only
 // then can its cells differ from the anonymous ones.
 func (sn *Snapshot) Personal(clientID string) bool {
-	if clientID == "" {
-		return false
+	return clientID != "" && sn.HeldBy(holds.ClientHash(clientID))
+}
+
+// HeldBy is Personal for the client whose hash (holds.ClientHash) is
+// clientHash.
+func (sn *Snapshot) HeldBy(clientHash string) bool {
+	return clientHash != "" && slices.Contains(sn.owners, clientHash)
+}
+
+// Owner is the hash (holds.ClientHash) of the client who owns Holds()[i].
+func (sn *Snapshot) Owner(i int) string {
+	if i < len(sn.owners) {
+		return sn.owners[i]
 	}
-	for _, h := range sn.holds {
-		if h.ClientID == clientID {
-			return true
-		}
-	}
-	return false
+	return ""
 }
 
 // Cells is every cell of the view as clientID sees it ("" for anyone).
 func (sn *Snapshot) Cells(clientID string) []Cell {
+	return sn.CellsOf(holds.ClientHash(clientID))
+}
+
+// CellsOf is Cells for the client whose hash is clientHash.
+func (sn *Snapshot) CellsOf(clientHash string) []Cell {
 	out := make([]Cell, len(sn.positions))
 	for i, p := range sn.positions {
-		out[i] = sn.cell(p, clientID)
+		out[i] = sn.cell(p, clientHash)
 	}
 	return out
 }
 
-func (sn *Snapshot) cell(p availability.Slot, clientID string) Cell {
+func (sn *Snapshot) cell(p availability.Slot, clientHash string) Cell {
 	c := Cell{ID: CellID(sn.View.SpecialistID, p.Start), Start: p.Start, End: p.End}
 	free := sn.free[p.Start.Unix()]
 	if len(free) == 0 {
 		c.State = Taken
 		return c
 	}
-	if clientID != "" {
-		for _, h := range sn.holds {
-			if h.ClientID == clientID && h.AppointmentTypeID == sn.View.AppointmentTypeID && h.Start.Equal(p.Start) &&
+	if clientHash != "" {
+		for i, h := range sn.holds {
+			if sn.Owner(i) == clientHash && h.AppointmentTypeID == sn.View.AppointmentTypeID && h.Start.Equal(p.Start) &&
 				(sn.View.SpecialistID == uuid.Nil || h.SpecialistID == sn.View.SpecialistID) {
 				c.State, c.HoldID, c.ExpiresAt, c.KeepUntil = Mine, h.HoldID, h.ExpiresAt, h.KeepUntil
 				if c.KeepUntil.Before(h.ExpiresAt) { // kept past its life while a code is awaited

@@ -4,6 +4,8 @@ package grid
 // reading it again: what a view kept in memory between reads needs.
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -87,19 +89,45 @@ func (sn *Snapshot) Apply(ev holds.Event) (next *Snapshot, ok bool) {
 	}
 	switch ev.Type {
 	case holds.EventHold, holds.EventHeartbeat:
+		owner := ev.ClientHash
+		if owner == "" {
+			owner = holds.ClientHash(ev.ClientID)
+		}
 		c := *sn
-		c.holds = withoutHold(sn.holds, ev.HoldID, len(sn.holds)+1)
-		c.holds = append(c.holds, ev.Hold)
+		c.holds, c.owners = sn.withHold(ev.Hold, owner)
 		return &c, true
 	case holds.EventRelease:
 		c := *sn
-		c.holds = withoutHold(sn.holds, ev.HoldID, len(sn.holds))
+		c.holds, c.owners = sn.without(ev.HoldID)
 		return &c, true
 	case holds.EventConfirm:
 		return sn.booked(ev)
 	default:
 		return sn, false
 	}
+}
+
+// Lapsed is the snapshot without the holds whose life ended by now: the
+// ones a reading at now would no longer find (sn itself when there are
+// none). A hold lapses a moment before the event that announces it.
+func (sn *Snapshot) Lapsed(now time.Time) *Snapshot {
+	n := 0
+	for _, h := range sn.holds {
+		if h.ExpiresAt.After(now) {
+			n++
+		}
+	}
+	if n == len(sn.holds) {
+		return sn
+	}
+	c := *sn
+	c.holds, c.owners = make([]holds.Hold, 0, n), make([]string, 0, n)
+	for i, h := range sn.holds {
+		if h.ExpiresAt.After(now) {
+			c.holds, c.owners = append(c.holds, h), append(c.owners, sn.Owner(i))
+		}
+	}
+	return &c
 }
 
 // booked applies a new booking: its specialist leaves every position the
@@ -146,18 +174,45 @@ func (sn *Snapshot) booked(ev holds.Event) (*Snapshot, bool) {
 		}
 	}
 	if ev.HoldID != "" {
-		c.holds = withoutHold(sn.holds, ev.HoldID, len(sn.holds))
+		c.holds, c.owners = sn.without(ev.HoldID)
 	}
 	return &c, true
 }
 
-// withoutHold copies hs without the hold id, with room for n.
-func withoutHold(hs []holds.Hold, id string, n int) []holds.Hold {
-	out := make([]holds.Hold, 0, n)
-	for _, h := range hs {
+// without is the holds and their owners without the hold id.
+func (sn *Snapshot) without(id string) ([]holds.Hold, []string) {
+	hs, owners := make([]holds.Hold, 0, len(sn.holds)), make([]string, 0, len(sn.holds))
+	for i, h := range sn.holds {
 		if h.HoldID != id {
-			out = append(out, h)
+			hs, owners = append(hs, h), append(owners, sn.Owner(i))
 		}
 	}
-	return out
+	return hs, owners
+}
+
+// withHold is the holds and their owners with h (owned by owner) in place
+// of any earlier payload of its id, in the order a reading lists them: a
+// viewer holding two times sees the same one first either way.
+func (sn *Snapshot) withHold(h holds.Hold, owner string) ([]holds.Hold, []string) {
+	hs, owners := make([]holds.Hold, 0, len(sn.holds)+1), make([]string, 0, len(sn.holds)+1)
+	placed := false
+	for i, o := range sn.holds {
+		if o.HoldID == h.HoldID {
+			continue
+		}
+		if !placed && holdOrder(h, o) < 0 {
+			hs, owners, placed = append(hs, h), append(owners, owner), true
+		}
+		hs, owners = append(hs, o), append(owners, sn.Owner(i))
+	}
+	if !placed {
+		hs, owners = append(hs, h), append(owners, owner)
+	}
+	return hs, owners
+}
+
+// holdOrder is the order of holds.Store.Active: by start, specialist (as
+// bytes, which order as the UUIDs' strings do) and id.
+func holdOrder(a, b holds.Hold) int {
+	return cmp.Or(a.Start.Compare(b.Start), bytes.Compare(a.SpecialistID[:], b.SpecialistID[:]), cmp.Compare(a.HoldID, b.HoldID))
 }

@@ -1,8 +1,10 @@
 package grid
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -79,4 +81,62 @@ func normal(sl []availability.Slot) []availability.Slot {
 		out[i] = availability.Slot{Start: s.Start, End: s.End, SpecialistIDs: append([]uuid.UUID(nil), s.SpecialistIDs...)}
 	}
 	return out
+}
+
+// Holds applied from events, in any order, stand in the order a reading
+// lists them, each with its owner as events name it: the owner's cells
+// are "mine" though an event carries no client id, and a heartbeat of a
+// hold replaces it in place. Lapsed leaves out the holds past their life.
+func TestAppliedHoldsKeepTheReadingsOrderAndTheirOwners(t *testing.T) {
+	clinic, typ := uuid.New(), uuid.New()
+	sps := []uuid.UUID{uuid.New(), uuid.New()}
+	start := time.Date(2030, 3, 4, 9, 0, 0, 0, time.UTC)
+	now := start.Add(-time.Hour)
+	var hs []holds.Hold
+	for i := range 6 {
+		at := start.Add(time.Duration(i%3) * 30 * time.Minute)
+		hs = append(hs, holds.Hold{HoldID: fmt.Sprintf("h%d", i), ClinicID: clinic, AppointmentTypeID: typ, SpecialistID: sps[i%2],
+			Start: at, End: at.Add(30 * time.Minute), ExpiresAt: now.Add(time.Duration(i+1) * time.Minute)})
+	}
+	client := func(h holds.Hold) string { return "client-" + h.HoldID }
+	positions := []availability.Slot{{Start: start, End: start.Add(30 * time.Minute)}}
+	rng := rand.New(rand.NewPCG(27, 11))
+	for round := range 50 {
+		sn := &Snapshot{View: View{AppointmentTypeID: typ}, ClinicID: clinic, positions: positions,
+			free: map[int64][]uuid.UUID{start.Unix(): sps}}
+		for _, i := range rng.Perm(len(hs)) {
+			ev := holds.Event{Type: holds.EventHold, Hold: hs[i], ClientHash: holds.ClientHash(client(hs[i]))}
+			if rng.IntN(2) == 0 {
+				ev.Type = holds.EventHeartbeat
+			}
+			sn, _ = sn.Apply(ev)
+			sn, _ = sn.Apply(ev) // heard again: nothing changes
+		}
+		want := slices.Clone(hs)
+		slices.SortFunc(want, holdOrder)
+		if !reflect.DeepEqual(sn.Holds(), want) {
+			ids := func(hs []holds.Hold) (out []string) {
+				for _, h := range hs {
+					out = append(out, h.HoldID)
+				}
+				return out
+			}
+			t.Fatalf("round %d: holds in the order %v, a reading's is %v", round, ids(sn.Holds()), ids(want))
+		}
+		for i, h := range sn.Holds() {
+			if sn.Owner(i) != holds.ClientHash(client(h)) || !sn.Personal(client(h)) {
+				t.Fatalf("round %d: hold %s lost its owner", round, h.HoldID)
+			}
+		}
+		if c := sn.Cells(client(want[0]))[0]; c.State != Mine || c.HoldID != want[0].HoldID {
+			t.Fatalf("round %d: the owner of %s sees %+v", round, want[0].HoldID, c)
+		}
+		if c := sn.Cells("")[0]; c.State != Held {
+			t.Fatalf("round %d: anyone sees %s at a time both specialists hold", round, c.State)
+		}
+		lapsed := sn.Lapsed(now.Add(3 * time.Minute))
+		if len(lapsed.Holds()) != 3 || lapsed.Personal(client(hs[2])) || !lapsed.Personal(client(hs[3])) {
+			t.Fatalf("round %d: after three lives ended %d holds are left", round, len(lapsed.Holds()))
+		}
+	}
 }

@@ -29,13 +29,13 @@ type rig struct {
 	now    time.Time
 }
 
-func newRig(t *testing.T, maxViews int) *rig {
+func newRig(t testing.TB, maxViews int) *rig {
 	t.Helper()
 	return newRigOf(t, maxViews, 1)
 }
 
 // newRigOf is newRig with a clinic of that many specialists.
-func newRigOf(t *testing.T, maxViews, specialists int) *rig {
+func newRigOf(t testing.TB, maxViews, specialists int) *rig {
 	t.Helper()
 	pool, rdb := testkit.DB(t), testkit.Redis(t)
 	log := slog.New(slog.DiscardHandler)

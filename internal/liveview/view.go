@@ -41,17 +41,10 @@ type View struct {
 // state is a view at one moment; events replace it, never change it.
 type state struct {
 	sn      *grid.Snapshot
-	owners  map[string]string // hold id -> its owner's client hash
 	version uint64
 }
 
-func newState(sn *grid.Snapshot) *state {
-	owners := make(map[string]string, len(sn.Holds()))
-	for _, h := range sn.Holds() {
-		owners[h.HoldID] = holds.ClientHash(h.ClientID)
-	}
-	return &state{sn: sn, owners: owners}
-}
+func newState(sn *grid.Snapshot) *state { return &state{sn: sn} }
 
 // apply is the state after ev; false when ev cannot be applied exactly.
 func (st *state) apply(ev holds.Event) (*state, bool) {
@@ -59,28 +52,7 @@ func (st *state) apply(ev holds.Event) (*state, bool) {
 	if !ok {
 		return nil, false
 	}
-	owners := st.owners
-	switch ev.Type {
-	case holds.EventHold, holds.EventHeartbeat:
-		if owners[ev.HoldID] != ev.ClientHash {
-			owners = copyOwners(owners)
-			owners[ev.HoldID] = ev.ClientHash
-		}
-	case holds.EventRelease, holds.EventConfirm:
-		if _, ok := owners[ev.HoldID]; ok {
-			owners = copyOwners(owners)
-			delete(owners, ev.HoldID)
-		}
-	}
-	return &state{sn: sn, owners: owners, version: st.version + 1}, true
-}
-
-func copyOwners(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return &state{sn: sn, version: st.version + 1}, true
 }
 
 // apply moves v on by ev; it needs the store's lock.
@@ -106,15 +78,7 @@ func (v *View) Meta() any { return v.meta }
 // of the clinic now, as far as the view knows: its answers as anyone
 // sees them are then not that client's.
 func (v *View) HeldBy(clientHash string) bool {
-	if clientHash == "" {
-		return false
-	}
-	for _, h := range v.st.Load().owners {
-		if h == clientHash {
-			return true
-		}
-	}
-	return false
+	return v.st.Load().sn.HeldBy(clientHash)
 }
 
 // heldMargin is how long before its expiry a hold the view knows of no
@@ -146,12 +110,12 @@ func (v *View) Room(start time.Time, clientHash string, now time.Time) (free int
 	lo, hi := slot.Start.Add(-typ.BufferBefore), slot.End.Add(typ.BufferAfter)
 	var busy []availability.Busy
 	var longest time.Duration
-	for _, h := range st.sn.Holds() {
+	for i, h := range st.sn.Holds() {
 		if !slices.Contains(slot.SpecialistIDs, h.SpecialistID) ||
 			!h.Start.Add(-h.BufferBefore).Before(hi) || !h.End.Add(h.BufferAfter).After(lo) {
 			continue
 		}
-		if st.owners[h.HoldID] == clientHash || !h.ExpiresAt.After(now.Add(heldMargin)) {
+		if st.sn.Owner(i) == clientHash || !h.ExpiresAt.After(now.Add(heldMargin)) {
 			return 1, 0
 		}
 		busy = append(busy, availability.Busy{SpecialistID: h.SpecialistID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter})

@@ -223,5 +223,5 @@ func (s *Pages) BookingStream(c echo.Context) error {
 // source is the page's grid as a live source; grids whose cells post
 // elsewhere (booking, moving one booking) are different views.
 func (p pageView) source(s *Pages) gridSource {
-	return gridSource{srv: s, page: p, memo: &stream.CellMemo{}}
+	return gridSource{srv: s, page: p, memo: &stream.CellMemo{}, last: &keptGrid{}}
 }

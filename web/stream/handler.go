@@ -26,7 +26,8 @@ type Deps struct {
 	// StreamsPerAddress is how many public streams one address network
 	// may keep open on this process (0: DefaultStreamsPerAddress).
 	StreamsPerAddress int
-	// Registry takes the count of refused streams; nil: not registered.
+	// Registry takes the count of refused streams and of the live views'
+	// updates; nil: not registered.
 	Registry prometheus.Registerer
 }
 
@@ -46,7 +47,7 @@ type Live struct {
 // New makes the streams' handler.
 func New(deps Deps) *Live {
 	l := &Live{deps: deps}
-	l.live = newLiveGrids(l)
+	l.live = newLiveGrids(l, deps.Registry)
 	l.access = newAccessCache(AccessCheckEvery*3/4, deps.Logger)
 	l.perAddress = newAddressStreams(deps.StreamsPerAddress, deps.Registry)
 	return l

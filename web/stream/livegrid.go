@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clinic/booking/internal/events"
+	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/views"
 )
 
@@ -24,10 +26,20 @@ type liveGrids struct {
 	srv   *Live
 	mu    sync.Mutex
 	views map[string]*liveView
+	// updates counts the views' updates by how they were computed: in
+	// memory from the events, or by reading the view again.
+	updates *prometheus.CounterVec
 }
 
-func newLiveGrids(s *Live) *liveGrids {
-	return &liveGrids{srv: s, views: map[string]*liveView{}}
+func newLiveGrids(s *Live, reg prometheus.Registerer) *liveGrids {
+	updates := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "clinic_live_view_updates_total",
+		Help: "Updates of the live pages' shared views, by how: events applied in memory (memory) or the view read again (read).",
+	}, []string{"how"})
+	if reg != nil {
+		reg.MustRegister(updates)
+	}
+	return &liveGrids{srv: s, views: map[string]*liveView{}, updates: updates}
 }
 
 // Fragment is one swappable piece of a page: its DOM id (also the SSE
@@ -54,6 +66,19 @@ type liveSource interface {
 	// giving a viewer's own fragments when they differ from those (ok false
 	// when they do not).
 	Snapshot(ctx context.Context) (anon []Fragment, personal func(clientID string) ([]Fragment, bool), err error)
+}
+
+// liveApplier is a liveSource that can move its last computation on by
+// events in memory: a live view of it reads the source again only for
+// what cannot be applied. Every stream of a booking grid waits for its
+// view's update, so a reading on every hold would be on every change's
+// way to them.
+type liveApplier interface {
+	// Apply is Snapshot after evs, computed from the state of the last
+	// Snapshot or Apply without reading the source; ok is false when evs
+	// cannot be applied exactly (a cancellation, a change of set-up, a
+	// last reading that failed), and Snapshot must be asked instead.
+	Apply(ctx context.Context, evs []holds.Event) (anon []Fragment, personal func(clientID string) ([]Fragment, bool), ok bool)
 }
 
 // liveView is one view's shared state and its streams.
@@ -228,32 +253,48 @@ func (lv *liveView) run() {
 	for {
 		select {
 		case <-tick.C:
-			lv.updateOrRetry(false)
+			lv.updateOrRetry(change{read: true})
 		case <-lv.sub.Done():
 			lv.endAll(lv.sub.Reason())
 			return
 		case it := <-lv.sub.C:
-			full := it.Resync
-			// Coalesce: one recomputation covers every change queued so far.
-			for drained := false; !drained; {
+			// Coalesce: one update covers every change queued so far.
+			var ch change
+			for more := true; more; {
+				ch.add(it)
 				select {
-				case more := <-lv.sub.C:
-					full = full || more.Resync
+				case it = <-lv.sub.C:
 				default:
-					drained = true
+					more = false
 				}
 			}
-			lv.updateOrRetry(full)
+			lv.updateOrRetry(ch)
 		}
 	}
+}
+
+// change is what one update of a live view is for.
+type change struct {
+	evs []holds.Event // applied in memory where the source can
+	// read: the view is read again (time moved slots out of reach, or
+	// events may have been lost); full: every fragment is sent again.
+	read, full bool
+}
+
+func (ch *change) add(it events.Item) {
+	if it.Resync || it.Event == nil {
+		ch.read, ch.full = true, true
+		return
+	}
+	ch.evs = append(ch.evs, *it.Event)
 }
 
 // updateOrRetry does not let a failed recomputation (a database hiccup)
 // lose a change: it tries again, a few times, before giving up until the
 // next event or the minute tick.
-func (lv *liveView) updateOrRetry(full bool) {
+func (lv *liveView) updateOrRetry(ch change) {
 	for attempt := 0; ; attempt++ {
-		err := lv.update(full)
+		err := lv.update(ch)
 		if err == nil || attempt == 4 {
 			if err != nil {
 				lv.lg.srv.deps.Logger.Warn("live view update failed", "err", err)
@@ -276,7 +317,7 @@ func (lv *liveView) endAll(reason string) {
 	}
 }
 
-func (lv *liveView) update(full bool) error {
+func (lv *liveView) update(ch change) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	lv.mu.Lock()
@@ -284,14 +325,11 @@ func (lv *liveView) update(full bool) error {
 	if len(lv.streams) == 0 {
 		return nil
 	}
-	// The steps are regions of the runtime trace: a trace of a fan-out
-	// shows how long a change took from its event to the streams' queues.
-	r := trace.StartRegion(ctx, "live.snapshot")
-	anon, personal, err := lv.src.Snapshot(ctx)
-	r.End()
+	anon, personal, err := lv.next(ctx, ch)
 	if err != nil {
 		return err
 	}
+	full := ch.full
 	defer trace.StartRegion(ctx, "live.send").End()
 	next := asMap(anon)
 	// One update is one item per stream, however many fragments changed: a
@@ -325,6 +363,25 @@ func (lv *liveView) update(full bool) error {
 		}
 	}
 	return nil
+}
+
+// next is the view after ch: applied in memory when the source can, else
+// read again. The steps are regions of the runtime trace: a trace of a
+// fan-out shows how long a change took from its event to the streams'
+// queues.
+func (lv *liveView) next(ctx context.Context, ch change) ([]Fragment, func(string) ([]Fragment, bool), error) {
+	if a, ok := lv.src.(liveApplier); ok && !ch.read {
+		r := trace.StartRegion(ctx, "live.apply")
+		anon, personal, ok := a.Apply(ctx, ch.evs)
+		r.End()
+		if ok {
+			lv.lg.updates.WithLabelValues("memory").Inc()
+			return anon, personal, nil
+		}
+	}
+	defer trace.StartRegion(ctx, "live.snapshot").End()
+	lv.lg.updates.WithLabelValues("read").Inc()
+	return lv.src.Snapshot(ctx)
 }
 
 // sendDiff sends the fragments of after that differ from before, in order
