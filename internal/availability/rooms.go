@@ -24,7 +24,7 @@ type Resource struct {
 	Closed     []Date // local dates it takes no bookings
 }
 
-// ResourceBusy is a confirmed booking (or a hold) of a resource. Its
+// ResourceBusy is a confirmed booking of a resource. Its
 // type's buffers do not apply: the gate keeps bookings of one resource
 // apart by their times alone.
 type ResourceBusy struct {

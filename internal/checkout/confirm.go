@@ -176,8 +176,8 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		case apperr.CodeCooldown:
 			// The patient cannot book this type for a while: the slot goes
 			// back to everyone, announced, and bars this address network
-			// from it as the owner's own release does, or a refused confirm
-			// would renew a hold as release and re-claim once did.
+			// from it as the owner's own release does: otherwise a refused
+			// confirm followed by a new claim would renew the hold.
 			if _, err := s.holds.Release(context.WithoutCancel(ctx), h.HoldID, h.ClientID); err != nil {
 				s.logger.Warn("release hold refused for cooldown", "err", err)
 			}

@@ -20,7 +20,9 @@ import (
 // the day bitmaps that exist, moves each day counter on by one (living
 // ARGV[1] seconds from now), and stores each carried-over list whose
 // counters moved to exactly the values its name was made from. Its keys
-// all carry the clinic's hash tag: one step on Redis Cluster too.
+// all carry the clinic's hash tag: one step on Redis Cluster too. The
+// counters move first: a script that fails half-way (a bitmap key of
+// another type, say) has still retired every list showing the time free.
 //
 //	KEYS: n day counters, then m bitmaps, then k lists
 //	ARGV[1] the counters' TTL (s)  ARGV[2] n  ARGV[3] m  ARGV[4] k
@@ -31,15 +33,15 @@ import (
 // Replies {the counters' new values, per list 1 (stored) or 0}.
 var bookedScript = redis.NewScript(setRange + markExisting + `
 local n, m, k = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local a = 5
-for i = 1, m do
-  markExisting(KEYS[n + i], ARGV[a], ARGV[a + 1])
-  a = a + 2
-end
 local vals = {}
 for i = 1, n do
   vals[i] = redis.call('INCR', KEYS[i])
   redis.call('EXPIRE', KEYS[i], ARGV[1])
+end
+local a = 5
+for i = 1, m do
+  markExisting(KEYS[n + i], ARGV[a], ARGV[a + 1])
+  a = a + 2
 end
 local stored = {}
 for i = 1, k do

@@ -34,8 +34,8 @@ type entryMeta struct {
 	Row      db.AppointmentType           `json:"row"`
 	Priority map[uuid.UUID]int            `json:"priority"`
 	// Expires is when the computation's window runs out (it was computed
-	// for a window stretched by the cache's lifetime); a list patched
-	// after a booking keeps the time of the computation it came from.
+	// for a window stretched by the cache's lifetime); a list carried
+	// over a booking keeps the time of the computation it came from.
 	Expires time.Time `json:"exp"`
 	// NeedsRoom: the type needs a room or device, so a booking of another
 	// type may take the last free room of a slot.
