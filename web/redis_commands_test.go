@@ -131,7 +131,7 @@ func TestRedisCommandsPerBookingStep(t *testing.T) {
 	// Scripts loaded, connections dialled: not counted.
 	book(1)
 	steps := book(15)
-	most := map[string]int{"timeslots": 4, "hold": 1, "heartbeat": 1, "book": 6}
+	most := map[string]int{"timeslots": 3, "hold": 1, "heartbeat": 1, "book": 6}
 	total := 0
 	for _, step := range []string{"timeslots", "hold", "heartbeat", "book"} {
 		sent := steps[step]

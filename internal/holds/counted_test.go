@@ -1,7 +1,9 @@
 package holds
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,5 +109,31 @@ func TestHeartbeatCountsItsLimits(t *testing.T) {
 	wantLimited(t, err, 0)
 	if a := f.rdb.Get(ctx, address.Key).Val(); a != "5" {
 		t.Fatalf("the address counter reads %s, want 5", a)
+	}
+}
+
+// ActiveReading reads the clinic's keys it is given with its live holds,
+// "" for a missing key, as Active lists them.
+func TestActiveReadingReadsKeysWithTheHolds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30*time.Second)
+	ctx := t.Context()
+	f.claim("client-a", f.slot(0))
+	f.claim("client-b", f.slot(1))
+	set := "counter:{" + f.clinic.String() + "}:set"
+	if err := f.rdb.Set(ctx, set, "7", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.rdb.Del(context.Background(), set) })
+	hs, vals, err := f.s.ActiveReading(ctx, f.clinic, []string{set, "counter:{" + f.clinic.String() + "}:missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals) != 2 || vals[0] != "7" || vals[1] != "" {
+		t.Fatalf("values %q, want [7 \"\"]", vals)
+	}
+	want, err := f.s.Active(ctx, f.clinic)
+	if err != nil || len(want) != 2 || !slices.Equal(hs, want) {
+		t.Fatalf("holds %+v, want Active's %+v (%v)", hs, want, err)
 	}
 }

@@ -81,9 +81,9 @@ type cacheRef struct {
 // cacheKeys names the cached lists of reqs (one clinic's): the type, who,
 // kind and range, and a hash of the generations each depends on: the
 // clinic's set-up, and for free slots the booking changes of each of its
-// keyDays. One Redis round trip for them all. A request's ref is nil when
-// its list cannot be cached now.
-func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Request) []*cacheRef {
+// keyDays. One Redis round trip for them all (read's, when not nil). A
+// request's ref is nil when its list cannot be cached now.
+func (s *Service) cacheKeys(ctx context.Context, read CounterReader, clinicID uuid.UUID, reqs []Request) []*cacheRef {
 	refs := make([]*cacheRef, len(reqs))
 	keys := make([][]string, len(reqs))
 	index := map[string]int{GenerationKey(clinicID): 0}
@@ -107,14 +107,16 @@ func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Requ
 		refs[i] = &cacheRef{first: first, last: last, clinicID: clinicID,
 			req: Request{AppointmentTypeID: req.AppointmentTypeID, From: req.From, To: req.To, SpecialistID: req.SpecialistID, NoBookings: req.NoBookings}}
 	}
-	gens, err := s.rdb.MGet(ctx, all...).Result()
+	if read == nil {
+		read = s.counters
+	}
+	vals, err := read(ctx, clinicID, all)
+	if err == nil && len(vals) != len(all) {
+		err = fmt.Errorf("%d counters read, %d asked for", len(vals), len(all))
+	}
 	if err != nil {
 		s.logger.Warn("timeslot cache unavailable", "err", err)
 		return make([]*cacheRef, len(reqs))
-	}
-	vals := make([]string, len(all))
-	for i, g := range gens {
-		vals[i], _ = g.(string)
 	}
 	s.memo.saw(all, vals)
 	server := s.server()
@@ -129,6 +131,19 @@ func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Requ
 		ref.key = listKey(ref.req, ref.server, ref.genVals)
 	}
 	return refs
+}
+
+// counters reads keys (counters of one clinic) with one MGET.
+func (s *Service) counters(ctx context.Context, _ uuid.UUID, keys []string) ([]string, error) {
+	gens, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]string, len(keys))
+	for i, g := range gens {
+		vals[i], _ = g.(string)
+	}
+	return vals, nil
 }
 
 // listKey is the Redis key of a list of req under generations vals,
