@@ -19,6 +19,7 @@ import (
 	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/testkit"
+	"github.com/google/uuid"
 )
 
 // icalRead is what testdata/ical_read.mjs prints of a calendar.
@@ -243,6 +244,12 @@ func TestOwnFeedStopsWithTheAccount(t *testing.T) {
 		t.Error("an unlinked account's feed has events")
 	}
 	admin := a.signIn(t, c.Admin)
+	for _, account := range []string{"", "not-an-id", uuid.NewString()} {
+		r := feedPost(admin, "/staff/specialists/"+sp.String()+"/feed/link", url.Values{"account": {account}, "action": {"link"}}).Want(http.StatusUnprocessableEntity)
+		if r.Text(`[role="alert"]`) == "" {
+			t.Errorf("linking the account %q: no problem shown in %s", account, clip(r.Body, 800))
+		}
+	}
 	feedPost(admin, "/staff/specialists/"+sp.String()+"/feed/link", url.Values{"account": {c.Staff.ID.String()}, "action": {"link"}}).Want(http.StatusOK)
 	if !strings.Contains(anon.Get(path).Want(http.StatusOK).Body, b.Booking.ID.String()) {
 		t.Error("the linked account's feed lacks its specialist's booking")

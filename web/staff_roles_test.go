@@ -182,7 +182,7 @@ var routeAllowed = map[string][2]int{
 	"POST /settings/feeds":              {303, 303},
 	"POST /kiosks/language":             {404, 404},
 	"POST /specialists/:id/feed":        {200, 200},
-	"POST /specialists/:id/feed/link":   {200, 200},
+	"POST /specialists/:id/feed/link":   {422, 422},
 	"POST /account/feed":                {200, 200},
 	"POST /users/second-factor/reset":   {404, 404},
 	"POST /users/second-factor/require": {200, 200},

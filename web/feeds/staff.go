@@ -197,7 +197,8 @@ func (h *Feeds) block(c echo.Context, status int, vm views.FeedVM) error {
 }
 
 // SpecialistLink answers POST /staff/specialists/:id/feed/link (account,
-// action: link or unlink) with the block.
+// action: link or unlink) with the block: 200 when done, 422 with the
+// problem beside the field when the account is missing or not the clinic's.
 func (h *Feeds) SpecialistLink(c echo.Context) error {
 	id, err := httpx.ParseIDParam(c)
 	if err != nil {
@@ -226,7 +227,11 @@ func (h *Feeds) SpecialistLink(c echo.Context) error {
 		return err
 	}
 	vm.Problem = problem
-	return h.block(c, http.StatusOK, vm)
+	status := http.StatusOK
+	if problem != "" {
+		status = http.StatusUnprocessableEntity
+	}
+	return h.block(c, status, vm)
 }
 
 // NamesSave answers POST /staff/settings/feeds (names: on or absent) and

@@ -191,3 +191,27 @@ func ErrorLocalizer(c echo.Context) *i18n.Localizer {
 func PrivacyFor(c echo.Context, slug string) {
 	c.SetRequest(c.Request().WithContext(views.WithPrivacyURL(c.Request().Context(), "/c/"+slug+"/privacy")))
 }
+
+// Known is a message key, with its placeholders' data, whose English
+// words a service also uses as the message of a refusal.
+type Known struct {
+	Key  string
+	Data map[string]any
+}
+
+// InWords is a service's English message in l's language: the words of
+// the known key whose English text it is; a message none of them reads
+// as keeps its English. Services refuse in English (their messages are
+// also the JSON API's), and this is how a page says such a refusal.
+func InWords(l *i18n.Localizer, english string, known []Known) string {
+	if l.Lang() == i18n.English {
+		return english
+	}
+	en := i18n.For(i18n.English)
+	for _, k := range known {
+		if en.T(k.Key, k.Data) == english {
+			return l.T(k.Key, k.Data)
+		}
+	}
+	return english
+}

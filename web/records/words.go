@@ -49,26 +49,16 @@ const statusPrefix = "records.status."
 
 // contactRefusals are the privacy service's refusals of a patient's
 // address or number; each key's English text is the service's message.
-var contactRefusals = []string{
-	"records.error.contact_required", "records.error.contact_required_lower", "records.error.email_at",
-	"records.error.phone_digits", "records.error.phone_digits_lower", "records.error.nothing_held",
-	"records.error.nothing_exported",
+var contactRefusals = []httpx.Known{
+	{Key: "records.error.contact_required"}, {Key: "records.error.contact_required_lower"}, {Key: "records.error.email_at"},
+	{Key: "records.error.phone_digits"}, {Key: "records.error.phone_digits_lower"}, {Key: "records.error.nothing_held"},
+	{Key: "records.error.nothing_exported"},
 }
 
 // contactProblem is the privacy service's refusal of a patient's address
 // or number in the page's language; one not listed keeps its English.
 func contactProblem(c echo.Context, err *apperr.Error) string {
-	l := httpx.Tr(c)
-	if l.Lang() == i18n.English {
-		return err.Message
-	}
-	en := i18n.For(i18n.English)
-	for _, k := range contactRefusals {
-		if en.T(k, nil) == err.Message {
-			return l.T(k, nil)
-		}
-	}
-	return err.Message
+	return httpx.InWords(httpx.Tr(c), err.Message, contactRefusals)
 }
 
 // The prefixes of the words of an e-mail's status, a waitlist place's

@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/clinic/booking/internal/apperr"
-	"github.com/clinic/booking/internal/i18n"
 	"github.com/clinic/booking/internal/staff"
 	"github.com/clinic/booking/internal/textfield"
 	"github.com/clinic/booking/web/httpx"
@@ -15,41 +14,28 @@ import (
 // below is the catalogue's English text of its key, so a refusal whose
 // message reads as one of them is said in the key's words; one not
 // listed keeps its English.
-var refusals = []struct {
-	key  string
-	data map[string]any
-}{
-	{"signin.error.credentials", nil},
-	{"signin.error.no_longer", nil},
-	{"signin.error.code", nil},
-	{"signin.error.app_code", nil},
-	{"signin.error.current", nil},
-	{"signin.error.short", map[string]any{"Min": staff.PasswordMinChars}},
-	{"signin.error.long", map[string]any{"Max": textfield.PasswordMaxBytes}},
-	{"signin.error.is_email", nil},
-	{"signin.error.common", nil},
-	{"signin.error.no_session", nil},
-	{"signin.error.link_unknown", nil},
-	{"signin.error.link_used", nil},
-	{"signin.error.link_used_short", nil},
-	{"signin.error.link_replaced", nil},
-	{"signin.error.link_expired", nil},
-	{"signin.error.disabled", nil},
+var refusals = []httpx.Known{
+	{Key: "signin.error.credentials"},
+	{Key: "signin.error.no_longer"},
+	{Key: "signin.error.code"},
+	{Key: "signin.error.app_code"},
+	{Key: "signin.error.current"},
+	{Key: "signin.error.short", Data: map[string]any{"Min": staff.PasswordMinChars}},
+	{Key: "signin.error.long", Data: map[string]any{"Max": textfield.PasswordMaxBytes}},
+	{Key: "signin.error.is_email"},
+	{Key: "signin.error.common"},
+	{Key: "signin.error.no_session"},
+	{Key: "signin.error.link_unknown"},
+	{Key: "signin.error.link_used"},
+	{Key: "signin.error.link_used_short"},
+	{Key: "signin.error.link_replaced"},
+	{Key: "signin.error.link_expired"},
+	{Key: "signin.error.disabled"},
 }
 
 // say is err's message in the page's language.
 func say(c echo.Context, err *apperr.Error) string {
-	l := httpx.Tr(c)
-	if l.Lang() == i18n.English {
-		return err.Message
-	}
-	en := i18n.For(i18n.English)
-	for _, r := range refusals {
-		if en.T(r.key, r.data) == err.Message {
-			return l.T(r.key, r.data)
-		}
-	}
-	return err.Message
+	return httpx.InWords(httpx.Tr(c), err.Message, refusals)
 }
 
 // tooMany is the sign-in forms' refusal of one more try for secs seconds.
