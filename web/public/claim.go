@@ -43,8 +43,9 @@ func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest) (holds.Hol
 	}
 	if room > 0 {
 		// The claims waiting for a time ask the view they found again
-		// each time one ahead leaves: hundreds of them at once in a rush,
-		// so without the store's lock.
+		// when one ahead leaves (the first of them, or all once the view
+		// refuses the time): hundreds of them in a rush, so without the
+		// store's lock.
 		r = trace.StartRegion(ctx, "claim.line")
 		leave, err := s.claims.EnterRoom(ctx, req, room, func() (int, error) { return roomIn(v, req, clientHash) })
 		r.End()
