@@ -128,7 +128,7 @@ func TestTimeslotsAndBookingPageStayInsideTheBookingWindow(t *testing.T) {
 	typ := c.Type0()
 	keys := func() []string {
 		t.Helper()
-		ks, err := a.RDB.Keys(context.Background(), "timeslots:{"+typ.ID.String()+"}:*").Result()
+		ks, err := a.RDB.Keys(context.Background(), "timeslots:{"+c.ID.String()+"}:"+typ.ID.String()+":*").Result()
 		if err != nil {
 			t.Fatal(err)
 		}

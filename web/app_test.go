@@ -65,6 +65,9 @@ type appConfig struct {
 	// mailCapDefault keeps the server's default cap on e-mails to one
 	// address (see withDefaultMailCap).
 	mailCapDefault bool
+	// markRequests gives every request's context the inRequest mark (see
+	// markingRequests).
+	markRequests bool
 }
 
 // appOption shapes the app newApp boots.
@@ -100,6 +103,11 @@ func listening() appOption { return func(c *appConfig) { c.listen = true } }
 // is lifted: the tests of a process share a database and mail a few
 // fixed addresses many times.
 func withDefaultMailCap() appOption { return func(c *appConfig) { c.mailCapDefault = true } }
+
+// markingRequests marks every request's context (inRequest), so that a
+// tracer or hook counts what requests ask of PostgreSQL and Redis apart
+// from the background work's.
+func markingRequests() appOption { return func(c *appConfig) { c.markRequests = true } }
 
 // overHTTP2 serves the app over TLS with HTTP/2 enabled.
 func overHTTP2() appOption { return func(c *appConfig) { c.http2 = true } }
@@ -177,7 +185,7 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 	if cfg.listen {
 		stop = a.listen(t)
 	} else {
-		stop = a.serveTest(cfg.http2)
+		stop = a.serveTest(cfg.http2, cfg.markRequests)
 	}
 	a.ready = func(t testing.TB) {
 		t.Helper()
@@ -199,8 +207,15 @@ func startApp(t testing.TB, opts ...appOption) (*app, func()) {
 }
 
 // serveTest serves the app on an httptest server.
-func (a *app) serveTest(http2 bool) (stop func()) {
-	ts := httptest.NewUnstartedServer(web.New(a.Deps, "127.0.0.1:0").Handler())
+func (a *app) serveTest(http2, mark bool) (stop func()) {
+	h := web.New(a.Deps, "127.0.0.1:0").Handler()
+	if mark {
+		next := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), inRequest{}, true)))
+		})
+	}
+	ts := httptest.NewUnstartedServer(h)
 	if http2 {
 		ts.EnableHTTP2 = true
 		ts.StartTLS()

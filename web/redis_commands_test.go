@@ -1,20 +1,110 @@
 package web_test
 
 // How many commands a patient's booking sends to Redis, step by step, as
-// Redis itself logs them.
+// Redis itself logs them, and how many round trips it makes to
+// PostgreSQL.
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	program "github.com/clinic/booking/internal/app"
 	"github.com/clinic/booking/internal/testkit"
 )
+
+// pgTrips records the round trips requests (contexts marked inRequest)
+// make to PostgreSQL, one entry each: a statement, a statement's
+// preparation, or a batch (its statements' first lines joined by " ; ").
+// The background work's (the job queue, the hub) is left out.
+type pgTrips struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (p *pgTrips) add(ctx context.Context, sql string) {
+	if ctx.Value(inRequest{}) == nil {
+		return
+	}
+	p.mu.Lock()
+	p.sent = append(p.sent, sql)
+	p.mu.Unlock()
+}
+
+// firstLine is a statement's first line that says something: sqlc's name
+// comment when there is one.
+func firstLine(sql string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(sql), "\n")
+	return strings.TrimSpace(line)
+}
+
+func (p *pgTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	p.add(ctx, firstLine(d.SQL))
+	return ctx
+}
+func (p *pgTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (p *pgTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	var lines []string
+	for _, q := range d.Batch.QueuedQueries {
+		lines = append(lines, firstLine(q.SQL))
+	}
+	p.add(ctx, "batch("+strings.Join(lines, " ; ")+")")
+	return ctx
+}
+func (p *pgTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (p *pgTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+func (p *pgTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, d pgx.TracePrepareStartData) context.Context {
+	p.add(ctx, "prepare("+firstLine(d.SQL)+")")
+	return ctx
+}
+func (p *pgTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+
+// count runs do and returns the round trips made meanwhile.
+func (p *pgTrips) count(do func()) []string {
+	p.mu.Lock()
+	p.sent = nil
+	p.mu.Unlock()
+	do()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sent
+}
+
+// trips are the round trips of sent that any connection makes: a
+// statement's preparation, made once in a connection's life, is left out.
+func trips(sent []string) []string {
+	var out []string
+	for _, s := range sent {
+		if !strings.HasPrefix(s, "prepare(") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// tracedPool is a pool on the test database whose requests' round trips
+// rec records.
+func tracedPool(t *testing.T, rec *pgTrips) *pgxpool.Pool {
+	t.Helper()
+	cfg := testkit.DB(t).Config()
+	cfg.ConnConfig.Tracer = rec
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
 
 // redisSteps counts the commands clients send to a Redis of the test's
 // own, from its slow log set to log everything: a script's own calls
@@ -56,9 +146,20 @@ func (m *redisSteps) count(do func()) []string {
 		if e.ClientAddr == "?:0" || len(e.Args) == 0 || background(e.Args) {
 			continue
 		}
-		sent = append(sent, strings.ToLower(e.Args[0]))
+		sent = append(sent, named(e.Args))
 	}
 	return sent
+}
+
+// named is a command's name, and for a script the first word of its first
+// key (hold, ratelimit, timeslots, ...), which tells the scripts apart.
+func named(args []string) string {
+	name := strings.ToLower(args[0])
+	if (name == "eval" || name == "evalsha") && len(args) > 3 && args[2] != "0" {
+		word, _, _ := strings.Cut(args[3], ":")
+		return name + "(" + word + ")"
+	}
+	return name
 }
 
 // background: commands of the measuring, of new connections, of the
@@ -74,14 +175,16 @@ func background(args []string) bool {
 }
 
 // A booking through the API (a week's timeslots, hold, heartbeat, book)
-// sends at most these commands to Redis, each step on its own. The week
-// is one no request has read before (its lists are computed and stored);
-// the hold and the booking go by what the week's read left in memory.
-// The API's limit of holds per address is on, as on a server: the hold
-// and the heartbeat count their limits in their own scripts.
+// sends at most these commands to Redis, each step on its own, and its
+// book step makes at most so many round trips to PostgreSQL. The week is
+// one no request has read before (its lists are computed and stored); the
+// hold and the booking go by what the week's read left in memory. The
+// API's limit of holds per address is on, as on a server: the hold and the
+// heartbeat count their limits in their own scripts.
 func TestRedisCommandsPerBookingStep(t *testing.T) {
 	rdb := testkit.PrivateRedis(t)
-	a := newApp(t, withRedis(rdb), withOptions(program.Options{APIHoldsPerMinute: 100000}))
+	pg := &pgTrips{}
+	a := newApp(t, withRedis(rdb), withPool(tracedPool(t, pg)), markingRequests(), withOptions(program.Options{APIHoldsPerMinute: 100000}))
 	c := a.patientClinic(t)
 	typ := c.Type0()
 	m := newRedisSteps(t, rdb)
@@ -120,18 +223,30 @@ func TestRedisCommandsPerBookingStep(t *testing.T) {
 			}
 		})
 		steps["book"] = m.count(func() {
-			r := a.do(t, "POST", bookPath(typ.ID), bookBody{HoldID: h.HoldID, ClientID: client, Patient: patientFor(client)},
-				"Idempotency-Key", uuid.NewString())
-			if r.Status != http.StatusCreated {
-				t.Fatalf("book: %d %s", r.Status, r.Body)
-			}
+			steps["book/pg"] = pg.count(func() {
+				r := a.do(t, "POST", bookPath(typ.ID), bookBody{HoldID: h.HoldID, ClientID: client, Patient: patientFor(client)},
+					"Idempotency-Key", uuid.NewString())
+				if r.Status != http.StatusCreated {
+					t.Fatalf("book: %d %s", r.Status, r.Body)
+				}
+			})
 		})
 		return steps
 	}
 	// Scripts loaded, connections dialled: not counted.
 	book(1)
 	steps := book(15)
-	most := map[string]int{"timeslots": 3, "hold": 1, "heartbeat": 1, "book": 6}
+	sent := steps["book/pg"]
+	for _, s := range sent {
+		t.Logf("book, PostgreSQL: %s", s)
+	}
+	const mostPG = 4
+	if n := len(trips(sent)); n > mostPG {
+		t.Errorf("book made %d round trips to PostgreSQL, want at most %d", n, mostPG)
+	} else {
+		t.Logf("book: %d round trips to PostgreSQL", n)
+	}
+	most := map[string]int{"timeslots": 3, "hold": 1, "heartbeat": 1, "book": 3}
 	total := 0
 	for _, step := range []string{"timeslots", "hold", "heartbeat", "book"} {
 		sent := steps[step]

@@ -88,7 +88,7 @@ func (s *Service) notFree(ctx context.Context, res slots.Result, specialist uuid
 	if exclude == uuid.Nil && len(ids) > 0 {
 		all := true
 		for _, id := range ids {
-			if taken, known := s.slots.Bitmap.Taken(ctx, res.Location, id, start, end); !known || !taken {
+			if taken, known := s.slots.Bitmap.Taken(ctx, res.Location, res.ClinicID, id, start, end); !known || !taken {
 				all = false
 				break
 			}

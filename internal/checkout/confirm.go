@@ -122,9 +122,12 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	// No idempotency lookup here: a retry of a request that booked finds
 	// its hold spent and gets the stored answer below (or in the
 	// transaction, under the key's lock), so a first attempt pays nothing.
-	// The pin reads back the day's counters the claim went by (standing).
+	// The pin reads back the day's counters the claim went by (standing),
+	// and counts the booking's place of its address's allowance.
 	claim, known := s.claimed.take(req.HoldID)
-	h, watched, err := s.holds.PinWatching(ctx, req.HoldID, req.ClientID, PinFor, claim.gens.Keys)
+	planned := s.planAllowance(req, patient)
+	pinned, err := s.holds.PinCounting(ctx, holds.PinRequest{HoldID: req.HoldID, ClientID: req.ClientID,
+		Pin: PinFor, Watch: claim.gens.Keys, Count: planned})
 	switch {
 	case errors.Is(err, holds.ErrExpired):
 		if key != nil {
@@ -139,20 +142,57 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	case err != nil:
 		return Confirmed{}, unavailable(err)
 	}
+	h, counted := pinned.Hold, allowance{planned: planned, room: pinned.Counted}
+	// The place the pin counted goes back unless a booking is made.
+	place, booked := s.place(counted), false
+	defer func() {
+		if !booked {
+			s.giveBack(ctx, place)
+		}
+	}()
 	if h.AppointmentTypeID != req.AppointmentTypeID {
 		return Confirmed{}, apperr.Invalidf("holdId", "This hold is for another appointment type.")
 	}
 
-	if !known || !s.standing(claim, watched, h) {
+	if !known || !s.standing(claim, pinned.Watched, h) {
 		if err := s.stillOffered(ctx, h); err != nil {
 			return Confirmed{}, err
 		}
 	}
-	place, err := s.verifyBooking(ctx, req, h, patient)
+	if err := s.verifyBooking(ctx, req, h, patient, counted); err != nil {
+		return Confirmed{}, err
+	}
+	breq := s.bookRequest(ctx, req, h, patient, key)
+	conf, err := s.bookings.Book(ctx, breq)
+	booked = err == nil
+	var replay *idempotency.ReplayError
+	if errors.As(err, &replay) {
+		return Confirmed{Replay: replay.Record}, nil
+	}
 	if err != nil {
+		switch apperr.CodeOf(err) {
+		case apperr.CodeSlotTaken:
+			s.dropLostHold(ctx, h, req.ClientID)
+		case apperr.CodeCooldown:
+			// The patient cannot book this type for a while: the slot goes
+			// back to everyone, announced, and bars this address network
+			// from it as the owner's own release does, or a refused confirm
+			// would renew a hold as release and re-claim once did.
+			if _, err := s.holds.Release(context.WithoutCancel(ctx), h.HoldID, h.ClientID); err != nil {
+				s.logger.Warn("release hold refused for cooldown", "err", err)
+			}
+		}
 		return Confirmed{}, err
 	}
 
+	// After the commit the bitmap, the cache generations, the spent hold
+	// with the cooldown it starts, and the confirm event follow the booking
+	// through the booking service's observers (see OnBookingChange).
+	return Confirmed{Confirmation: conf}, nil
+}
+
+// bookRequest is the booking of hold h that req confirms.
+func (s *Service) bookRequest(ctx context.Context, req ConfirmRequest, h holds.Hold, patient booking.Patient, key *idempotency.Key) booking.BookRequest {
 	breq := booking.BookRequest{
 		AppointmentTypeID: h.AppointmentTypeID,
 		SpecialistID:      h.SpecialistID,
@@ -178,35 +218,7 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 		// one with another hold finds the record when saving its own.
 		breq.Remember = &booking.Remember{Key: *key, Encode: req.Encode}
 	}
-	conf, err := s.bookings.Book(ctx, breq)
-	if err != nil {
-		// No new booking: its place of the allowance goes back.
-		s.giveBack(ctx, place)
-	}
-	var replay *idempotency.ReplayError
-	if errors.As(err, &replay) {
-		return Confirmed{Replay: replay.Record}, nil
-	}
-	if err != nil {
-		switch apperr.CodeOf(err) {
-		case apperr.CodeSlotTaken:
-			s.dropLostHold(ctx, h, req.ClientID)
-		case apperr.CodeCooldown:
-			// The patient cannot book this type for a while: the slot goes
-			// back to everyone, announced, and bars this address network
-			// from it as the owner's own release does, or a refused confirm
-			// would renew a hold as release and re-claim once did.
-			if _, err := s.holds.Release(context.WithoutCancel(ctx), h.HoldID, h.ClientID); err != nil {
-				s.logger.Warn("release hold refused for cooldown", "err", err)
-			}
-		}
-		return Confirmed{}, err
-	}
-
-	// After the commit the bitmap, the cache generations, the spent hold
-	// with the cooldown it starts, and the confirm event follow the booking
-	// through the booking service's observers (see OnBookingChange).
-	return Confirmed{Confirmation: conf}, nil
+	return breq
 }
 
 // standing reports whether the day's slots the claim of h went by still

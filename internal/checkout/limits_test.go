@@ -205,9 +205,9 @@ func TestAStaleBitmapBitDoesNotRefuseAFreedSlot(t *testing.T) {
 	// The clear "failed": the bit is set again by hand (on the bitmap as
 	// rebuilt from the database: a cleared one is gone, and a mark only
 	// sets bits of a bitmap that exists).
-	e.slots.Bitmap.Taken(t.Context(), e.loc, e.specialist(0), start, end)
-	e.slots.Bitmap.Mark(t.Context(), e.loc, e.specialist(0), start, end)
-	if taken, known := e.slots.Bitmap.Taken(t.Context(), e.loc, e.specialist(0), start, end); !known || !taken {
+	e.slots.Bitmap.Taken(t.Context(), e.loc, e.clinic.ID, e.specialist(0), start, end)
+	e.slots.Bitmap.Mark(t.Context(), e.loc, e.clinic.ID, e.specialist(0), start, end)
+	if taken, known := e.slots.Bitmap.Taken(t.Context(), e.loc, e.clinic.ID, e.specialist(0), start, end); !known || !taken {
 		t.Fatalf("the bitmap says taken=%v known=%v, want a stale bit", taken, known)
 	}
 	client := newClient()

@@ -12,6 +12,7 @@ import (
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/verify"
 )
 
@@ -20,8 +21,8 @@ import (
 // says. Without it nothing is asked (the service's own tests).
 func (s *Service) SetVerification(v *verify.Service) { s.verify = v }
 
-// reserved is what verifyBooking leaves to settle after the booking: a
-// place of the allowance to give back should the booking fail.
+// reserved is what the pin counted, to settle after the booking: a place
+// of the allowance to give back should the booking fail.
 type reserved struct {
 	r  verify.Reservation
 	ok bool
@@ -34,41 +35,75 @@ func (s *Service) giveBack(ctx context.Context, res reserved) {
 	}
 }
 
+// allowance is an online booking's place of its address's allowance as
+// the pin counted it: asked (planned names a counter) and counted or not
+// (room).
+type allowance struct {
+	planned ratelimit.Planned
+	room    bool
+}
+
+// planAllowance is the place the pin of req's hold counts: one for an
+// online booking that no token verifies, none (a zero Planned) otherwise.
+// It is counted whatever the clinic asks, which the pin cannot know: at a
+// clinic that asks every patient for a code it goes back at once.
+func (s *Service) planAllowance(req ConfirmRequest, patient booking.Patient) ratelimit.Planned {
+	if s.verify == nil || req.Address == "" || s.verifiedByToken(req, patient) {
+		return ratelimit.Planned{}
+	}
+	clinicID, _ := holds.ParseHoldID(req.HoldID)
+	return s.verify.Plan(clinicID, req.Address)
+}
+
+// verifiedByToken reports whether req carries a token that proves the
+// patient's e-mail address.
+func (s *Service) verifiedByToken(req ConfirmRequest, patient booking.Patient) bool {
+	return req.VerificationToken != "" && s.verify.Verifies(req.VerificationToken, patient.Email)
+}
+
+// place is the reservation the pin counted, to give back should the
+// booking not be made.
+func (s *Service) place(a allowance) reserved {
+	if a.planned.Key == "" || !a.room {
+		return reserved{}
+	}
+	r, _, _ := s.verify.Counted(a.planned, true)
+	return reserved{r: r, ok: true}
+}
+
 // verifyBooking lets an online booking of hold h through when its e-mail
-// is verified by req's token, or when its address's allowance has room
-// (reserved in the answer); otherwise it refuses it with BOOKING_ALLOWANCE
-// at a clinic that asks no code, or e-mails the patient a code, pins the
-// hold while the code lives, and answers VERIFICATION_REQUIRED. Staff
-// bookings, which carry no address, pass.
+// is verified by req's token, or when its address's allowance had room
+// (counted, as a, by the pin); otherwise it refuses it with
+// BOOKING_ALLOWANCE at a clinic that asks no code, or e-mails the patient
+// a code, pins the hold while the code lives, and answers
+// VERIFICATION_REQUIRED. Staff bookings, which carry no address, pass.
 //
 // Errors: BOOKING_ALLOWANCE (429), VERIFICATION_REQUIRED (428),
 // VERIFICATION_CODE_QUOTA (429), UNAVAILABLE (503).
-func (s *Service) verifyBooking(ctx context.Context, req ConfirmRequest, h holds.Hold, patient booking.Patient) (reserved, error) {
+func (s *Service) verifyBooking(ctx context.Context, req ConfirmRequest, h holds.Hold, patient booking.Patient, a allowance) error {
 	if s.verify == nil || req.Address == "" {
-		return reserved{}, nil
+		return nil
 	}
-	if req.VerificationToken != "" && s.verify.Verifies(req.VerificationToken, patient.Email) {
+	if s.verifiedByToken(req, patient) {
 		s.verify.Count(verify.StepTokenAccepted)
-		return reserved{}, nil
+		return nil
 	}
 	mode, err := db.New(s.pool).ClinicVerification(ctx, h.ClinicID)
 	if err != nil {
-		return reserved{}, unavailable(fmt.Errorf("clinic verification: %w", err))
+		return unavailable(fmt.Errorf("clinic verification: %w", err))
 	}
 	if !s.verify.Sends() {
 		// Without a mail server no code can reach anyone.
 		mode = clinics.VerifyNever
 	}
 	if mode != clinics.VerifyAlways {
-		r, ok, wait, err := s.verify.Reserve(ctx, h.ClinicID, req.Address)
+		_, ok, wait := s.verify.Counted(a.planned, a.room)
 		switch {
-		case err != nil:
-			return reserved{}, err
 		case ok:
-			return reserved{r: r, ok: true}, nil
+			return nil
 		case mode == clinics.VerifyNever:
 			s.verify.Count(verify.StepAllowanceRefused)
-			return reserved{}, verify.Refused(wait)
+			return verify.Refused(wait)
 		}
 	}
 	life := verify.CodeLife
@@ -77,7 +112,7 @@ func (s *Service) verifyBooking(ctx context.Context, req ConfirmRequest, h holds
 	}
 	until, err := s.verify.SendCode(ctx, patient.Email, req.Address, req.Language, life)
 	if err != nil {
-		return reserved{}, err
+		return err
 	}
 	// The patient is off reading their mail, their page's heartbeats
 	// perhaps stopped: the hold waits for them while the code lives.
@@ -85,5 +120,5 @@ func (s *Service) verifyBooking(ctx context.Context, req ConfirmRequest, h holds
 		s.logger.Warn("pin hold for the code step", "err", err)
 	}
 	s.verify.Count(verify.StepCodeRequired)
-	return reserved{}, verify.Required(until)
+	return verify.Required(until)
 }

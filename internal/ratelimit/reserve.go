@@ -15,21 +15,31 @@ type Reservation struct {
 	key string
 }
 
-// reserve counts one request only while the window has room: refused
-// requests are not counted, so a give-back leaves exactly the successes.
+// ReserveStep is Lua for another package's script that counts a
+// reservation in its own step (see Planned): reserve(key, limit, window
+// ms) counts one only while the window has room, and answers 1 when it
+// counted, else 0. Refused requests are not counted, so a give-back
+// leaves exactly the successes.
+const ReserveStep = `
+local function reserve(key, limit, windowMs)
+  local n = tonumber(redis.call('GET', key) or '0')
+  if n >= tonumber(limit) then
+    return 0
+  end
+  if redis.call('INCR', key) == 1 then
+    redis.call('PEXPIRE', key, windowMs)
+  end
+  return 1
+end
+`
+
+// reserve counts one request only while the window has room.
 //
 //	KEYS[1] the window's counter  ARGV[1] limit  ARGV[2] window (ms)
 //
 // Replies 1 when counted, else 0.
-var reserve = redis.NewScript(`
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n >= tonumber(ARGV[1]) then
-  return 0
-end
-if redis.call('INCR', KEYS[1]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 1
+var reserve = redis.NewScript(ReserveStep + `
+return reserve(KEYS[1], ARGV[1], ARGV[2])
 `)
 
 // giveBack uncounts one request of a window that still exists.
@@ -68,4 +78,31 @@ func (l *Limiter) GiveBack(ctx context.Context, r Reservation) error {
 		return fmt.Errorf("rate limit %s: %w", l.name, err)
 	}
 	return nil
+}
+
+// Planned is a reservation for a caller to count in a script of its own
+// (with ReserveStep), together with other work in one step: the window's
+// counter, the limit and the window's length in milliseconds.
+type Planned struct {
+	Key      string
+	Limit    int64
+	WindowMS int64
+	ends     time.Time
+}
+
+// Plan names the reservation Reserve would count for key now.
+func (l *Limiter) Plan(key string) Planned {
+	now := l.now()
+	k, win := l.key(key, now)
+	return Planned{Key: k, Limit: l.limit, WindowMS: l.window.Milliseconds(), ends: time.UnixMilli((win + 1) * l.window.Milliseconds())}
+}
+
+// Counted is what Reserve answers for a planned reservation that the
+// caller's script counted (ok) or refused: the Reservation to give back,
+// or how long until the window ends.
+func (l *Limiter) Counted(p Planned, ok bool) (Reservation, bool, time.Duration) {
+	if !ok {
+		return Reservation{}, false, p.ends.Sub(l.now())
+	}
+	return Reservation{key: p.Key}, true, 0
 }

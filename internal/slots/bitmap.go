@@ -31,15 +31,17 @@ type Bitmap struct {
 // BitmapTTL bounds how long a day's bitmap lives; a missing one is rebuilt.
 const BitmapTTL = 6 * time.Hour
 
-// Keys share the specialist as hash tag so a script can touch both on Redis Cluster.
-func bitmapKey(specialistID uuid.UUID, d availability.Date) string {
-	return fmt.Sprintf("availability:{%s}:%s", specialistID, d)
+// A day's bitmap and its epoch carry the clinic's hash tag, as its cache
+// generations and lists do: on Redis Cluster one script marks a new
+// booking's minutes and moves the counters of its days in one step.
+func bitmapKey(clinicID, specialistID uuid.UUID, d availability.Date) string {
+	return fmt.Sprintf("availability:{%s}:%s:%s", clinicID, specialistID, d)
 }
 
 // The epoch changes whenever bits are cleared, so a rebuild that read the
 // database before a cancel cannot write the cancelled booking back.
-func epochKey(specialistID uuid.UUID, d availability.Date) string {
-	return fmt.Sprintf("availability:epoch:{%s}:%s", specialistID, d)
+func epochKey(clinicID, specialistID uuid.UUID, d availability.Date) string {
+	return fmt.Sprintf("availability:epoch:{%s}:%s:%s", clinicID, specialistID, d)
 }
 
 // segment is the part of [start, end) that falls on one local date, in
@@ -85,11 +87,20 @@ return redis.call('BITCOUNT', KEYS[1], ARGV[1], ARGV[2], 'BIT')
 
 // markScript sets the bits of a new booking, only in a bitmap that exists:
 // a missing one is rebuilt whole from the database when next needed.
-var markScript = redis.NewScript(setRange + `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-setRange(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+var markScript = redis.NewScript(setRange + markExisting + `
+markExisting(KEYS[1], ARGV[1], ARGV[2])
 return 1
 `)
+
+// markExisting is shared Lua: markScript's step, which the script that
+// follows a booking (bookedScript) takes too.
+const markExisting = `
+local function markExisting(key, from, to)
+  if redis.call('EXISTS', key) == 1 then
+    setRange(key, tonumber(from), tonumber(to))
+  end
+end
+`
 
 // setRange sets bits from..to (inclusive) to 1 with one BITFIELD write per
 // 48 bits (exact in Lua's doubles) instead of a SETBIT per minute.
@@ -129,21 +140,21 @@ return 1
 // Taken reports whether [start, end) surely overlaps a confirmed booking of
 // the specialist. known is false when the bitmap could not answer (missing
 // and not rebuildable, or Redis down): then ask the database.
-func (b *Bitmap) Taken(ctx context.Context, loc *time.Location, specialistID uuid.UUID, start, end time.Time) (taken, known bool) {
+func (b *Bitmap) Taken(ctx context.Context, loc *time.Location, clinicID, specialistID uuid.UUID, start, end time.Time) (taken, known bool) {
 	if b.rdb == nil {
 		return false, false
 	}
 	for _, sg := range segments(loc, start, end) {
-		n, err := b.count(ctx, specialistID, sg)
+		n, err := b.count(ctx, clinicID, specialistID, sg)
 		if errors.Is(err, errMissing) {
-			_, rerr, _ := b.flight.Do(bitmapKey(specialistID, sg.date), func() (any, error) {
-				return nil, b.rebuild(context.WithoutCancel(ctx), loc, specialistID, sg.date)
+			_, rerr, _ := b.flight.Do(bitmapKey(clinicID, specialistID, sg.date), func() (any, error) {
+				return nil, b.rebuild(context.WithoutCancel(ctx), loc, clinicID, specialistID, sg.date)
 			})
 			if rerr != nil {
 				b.logger.Warn("rebuild availability bitmap", "err", rerr)
 				return false, false
 			}
-			n, err = b.count(ctx, specialistID, sg)
+			n, err = b.count(ctx, clinicID, specialistID, sg)
 		}
 		if err != nil {
 			return false, false
@@ -157,8 +168,8 @@ func (b *Bitmap) Taken(ctx context.Context, loc *time.Location, specialistID uui
 
 var errMissing = errors.New("bitmap missing")
 
-func (b *Bitmap) count(ctx context.Context, specialistID uuid.UUID, sg segment) (int64, error) {
-	n, err := takenScript.Run(ctx, b.rdb, []string{bitmapKey(specialistID, sg.date)}, sg.from, sg.to-1).Int64()
+func (b *Bitmap) count(ctx context.Context, clinicID, specialistID uuid.UUID, sg segment) (int64, error) {
+	n, err := takenScript.Run(ctx, b.rdb, []string{bitmapKey(clinicID, specialistID, sg.date)}, sg.from, sg.to-1).Int64()
 	if err != nil {
 		return 0, err
 	}
@@ -168,8 +179,8 @@ func (b *Bitmap) count(ctx context.Context, specialistID uuid.UUID, sg segment) 
 	return n, nil
 }
 
-func (b *Bitmap) rebuild(ctx context.Context, loc *time.Location, specialistID uuid.UUID, d availability.Date) error {
-	keys := []string{bitmapKey(specialistID, d), epochKey(specialistID, d)}
+func (b *Bitmap) rebuild(ctx context.Context, loc *time.Location, clinicID, specialistID uuid.UUID, d availability.Date) error {
+	keys := []string{bitmapKey(clinicID, specialistID, d), epochKey(clinicID, specialistID, d)}
 	epoch, err := b.rdb.Get(ctx, keys[1]).Result()
 	if errors.Is(err, redis.Nil) {
 		epoch, err = "0", nil
@@ -197,30 +208,15 @@ func (b *Bitmap) rebuild(ctx context.Context, loc *time.Location, specialistID u
 	return rebuildScript.Run(ctx, b.rdb, keys, args...).Err()
 }
 
-// Mark sets a new booking's minutes, after its commit.
-func (b *Bitmap) Mark(ctx context.Context, loc *time.Location, specialistID uuid.UUID, start, end time.Time) {
+// Mark sets a new booking's minutes, after its commit. (A booking's
+// observer marks them in the step that moves its days' counters; see
+// Service.booked.)
+func (b *Bitmap) Mark(ctx context.Context, loc *time.Location, clinicID, specialistID uuid.UUID, start, end time.Time) {
 	if b.rdb == nil {
 		return
 	}
-	pipe := b.rdb.Pipeline()
-	b.exec(ctx, pipe, b.queueMark(ctx, pipe, loc, specialistID, start, end))
-}
-
-// queueMark adds Mark's writes to a pipeline; exec runs it and logs them.
-// They go as EVAL, not EVALSHA: a pipeline cannot load a script Redis has
-// forgotten (after a restart) and retry the way Script.Run does.
-func (b *Bitmap) queueMark(ctx context.Context, p redis.Pipeliner, loc *time.Location, specialistID uuid.UUID, start, end time.Time) []*redis.Cmd {
-	var cmds []*redis.Cmd
 	for _, sg := range segments(loc, start, end) {
-		cmds = append(cmds, markScript.Eval(ctx, p, []string{bitmapKey(specialistID, sg.date)}, sg.from, sg.to-1))
-	}
-	return cmds
-}
-
-func (b *Bitmap) exec(ctx context.Context, p redis.Pipeliner, marks []*redis.Cmd) {
-	_, _ = p.Exec(ctx) // each command's error is its own
-	for _, c := range marks {
-		if err := c.Err(); err != nil {
+		if err := markScript.Run(ctx, b.rdb, []string{bitmapKey(clinicID, specialistID, sg.date)}, sg.from, sg.to-1).Err(); err != nil {
 			b.logger.Warn("mark availability bitmap", "err", err)
 		}
 	}
@@ -228,12 +224,12 @@ func (b *Bitmap) exec(ctx context.Context, p redis.Pipeliner, marks []*redis.Cmd
 
 // Clear forgets the bitmaps a cancelled booking was on, after its commit;
 // they are rebuilt from the database when next needed.
-func (b *Bitmap) Clear(ctx context.Context, loc *time.Location, specialistID uuid.UUID, start, end time.Time) {
+func (b *Bitmap) Clear(ctx context.Context, loc *time.Location, clinicID, specialistID uuid.UUID, start, end time.Time) {
 	if b.rdb == nil {
 		return
 	}
 	for _, sg := range segments(loc, start, end) {
-		keys := []string{bitmapKey(specialistID, sg.date), epochKey(specialistID, sg.date)}
+		keys := []string{bitmapKey(clinicID, specialistID, sg.date), epochKey(clinicID, specialistID, sg.date)}
 		if err := clearScript.Run(ctx, b.rdb, keys, (2 * BitmapTTL).Milliseconds()).Err(); err != nil {
 			// The bitmap may now say "taken" for a free slot until it expires;
 			// log loudly, since patients would be refused a free slot.

@@ -27,15 +27,15 @@ func TestBitmap(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		taken, known := bm.Taken(ctx, b.loc, sp, b.at(0, 9, 0), b.at(0, 9, 30))
+		taken, known := bm.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(0, 9, 0), b.at(0, 9, 30))
 		if !known || !taken {
 			t.Fatalf("09:00 should be known taken after a rebuild, got taken=%v known=%v", taken, known)
 		}
-		taken, known = bm.Taken(ctx, b.loc, sp, b.at(0, 9, 30), b.at(0, 10, 0))
+		taken, known = bm.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(0, 9, 30), b.at(0, 10, 0))
 		if !known || taken {
 			t.Fatalf("09:30 touches but does not overlap, got taken=%v known=%v", taken, known)
 		}
-		taken, _ = bm.Taken(ctx, b.loc, sp, b.at(0, 8, 45), b.at(0, 9, 15))
+		taken, _ = bm.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(0, 8, 45), b.at(0, 9, 15))
 		if !taken {
 			t.Fatal("an overlapping range of another length is taken too")
 		}
@@ -49,16 +49,16 @@ func TestBitmap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if taken, known := bm.Taken(ctx, b.loc, sp, b.at(0, 14, 0), b.at(0, 14, 30)); !taken || !known {
+		if taken, known := bm.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(0, 14, 0), b.at(0, 14, 30)); !taken || !known {
 			t.Fatalf("after confirm: taken=%v known=%v", taken, known)
 		}
 		if _, _, err := b.bookings.Cancel(ctx, booking.CancelRequest{BookingID: conf.Booking.ID}); err != nil {
 			t.Fatal(err)
 		}
-		if taken, known := bm.Taken(ctx, b.loc, sp, b.at(0, 14, 0), b.at(0, 14, 30)); taken || !known {
+		if taken, known := bm.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(0, 14, 0), b.at(0, 14, 30)); taken || !known {
 			t.Fatalf("after cancel the slot must read as known free: taken=%v known=%v", taken, known)
 		}
-		if taken, _ := bm.Taken(ctx, b.loc, sp, b.at(0, 9, 0), b.at(0, 9, 30)); !taken {
+		if taken, _ := bm.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(0, 9, 0), b.at(0, 9, 30)); !taken {
 			t.Fatal("the cancel must not forget the other booking of the day")
 		}
 	})
@@ -67,7 +67,7 @@ func TestBitmap(t *testing.T) {
 		down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 		defer down.Close()
 		svc := slots.New(b.pool, down, slots.Options{Logger: quiet})
-		if taken, known := svc.Bitmap.Taken(ctx, b.loc, sp, b.at(0, 9, 0), b.at(0, 9, 30)); taken || known {
+		if taken, known := svc.Bitmap.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(0, 9, 0), b.at(0, 9, 30)); taken || known {
 			t.Fatalf("want unknown, got taken=%v known=%v", taken, known)
 		}
 	})
@@ -79,10 +79,10 @@ func TestBitmap(t *testing.T) {
 			VALUES ($1, $2, $3, $4, $5, 'A', 'a@example.org')`, b.clinic.ID, b.clinic.Types[0].ID, sp, start, start.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if taken, _ := bm.Taken(ctx, b.loc, sp, b.at(4, 0, 0), b.at(4, 0, 15)); !taken {
+		if taken, _ := bm.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(4, 0, 0), b.at(4, 0, 15)); !taken {
 			t.Fatal("the next day's first minutes are taken")
 		}
-		if taken, _ := bm.Taken(ctx, b.loc, sp, b.at(3, 23, 45), b.at(4, 0, 15)); !taken {
+		if taken, _ := bm.Taken(ctx, b.loc, b.clinic.ID, sp, b.at(3, 23, 45), b.at(4, 0, 15)); !taken {
 			t.Fatal("a range across midnight sees it")
 		}
 	})

@@ -67,7 +67,7 @@ func covered(slots []availability.Slot, t availability.AppointmentType, loc *tim
 
 // cacheRef names a cached list, with what the name is made of: a booking
 // that moves one of its generations by one can name the list that follows
-// (see patchAfterBooking).
+// (see Service.carried).
 type cacheRef struct {
 	key         string
 	first, last availability.Date
@@ -128,7 +128,7 @@ func (s *Service) cacheKeys(ctx context.Context, read CounterReader, clinicID uu
 		for j, k := range keys[i] {
 			ref.genVals[j] = vals[index[k]]
 		}
-		ref.key = listKey(ref.req, ref.server, ref.genVals)
+		ref.key = listKey(clinicID, ref.req, ref.server, ref.genVals)
 	}
 	return refs
 }
@@ -146,10 +146,13 @@ func (s *Service) counters(ctx context.Context, _ uuid.UUID, keys []string) ([]s
 	return vals, nil
 }
 
-// listKey is the Redis key of a list of req under generations vals,
-// computed from server: after a failover no list of the old primary is
-// read again (one may miss a booking whose commit's answer was lost).
-func listKey(req Request, server string, vals []string) string {
+// listKey is the Redis key of a list of req (a type of the clinic) under
+// generations vals, computed from server: after a failover no list of the
+// old primary is read again (one may miss a booking whose commit's answer
+// was lost). It carries the clinic's hash tag, as the generations and the
+// bitmaps do: a booking's observer moves its days' counters and stores
+// the lists it carries over in one script.
+func listKey(clinicID uuid.UUID, req Request, server string, vals []string) string {
 	h := fnv.New64a()
 	h.Write([]byte(server))
 	h.Write([]byte{0})
@@ -165,10 +168,10 @@ func listKey(req Request, server string, vals []string) string {
 	if req.NoBookings {
 		kind = "grid"
 	}
-	return fmt.Sprintf("timeslots:{%s}:%s:%s:%x:%s:%s", req.AppointmentTypeID, who, kind, h.Sum64(), req.From, req.To)
+	return fmt.Sprintf("timeslots:{%s}:%s:%s:%s:%x:%s:%s", clinicID, req.AppointmentTypeID, who, kind, h.Sum64(), req.From, req.To)
 }
 
-// cached reads the lists stored under keys (one type's, one hash slot):
+// cached reads the lists stored under keys (one clinic's, one hash slot):
 // one Redis read however many.
 func (s *Service) cached(ctx context.Context, keys []string) map[string]*entry {
 	raws, err := s.rdb.MGet(ctx, keys...).Result()
@@ -190,7 +193,7 @@ func (s *Service) cached(ctx context.Context, keys []string) map[string]*entry {
 	return out
 }
 
-// storeAll writes the lists of c (one type's, one hash slot): a SET for
+// storeAll writes the lists of c (one clinic's, one hash slot): a SET for
 // one, one script call for more.
 func (s *Service) storeAll(ctx context.Context, c *storeCall) {
 	var err error

@@ -47,7 +47,7 @@ func (c SetupChanges) ZoneChanged(ctx context.Context, clinicID uuid.UUID, res c
 	c.Changed(ctx, clinicID)
 	if old, err := clinics.LoadZone(res.OldZone); err == nil {
 		for _, sp := range res.Spans {
-			c.Slots.Bitmap.Clear(ctx, old, sp.SpecialistID, sp.Start, sp.End)
+			c.Slots.Bitmap.Clear(ctx, old, clinicID, sp.SpecialistID, sp.Start, sp.End)
 		}
 	}
 }

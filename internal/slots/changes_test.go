@@ -32,9 +32,9 @@ func TestSetupChangesOfAZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	start, end := b.at(0, 10, 0), b.at(0, 10, 30)
-	b.svc.Bitmap.Taken(ctx, london, sp, start, end) // read into Redis
-	b.svc.Bitmap.Mark(ctx, london, sp, start, end)
-	if taken, known := b.svc.Bitmap.Taken(ctx, london, sp, start, end); !taken || !known {
+	b.svc.Bitmap.Taken(ctx, london, b.clinic.ID, sp, start, end) // read into Redis
+	b.svc.Bitmap.Mark(ctx, london, b.clinic.ID, sp, start, end)
+	if taken, known := b.svc.Bitmap.Taken(ctx, london, b.clinic.ID, sp, start, end); !taken || !known {
 		t.Fatalf("marked: taken=%v known=%v", taken, known)
 	}
 	gen := func() int64 {
@@ -74,7 +74,7 @@ func TestSetupChangesOfAZone(t *testing.T) {
 	}
 	// Forgotten, the day is read again from the database, where nothing
 	// is booked.
-	if taken, _ := b.svc.Bitmap.Taken(ctx, london, sp, start, end); taken {
+	if taken, _ := b.svc.Bitmap.Taken(ctx, london, b.clinic.ID, sp, start, end); taken {
 		t.Error("the old zone's bitmap day outlived the change")
 	}
 }

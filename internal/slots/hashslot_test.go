@@ -12,12 +12,21 @@ import (
 
 var clusterSlot = testkit.ClusterSlot
 
-// The rebuild and clear scripts touch a day's bitmap and its epoch together.
-func TestBitmapScriptKeysShareOneClusterSlot(t *testing.T) {
-	sp := uuid.New()
+// The rebuild and clear scripts touch a day's bitmap and its epoch
+// together; the script that follows a booking touches its bitmaps, its
+// days' counters and the lists it carries over (of any type): all in the
+// clinic's slot.
+func TestBitmapAndListKeysShareTheClinicsClusterSlot(t *testing.T) {
+	clinic, sp := uuid.New(), uuid.New()
 	d := availability.Date{Year: 2030, Month: 1, Day: 7}
-	if clusterSlot(bitmapKey(sp, d)) != clusterSlot(epochKey(sp, d)) {
-		t.Fatalf("%s and %s are in different slots", bitmapKey(sp, d), epochKey(sp, d))
+	want := clusterSlot(GenerationKey(clinic))
+	keys := []string{bitmapKey(clinic, sp, d), epochKey(clinic, sp, d), dayGenerationKey(clinic, d),
+		listKey(clinic, Request{AppointmentTypeID: uuid.New(), From: d, To: d}, "a", []string{"1", "2"}),
+		listKey(clinic, Request{AppointmentTypeID: uuid.New(), SpecialistID: sp, From: d, To: d.AddDays(6)}, "b", []string{"", "7"})}
+	for _, k := range keys {
+		if clusterSlot(k) != want {
+			t.Fatalf("%s is in slot %d, %s in %d", k, clusterSlot(k), GenerationKey(clinic), want)
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ package slots
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"time"
 
@@ -41,29 +40,38 @@ func (s *Service) Invalidate(ctx context.Context, clinicID uuid.UUID) {
 
 // invalidateBooking bumps the generations of the local dates a booking
 // touches with its type's buffers (the clinic's set-up generation when the
-// type cannot be found, which retires everything: never too little). It
-// returns the day counters it moved, with their new values, and the
-// booking's type (nil when it retired everything or could not tell). With
-// mark, the booking's minutes are set in the bitmap in the same round
-// trip, ahead of the counters.
-func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b booking.Booking, mark bool) (map[string]int64, availability.AppointmentType) {
+// type cannot be found, which retires everything: never too little): the
+// lists that could show the booking's time as it was are not read again.
+func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b booking.Booking) {
 	if s.rdb == nil {
-		if mark {
-			s.Bitmap.Mark(ctx, loc, b.SpecialistID, b.Start, b.End)
-		}
-		return nil, availability.AppointmentType{}
+		return
 	}
-	pipe := s.rdb.Pipeline()
-	var marks []*redis.Cmd
-	if mark {
-		marks = s.Bitmap.queueMark(ctx, pipe, loc, b.SpecialistID, b.Start, b.End)
+	days, _, ok := s.bookingDays(ctx, loc, b)
+	if !ok {
+		return
 	}
+	vals, err := bumpScript.Run(ctx, s.rdb, days, int64(dayGenerationTTL/time.Second)).Int64Slice()
+	if err != nil || len(vals) != len(days) {
+		// The entries under the old generations live at most the cache's TTL.
+		s.logger.Warn("bump timeslot day generations", "err", err)
+		return
+	}
+	texts := make([]string, len(days))
+	for i, n := range vals {
+		texts[i] = strconv.FormatInt(n, 10)
+	}
+	s.memo.saw(days, texts)
+}
+
+// bookingDays names the day counters of the local dates b touches with
+// its type's buffers, and returns the type. When the type cannot be read
+// it retires the clinic's lists instead and answers false.
+func (s *Service) bookingDays(ctx context.Context, loc *time.Location, b booking.Booking) ([]string, availability.AppointmentType, bool) {
 	row, err := s.StoredType(ctx, b.AppointmentTypeID)
 	if err != nil {
 		s.logger.Warn("booking's type for the cache; retiring the clinic's lists", "err", err)
-		s.Bitmap.exec(ctx, pipe, marks)
 		s.Invalidate(ctx, b.ClinicID)
-		return nil, availability.AppointmentType{}
+		return nil, availability.AppointmentType{}, false
 	}
 	t := TypeOf(row)
 	from := availability.DateOf(b.Start.Add(-t.BufferBefore), loc)
@@ -72,92 +80,10 @@ func (s *Service) invalidateBooking(ctx context.Context, loc *time.Location, b b
 	for d := from; !to.Before(d); d = d.AddDays(1) {
 		days = append(days, dayGenerationKey(b.ClinicID, d))
 	}
-	bump := bumpScript.EvalSha(ctx, pipe, days, int64(dayGenerationTTL/time.Second))
-	s.Bitmap.exec(ctx, pipe, marks)
-	if bump.Err() != nil && redis.HasErrorPrefix(bump.Err(), "NOSCRIPT") {
-		bump = bumpScript.Run(ctx, s.rdb, days, int64(dayGenerationTTL/time.Second))
-	}
-	vals, err := bump.Int64Slice()
-	if err != nil || len(vals) != len(days) {
-		// The entries under the old generations live at most the cache's TTL.
-		s.logger.Warn("bump timeslot day generations", "err", err)
-		return nil, t
-	}
-	bumped := make(map[string]int64, len(days))
-	texts := make([]string, len(days))
-	for i, k := range days {
-		bumped[k] = vals[i]
-		texts[i] = strconv.FormatInt(vals[i], 10)
-	}
-	s.memo.saw(days, texts)
-	return bumped, t
+	return days, t, true
 }
 
-// patchAfterBooking carries the lists this instance holds over a new
-// booking instead of letting the next read recompute them: a booking is
-// one more busy interval, which takes its specialist out of the slots it
-// blocks exactly as a hold does (availability.ApplyHolds, whose invariant
-// the engine's tests check). A patched list is stored under the name the
-// bumped counters give it and keeps its computation's expiry. Only lists
-// read at the counters just before this booking's are patched, so none
-// can miss a booking; any other list is recomputed when next read, as
-// before.
-func (s *Service) patchAfterBooking(ctx context.Context, b booking.Booking, bt availability.AppointmentType, bumped map[string]int64) {
-	busy := []availability.Busy{{SpecialistID: b.SpecialistID, Start: b.Start, End: b.End,
-		BufferBefore: bt.BufferBefore, BufferAfter: bt.BufferAfter}}
-	now := s.now()
-	// The patched lists are written with one script call per type (a
-	// type's lists share its hash tag): one command however many lists
-	// this instance holds for the clinic.
-	byType := map[uuid.UUID]*storeCall{}
-	for _, me := range s.memo.following(b.ClinicID, bumped, now) {
-		ref := *me.ref
-		ref.genVals = slices.Clone(ref.genVals)
-		for i, k := range ref.genKeys {
-			if n, ok := bumped[k]; ok {
-				ref.genVals[i] = strconv.FormatInt(n, 10)
-			}
-		}
-		ref.key = listKey(ref.req, ref.server, ref.genVals)
-		e := *me.e
-		e.Slots = availability.ApplyHolds(e.Type, me.e.Slots, busy)
-		s.memo.put(&ref, &e, now, s.ttl)
-		call := byType[ref.req.AppointmentTypeID]
-		if call == nil {
-			call = &storeCall{}
-			byType[ref.req.AppointmentTypeID] = call
-		}
-		call.add(ref.key, &e, now)
-	}
-	if len(byType) == 0 {
-		return
-	}
-	pipe := s.rdb.Pipeline()
-	var calls []*storeCall
-	var cmds []*redis.Cmd
-	for _, c := range byType {
-		if len(c.keys) > 0 {
-			calls = append(calls, c)
-			cmds = append(cmds, storeScript.EvalSha(ctx, pipe, c.keys, c.args...))
-		}
-	}
-	if len(cmds) == 0 {
-		return
-	}
-	_, _ = pipe.Exec(ctx) // each command's error is its own
-	for i, c := range cmds {
-		err := c.Err()
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
-			// Redis forgot the script (a restart): load it with this call.
-			err = storeScript.Run(ctx, s.rdb, calls[i].keys, calls[i].args...).Err()
-		}
-		if err != nil {
-			s.logger.Warn("timeslot cache write", "err", err)
-		}
-	}
-}
-
-// storeCall is one type's patched lists, as storeScript takes them.
+// storeCall is lists to store, as storeScript takes them.
 type storeCall struct {
 	keys []string
 	args []any // per key: the encoded list and its TTL in milliseconds
@@ -209,20 +135,16 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 		return
 	}
 	if p := ch.Previous; p != nil {
-		s.invalidateBooking(ctx, loc, *p, false)
-		s.Bitmap.Clear(ctx, loc, p.SpecialistID, p.Start, p.End)
+		s.invalidateBooking(ctx, loc, *p)
+		s.Bitmap.Clear(ctx, loc, p.ClinicID, p.SpecialistID, p.Start, p.End)
 	}
 	if ch.Kind == booking.ChangeCancel {
-		s.invalidateBooking(ctx, loc, b, false)
-		s.Bitmap.Clear(ctx, loc, b.SpecialistID, b.Start, b.End)
+		s.invalidateBooking(ctx, loc, b)
+		s.Bitmap.Clear(ctx, loc, b.ClinicID, b.SpecialistID, b.Start, b.End)
 		return
 	}
-	// The bitmap is marked in the round trip that moves the counters (ahead
-	// of them on one Redis; on a cluster the two may run side by side), so
-	// before any carried list leaves the slot out: a patient still asking
-	// for it is told "taken" by the bitmap, without a database round trip.
-	bumped, bt := s.invalidateBooking(ctx, loc, b, true)
-	if ch.Kind == booking.ChangeConfirm && ch.Previous == nil && bumped != nil {
-		s.patchAfterBooking(ctx, b, bt, bumped)
-	}
+	// The bitmap is marked in the step that moves the counters, so before
+	// any carried list leaves the slot out: a patient still asking for it
+	// is told "taken" by the bitmap, without a database round trip.
+	s.booked(ctx, loc, b, ch.Kind == booking.ChangeConfirm && ch.Previous == nil)
 }

@@ -4,7 +4,6 @@ package slots
 // each names so that a booking can find the lists it may carry over.
 
 import (
-	"strconv"
 	"sync"
 	"time"
 
@@ -90,52 +89,29 @@ func (m *memo) put(ref *cacheRef, e *entry, now time.Time, ttl time.Duration) {
 	m.entries[ref.key] = memoEntry{e: e, ref: ref, expires: expires}
 }
 
-// following are the live free-slot lists of a clinic that a booking which
-// moved the day counters to bumped (key -> new value) had seen: each of
-// those counters it names stood just before the booking's value. Lists
-// that name none of them are not the booking's business.
-func (m *memo) following(clinicID uuid.UUID, bumped map[string]int64, now time.Time) []memoEntry {
+// carriable are the live free-slot lists of a clinic that name one of
+// the day counters days and were read at the newest values this process
+// knows of their counters: the lists a booking on those days may carry
+// over, should each counter it names move on by exactly one (which the
+// script that moves them checks; see Service.booked).
+func (m *memo) carriable(clinicID uuid.UUID, days []string, now time.Time) []memoEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seen := map[string]bool{}
 	var out []memoEntry
-	for day := range bumped {
+	for _, day := range days {
 		for _, key := range m.byDay[day] {
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			if me := m.entries[key]; m.carries(me, clinicID, bumped, now) {
+			me := m.entries[key]
+			if me.e != nil && me.ref.clinicID == clinicID && !me.ref.req.NoBookings && !now.After(me.expires) && m.current(me.ref) {
 				out = append(out, me)
 			}
 		}
 	}
 	return out
-}
-
-// carries reports whether me is a live list of the clinic read at the
-// counters just before bumped: each counter it names stood one below the
-// booking's value ("" when the booking made it 1).
-func (m *memo) carries(me memoEntry, clinicID uuid.UUID, bumped map[string]int64, now time.Time) bool {
-	if me.e == nil || me.ref.clinicID != clinicID || me.ref.req.NoBookings || now.After(me.expires) {
-		return false
-	}
-	named := 0
-	for i, k := range me.ref.genKeys {
-		n, hit := bumped[k]
-		if !hit {
-			continue
-		}
-		named++
-		before := ""
-		if n > 1 {
-			before = strconv.FormatInt(n-1, 10)
-		}
-		if me.ref.genVals[i] != before {
-			return false
-		}
-	}
-	return named > 0
 }
 
 // covering is the newest live free-slot list of the type and specialist

@@ -19,7 +19,7 @@
 //
 // # Keys
 //
-//	ratelimit:<scope>booking-address:<clinicId>|<network>:<window>  the allowance (ratelimit.Reserve)
+//	ratelimit:<scope>booking-address:{<clinicId>}|<network>:<window>  the allowance (counted by the hold's pin)
 //	ratelimit:<scope>code-recipient:<sha256 of the key>:<window>     the codes sent to one address
 //	verify:<scope>code:<sha256 of the key>                            hash {mac, tries}: the live code
 //
@@ -135,17 +135,36 @@ type Reservation struct{ r ratelimit.Reservation }
 // Errors: UNAVAILABLE (Redis did not answer: the allowance must not open
 // because Redis is down).
 func (s *Service) Reserve(ctx context.Context, clinicID uuid.UUID, address string) (Reservation, bool, time.Duration, error) {
-	network := networkOf(address)
-	// The clinic's id as a hash tag: on a Redis Cluster the count lives on
-	// the node that holds the clinic's holds, so a node's loss stops only
-	// the clinics it holds, and these bookings would stop with their holds
-	// anyway.
-	r, ok, wait, err := s.cfg.Allowance.Reserve(ctx, "{"+clinicID.String()+"}|"+network)
+	r, ok, wait, err := s.cfg.Allowance.Reserve(ctx, allowanceKey(clinicID, address))
 	if err != nil {
 		return Reservation{}, false, 0, &apperr.Error{Kind: apperr.Unavailable, Code: apperr.CodeUnavailable,
 			Message: "Booking is briefly unavailable. Please try again in a moment.", Err: err}
 	}
 	return Reservation{r}, ok, wait, nil
+}
+
+// Plan names the place Reserve would count for an unverified online
+// booking of the clinic from address, for a caller that counts it in a
+// step of its own with other work (the pin of the booking's hold, a script
+// of the clinic's keys): its counter carries the clinic's hash tag.
+func (s *Service) Plan(clinicID uuid.UUID, address string) ratelimit.Planned {
+	return s.cfg.Allowance.Plan(allowanceKey(clinicID, address))
+}
+
+// Counted is Reserve's answer for a place planned with Plan that the
+// caller's step counted (ok) or found no room for.
+func (s *Service) Counted(p ratelimit.Planned, ok bool) (Reservation, bool, time.Duration) {
+	r, ok, wait := s.cfg.Allowance.Counted(p, ok)
+	return Reservation{r}, ok, wait
+}
+
+// allowanceKey is the allowance's key of a clinic and an address's
+// network. The clinic's id is its hash tag: on a Redis Cluster the count
+// lives on the node that holds the clinic's holds, so a node's loss stops
+// only the clinics it holds, and these bookings would stop with their
+// holds anyway; and a script on the hold's keys can count it.
+func allowanceKey(clinicID uuid.UUID, address string) string {
+	return "{" + clinicID.String() + "}|" + networkOf(address)
 }
 
 // GiveBack uncounts a reservation whose booking failed.
