@@ -246,7 +246,7 @@ func TestRedisCommandsPerBookingStep(t *testing.T) {
 	} else {
 		t.Logf("book: %d round trips to PostgreSQL", n)
 	}
-	most := map[string]int{"timeslots": 3, "hold": 1, "heartbeat": 1, "book": 3}
+	most := map[string]int{"timeslots": 2, "hold": 1, "heartbeat": 1, "book": 3}
 	total := 0
 	for _, step := range []string{"timeslots", "hold", "heartbeat", "book"} {
 		sent := steps[step]

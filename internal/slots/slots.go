@@ -254,15 +254,22 @@ func (s *Service) lookup(ctx context.Context, read CounterReader, reqs []Request
 	for j, i := range ask {
 		asked[j] = reqs[i]
 	}
-	named := s.cacheKeys(ctx, read, clinicID, asked)
+	named, along := s.cacheKeys(ctx, read, clinicID, asked, now)
 	var missing []string
 	for j, i := range ask {
 		if refs[i] = named[j]; refs[i] == nil {
 			continue
 		}
-		if es[i] = s.memo.get(refs[i].key, now); es[i] == nil {
-			missing = append(missing, refs[i].key)
+		if es[i] = s.memo.get(refs[i].key, now); es[i] != nil {
+			continue
 		}
+		if e, read := along[refs[i].key]; read {
+			if es[i] = e; e != nil {
+				s.memo.put(refs[i], e, now, s.ttl)
+			}
+			continue
+		}
+		missing = append(missing, refs[i].key)
 	}
 	if len(missing) == 0 {
 		return refs, es, nil
