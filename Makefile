@@ -130,6 +130,8 @@ test-image: image
 bench: build
 	@go build -o bin/loadgen ./cmd/loadgen
 	@$(WITH_SERVICES) ./bin/loadgen -mode suite -patients 8 -duration 15s
+	@echo "slot engine, pooled four weeks, 20 specialists, 2,000 bookings: without rooms (the reference), then with 5 rooms and 2,000 bookings of theirs"
+	@$(GO) test -run '^$$' -bench '^BenchmarkComputePooled4Weeks20Specialists(5Rooms)?$$' -benchmem ./internal/availability/ | grep '^Benchmark'
 
 ## abuse: serve a build with its default limits and run an attacker's scripts against it (invented patients, e-mail bombing, hold renewal, cooldown spellings, names with links, streams, bad UTF-8, /metrics); prints what each got
 .PHONY: abuse

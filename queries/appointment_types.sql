@@ -43,9 +43,13 @@ WHERE ats.clinic_id = @clinic_id
 ORDER BY s.priority DESC, s.name;
 
 -- name: AppointmentTypeGetWithClinic :one
-SELECT sqlc.embed(appointment_types), clinics.timezone, clinics.slug AS clinic_slug
+-- needs_resource: the type needs a room or device (appointment_type_resources).
+SELECT sqlc.embed(appointment_types), clinics.timezone, clinics.slug AS clinic_slug,
+       (n.appointment_type_id IS NOT NULL)::boolean AS needs_resource
 FROM appointment_types
 JOIN clinics ON clinics.id = appointment_types.clinic_id
+LEFT JOIN appointment_type_resources n
+  ON n.clinic_id = appointment_types.clinic_id AND n.appointment_type_id = appointment_types.id
 WHERE appointment_types.id = @id;
 
 -- name: AppointmentTypeGetInClinic :one

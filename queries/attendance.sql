@@ -1,11 +1,14 @@
 -- name: BookingCard :one
 -- One booking of a clinic with its type's and specialist's names and the
--- clinic's zone, for the booking dialog and the attendance rules.
-SELECT sqlc.embed(b), t.name AS type_name, s.name AS specialist_name, c.timezone
+-- clinic's zone, for the booking dialog and the attendance rules; the
+-- room's name ('' when its type needs none).
+SELECT sqlc.embed(b), t.name AS type_name, s.name AS specialist_name, c.timezone,
+       coalesce(r.name, '')::text AS room_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
 JOIN clinics c ON c.id = b.clinic_id
+LEFT JOIN resources r ON r.clinic_id = b.clinic_id AND r.id = b.resource_id
 WHERE b.id = @id AND b.clinic_id = @clinic_id;
 
 -- name: BookingCardForUpdate :one

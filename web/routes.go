@@ -119,6 +119,7 @@ func (s *Server) staffRoutes(e *echo.Echo) {
 	st.GET("/closures/:id", s.setup.ClosurePage)
 	st.POST("/closures/:id/delete", s.setup.ClosureDelete)
 	st.POST("/closures/:id/cancel", s.setup.ClosureCancel)
+	s.roomRoutes(st)
 	st.GET("/holidays", s.setup.HolidaysPage)
 	st.POST("/holidays", s.setup.HolidaysSave)
 	st.POST("/specialists/:id/feed", s.feeds.SpecialistFeed)
@@ -176,6 +177,19 @@ func (s *Server) outboxRoutes(st *echo.Group) {
 	st.GET("/outbox/:id/message.eml", s.records.OutboxEML)
 	st.GET("/outbox/:id/calendar.ics", s.records.OutboxICS)
 	st.POST("/outbox/held/:id/send", s.records.OutboxSendHeld)
+}
+
+// roomRoutes are the staff's pages of the clinic's rooms and devices and
+// of what each appointment type needs.
+func (s *Server) roomRoutes(st *echo.Group) {
+	st.GET("/rooms", s.setup.RoomsPage)
+	st.POST("/rooms", s.setup.RoomCreate)
+	st.POST("/rooms/needs", s.setup.RoomNeed)
+	st.GET("/rooms/:id", s.setup.RoomPage)
+	st.POST("/rooms/:id", s.setup.RoomUpdate)
+	st.POST("/rooms/:id/hours", s.setup.RoomHours)
+	st.POST("/rooms/:id/closures", s.setup.RoomClosureCreate)
+	st.POST("/rooms/:id/closures/:closure/delete", s.setup.RoomClosureDelete)
 }
 
 // apiRoutes are the public JSON API: types, times, holds, appointments.

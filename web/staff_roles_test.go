@@ -104,6 +104,16 @@ var routeActions = map[string]staff.Action{
 	"POST /patients/erase":              staff.ActErase,
 	"GET /users/:id/access":             staff.ActAudit,
 	"GET /access":                       staff.ActAudit,
+
+	// The rooms pages.
+	"GET /rooms":                               staff.ActSpecialists,
+	"POST /rooms":                              staff.ActSpecialistsEdit,
+	"POST /rooms/needs":                        staff.ActTypes,
+	"GET /rooms/:id":                           staff.ActSpecialists,
+	"POST /rooms/:id":                          staff.ActSpecialistsEdit,
+	"POST /rooms/:id/hours":                    staff.ActHours,
+	"POST /rooms/:id/closures":                 staff.ActClosures,
+	"POST /rooms/:id/closures/:closure/delete": staff.ActClosures,
 }
 
 // routeAllowed is what each staff route answers a role that may use it,
@@ -194,6 +204,17 @@ var routeAllowed = map[string][2]int{
 	"POST /patients/erase":              {404, 404},
 	"GET /users/:id/access":             {404, 404},
 	"GET /access":                       {200, 200},
+
+	// The rooms pages: a room added once (its name then taken), the
+	// others refused as rooms that do not exist.
+	"GET /rooms":                               {200, 200},
+	"POST /rooms":                              {303, 422},
+	"POST /rooms/needs":                        {303, 303},
+	"GET /rooms/:id":                           {404, 404},
+	"POST /rooms/:id":                          {404, 404},
+	"POST /rooms/:id/hours":                    {404, 404},
+	"POST /rooms/:id/closures":                 {404, 404},
+	"POST /rooms/:id/closures/:closure/delete": {404, 404},
 }
 
 // navLinks are the header's links and the action each opens.
@@ -206,6 +227,7 @@ var navLinks = map[string]staff.Action{
 	"/staff/specialists":     staff.ActSpecialists,
 	"/staff/types":           staff.ActTypes,
 	"/staff/closures":        staff.ActClosures,
+	"/staff/rooms":           staff.ActSpecialists,
 	"/staff/audit":           staff.ActAudit,
 	"/staff/users":           staff.ActAccounts,
 	"/staff/kiosks":          staff.ActKiosks,

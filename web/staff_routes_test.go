@@ -51,7 +51,7 @@ func (r staffRequest) sendAs(cl *client) *response {
 // given ones) filled in. checkRouteList proves no route is missing.
 func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 	spS, typS, ovS, bkS := sp.String(), typ.String(), strconv.FormatInt(override, 10), bk.String()
-	return []staffRoute{
+	return append(roomRoutes(typS, bkS), []staffRoute{
 		{"GET", "", "/staff", nil},
 		{"GET", "/live", "/staff/live", nil},
 		{"GET", "/day", "/staff/day?date=2030-01-07", nil},
@@ -132,7 +132,7 @@ func staffRoutes(sp, typ uuid.UUID, override int64, bk uuid.UUID) []staffRoute {
 		{"POST", "/specialists/:id/feed/link", "/staff/specialists/" + spS + "/feed/link", url.Values{"account": {uuid.NewString()}}},
 		{"POST", "/account/feed", "/staff/account/feed", url.Values{"action": {"revoke"}}},
 		{"POST", "/patients/erase", "/staff/patients/erase", url.Values{"email": {"nobody@example.org"}, "confirm": {"nobody@example.org"}}},
-	}
+	}...)
 }
 
 var routeDecl = regexp.MustCompile(`\bst\.(GET|POST|PUT|PATCH|DELETE)\("([^"]*)"`)

@@ -83,6 +83,13 @@ type Query struct {
 	From, To     Date         // inclusive, local dates
 	Now          time.Time
 	SpecialistID uuid.UUID // uuid.Nil = pooled view
+	// NeedsResource: the type needs a room or device, one of Resources
+	// (the active ones that can serve it: the one it names, or those of
+	// the kind it needs), open and free of ResourceBusy (the confirmed
+	// bookings of those resources, of any type) for the whole slot.
+	NeedsResource bool
+	Resources     []Resource
+	ResourceBusy  []ResourceBusy
 }
 
 // Slot is one bookable start. In the pooled view several specialists can
@@ -92,6 +99,9 @@ type Slot struct {
 	// SpecialistIDs are the specialists free for the slot, ordered by
 	// priority desc then ID string asc, so the first is the one to assign.
 	SpecialistIDs []uuid.UUID
+	// ResourceIDs are the resources free for the slot when the type needs
+	// one, in the order of their ids (the order the gate gives them in).
+	ResourceIDs []uuid.UUID
 }
 
 // Compute returns the free slots of q, holds included, sorted by start.
@@ -158,7 +168,11 @@ func Compute(q Query) []Slot {
 	if !slices.IsSortedFunc(cands, compareCandidates) {
 		slices.SortFunc(cands, compareCandidates)
 	}
-	return group(cands, staff, typ.Duration)
+	slots := group(cands, staff, typ.Duration)
+	if q.NeedsResource {
+		return fitResources(slots, q, from, to, loc)
+	}
+	return slots
 }
 
 // slotRules are a query's limits in the engine's unit, Unix nanoseconds,

@@ -46,6 +46,11 @@ type Booking struct {
 	// Language is the language the patient booked in ("en", "de"; empty
 	// when unknown, as for a booking made by staff): their e-mails use it.
 	Language string `json:"-"`
+	// ResourceID is the room or device the booking holds (uuid.Nil: its
+	// type needs none), given by PostgreSQL as the booking is written:
+	// known for a booking read back, not for one the one-statement gate
+	// just wrote.
+	ResourceID uuid.UUID `json:"-"`
 }
 
 // Patient is who the booking is for.
@@ -76,6 +81,7 @@ func fromRow(r db.Booking) Booking {
 		CreatedAt:         r.CreatedAt.UTC(),
 		Version:           r.Version,
 		Language:          r.Language,
+		ResourceID:        r.ResourceID.UUID,
 	}
 }
 

@@ -180,6 +180,9 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		if err := lockSpecialist(ctx, q, specialist); err != nil {
 			return err
 		}
+		if err := lockResources(ctx, q, old.ClinicID, old.AppointmentTypeID); err != nil {
+			return err
+		}
 		next := pending(params, old.ID)
 		if err := s.before(ctx, tx, Change{Kind: ChangeReschedule, Booking: next, Previous: &old, Actor: req.Actor, Reason: req.Reason}); err != nil {
 			return err

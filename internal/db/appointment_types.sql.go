@@ -114,9 +114,12 @@ func (q *Queries) AppointmentTypeGetInClinic(ctx context.Context, arg Appointmen
 }
 
 const appointmentTypeGetWithClinic = `-- name: AppointmentTypeGetWithClinic :one
-SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, appointment_types.translations, appointment_types.change_deadline_hours, clinics.timezone, clinics.slug AS clinic_slug
+SELECT appointment_types.id, appointment_types.clinic_id, appointment_types.name, appointment_types.description, appointment_types.duration_min, appointment_types.slot_step_min, appointment_types.buffer_before_min, appointment_types.buffer_after_min, appointment_types.min_notice_min, appointment_types.max_advance_days, appointment_types.cooldown_min, appointment_types.max_holds_per_client, appointment_types.version, appointment_types.created_at, appointment_types.updated_at, appointment_types.reminder_min, appointment_types.translations, appointment_types.change_deadline_hours, clinics.timezone, clinics.slug AS clinic_slug,
+       (n.appointment_type_id IS NOT NULL)::boolean AS needs_resource
 FROM appointment_types
 JOIN clinics ON clinics.id = appointment_types.clinic_id
+LEFT JOIN appointment_type_resources n
+  ON n.clinic_id = appointment_types.clinic_id AND n.appointment_type_id = appointment_types.id
 WHERE appointment_types.id = $1
 `
 
@@ -124,8 +127,10 @@ type AppointmentTypeGetWithClinicRow struct {
 	AppointmentType AppointmentType
 	Timezone        string
 	ClinicSlug      string
+	NeedsResource   bool
 }
 
+// needs_resource: the type needs a room or device (appointment_type_resources).
 func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID) (AppointmentTypeGetWithClinicRow, error) {
 	row := q.db.QueryRow(ctx, appointmentTypeGetWithClinic, id)
 	var i AppointmentTypeGetWithClinicRow
@@ -150,6 +155,7 @@ func (q *Queries) AppointmentTypeGetWithClinic(ctx context.Context, id uuid.UUID
 		&i.AppointmentType.ChangeDeadlineHours,
 		&i.Timezone,
 		&i.ClinicSlug,
+		&i.NeedsResource,
 	)
 	return i, err
 }

@@ -17,7 +17,7 @@ SET attendance = $1,
     attendance_at = CASE WHEN $1::text = '' THEN NULL ELSE now() END,
     version = version + 1
 WHERE id = $2
-RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel
+RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, resource_id
 `
 
 type BookingAttendanceSetParams struct {
@@ -56,16 +56,19 @@ func (q *Queries) BookingAttendanceSet(ctx context.Context, arg BookingAttendanc
 		&i.CancelledOnline,
 		&i.AnonymisedAt,
 		&i.LateCancel,
+		&i.ResourceID,
 	)
 	return i, err
 }
 
 const bookingCard = `-- name: BookingCard :one
-SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, t.name AS type_name, s.name AS specialist_name, c.timezone
+SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, b.resource_id, t.name AS type_name, s.name AS specialist_name, c.timezone,
+       coalesce(r.name, '')::text AS room_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
 JOIN clinics c ON c.id = b.clinic_id
+LEFT JOIN resources r ON r.clinic_id = b.clinic_id AND r.id = b.resource_id
 WHERE b.id = $1 AND b.clinic_id = $2
 `
 
@@ -79,10 +82,12 @@ type BookingCardRow struct {
 	TypeName       string
 	SpecialistName string
 	Timezone       string
+	RoomName       string
 }
 
 // One booking of a clinic with its type's and specialist's names and the
-// clinic's zone, for the booking dialog and the attendance rules.
+// clinic's zone, for the booking dialog and the attendance rules; the
+// room's name (” when its type needs none).
 func (q *Queries) BookingCard(ctx context.Context, arg BookingCardParams) (BookingCardRow, error) {
 	row := q.db.QueryRow(ctx, bookingCard, arg.ID, arg.ClinicID)
 	var i BookingCardRow
@@ -112,15 +117,17 @@ func (q *Queries) BookingCard(ctx context.Context, arg BookingCardParams) (Booki
 		&i.Booking.CancelledOnline,
 		&i.Booking.AnonymisedAt,
 		&i.Booking.LateCancel,
+		&i.Booking.ResourceID,
 		&i.TypeName,
 		&i.SpecialistName,
 		&i.Timezone,
+		&i.RoomName,
 	)
 	return i, err
 }
 
 const bookingCardForUpdate = `-- name: BookingCardForUpdate :one
-SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, c.timezone
+SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, b.resource_id, c.timezone
 FROM bookings b
 JOIN clinics c ON c.id = b.clinic_id
 WHERE b.id = $1 AND b.clinic_id = $2
@@ -167,6 +174,7 @@ func (q *Queries) BookingCardForUpdate(ctx context.Context, arg BookingCardForUp
 		&i.Booking.CancelledOnline,
 		&i.Booking.AnonymisedAt,
 		&i.Booking.LateCancel,
+		&i.Booking.ResourceID,
 		&i.Timezone,
 	)
 	return i, err

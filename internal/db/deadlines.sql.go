@@ -35,7 +35,7 @@ func (q *Queries) BookingLateCancelCount(ctx context.Context, arg BookingLateCan
 }
 
 const bookingMarkLateCancel = `-- name: BookingMarkLateCancel :one
-UPDATE bookings SET late_cancel = true WHERE id = $1 RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel
+UPDATE bookings SET late_cancel = true WHERE id = $1 RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, resource_id
 `
 
 // A patient's cancel inside the change deadline, in the cancel's own
@@ -69,6 +69,7 @@ func (q *Queries) BookingMarkLateCancel(ctx context.Context, id uuid.UUID) (Book
 		&i.CancelledOnline,
 		&i.AnonymisedAt,
 		&i.LateCancel,
+		&i.ResourceID,
 	)
 	return i, err
 }

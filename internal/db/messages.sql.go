@@ -15,7 +15,7 @@ import (
 )
 
 const bookingUpcomingByEmail = `-- name: BookingUpcomingByEmail :many
-SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
+SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, b.resource_id, t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
@@ -76,6 +76,7 @@ func (q *Queries) BookingUpcomingByEmail(ctx context.Context, arg BookingUpcomin
 			&i.Booking.CancelledOnline,
 			&i.Booking.AnonymisedAt,
 			&i.Booking.LateCancel,
+			&i.Booking.ResourceID,
 			&i.TypeName,
 			&i.TypeTranslations,
 			&i.SpecialistName,
@@ -140,7 +141,7 @@ func (q *Queries) MessageBacklog(ctx context.Context) (MessageBacklogRow, error)
 }
 
 const messageBookingContext = `-- name: MessageBookingContext :one
-SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.default_change_deadline_hours, c.feed_patient_names, t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
+SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, b.slot_end, b.status, b.patient_name, b.patient_email, b.patient_phone, b.client_id, b.manage_token_hash, b.rescheduled_from, b.cancel_reason, b.created_at, b.cancelled_at, b.version, b.language, b.attendance, b.attendance_at, b.patient_email_key, b.patient_phone_key, b.cancelled_online, b.anonymised_at, b.late_cancel, b.resource_id, c.id, c.slug, c.name, c.timezone, c.address, c.version, c.created_at, c.updated_at, c.language, c.contact_phone, c.contact_email, c.default_slot_step_min, c.default_min_notice_min, c.default_max_advance_days, c.default_cooldown_min, c.verification, c.country, c.retention_months, c.mail_retention_days, c.controller_name, c.privacy_contact, c.require_second_factor, c.default_change_deadline_hours, c.feed_patient_names, t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
 FROM bookings b
 JOIN clinics c ON c.id = b.clinic_id
 JOIN appointment_types t ON t.id = b.appointment_type_id
@@ -186,6 +187,7 @@ func (q *Queries) MessageBookingContext(ctx context.Context, id uuid.UUID) (Mess
 		&i.Booking.CancelledOnline,
 		&i.Booking.AnonymisedAt,
 		&i.Booking.LateCancel,
+		&i.Booking.ResourceID,
 		&i.Clinic.ID,
 		&i.Clinic.Slug,
 		&i.Clinic.Name,

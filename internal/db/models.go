@@ -44,6 +44,13 @@ type AppointmentType struct {
 	ChangeDeadlineHours pgtype.Int4
 }
 
+type AppointmentTypeResource struct {
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	ResourceKind      pgtype.Text
+	ResourceID        uuid.NullUUID
+}
+
 type AppointmentTypeSpecialist struct {
 	ClinicID          uuid.UUID
 	AppointmentTypeID uuid.UUID
@@ -89,6 +96,7 @@ type Booking struct {
 	CancelledOnline   bool
 	AnonymisedAt      *time.Time
 	LateCancel        bool
+	ResourceID        uuid.NullUUID
 }
 
 type BookingLink struct {
@@ -218,6 +226,36 @@ type Override struct {
 	StartLocal   pgtype.Time
 	EndLocal     pgtype.Time
 	Note         string
+}
+
+type Resource struct {
+	ID         uuid.UUID
+	ClinicID   uuid.UUID
+	Name       string
+	Kind       string
+	AlwaysOpen bool
+	Active     bool
+	Version    int32
+	CreatedAt  time.Time
+}
+
+type ResourceClosure struct {
+	ID         int64
+	ClinicID   uuid.UUID
+	ResourceID uuid.UUID
+	FirstDay   time.Time
+	LastDay    time.Time
+	Note       string
+	CreatedAt  time.Time
+}
+
+type ResourceHour struct {
+	ID         int64
+	ClinicID   uuid.UUID
+	ResourceID uuid.UUID
+	Weekday    int16
+	StartLocal pgtype.Time
+	EndLocal   pgtype.Time
 }
 
 type ServerSecret struct {

@@ -383,7 +383,7 @@ func (q *Queries) PrivacyOpenOfferJobs(ctx context.Context, entryIds []uuid.UUID
 }
 
 const privacyPatientBookings = `-- name: PrivacyPatientBookings :many
-SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel FROM bookings
+SELECT id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, resource_id FROM bookings
 WHERE clinic_id = $1
   AND (($2::text <> '' AND patient_email_key = $2::text)
     OR ($3::text <> '' AND patient_phone_key = $3::text))
@@ -434,6 +434,7 @@ func (q *Queries) PrivacyPatientBookings(ctx context.Context, arg PrivacyPatient
 			&i.CancelledOnline,
 			&i.AnonymisedAt,
 			&i.LateCancel,
+			&i.ResourceID,
 		); err != nil {
 			return nil, err
 		}

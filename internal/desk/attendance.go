@@ -53,6 +53,8 @@ type BookingCard struct {
 	AttendanceAt *time.Time
 	// Location is the clinic's zone, in which the booking's day is counted.
 	Location *time.Location
+	// RoomName is the room the booking holds; "" when its type needs none.
+	RoomName string
 }
 
 // Day is the booking's local day.
@@ -90,7 +92,7 @@ func (b *Bookings) BookingCard(ctx context.Context, u staff.User, id uuid.UUID) 
 			PatientName: bk.PatientName, PatientEmail: bk.PatientEmail, PatientPhone: bk.PatientPhone,
 			TypeName: r.TypeName, SpecialistName: r.SpecialistName, Version: bk.Version, Attendance: bk.Attendance,
 		},
-		Status: bk.Status, AttendanceAt: bk.AttendanceAt, Location: loc,
+		Status: bk.Status, AttendanceAt: bk.AttendanceAt, Location: loc, RoomName: r.RoomName,
 	}, nil
 }
 

@@ -79,6 +79,9 @@ type Snapshot struct {
 	positions []availability.Slot
 	free      map[int64][]uuid.UUID // start (unix) -> specialists free of bookings
 	holds     []holds.Hold          // every live hold of the clinic
+	// rooms: the type needs a room, which any booking of the clinic may
+	// take; a booking is then not applied but read again.
+	rooms bool
 }
 
 // Snapshot reads a view's state: the grid (from hours), the free slots
@@ -115,6 +118,7 @@ func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, e
 	sn := &Snapshot{
 		View: v, ClinicID: grid.ClinicID, Zone: grid.Location, Timezone: grid.Timezone,
 		typ: grid.Type, positions: grid.Slots, free: make(map[int64][]uuid.UUID, len(free.Slots)),
+		rooms: free.NeedsRoom,
 	}
 	for _, sl := range free.Slots {
 		sn.free[sl.Start.Unix()] = sl.SpecialistIDs

@@ -107,7 +107,7 @@ func (sn *Snapshot) Apply(ev holds.Event) (next *Snapshot, ok bool) {
 // booked applies a new booking: its specialist leaves every position the
 // booking blocks with its buffers, and the hold it came from goes.
 func (sn *Snapshot) booked(ev holds.Event) (*Snapshot, bool) {
-	if ev.Start.IsZero() || ev.End.IsZero() || ev.SpecialistID == uuid.Nil {
+	if ev.Start.IsZero() || ev.End.IsZero() || ev.SpecialistID == uuid.Nil || sn.rooms {
 		return sn, false
 	}
 	before, after, known := time.Duration(0), time.Duration(0), false

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
@@ -26,6 +27,9 @@ type Demo struct {
 	AdminPassword string
 	AdminCreated  bool
 	ClosedDay     time.Time
+	// Room is the clinic's one ultrasound room, which the type
+	// "Ultrasound" needs.
+	Room db.Resource
 }
 
 type specialistSeed struct {
@@ -53,6 +57,8 @@ var (
 			clinics.TypeText{Name: "Sprechstunde", Description: "Ein gewöhnlicher Termin bei einer Ärztin oder einem Arzt."}, 30, []int{0, 1, 2}},
 		{"Extended examination", "A full examination with time for questions.",
 			clinics.TypeText{Name: "Ausführliche Untersuchung", Description: "Eine gründliche Untersuchung mit Zeit für Ihre Fragen."}, 60, []int{0, 2}},
+		{"Ultrasound", "An ultrasound examination in our ultrasound room.",
+			clinics.TypeText{Name: "Ultraschall", Description: "Eine Ultraschalluntersuchung in unserem Ultraschallraum."}, 30, []int{0, 1, 2}},
 	}
 )
 
@@ -64,9 +70,10 @@ const (
 )
 
 // Run seeds the demo clinic (slug "demo", Europe/Berlin, with a phone and
-// an e-mail): three specialists of different priorities, three appointment
-// types named in English and German, weekday hours with a lunch break, one
-// closed day and one admin. now picks the closed day.
+// an e-mail): three specialists of different priorities, four appointment
+// types named in English and German (the ultrasound needs the clinic's one
+// ultrasound room), weekday hours with a lunch break, one closed day and
+// one admin. now picks the closed day.
 func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time.Time) (Demo, error) {
 	var d Demo
 	clinic, err := clinics.NewService(pool).Upsert(ctx, clinics.Input{
@@ -103,6 +110,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, adminPassword string, now time
 			}
 		}
 		if d.Types, err = seedTypes(ctx, q, clinic.ID, d.Specialists); err != nil {
+			return err
+		}
+		if d.Room, err = seedRoom(ctx, q, clinic.ID, d.Types); err != nil {
 			return err
 		}
 
@@ -202,4 +212,27 @@ func seedHours(ctx context.Context, q *db.Queries, clinicID, specialistID uuid.U
 		}
 	}
 	return nil
+}
+
+// seedRoom adds the ultrasound room, unless it is there, and makes the
+// type "Ultrasound" need a room of its kind.
+func seedRoom(ctx context.Context, q *db.Queries, clinicID uuid.UUID, types []db.AppointmentType) (db.Resource, error) {
+	const name, kind = "Ultrasound room", "ultrasound"
+	room, err := q.ResourceGetByName(ctx, db.ResourceGetByNameParams{ClinicID: clinicID, Name: name})
+	if errors.Is(err, pgx.ErrNoRows) {
+		room, err = q.ResourceInsert(ctx, db.ResourceInsertParams{ClinicID: clinicID, Name: name, Kind: kind, AlwaysOpen: true, Active: true})
+	}
+	if err != nil {
+		return room, fmt.Errorf("room %s: %w", name, err)
+	}
+	for _, t := range types {
+		if t.Name == "Ultrasound" {
+			if err := q.TypeNeedSet(ctx, db.TypeNeedSetParams{
+				ClinicID: clinicID, AppointmentTypeID: t.ID, ResourceKind: pgtype.Text{String: kind, Valid: true},
+			}); err != nil {
+				return room, fmt.Errorf("ultrasound's room: %w", err)
+			}
+		}
+	}
+	return room, nil
 }

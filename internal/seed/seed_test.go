@@ -5,6 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clinic/booking/internal/apperr"
+	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/seed"
 	"github.com/clinic/booking/internal/testkit"
 )
@@ -20,7 +24,9 @@ func TestSeedTwiceAddsNothing(t *testing.T) {
 			(SELECT count(*) FROM weekly_hours w JOIN clinics c ON c.id = w.clinic_id WHERE c.slug = 'demo') * 1000 +
 			(SELECT count(*) FROM overrides o JOIN clinics c ON c.id = o.clinic_id WHERE c.slug = 'demo') * 100000 +
 			(SELECT count(*) FROM appointment_type_specialists x JOIN clinics c ON c.id = x.clinic_id WHERE c.slug = 'demo') * 1000000 +
-			(SELECT count(*) FROM staff_users u JOIN clinics c ON c.id = u.clinic_id WHERE c.slug = 'demo') * 100000000`).Scan(&n)
+			(SELECT count(*) FROM staff_users u JOIN clinics c ON c.id = u.clinic_id WHERE c.slug = 'demo') * 100000000 +
+			(SELECT count(*) FROM resources r JOIN clinics c ON c.id = r.clinic_id WHERE c.slug = 'demo') * 1000000000 +
+			(SELECT count(*) FROM appointment_type_resources n JOIN clinics c ON c.id = n.clinic_id WHERE c.slug = 'demo') * 10000000000`).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,14 +36,18 @@ func TestSeedTwiceAddsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !first.AdminCreated || first.Clinic.Timezone != "Europe/Berlin" || len(first.Specialists) != 3 || len(first.Types) != 3 {
+	if !first.AdminCreated || first.Clinic.Timezone != "Europe/Berlin" || len(first.Specialists) != 3 || len(first.Types) != 4 {
 		t.Fatalf("first seed: %+v", first)
 	}
 	if first.ClosedDay.Weekday() != time.Wednesday {
 		t.Fatalf("closed day %v", first.ClosedDay)
 	}
-	// 1 clinic, 3 specialists, 3 types, 3x10 hour ranges, 1 override, 2+3+2 links, 1 admin.
-	want := 1 + 3*10 + 3*100 + 30*1000 + 1*100000 + 7*1000000 + 1*100000000
+	// 1 clinic, 3 specialists, 4 types, 3x10 hour ranges, 1 override,
+	// 2+3+2+3 links, 1 admin, 1 room, 1 type that needs it.
+	want := 1 + 3*10 + 4*100 + 30*1000 + 1*100000 + 10*1000000 + 1*100000000 + 1*1000000000 + 1*10000000000
+	if first.Room.Kind != "ultrasound" || first.Types[3].Name != "Ultrasound" {
+		t.Fatalf("first seed's ultrasound: room %+v, type %q", first.Room, first.Types[3].Name)
+	}
 	if got := count(); got != want {
 		t.Fatalf("after first seed: got %d want %d", got, want)
 	}
@@ -50,5 +60,34 @@ func TestSeedTwiceAddsNothing(t *testing.T) {
 	}
 	if got := count(); got != want {
 		t.Fatalf("after second seed: got %d want %d", got, want)
+	}
+	ultrasoundNeedsTheRoom(t, pool, second)
+}
+
+// ultrasoundNeedsTheRoom checks that the demo's ultrasound needs its one
+// room: two specialists cannot both book it at one time, though each may
+// book a consultation then. It books, so it runs after the seed's counts.
+func ultrasoundNeedsTheRoom(t *testing.T, pool *pgxpool.Pool, d seed.Demo) {
+	t.Helper()
+	ctx := context.Background()
+	loc, err := time.LoadLocation(d.Clinic.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := testkit.NextWeekday(time.Now(), loc, time.Thursday, 9, 0)
+	svc := booking.NewService(pool)
+	book := func(typ, specialist int, email string) error {
+		_, err := svc.Book(ctx, booking.BookRequest{
+			AppointmentTypeID: d.Types[typ].ID, SpecialistID: d.Specialists[specialist].ID, Start: at,
+			Patient: booking.Patient{Name: "Demo Patient", Email: email}, Actor: booking.ActorPatient,
+		})
+		return err
+	}
+	if err := book(3, 0, "first@example.org"); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WantCode(t, book(3, 1, "second@example.org"), apperr.CodeSlotTaken, "the ultrasound room's time by another specialist")
+	if err := book(1, 1, "third@example.org"); err != nil {
+		t.Fatalf("a consultation at the room's time: %v", err)
 	}
 }

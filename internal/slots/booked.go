@@ -148,7 +148,15 @@ func (s *Service) carried(b booking.Booking, bt availability.AppointmentType, da
 	}
 	now := s.now()
 	var out []carriedList
+	// A list of a type that needs a room also loses the slots whose last
+	// free room the booking took, which a busy specialist does not say:
+	// such lists are recomputed when next read, unless the booking's type
+	// is known to need no room.
+	roomy := s.roomBound(b.AppointmentTypeID)
 	for _, me := range s.memo.carriable(b.ClinicID, days, now) {
+		if roomy && me.e.NeedsRoom {
+			continue
+		}
 		ref := *me.ref
 		ref.genVals = slices.Clone(ref.genVals)
 		var named [][2]int64

@@ -40,9 +40,11 @@ type skeleton struct {
 	row         db.AppointmentTypeGetWithClinicRow
 	loc         *time.Location
 	specialists []availability.Specialist // Weekly filled, Overrides empty
+	rooms       []availability.Resource   // a type that needs a room: those that can serve it, Closed empty
 }
 
-// loadSkeleton reads a skeleton: three queries.
+// loadSkeleton reads a skeleton: three queries (five for a type that
+// needs a room).
 func (s *Service) loadSkeleton(ctx context.Context, typeID uuid.UUID) (*skeleton, error) {
 	q := db.New(s.pool)
 	row, err := q.AppointmentTypeGetWithClinic(ctx, typeID)
@@ -79,6 +81,9 @@ func (s *Service) loadSkeleton(ctx context.Context, typeID uuid.UUID) (*skeleton
 				Range:   availability.Range{Start: int(h.StartMin), End: int(h.EndMin)},
 			})
 		}
+	}
+	if err := loadRooms(ctx, q, sk); err != nil {
+		return nil, err
 	}
 	return sk, nil
 }
@@ -163,6 +168,10 @@ func (s *Service) load(ctx context.Context, req Request, gen string) (*calendar,
 		}
 	}
 
+	if err := roomsOfRange(ctx, q, cal, sk, req); err != nil {
+		return nil, err
+	}
+
 	// Bookings are read for the range with a day of margin on each side:
 	// buffers and long appointments reach across midnight.
 	cal.rangeStart = time.Date(req.From.Year, req.From.Month, req.From.Day, 0, 0, 0, 0, loc).AddDate(0, 0, -1)
@@ -191,7 +200,7 @@ func (s *Service) loadBusy(ctx context.Context, cal *calendar, ignore *Interval)
 			BufferAfter:  time.Duration(r.BufferAfterMin) * time.Minute,
 		})
 	}
-	return nil
+	return loadRoomBusy(ctx, db.New(s.pool), cal, ignore)
 }
 
 func dateTime(d availability.Date) time.Time {

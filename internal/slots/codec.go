@@ -37,6 +37,9 @@ type entryMeta struct {
 	// for a window stretched by the cache's lifetime); a list patched
 	// after a booking keeps the time of the computation it came from.
 	Expires time.Time `json:"exp"`
+	// NeedsRoom: the type needs a room or device, so a booking of another
+	// type may take the last free room of a slot.
+	NeedsRoom bool `json:"rooms,omitempty"`
 }
 
 // withMeta encodes the entry's meta once, before the entry is shared.

@@ -54,6 +54,6 @@ func (s *Service) Remembered(typeID, specialistID uuid.UUID, day availability.Da
 			in = append(in, sl)
 		}
 	}
-	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: in, Priority: e.Priority,
+	return Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: in, Priority: e.Priority, NeedsRoom: e.NeedsRoom,
 		Generations: Generations{Keys: me.ref.genKeys, Values: me.ref.genVals, server: me.ref.server}}, true
 }

@@ -119,6 +119,9 @@ type Result struct {
 	// Generations are the cache counters the slots were read at (none
 	// when they were computed without the cache).
 	Generations Generations
+	// NeedsRoom: the type needs a room or device; a booking of another
+	// type may take a slot's last free room.
+	NeedsRoom bool
 }
 
 // Free computes the free slots. A cache hit costs two Redis reads and no
@@ -215,7 +218,7 @@ func (s *Service) FreeEachReading(ctx context.Context, read CounterReader, reqs 
 				slots = availability.ApplyHolds(e.Type, slots, holds)
 			}
 		}
-		out[i] = Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: slots, Priority: e.Priority}
+		out[i] = Result{Timezone: e.Zone, Location: loc, ClinicID: e.ClinicID, Type: e.Type, Stored: clinics.TypeFromRow(e.Row), Slots: slots, Priority: e.Priority, NeedsRoom: e.NeedsRoom}
 		if ref := refs[i]; ref != nil {
 			out[i].Generations = Generations{Keys: ref.genKeys, Values: ref.genVals, server: ref.server}
 		}
@@ -313,7 +316,7 @@ func (s *Service) compute(ctx context.Context, req Request, now time.Time, ref *
 		q.Type.MaxAdvance += s.ttl
 	}
 	e := &entry{entryMeta: entryMeta{Zone: cal.zoneName, ClinicID: cal.clinicID, Type: cal.q.Type, Row: cal.typeRow,
-		Priority: make(map[uuid.UUID]int, len(q.Specialists)), Expires: now.Add(s.ttl)}, Slots: availability.Compute(q)}
+		Priority: make(map[uuid.UUID]int, len(q.Specialists)), Expires: now.Add(s.ttl), NeedsRoom: q.NeedsResource}, Slots: availability.Compute(q)}
 	for _, sp := range q.Specialists {
 		e.Priority[sp.ID] = sp.Priority
 	}

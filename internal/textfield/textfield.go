@@ -45,6 +45,7 @@ var (
 	TypeName       = Field{"name", "The name", 200}
 	Description    = Field{"description", "The description", 2000}
 	KioskName      = Field{"name", "The screen's name", 100}
+	RoomName       = Field{"name", "The name", 100}
 	StaffName      = Field{"name", "The name", 200}
 	StaffEmail     = Field{"email", "The e-mail address", emailMax}
 )

@@ -11,7 +11,7 @@ import (
 var fields = []textfield.Field{
 	textfield.PatientName, textfield.PatientEmail, textfield.PatientPhone, textfield.Reason, textfield.Note,
 	textfield.SpecialistName, textfield.TypeName, textfield.Description, textfield.KioskName,
-	textfield.StaffName, textfield.StaffEmail,
+	textfield.StaffName, textfield.StaffEmail, textfield.RoomName,
 }
 
 func wantInvalid(t *testing.T, err error, field string) {

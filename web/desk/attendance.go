@@ -103,7 +103,7 @@ func (s *FrontDesk) bookingDialogVM(c echo.Context, b desk.BookingCard, now time
 		Title: times + " " + b.PatientName,
 		When:  longDate(tr, b.Start.In(loc)) + ", " + times,
 		Date:  b.Day().String(), Patient: b.PatientName, Email: b.PatientEmail, Phone: b.PatientPhone,
-		TypeName: b.TypeName, Specialist: b.SpecialistName, Status: b.Status, StatusLabel: statusWord(tr, b.Status),
+		TypeName: b.TypeName, Specialist: b.SpecialistName, Room: b.RoomName, Status: b.Status, StatusLabel: statusWord(tr, b.Status),
 		Attendance: b.Attendance, AttendanceLabel: markWord(tr, b.Attendance),
 		CanMove: u.May(staff.ActMove) == nil, CanCancel: u.May(staff.ActCancel) == nil,
 	}

@@ -25,6 +25,7 @@ var (
 		"booking_links", "bookings", "closures", "erasures", "idempotency_keys", "kiosk_tokens",
 		"messages", "outbox_copies", "overrides", "specialists", "waitlist_entries",
 		"waitlist_links", "waitlist_offers", "waitlist_openings", "weekly_hours",
+		"resources", "resource_hours", "resource_closures", "appointment_type_resources",
 	}
 	// Copied whole to every node: small, read by every clinic's queries or
 	// found without a clinic (a staff member signs in by e-mail alone).

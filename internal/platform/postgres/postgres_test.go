@@ -37,8 +37,8 @@ func TestMigrationsApplyRollBackAndApplyAgain(t *testing.T) {
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("up on an empty database: %v", err)
 	}
-	if n := tables(); n != 28 {
-		t.Fatalf("want 28 tables after up, got %d", n)
+	if n := tables(); n != 32 {
+		t.Fatalf("want 32 tables after up, got %d", n)
 	}
 	if _, err := p.DownTo(ctx, 0); err != nil {
 		t.Fatalf("roll back: %v", err)

@@ -1,0 +1,125 @@
+-- Resources: rooms and devices a type may need besides its specialist.
+-- Times travel as minutes from local midnight (24:00 = 1440), as hours do.
+
+-- name: ResourceInsert :one
+INSERT INTO resources (clinic_id, name, kind, always_open, active)
+VALUES (@clinic_id, @name, @kind, @always_open, @active)
+RETURNING *;
+
+-- name: ResourceUpdate :one
+UPDATE resources
+SET name = @name, kind = @kind, always_open = @always_open, active = @active, version = version + 1
+WHERE clinic_id = @clinic_id AND id = @id
+RETURNING *;
+
+-- name: ResourceGet :one
+SELECT * FROM resources WHERE clinic_id = @clinic_id AND id = @id;
+
+-- name: ResourceList :many
+SELECT * FROM resources WHERE clinic_id = @clinic_id ORDER BY kind, name, id;
+
+-- name: ResourceHoursList :many
+SELECT weekday,
+       (extract(epoch FROM start_local) / 60)::integer AS start_min,
+       (extract(epoch FROM end_local) / 60)::integer AS end_min
+FROM resource_hours
+WHERE clinic_id = @clinic_id AND resource_id = @resource_id
+ORDER BY weekday, start_local;
+
+-- name: ResourceHoursDelete :exec
+DELETE FROM resource_hours WHERE clinic_id = @clinic_id AND resource_id = @resource_id;
+
+-- name: ResourceHoursInsert :exec
+INSERT INTO resource_hours (clinic_id, resource_id, weekday, start_local, end_local)
+VALUES (@clinic_id, @resource_id, @weekday,
+        make_interval(mins => @start_min::integer)::time,
+        CASE WHEN @end_min::integer = 1440 THEN '24:00'::time ELSE make_interval(mins => @end_min::integer)::time END);
+
+-- name: ResourceClosureInsert :one
+INSERT INTO resource_closures (clinic_id, resource_id, first_day, last_day, note)
+VALUES (@clinic_id, @resource_id, @first_day, @last_day, @note)
+RETURNING id;
+
+-- name: ResourceClosureList :many
+-- A resource's closures that end on or after from_day, soonest first.
+SELECT id, first_day, last_day, note FROM resource_closures
+WHERE clinic_id = @clinic_id AND resource_id = @resource_id AND last_day >= @from_day::date
+ORDER BY first_day, id;
+
+-- name: ResourceClosureDelete :execrows
+DELETE FROM resource_closures WHERE clinic_id = @clinic_id AND resource_id = @resource_id AND id = @id;
+
+-- name: TypeNeedSet :exec
+-- What a type needs: one resource of a kind, or one resource (exactly one
+-- of the two is set).
+INSERT INTO appointment_type_resources (clinic_id, appointment_type_id, resource_kind, resource_id)
+VALUES (@clinic_id, @appointment_type_id, sqlc.narg(resource_kind), sqlc.narg(resource_id))
+ON CONFLICT (clinic_id, appointment_type_id)
+DO UPDATE SET resource_kind = EXCLUDED.resource_kind, resource_id = EXCLUDED.resource_id;
+
+-- name: TypeNeedClear :exec
+DELETE FROM appointment_type_resources WHERE clinic_id = @clinic_id AND appointment_type_id = @appointment_type_id;
+
+-- name: TypeNeedGet :one
+SELECT resource_kind, resource_id FROM appointment_type_resources
+WHERE clinic_id = @clinic_id AND appointment_type_id = @appointment_type_id;
+
+-- name: TypeNeedList :many
+-- The clinic's types that need a resource, with what they need.
+SELECT n.appointment_type_id, n.resource_kind, n.resource_id
+FROM appointment_type_resources n
+WHERE n.clinic_id = @clinic_id;
+
+-- name: BookingResourcesLock :exec
+-- Locks every resource a booking of the type could take, in the order the
+-- insert's trigger takes them (lock_type_resources): a move takes it
+-- before it changes the booking it moves.
+SELECT lock_type_resources(@clinic_id, @appointment_type_id);
+
+-- name: ResourcesForType :many
+-- The active resources that can serve a booking of the type: the one it
+-- names, or those of the kind it needs. None when it needs none.
+SELECT r.id, r.name, r.always_open
+FROM appointment_type_resources n
+JOIN resources r ON r.clinic_id = n.clinic_id
+ AND (r.id = n.resource_id OR (n.resource_id IS NULL AND r.kind = n.resource_kind))
+WHERE n.appointment_type_id = @appointment_type_id AND r.active
+ORDER BY r.id;
+
+-- name: ResourceHoursForType :many
+SELECT h.resource_id, h.weekday,
+       (extract(epoch FROM h.start_local) / 60)::integer AS start_min,
+       (extract(epoch FROM h.end_local) / 60)::integer AS end_min
+FROM appointment_type_resources n
+JOIN resources r ON r.clinic_id = n.clinic_id
+ AND (r.id = n.resource_id OR (n.resource_id IS NULL AND r.kind = n.resource_kind))
+JOIN resource_hours h ON h.clinic_id = r.clinic_id AND h.resource_id = r.id
+WHERE n.appointment_type_id = @appointment_type_id AND r.active
+ORDER BY h.resource_id, h.weekday, h.start_local;
+
+-- name: ResourceClosedDaysForType :many
+-- Each local date from from_day to to_day on which a resource the type
+-- could take is closed (its own closures; the clinic's are read with the
+-- specialists' hours).
+SELECT c.resource_id, d.day::date AS day
+FROM appointment_type_resources n
+JOIN resources r ON r.clinic_id = n.clinic_id
+ AND (r.id = n.resource_id OR (n.resource_id IS NULL AND r.kind = n.resource_kind))
+JOIN resource_closures c ON c.clinic_id = r.clinic_id AND c.resource_id = r.id
+CROSS JOIN LATERAL generate_series(greatest(c.first_day, @from_day::date), least(c.last_day, @to_day::date), interval '1 day') AS d(day)
+WHERE n.appointment_type_id = @appointment_type_id
+  AND c.first_day <= @to_day::date AND c.last_day >= @from_day::date
+ORDER BY 1, 2;
+
+-- name: ResourceBookingsInRange :many
+-- The confirmed bookings of the type's resources that overlap the range,
+-- of whatever type they are.
+SELECT b.resource_id::uuid AS resource_id, b.specialist_id, b.slot_start, b.slot_end
+FROM bookings b
+WHERE b.clinic_id = @clinic_id AND b.status = 'confirmed'
+  AND b.resource_id = ANY(@resource_ids::uuid[])
+  AND b.slot_start < @range_end AND b.slot_end > @range_start
+ORDER BY b.resource_id, b.slot_start;
+
+-- name: ResourceGetByName :one
+SELECT * FROM resources WHERE clinic_id = @clinic_id AND name = @name;
