@@ -7,6 +7,7 @@ package checkout
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,11 +34,32 @@ type ClaimLine struct {
 	wait time.Duration
 }
 
-// lane is one time's claims under way.
+// lane is one time's claims under way, and the claims waiting for room.
 type lane struct {
 	inside int
-	// freed is closed (and replaced) whenever a claim inside leaves.
-	freed chan struct{}
+	// queue are the claims waiting, first come first. A claim that leaves
+	// wakes the first of them only: it asks the view again for them all,
+	// since one leave makes room for at most one more claim, and wakes
+	// the next when there is room for more, or every one of them when the
+	// view now refuses the time (each may have its own answer: a claim of
+	// the caller's own hold is not refused from the view).
+	queue []chan struct{}
+}
+
+// wakeFirst lets the first waiting claim look again.
+func (ln *lane) wakeFirst() {
+	if len(ln.queue) > 0 {
+		ln.queue[0] <- struct{}{}
+		ln.queue = ln.queue[1:]
+	}
+}
+
+// wakeAll lets every waiting claim look again.
+func (ln *lane) wakeAll() {
+	for _, w := range ln.queue {
+		w <- struct{}{}
+	}
+	ln.queue = nil
 }
 
 // NewClaimLine is a line in which a claim waits at most wait for the one
@@ -55,10 +77,11 @@ func (l *ClaimLine) Enter(ctx context.Context, req HoldRequest, refused func() e
 }
 
 // EnterRoom is Enter for a time up to room claims of which may be under
-// way at once (the specialists the view shows free there). Each time a
-// claim before it leaves, recheck is asked again: its error (the view now
-// shows the time taken) is returned at once, else the room it gives is
-// the new bound.
+// way at once (the specialists the view shows free there). When a claim
+// before it leaves, the first claim waiting asks recheck again: its error
+// (the view now shows the time taken) is returned at once, and every
+// other claim waiting asks in turn; else the room it gives is the new
+// bound, and the next claim waiting asks when there is room for more.
 func (l *ClaimLine) EnterRoom(ctx context.Context, req HoldRequest, room int, recheck func() (int, error)) (leave func(), err error) {
 	return l.enterRoom(ctx, keyOf(req), room, recheck)
 }
@@ -81,19 +104,31 @@ func (l *ClaimLine) enter(ctx context.Context, k claimKey, refused func() error)
 // ends.
 func (l *ClaimLine) enterRoom(ctx context.Context, k claimKey, room int, recheck func() (int, error)) (leave func(), err error) {
 	var timeout <-chan time.Time
+	var wake chan struct{} // buffered: a wake is never lost, nor blocks
+	woken := false
 	for {
 		l.mu.Lock()
 		ln := l.busy[k]
 		if ln == nil {
-			ln = &lane{freed: make(chan struct{})}
+			ln = &lane{}
 			l.busy[k] = ln
 		}
 		if ln.inside < max(room, 1) {
 			ln.inside++
+			if ln.inside < room {
+				ln.wakeFirst() // room for more: the next looks too
+			}
 			l.mu.Unlock()
 			return func() { l.leave(k, ln) }, nil
 		}
-		freed := ln.freed
+		if wake == nil {
+			wake = make(chan struct{}, 1)
+		}
+		if woken {
+			ln.queue = append([]chan struct{}{wake}, ln.queue...) // still first
+		} else {
+			ln.queue = append(ln.queue, wake)
+		}
 		l.mu.Unlock()
 		if timeout == nil {
 			t := time.NewTimer(l.wait)
@@ -101,26 +136,58 @@ func (l *ClaimLine) enterRoom(ctx context.Context, k claimKey, room int, recheck
 			timeout = t.C
 		}
 		select {
-		case <-freed:
+		case <-wake:
 		case <-timeout:
+			l.giveUp(k, ln, wake)
 			return func() {}, nil
 		case <-ctx.Done():
+			l.giveUp(k, ln, wake)
 			return func() {}, nil
 		}
+		woken = true
 		if room, err = recheck(); err != nil {
+			l.mu.Lock()
+			if cur := l.busy[k]; cur != nil {
+				cur.wakeAll()
+				l.forget(k, cur)
+			}
+			l.mu.Unlock()
 			return func() {}, err
 		}
 	}
 }
 
-// leave lets the claims waiting on k look again.
+// giveUp takes a claim that stops waiting out of ln's queue; one woken
+// meanwhile passes its wake on, so no room goes unlooked at.
+func (l *ClaimLine) giveUp(k claimKey, ln *lane, wake chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := slices.Index(ln.queue, wake); i >= 0 {
+		ln.queue = slices.Delete(ln.queue, i, i+1)
+		l.forget(k, ln)
+		return
+	}
+	select {
+	case <-wake:
+		if cur := l.busy[k]; cur != nil {
+			cur.wakeFirst()
+		}
+	default:
+	}
+}
+
+// leave lets the first claim waiting on k look again.
 func (l *ClaimLine) leave(k claimKey, ln *lane) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ln.inside--
-	close(ln.freed)
-	ln.freed = make(chan struct{})
-	if ln.inside == 0 && l.busy[k] == ln {
+	ln.wakeFirst()
+	l.forget(k, ln)
+}
+
+// forget drops k's lane once nothing is under way or waiting there.
+func (l *ClaimLine) forget(k claimKey, ln *lane) {
+	if ln.inside == 0 && len(ln.queue) == 0 && l.busy[k] == ln {
 		delete(l.busy, k)
 	}
 }

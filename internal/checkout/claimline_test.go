@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,6 +185,7 @@ func BenchmarkClaimLineRush(b *testing.B) {
 		fromView bool
 	}{{"one at a time", false}, {"the view's room", true}} {
 		b.Run(tc.name, func(b *testing.B) {
+			var rechecks atomic.Int64
 			for b.Loop() {
 				l := NewClaimLine(time.Minute)
 				k := claimKey{typeID: uuid.New(), start: 1}
@@ -207,7 +209,10 @@ func BenchmarkClaimLineRush(b *testing.B) {
 						if err != nil {
 							return
 						}
-						leave, err := l.enterRoom(b.Context(), k, n, room)
+						leave, err := l.enterRoom(b.Context(), k, n, func() (int, error) {
+							rechecks.Add(1)
+							return room()
+						})
 						if err != nil {
 							return
 						}
@@ -222,6 +227,73 @@ func BenchmarkClaimLineRush(b *testing.B) {
 				}
 				wg.Wait()
 			}
+			// How often waiting claims asked the view again: each ask is a
+			// scan of the clinic's holds in a rush.
+			b.ReportMetric(float64(rechecks.Load())/float64(b.N), "rechecks/op")
 		})
+	}
+}
+
+// While the time stays free, a claim that leaves makes room for one more:
+// only the first claim waiting asks the view again, and takes the room;
+// once the view refuses the time, every claim waiting asks it and is
+// refused. Fails if every leave wakes every waiting claim (ten asks at
+// the first leave).
+func TestClaimLineWakesOneWaiterPerLeave(t *testing.T) {
+	l := NewClaimLine(time.Minute)
+	k := claimKey{typeID: uuid.New(), start: 1}
+	leave, _ := l.enterRoom(t.Context(), k, 1, nil)
+	var asks atomic.Int64
+	var taken atomic.Bool
+	recheck := func() (int, error) {
+		asks.Add(1)
+		if taken.Load() {
+			return 0, errTaken
+		}
+		return 1, nil
+	}
+	const waiting = 10
+	entered := make(chan func(), waiting)
+	refused := make(chan error, waiting)
+	for range waiting {
+		go func() {
+			leave, err := l.enterRoom(t.Context(), k, 1, recheck)
+			if err != nil {
+				refused <- err
+				return
+			}
+			entered <- leave
+		}()
+	}
+	queued := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.busy[k].queue)
+	}
+	for queued() < waiting {
+		time.Sleep(time.Millisecond)
+	}
+	leave() // the time is still free: its specialist's claim failed in Redis
+	next := <-entered
+	for queued() < waiting-1 {
+		time.Sleep(time.Millisecond)
+	}
+	if n := asks.Load(); n != 1 {
+		t.Fatalf("one leave: the view asked %d times, want once", n)
+	}
+	taken.Store(true)
+	next()
+	for range waiting - 1 {
+		if err := <-refused; !errors.Is(err, errTaken) {
+			t.Fatalf("a waiting claim got %v, want the refusal", err)
+		}
+	}
+	if n := asks.Load(); n != waiting {
+		t.Fatalf("the view asked %d times in all, want %d (once per claim)", n, waiting)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.busy) != 0 {
+		t.Fatalf("lanes left behind: %v", l.busy)
 	}
 }

@@ -3,6 +3,7 @@ package checkout
 // Holding a slot: the claim, its heartbeats and its release.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/clinics"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/ratelimit"
 	"github.com/clinic/booking/internal/slots"
 )
 
@@ -28,6 +30,13 @@ type HoldRequest struct {
 	// Address is the client's IP address (Echo's RealIP): the hold counts
 	// against it too, up to Limits.HoldsPerAddress. "": no address limit.
 	Address string
+	// Limit, when not nil, is a rate limit of the caller's that the claim
+	// counts against as LimitKey (the caller's address network), within
+	// the clinic: in the claim's own step in Redis, or apart when the
+	// request is refused before it. Over it the claim is refused with a
+	// *holds.LimitedError.
+	Limit    *ratelimit.Limiter
+	LimitKey string
 }
 
 // Hold reserves a slot for the client: cooldown, then the slot check, then
@@ -37,11 +46,38 @@ type HoldRequest struct {
 // Errors: INVALID_ARGUMENT (naming the field; also a start that is not a
 // slot of the type), NOT_FOUND (type), COOLDOWN (429), HOLD_QUOTA (429),
 // ADDRESS_HOLD_QUOTA (429), SLOT_HELD (423), SLOT_TAKEN (409), UNAVAILABLE
-// (503, Redis down).
+// (503, Redis down); a *holds.LimitedError over req.Limit, which counts
+// every request but one refused for its client id.
 func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error) {
 	if err := ValidateClientID(req.ClientID); err != nil {
 		return holds.Hold{}, err
 	}
+	counted := false
+	h, err := s.hold(ctx, req, &counted)
+	if err != nil && req.Limit != nil && !counted {
+		err = s.countApart(ctx, req, err)
+	}
+	return h, err
+}
+
+// countApart counts a claim refused with err before it reached Redis
+// against req.Limit, under the key the claim's step would have counted:
+// err, or the limit's refusal. A type this process cannot place in a
+// clinic counts under no clinic.
+func (s *Service) countApart(ctx context.Context, req HoldRequest, err error) error {
+	tag := ""
+	if clinicID, ok := s.slots.KnownClinicOfType(req.AppointmentTypeID); ok {
+		tag = clinicID.String()
+	}
+	if ok, wait := req.Limit.AllowIn(ctx, tag, req.LimitKey); !ok {
+		return &holds.LimitedError{RetryAfter: wait}
+	}
+	return err
+}
+
+// hold is Hold; counted is set once the claim was counted against
+// req.Limit in Redis.
+func (s *Service) hold(ctx context.Context, req HoldRequest, counted *bool) (holds.Hold, error) {
 	if req.AppointmentTypeID == uuid.Nil {
 		return holds.Hold{}, apperr.Invalidf("appointmentTypeId", "appointmentTypeId is required.")
 	}
@@ -54,7 +90,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	// (errReadAgain when something has, or the memory does not show the
 	// time free: then as below).
 	if res, ok := s.rememberedDay(ctx, req.AppointmentTypeID, req.SpecialistID, start); ok {
-		h, err := s.claimIn(ctx, req, start, res, true)
+		h, err := s.claimIn(ctx, req, start, res, true, counted)
 		if !errors.Is(err, errReadAgain) {
 			return h, err
 		}
@@ -67,7 +103,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (holds.Hold, error)
 	if err != nil {
 		return holds.Hold{}, err
 	}
-	return s.claimIn(ctx, req, start, res, false)
+	return s.claimIn(ctx, req, start, res, false, counted)
 }
 
 // errReadAgain: the day's slots from memory cannot decide a claim.
@@ -90,8 +126,8 @@ func (s *Service) rememberedDay(ctx context.Context, typeID, specialist uuid.UUI
 // claimIn claims start for req with the specialists res shows free there.
 // watched (res from memory): the claim goes ahead only while res's
 // generations stand, and errReadAgain is returned instead of any refusal
-// res alone would make.
-func (s *Service) claimIn(ctx context.Context, req HoldRequest, start time.Time, res slots.Result, watched bool) (holds.Hold, error) {
+// res alone would make. counted is set when the claim counted req.Limit.
+func (s *Service) claimIn(ctx context.Context, req HoldRequest, start time.Time, res slots.Result, watched bool, counted *bool) (holds.Hold, error) {
 	t := res.Stored
 
 	// The cooldown is checked by the claim itself, in its round trip. A
@@ -127,10 +163,16 @@ func (s *Service) claimIn(ctx context.Context, req HoldRequest, start time.Time,
 	if watched {
 		claim.Watch, claim.WatchValues = res.Generations.Keys, res.Generations.Values
 	}
+	if req.Limit != nil {
+		claim.Counts = []ratelimit.Counter{req.Limit.CounterIn(t.ClinicID.String(), req.LimitKey)}
+	}
 	r := trace.StartRegion(ctx, "hold.claimAny")
 	h, err := s.holds.ClaimAny(ctx, claim, ids)
 	r.End()
+	// A claim refused for moved counters was not counted; it is made again.
+	*counted = *counted || !errors.Is(err, holds.ErrMoved)
 	var held *holds.HeldError
+	var limited *holds.LimitedError
 	var reclaim *holds.ReclaimError
 	var cooling *holds.CooldownError
 	switch {
@@ -139,6 +181,8 @@ func (s *Service) claimIn(ctx context.Context, req HoldRequest, start time.Time,
 	case err == nil:
 		s.claimed.put(h.HoldID, claimedSlot{gens: res.Generations, typ: res.Type})
 		return h, nil
+	case errors.As(err, &limited):
+		return holds.Hold{}, err
 	case errors.As(err, &cooling):
 		return holds.Hold{}, apperr.Cooldown(t.Name, cooling.RetryAfter)
 	case errors.As(err, &held):
@@ -186,18 +230,24 @@ func (s *Service) cooldown(ctx context.Context, t clinics.Type, clientID string)
 	return nil
 }
 
-// Heartbeat keeps a hold for another full TTL.
+// Heartbeat keeps a hold for another full TTL. counts are rate limits of
+// the caller's, keys with the hold's clinic's hash tag (see
+// holds.Store.Heartbeat), counted in order whatever the answer.
 //
 // Errors: INVALID_ARGUMENT, HOLD_GONE (410: expired or not the caller's),
-// UNAVAILABLE.
-func (s *Service) Heartbeat(ctx context.Context, holdID, clientID string) (holds.Hold, error) {
+// UNAVAILABLE; a *holds.LimitedError over one of counts.
+func (s *Service) Heartbeat(ctx context.Context, holdID, clientID string, counts ...ratelimit.Counter) (holds.Hold, error) {
 	if err := validateHoldID(holdID); err != nil {
-		return holds.Hold{}, err
+		return holds.Hold{}, cmp.Or(s.holds.Count(ctx, counts...), err)
 	}
 	if err := ValidateClientID(clientID); err != nil {
+		return holds.Hold{}, cmp.Or(s.holds.Count(ctx, counts...), err)
+	}
+	h, err := s.holds.Heartbeat(ctx, holdID, clientID, counts...)
+	var limited *holds.LimitedError
+	if errors.As(err, &limited) {
 		return holds.Hold{}, err
 	}
-	h, err := s.holds.Heartbeat(ctx, holdID, clientID)
 	if errors.Is(err, holds.ErrGone) {
 		return holds.Hold{}, apperr.New(apperr.Gone, apperr.CodeHoldGone, "This hold expired or is not yours. Pick the slot again.")
 	}

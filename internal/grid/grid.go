@@ -100,7 +100,21 @@ func (s *Service) Snapshot(ctx context.Context, v View) (*Snapshot, error) {
 // snapshot reads a view's state; live: fail when the holds cannot be read
 // (see LiveSnapshot), else show none.
 func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, error) {
-	rs, err := s.slots.FreeEach(ctx,
+	// The clinic's live holds are read with the cache's counters, in one
+	// step, when the lists are read from the cache; else on their own.
+	// Either way after the view's reading began (liveview.Store.Begin):
+	// a hold that changes later is an event the view hears.
+	var hs []holds.Hold
+	holdsRead := false
+	var read slots.CounterReader
+	if s.holds != nil {
+		read = func(ctx context.Context, clinicID uuid.UUID, keys []string) ([]string, error) {
+			got, vals, err := s.holds.ActiveReading(ctx, clinicID, keys)
+			hs, holdsRead = got, err == nil
+			return vals, err
+		}
+	}
+	rs, err := s.slots.FreeEachReading(ctx, read,
 		slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoBookings: true, NoHolds: true},
 		slots.Request{AppointmentTypeID: v.AppointmentTypeID, SpecialistID: v.SpecialistID, From: v.From, To: v.To, NoHolds: true})
 	if err != nil {
@@ -121,7 +135,11 @@ func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, e
 		}
 		return sn, nil
 	}
-	hs, err := s.holds.Active(ctx, grid.ClinicID)
+	if holdsRead {
+		sn.holds = hs
+		return sn, nil
+	}
+	hs, err = s.holds.Active(ctx, grid.ClinicID)
 	if err != nil {
 		if live {
 			return nil, fmt.Errorf("grid: live holds: %w", err)

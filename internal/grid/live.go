@@ -20,7 +20,9 @@ import (
 // LiveSnapshot is Snapshot for a view that is to be kept and updated by
 // events: it fails when the clinic's live holds cannot be read (Snapshot
 // then shows none, which a kept view must never do). The holds are read
-// after the slots, so no hold claimed before the call is missing.
+// within the call (with the cache's counters, at the moment the cached
+// lists are of; or after the slots), so no hold claimed before the call
+// is missing.
 func (s *Service) LiveSnapshot(ctx context.Context, v View) (*Snapshot, error) {
 	return s.snapshot(ctx, v, true)
 }

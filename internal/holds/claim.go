@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/clientaddr"
+	"github.com/clinic/booking/internal/ratelimit"
 )
 
 // ClaimRequest asks for one slot with one specialist.
@@ -47,6 +48,12 @@ type ClaimRequest struct {
 	// claim to go ahead: the caller chose the specialists from a list they
 	// vouch for. Otherwise the claim is refused with ErrMoved.
 	Watch, WatchValues []string
+	// Counts are rate limits of the caller's (keys with the clinic's hash
+	// tag), counted in the claim's own step, once the watched counters
+	// stand: over one of them the claim is refused with a *LimitedError.
+	// A claim refused before its step (ErrInvalid) is counted all the
+	// same (Count).
+	Counts []ratelimit.Counter
 }
 
 // Claim takes the slot for the client. Errors: ErrQuota, ErrAddressQuota,
@@ -73,13 +80,13 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 	}
 	req.SpecialistID = specialists[0]
 	if err := req.validate(); err != nil {
-		return Hold{}, err
+		return Hold{}, s.countRefused(ctx, req.Counts, err)
 	}
 	now := s.now()
 	h, ttl := s.newHold(req, now)
 	keys, args, err := s.claimArgs(req, h, ttl, now, specialists)
 	if err != nil {
-		return Hold{}, err
+		return Hold{}, s.countRefused(ctx, req.Counts, err)
 	}
 	// A clinic this process has not registered for the sweeper within the
 	// minute is registered ahead of the claim, in its round trip (one
@@ -90,7 +97,11 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 	if err != nil {
 		return Hold{}, fmt.Errorf("holds: claim: %w", err)
 	}
-	if status(res) != "ok" {
+	switch status(res) {
+	case "ok":
+	case "limited":
+		return Hold{}, limited(res, req.Counts)
+	default:
 		return s.claimed(res)
 	}
 	c, _ := res[1].(int64)
@@ -178,6 +189,7 @@ func (s *Store) claimArgs(req ClaimRequest, h Hold, ttl time.Duration, now time.
 	for _, v := range req.WatchValues {
 		args = append(args, v)
 	}
+	keys, args = withCounts(keys, args, req.Counts)
 	return keys, args, nil
 }
 

@@ -76,6 +76,9 @@
 //	                               after a claim that found the clinic unmarked.
 //	holds:registered:{c}           the mark: the clinic was put in holds:clinics
 //	                               within the hour (set by the claim, EX 3600).
+//	ratelimit:<limit>:{c}:<who>:<window>   a caller's rate-limit count (package
+//	                               ratelimit's key, under the clinic's tag), which
+//	                               a claim or a heartbeat counts in its own script.
 //	client_limit:{c}:<clientId>:<atid>     booking cooldown; value = booking id.
 //	client_limit:booking:{c}:<bookingId>   reverse key -> the cooldown key, so a
 //	                                       cancellation clears (staff's) or cuts

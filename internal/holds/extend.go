@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/clinic/booking/internal/ratelimit"
 )
 
 // Heartbeat extends the client's hold to a full TTL from now, but never
@@ -17,8 +19,13 @@ import (
 // is another client's or has reached its KeepUntil: ErrGone (the caller
 // cannot tell them apart, and need not). A hold kept to its KeepUntil then
 // lapses like any other, and the sweeper announces it as expired.
-func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string) (Hold, error) {
-	h, r, err := s.extend(ctx, holdID, clientID, s.ttl, true)
+//
+// counts are rate limits of the caller's (keys with the hold's clinic's
+// hash tag), counted in the heartbeat's own step before anything else:
+// over one of them the answer is a *LimitedError. A heartbeat of a hold
+// this store cannot find is counted all the same (Count).
+func (s *Store) Heartbeat(ctx context.Context, holdID, clientID string, counts ...ratelimit.Counter) (Hold, error) {
+	h, r, err := s.extend(ctx, holdID, clientID, s.ttl, true, counts)
 	switch {
 	case errors.Is(err, errNoHold), errors.Is(err, ErrNotOwner):
 		return Hold{}, ErrGone
@@ -48,7 +55,7 @@ func (s *Store) Pin(ctx context.Context, holdID, clientID string, pin time.Durat
 // (keys with its hash tag) whose values tell the caller whether what it
 // read before the pin still stands.
 func (s *Store) PinWatching(ctx context.Context, holdID, clientID string, pin time.Duration, watch []string) (Hold, []string, error) {
-	h, r, err := s.extend(ctx, holdID, clientID, min(max(pin, time.Millisecond), maxPin), false, watch...)
+	h, r, err := s.extend(ctx, holdID, clientID, min(max(pin, time.Millisecond), maxPin), false, nil, watch...)
 	if errors.Is(err, errNoHold) {
 		return Hold{}, nil, ErrExpired
 	}
@@ -116,6 +123,24 @@ func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Ti
 // (pinned for longer) is announced by the caller with the payload it gets
 // back.
 var extendScript = redis.NewScript(extendTTL + ownedHold + sortableTime + `
+local lastKey, lastArg = #KEYS, #ARGV
+` + extendSteps)
+
+// heartbeatScript is extendScript for a heartbeat that counts against
+// rate limits of the caller's (countTail), before anything else: over one
+// of them it answers {'limited', j} and changes nothing. Every heartbeat
+// that reaches it is counted, whatever its answer, as separate counts
+// before the heartbeat would count it.
+var heartbeatScript = redis.NewScript(extendTTL + ownedHold + sortableTime + countTail + `
+local over = overLimit()
+if over then
+  return {'limited', over}
+end
+` + extendSteps)
+
+// extendSteps is extendScript's work, on the keys and arguments up to
+// lastKey and lastArg.
+const extendSteps = `
 if not redis.call('HGET', KEYS[3], ARGV[1]) then
   return {'gone'}
 end
@@ -142,17 +167,17 @@ end
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
 local watched = {}
-for i = 5, #KEYS do
+for i = 5, lastKey do
   watched[#watched + 1] = redis.call('GET', KEYS[i]) or ''
 end
-if not (extended and ARGV[7]) then
+if not (extended and lastArg >= 7) then
   return {'ok', payload, 0, watched}
 end
-for i = 8, #ARGV do
+for i = 8, lastArg do
   redis.call('PUBLISH', ARGV[i], ARGV[7])
 end
 return {'ok', payload, 1, watched}
-`)
+`
 
 // sortableTime is shared Lua: a payload's time as a string that sorts and
 // compares as the time does. Payload times are written as Go writes them,
@@ -225,14 +250,15 @@ var errNoHold = errors.New("holds: no such live hold")
 // publishes the heartbeat event of an extended hold, built here; published
 // says whether it did (if not, the caller publishes what it returned). A
 // hold this process knows is extended in one round trip; one it does not,
-// or whose KeepUntil moved since, is read first.
-func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.Duration, announce bool, watch ...string) (Hold, extended, error) {
+// or whose KeepUntil moved since, is read first. counts are counted once
+// (see Heartbeat).
+func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.Duration, announce bool, counts []ratelimit.Counter, watch ...string) (Hold, extended, error) {
 	h, fresh, ok, err := s.recall(ctx, holdID)
 	if err != nil {
 		return Hold{}, extended{}, err
 	}
 	if !ok {
-		return Hold{}, extended{}, errNoHold
+		return Hold{}, extended{}, s.countRefused(ctx, counts, errNoHold)
 	}
 	for {
 		now := s.now()
@@ -254,7 +280,7 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.D
 		}
 		// Whole milliseconds, as Redis counts them; nothing left is gone.
 		if d = exp.Sub(now).Truncate(time.Millisecond); d <= 0 {
-			return Hold{}, extended{}, errNoHold
+			return Hold{}, extended{}, s.countRefused(ctx, counts, errNoHold)
 		}
 		if !capped {
 			// A capped hold's expiry is its limit to the millisecond: that is
@@ -266,9 +292,10 @@ func (s *Store) extend(ctx context.Context, holdID, clientID string, want time.D
 			expect = keepText(h)
 		}
 		var stale *staleError
-		h2, r, err := s.runExtend(ctx, h, clientID, d, exp, announce, false, expect, watch...)
+		h2, r, err := s.runCounted(ctx, h, clientID, d, exp, announce, false, expect, counts, watch...)
 		if errors.As(err, &stale) && !fresh {
-			h, fresh = stale.hold, true
+			// Counted already: the script counts before it looks.
+			h, fresh, counts = stale.hold, true, nil
 			continue
 		}
 		return h2, r, err
@@ -300,6 +327,12 @@ func (e *staleError) Error() string { return "holds: extend: the remembered hold
 // becomes at least exp, and the specialist's index lives as long, plus a
 // minute.
 func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce, keep bool, expect string, watch ...string) (Hold, extended, error) {
+	return s.runCounted(ctx, h, clientID, d, exp, announce, keep, expect, nil, watch...)
+}
+
+// runCounted is runExtend for a heartbeat that counts against counts:
+// heartbeatScript then counts them first.
+func (s *Store) runCounted(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce, keep bool, expect string, counts []ratelimit.Counter, watch ...string) (Hold, extended, error) {
 	// RFC3339Nano is the layout time.Time's MarshalJSON writes, so the
 	// script's re-encoded payload reads back like one Go wrote.
 	expText := msTime(exp.UnixMilli()).Format(time.RFC3339Nano)
@@ -320,8 +353,12 @@ func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.D
 		}
 	}
 	script, keys := extendScript, append(h.scriptKeys(), watch...)
-	if keep {
+	switch {
+	case keep:
 		script, keys = keepScript, append(h.scriptKeys(), specialistKey(h.ClinicID, h.SpecialistID))
+	case len(counts) > 0:
+		script = heartbeatScript
+		keys, args = withCounts(keys, args, counts)
 	}
 	res, err := script.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
@@ -343,6 +380,8 @@ func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.D
 			}
 		}
 		return h, r, err
+	case "limited":
+		return Hold{}, extended{}, limited(res, counts)
 	case "stale":
 		h, err := s.payloads.decode(str(res, 1))
 		if err != nil {

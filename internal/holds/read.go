@@ -38,6 +38,51 @@ func (s *Store) Active(ctx context.Context, clinicID uuid.UUID) ([]Hold, error) 
 	if err != nil {
 		return nil, fmt.Errorf("holds: list: %w", err)
 	}
+	return s.decodeActive(raws)
+}
+
+// activeReadingScript is activeScript that first reads the string values
+// of KEYS[3...] (false for a missing key) and replies {values, payloads}.
+var activeReadingScript = redis.NewScript(`
+local values = {}
+for i = 3, #KEYS do
+  values[#values + 1] = redis.call('GET', KEYS[i])
+end
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[1], '+inf')
+local out = {}
+for i = 1, #ids, 1000 do
+  local part = redis.call('HMGET', KEYS[1], unpack(ids, i, math.min(i + 999, #ids)))
+  for j = 1, #part do
+    out[#out + 1] = part[j]
+  end
+end
+return {values, out}
+`)
+
+// ActiveReading is Active that also reads, in the same step, the string
+// values of keys ("" for a missing key): keys of the clinic (its hash
+// tag), such as the counters a list of free slots was cached under, so
+// that a reading of a clinic's slots and holds is one round trip.
+func (s *Store) ActiveReading(ctx context.Context, clinicID uuid.UUID, keys []string) ([]Hold, []string, error) {
+	res, err := activeReadingScript.Run(ctx, s.rdb, append([]string{metaKey(clinicID), expiryKey(clinicID)}, keys...), s.now().UnixMilli()).Slice()
+	if err != nil {
+		return nil, nil, fmt.Errorf("holds: list: %w", err)
+	}
+	if len(res) != 2 {
+		return nil, nil, fmt.Errorf("holds: list: unexpected reply %v", res)
+	}
+	got, _ := res[0].([]any)
+	vals := make([]string, len(keys))
+	for i := range min(len(got), len(keys)) {
+		vals[i], _ = got[i].(string)
+	}
+	raws, _ := res[1].([]any)
+	hs, err := s.decodeActive(raws)
+	return hs, vals, err
+}
+
+// decodeActive is the holds of an active script's payloads, in order.
+func (s *Store) decodeActive(raws []any) ([]Hold, error) {
 	out := make([]Hold, 0, len(raws))
 	for _, raw := range raws {
 		text, ok := raw.(string)

@@ -83,10 +83,11 @@ end
 //	ARGV[17] the number of candidates n  ARGV[18] the number of channels m
 //	ARGV[19...18+m] the channels to publish the event on
 //	then per candidate c: its payload and its "hold" event
-//	last, the watched counters: KEYS[3n+7...] and the values they must
+//	then the watched counters: KEYS[3n+7...] and the values they must
 //	have, ARGV[19+m+2n...]
+//	last, the rate limits the claim counts against (countTail)
 //
-// Replies: {'ok', c, registered (0|1)} | {'moved'} | {'own', payload} | {'quota'} |
+// Replies: {'ok', c, registered (0|1)} | {'moved'} | {'limited', j} | {'own', payload} | {'quota'} |
 // {'addrquota'} | {'held', payload, remaining ms} | {'reclaim', remaining
 // ms} | {'cooldown', remaining ms}. 'ok' names the candidate taken and says
 // whether the clinic's mark was there; if not (a new clinic, an hour
@@ -97,8 +98,11 @@ end
 //
 // A watched counter that moved ('moved') refuses the claim before anything
 // else: the caller chose the candidates from a list those counters vouch
-// for. Then a client in its booking cooldown for the type is refused, its
-// own hold of the slot included.
+// for. Then the claim is counted against its rate limits, and refused
+// over one of them ('limited', naming it): every claim that reaches this
+// step is counted, whatever its answer, as a separate count before the
+// claim would count it. Then a client in its booking cooldown for the
+// type is refused, its own hold of the slot included.
 //
 // A new hold's event is published by the script itself: every page hears
 // of a hold that exists, and of none that does not, even if the process
@@ -128,16 +132,20 @@ end
 // at the lapsed holds it meets in the specialist index: one still in
 // holds:meta with its score past (released and booked holds leave meta at
 // once) of this very slot and network starts the cool-off here.
-var claimScript = redis.NewScript(extendTTL + coolOff + `
+var claimScript = redis.NewScript(extendTTL + coolOff + countTail + `
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[17])
 local channels = tonumber(ARGV[18])
 local network = ARGV[14]
 local addrQuota = tonumber(ARGV[11])
-for i = 3 * n + 7, #KEYS do
+for i = 3 * n + 7, lastKey do
   if (redis.call('GET', KEYS[i]) or '') ~= ARGV[i + 12 + channels - n] then
     return {'moved'}
   end
+end
+local over = overLimit()
+if over then
+  return {'limited', over}
 end
 if ARGV[16] == '1' then
   local cd = redis.call('PTTL', KEYS[4])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,34 @@ func TestWithoutRedis(t *testing.T) {
 	}
 	if err := l.Count(ctx, "k"); err == nil {
 		t.Error("Count without Redis: no error")
+	}
+}
+
+// A counter under a hash tag names the key AllowIn counts, with the tag
+// in braces, and the window's end.
+func TestCounterInNamesTheKeyAllowInCounts(t *testing.T) {
+	rdb := testkit.Redis(t)
+	l := ratelimit.New(rdb, "test-"+uuid.NewString(), 2, time.Minute, quiet)
+	ctx := context.Background()
+	c := l.CounterIn("clinic-1", "198.51.100.7")
+	if !strings.Contains(c.Key, ":{clinic-1}:198.51.100.7:") || c.Limit != 2 || c.Window != time.Minute {
+		t.Fatalf("counter %+v", c)
+	}
+	if d := time.Until(c.Ends); d <= 0 || d > time.Minute {
+		t.Fatalf("window ends in %s", d)
+	}
+	for range 2 {
+		if ok, _ := l.AllowIn(ctx, "clinic-1", "198.51.100.7"); !ok {
+			t.Fatal("refused within the limit")
+		}
+	}
+	if n, err := rdb.Get(ctx, c.Key).Int(); err != nil || n != 2 {
+		t.Fatalf("the counter reads %d, %v; want the 2 AllowIn counted", n, err)
+	}
+	if ok, wait := l.AllowIn(ctx, "clinic-1", "198.51.100.7"); ok || wait <= 0 {
+		t.Fatalf("third request: allowed %v, wait %s", ok, wait)
+	}
+	if ok, _ := l.AllowIn(ctx, "clinic-2", "198.51.100.7"); !ok {
+		t.Error("the same key under another tag was refused")
 	}
 }

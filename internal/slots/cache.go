@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -81,10 +82,16 @@ type cacheRef struct {
 // cacheKeys names the cached lists of reqs (one clinic's): the type, who,
 // kind and range, and a hash of the generations each depends on: the
 // clinic's set-up, and for free slots the booking changes of each of its
-// keyDays. One Redis round trip for them all. A request's ref is nil when
-// its list cannot be cached now.
-func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Request) []*cacheRef {
-	refs := make([]*cacheRef, len(reqs))
+// keyDays. One Redis round trip for them all (read's, when not nil). A
+// request's ref is nil when its list cannot be cached now.
+//
+// The lists are read in the same round trip, under the names the
+// counters' values this process saw last give them (a counter it never
+// saw as missing), unless the memo has them: when the counters read
+// those values, along holds what each of those names holds (nil: no
+// list), and the lists need no read of their own.
+func (s *Service) cacheKeys(ctx context.Context, read CounterReader, clinicID uuid.UUID, reqs []Request, now time.Time) (refs []*cacheRef, along map[string]*entry) {
+	refs = make([]*cacheRef, len(reqs))
 	keys := make([][]string, len(reqs))
 	index := map[string]int{GenerationKey(clinicID): 0}
 	all := []string{GenerationKey(clinicID)}
@@ -107,28 +114,75 @@ func (s *Service) cacheKeys(ctx context.Context, clinicID uuid.UUID, reqs []Requ
 		refs[i] = &cacheRef{first: first, last: last, clinicID: clinicID,
 			req: Request{AppointmentTypeID: req.AppointmentTypeID, From: req.From, To: req.To, SpecialistID: req.SpecialistID, NoBookings: req.NoBookings}}
 	}
-	gens, err := s.rdb.MGet(ctx, all...).Result()
+	if read == nil {
+		read = s.counters
+	}
+	server := s.server()
+	named := func(vals []string) {
+		for i, ref := range refs {
+			if ref == nil {
+				continue
+			}
+			ref.genKeys, ref.genVals, ref.server = keys[i], make([]string, len(keys[i])), server
+			for j, k := range keys[i] {
+				ref.genVals[j] = vals[index[k]]
+			}
+			ref.key = listKey(clinicID, ref.req, ref.server, ref.genVals)
+		}
+	}
+	guess := s.memo.guess(all)
+	named(guess)
+	var lists []string
+	for _, ref := range refs {
+		if ref != nil && s.memo.get(ref.key, now) == nil {
+			lists = append(lists, ref.key)
+		}
+	}
+	vals, err := read(ctx, clinicID, append(all[:len(all):len(all)], lists...))
+	if err == nil && len(vals) != len(all)+len(lists) {
+		err = fmt.Errorf("%d keys read, %d asked for", len(vals), len(all)+len(lists))
+	}
 	if err != nil {
 		s.logger.Warn("timeslot cache unavailable", "err", err)
-		return make([]*cacheRef, len(reqs))
+		return make([]*cacheRef, len(reqs)), nil
 	}
-	vals := make([]string, len(all))
+	vals, texts := vals[:len(all)], vals[len(all):]
+	s.memo.saw(all, vals)
+	if !slices.Equal(vals, guess) {
+		named(vals)
+		return refs, nil
+	}
+	along = make(map[string]*entry, len(lists))
+	for i, k := range lists {
+		along[k] = decodeEntry(texts[i])
+	}
+	return refs, along
+}
+
+// decodeEntry is a stored list, or nil for none ("") or one that cannot
+// be read.
+func decodeEntry(text string) *entry {
+	if text == "" {
+		return nil
+	}
+	var e entry
+	if err := json.Unmarshal([]byte(text), &e); err != nil {
+		return nil
+	}
+	return e.withMeta()
+}
+
+// counters reads keys (counters of one clinic) with one MGET.
+func (s *Service) counters(ctx context.Context, _ uuid.UUID, keys []string) ([]string, error) {
+	gens, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]string, len(keys))
 	for i, g := range gens {
 		vals[i], _ = g.(string)
 	}
-	s.memo.saw(all, vals)
-	server := s.server()
-	for i, ref := range refs {
-		if ref == nil {
-			continue
-		}
-		ref.genKeys, ref.genVals, ref.server = keys[i], make([]string, len(keys[i])), server
-		for j, k := range keys[i] {
-			ref.genVals[j] = vals[index[k]]
-		}
-		ref.key = listKey(clinicID, ref.req, ref.server, ref.genVals)
-	}
-	return refs
+	return vals, nil
 }
 
 // listKey is the Redis key of a list of req (a type of the clinic) under
@@ -166,13 +220,9 @@ func (s *Service) cached(ctx context.Context, keys []string) map[string]*entry {
 	}
 	out := make(map[string]*entry, len(keys))
 	for i, raw := range raws {
-		text, ok := raw.(string)
-		if !ok {
-			continue
-		}
-		var e entry
-		if err := json.Unmarshal([]byte(text), &e); err == nil {
-			out[keys[i]] = e.withMeta()
+		text, _ := raw.(string)
+		if e := decodeEntry(text); e != nil {
+			out[keys[i]] = e
 		}
 	}
 	return out

@@ -156,6 +156,18 @@ func (m *memo) saw(keys, vals []string) {
 	}
 }
 
+// guess is the values this process last saw of keys, "" for a counter
+// it has not seen (which, never bumped, does not exist).
+func (m *memo) guess(keys []string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = m.latest[k]
+	}
+	return out
+}
+
 // clear forgets every entry.
 func (m *memo) clear() {
 	m.mu.Lock()

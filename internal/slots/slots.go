@@ -143,6 +143,23 @@ func (s *Service) Free(ctx context.Context, req Request) (Result, error) {
 //
 // Errors: those of Free.
 func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, error) {
+	return s.FreeEachReading(ctx, nil, reqs...)
+}
+
+// CounterReader reads cache counters of a clinic (keys with its hash tag)
+// as MGET reads them, "" for a missing key, and whatever else of the
+// clinic's its caller wants in the same step.
+type CounterReader func(ctx context.Context, clinicID uuid.UUID, keys []string) ([]string, error)
+
+// FreeEachReading is FreeEach whose cache counters are read by read
+// instead of an MGET of their own (nil read: MGET), so that a caller that
+// needs more of the clinic's keys (its live holds) reads them in the
+// same round trip. read is not called when nothing is read from the
+// cache (the cache off, no request that can be cached), and its failure
+// is a cache that cannot be read: the lists are computed afresh.
+//
+// Errors: those of Free.
+func (s *Service) FreeEachReading(ctx context.Context, read CounterReader, reqs ...Request) ([]Result, error) {
 	for _, req := range reqs {
 		if req.To.Before(req.From) {
 			return nil, apperr.Invalidf("to", "to (%s) is before from (%s).", req.To, req.From)
@@ -152,7 +169,7 @@ func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, erro
 		}
 	}
 	now := s.now()
-	refs, es, err := s.lookup(ctx, reqs, now)
+	refs, es, err := s.lookup(ctx, read, reqs, now)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +229,7 @@ func (s *Service) FreeEach(ctx context.Context, reqs ...Request) ([]Result, erro
 // lookup names the cached list of each request that may be cached (nil
 // ref: computed afresh) and finds the lists in the memo or Redis (nil
 // entry: not cached).
-func (s *Service) lookup(ctx context.Context, reqs []Request, now time.Time) ([]*cacheRef, []*entry, error) {
+func (s *Service) lookup(ctx context.Context, read CounterReader, reqs []Request, now time.Time) ([]*cacheRef, []*entry, error) {
 	refs := make([]*cacheRef, len(reqs))
 	es := make([]*entry, len(reqs))
 	if s.noCache || s.rdb == nil {
@@ -240,15 +257,22 @@ func (s *Service) lookup(ctx context.Context, reqs []Request, now time.Time) ([]
 	for j, i := range ask {
 		asked[j] = reqs[i]
 	}
-	named := s.cacheKeys(ctx, clinicID, asked)
+	named, along := s.cacheKeys(ctx, read, clinicID, asked, now)
 	var missing []string
 	for j, i := range ask {
 		if refs[i] = named[j]; refs[i] == nil {
 			continue
 		}
-		if es[i] = s.memo.get(refs[i].key, now); es[i] == nil {
-			missing = append(missing, refs[i].key)
+		if es[i] = s.memo.get(refs[i].key, now); es[i] != nil {
+			continue
 		}
+		if e, read := along[refs[i].key]; read {
+			if es[i] = e; e != nil {
+				s.memo.put(refs[i], e, now, s.ttl)
+			}
+			continue
+		}
+		missing = append(missing, refs[i].key)
 	}
 	if len(missing) == 0 {
 		return refs, es, nil

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"net/http"
 	"runtime/trace"
 	"time"
@@ -59,23 +60,17 @@ func (s *Endpoints) CreateHold(c echo.Context) error {
 			return err
 		}
 	}
-	// The per-address limit counts the claims that reach Redis: a claim
-	// the live view refuses costs what a page view does, and is answered
-	// without counting (or a round trip to count it).
-	limit := func() error {
-		if l := s.deps.APIHoldLimiter; l != nil {
-			return httpx.OverLimit(c, l, "holds")
-		}
-		return nil
-	}
 	// One task of the runtime trace per claim: a trace taken during a rush
 	// (the server's DEBUG_ADDR) gives each claim's steps and waits.
 	ctx, task := trace.NewTask(c.Request().Context(), "hold")
 	defer task.End()
+	// The per-address limit counts the claims that reach Redis, in the
+	// claim's own step: a claim the live view refuses costs what a page
+	// view does, and is answered without counting.
 	h, err := s.pub.Claim(ctx, checkout.HoldRequest{
 		AppointmentTypeID: typeID, Start: start, SpecialistID: specialist, ClientID: body.ClientID,
-		Address: c.RealIP(),
-	}, limit)
+		Address: c.RealIP(), Limit: s.deps.APIHoldLimiter, LimitKey: httpx.ClientNetwork(c),
+	})
 	s.kit.Metrics.Outcome(ctx, "hold", err)
 	if err != nil {
 		return err
@@ -91,17 +86,11 @@ type heartbeatBody struct {
 
 // HeartbeatHold answers PATCH /v1/holds.
 func (s *Endpoints) HeartbeatHold(c echo.Context) error {
-	if err := s.pub.OverHeartbeatLimit(c, "", ""); err != nil {
-		return err
-	}
 	var body heartbeatBody
 	if err := httpx.BindJSON(c, &body); err != nil {
-		return err
+		return cmp.Or(s.pub.OverHeartbeatLimit(c), err)
 	}
-	if err := s.pub.OverHeartbeatLimit(c, body.HoldID, body.ClientID); err != nil {
-		return err
-	}
-	h, err := s.deps.Checkout.Heartbeat(c.Request().Context(), body.HoldID, body.ClientID)
+	h, err := s.pub.Heartbeat(c, body.HoldID, body.ClientID, body.ClientID)
 	if ae := apperr.As(err); ae != nil && ae.Kind == apperr.Gone {
 		return c.JSON(http.StatusGone, map[string]any{
 			"ok":    false,

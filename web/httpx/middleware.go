@@ -111,6 +111,13 @@ func OverLimitFor(c echo.Context, l *ratelimit.Limiter, key, what, who string) e
 	if ok {
 		return nil
 	}
+	return Limited(l, wait, what, who)
+}
+
+// Limited is OverLimitFor's refusal of a request over l, whose window
+// ends in wait, for a request counted elsewhere (inside a script of its
+// own work).
+func Limited(l *ratelimit.Limiter, wait time.Duration, what, who string) error {
 	secs := apperr.Seconds(wait)
 	return &apperr.Error{
 		Kind: apperr.TooMany, Code: apperr.CodeRateLimited, RetryAfter: time.Duration(secs) * time.Second,

@@ -317,7 +317,7 @@ func (s *Pages) HoldSlot(c echo.Context) error {
 	h, err := s.pub.Claim(c.Request().Context(), checkout.HoldRequest{
 		AppointmentTypeID: p.typeID, Start: start, SpecialistID: specialist, ClientID: s.kit.ClientID(c),
 		Address: c.RealIP(),
-	}, nil)
+	})
 	s.kit.Metrics.Outcome(c.Request().Context(), "hold", err)
 	if err != nil {
 		if status, panel, ok := problemPanel(p, err, startStr); ok {
@@ -337,13 +337,10 @@ func (s *Pages) Heartbeat(c echo.Context) error {
 		return err
 	}
 	p = formSpecialist(c, p)
-	err = s.pub.OverHeartbeatLimit(c, "", "")
-	if err == nil {
-		err = s.pub.OverHeartbeatLimit(c, c.FormValue("holdId"), s.kit.ExistingClientID(c))
-	}
-	if err == nil {
-		_, err = s.deps.Checkout.Heartbeat(c.Request().Context(), c.FormValue("holdId"), s.kit.ClientID(c))
-	}
+	// The hold's count goes by the client id the request brought, not one
+	// made for it now: a browser without one is one caller.
+	countAs := s.kit.ExistingClientID(c)
+	_, err = s.pub.Heartbeat(c, c.FormValue("holdId"), s.kit.ClientID(c), countAs)
 	if err != nil {
 		httpx.SetRetryAfter(c, err)
 		status, panel, ok := problemPanel(p, err, c.FormValue("start"))

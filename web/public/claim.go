@@ -2,6 +2,7 @@ package public
 
 import (
 	"context"
+	"errors"
 	"runtime/trace"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
 	"github.com/clinic/booking/internal/liveview"
+	"github.com/clinic/booking/web/httpx"
 )
 
 // Claim takes a hold for a patient, from the API or a page. A claim of a
@@ -22,10 +24,11 @@ import (
 // views before the answer leaves. A claim refused from the view is told
 // SLOT_HELD even when the client is also in its booking cooldown or at
 // its quota of holds: the time is held either way, and a claim of a free
-// time still meets both in Redis. limit, when not nil, is the caller's
-// rate limit, asked once the claim is on its way to Redis: a claim the
-// view refuses, at once or after its wait, is not counted.
-func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest, limit func() error) (holds.Hold, error) {
+// time still meets both in Redis. req.Limit, when not nil, is the
+// caller's rate limit of holds per connection, counted once the claim is
+// on its way to Redis, in the claim's own step: a claim the view refuses,
+// at once or after its wait, is not counted.
+func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest) (holds.Hold, error) {
 	if err := checkout.ValidateClientID(req.ClientID); err != nil {
 		return holds.Hold{}, err
 	}
@@ -40,8 +43,9 @@ func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest, limit func
 	}
 	if room > 0 {
 		// The claims waiting for a time ask the view they found again
-		// each time one ahead leaves: hundreds of them at once in a rush,
-		// so without the store's lock.
+		// when one ahead leaves (the first of them, or all once the view
+		// refuses the time): hundreds of them in a rush, so without the
+		// store's lock.
 		r = trace.StartRegion(ctx, "claim.line")
 		leave, err := s.claims.EnterRoom(ctx, req, room, func() (int, error) { return roomIn(v, req, clientHash) })
 		r.End()
@@ -50,19 +54,15 @@ func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest, limit func
 		}
 		defer leave() // after the hold is in the views
 	}
-	if limit != nil {
-		r = trace.StartRegion(ctx, "claim.limit")
-		err := limit()
-		r.End()
-		if err != nil {
-			return holds.Hold{}, err
-		}
-	}
 	r = trace.StartRegion(ctx, "claim.hold")
 	h, err := s.deps.Checkout.Hold(ctx, req)
 	r.End()
 	if err == nil {
 		trace.WithRegion(ctx, "claim.applied", func() { s.deps.Views.Applied(holdEvent(h, req.ClientID)) })
+	}
+	var over *holds.LimitedError
+	if errors.As(err, &over) {
+		return holds.Hold{}, httpx.Limited(req.Limit, over.RetryAfter, "holds", "connection")
 	}
 	return h, err
 }
