@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/practice"
@@ -29,6 +30,10 @@ func TestStaffDeskWithARoom(t *testing.T) {
 	u := c.Admin.User(c.ID)
 	if _, err := a.Deps.Practice.CreateRoom(ctx, u, practice.RoomInput{Name: "Sono 1", Kind: "ultrasound", AlwaysOpen: true, Active: true}); err != nil {
 		t.Fatal(err)
+	}
+	// A kind no room of the clinic has would make the type unbookable.
+	if err := a.Deps.Practice.SetTypeNeed(ctx, u, c.Types[1].ID, practice.Need{Kind: "ultrasonud"}); apperr.CodeOf(err) != apperr.CodeInvalidArgument {
+		t.Errorf("a need of a kind no room has: %v, want INVALID_ARGUMENT", err)
 	}
 	if err := a.Deps.Practice.SetTypeNeed(ctx, u, c.Types[1].ID, practice.Need{Kind: "ultrasound"}); err != nil {
 		t.Fatal(err)

@@ -140,6 +140,9 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	case errors.Is(err, holds.ErrNotOwner):
 		return Confirmed{}, apperr.New(apperr.Forbidden, apperr.CodeNotYourHold, "This hold belongs to someone else.")
 	case err != nil:
+		if pinned.Counted {
+			s.giveBack(ctx, s.place(allowance{planned: planned, room: true}))
+		}
 		return Confirmed{}, unavailable(err)
 	}
 	h, counted := pinned.Hold, allowance{planned: planned, room: pinned.Counted}

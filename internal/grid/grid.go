@@ -135,16 +135,14 @@ func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, e
 		}
 		return sn, nil
 	}
-	if holdsRead {
-		sn.holds = hs
-		return sn, nil
-	}
-	hs, err = s.holds.Active(ctx, grid.ClinicID)
-	if err != nil {
-		if live {
-			return nil, fmt.Errorf("grid: live holds: %w", err)
+	if !holdsRead {
+		hs, err = s.holds.Active(ctx, grid.ClinicID)
+		if err != nil {
+			if live {
+				return nil, fmt.Errorf("grid: live holds: %w", err)
+			}
+			return sn, nil
 		}
-		return sn, nil
 	}
 	sn.holds = hs
 	sn.owners = make([]string, len(hs))

@@ -106,7 +106,7 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 	}
 	c, _ := res[1].(int64)
 	if c < 1 || int(c) > len(specialists) || len(res) < 3 {
-		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
+		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %q", status(res))
 	}
 	h.SpecialistID = specialists[c-1]
 	if err := s.registerClaimed(ctx, req, h, now, ahead, reg, res[2] == int64(1)); err != nil {
@@ -291,7 +291,7 @@ func (s *Store) claimed(res []any) (Hold, error) {
 		pttl, _ := res[2].(int64)
 		return Hold{}, &HeldError{RetryAfter: max(time.Duration(pttl)*time.Millisecond, 0), Hold: other}
 	default:
-		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %v", res)
+		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %q", status(res))
 	}
 }
 

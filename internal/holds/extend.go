@@ -394,6 +394,6 @@ func (s *Store) runCounted(ctx context.Context, h Hold, clientID string, d time.
 	case "notowner":
 		return Hold{}, extended{}, ErrNotOwner
 	default:
-		return Hold{}, extended{}, fmt.Errorf("holds: extend: unexpected reply %v", res)
+		return Hold{}, extended{}, fmt.Errorf("holds: extend: unexpected reply %q", status(res))
 	}
 }

@@ -66,7 +66,7 @@ func withCounts(keys []string, args []any, counts []ratelimit.Counter) ([]string
 func limited(res []any, counts []ratelimit.Counter) error {
 	j, _ := res[1].(int64)
 	if j < 1 || int(j) > len(counts) {
-		return fmt.Errorf("holds: unexpected reply %v", res)
+		return fmt.Errorf("holds: unexpected limit %d in a reply", j)
 	}
 	return &LimitedError{Counter: int(j) - 1, RetryAfter: max(time.Until(counts[j-1].Ends), 0)}
 }

@@ -28,7 +28,9 @@ type PinRequest struct {
 
 // Pinned is what PinCounting did: the hold as pinned, the watched keys' values
 // ("" for a missing key), and whether Count's place was counted (false
-// when the allowance's window had no room, or nothing was asked).
+// when the allowance's window had no room, or nothing was asked). With an
+// error, Counted alone may be set: the pin went through but its answer
+// could not be read, and the counted place is the caller's to give back.
 type Pinned struct {
 	Hold    Hold
 	Watched []string
@@ -144,12 +146,13 @@ func (s *Store) runPin(ctx context.Context, h Hold, req PinRequest, d time.Durat
 	}
 	switch status(res) {
 	case "ok":
+		n, _ := res[2].(int64)
 		h, err := s.payloads.decode(str(res, 1))
 		if err != nil {
-			return Pinned{}, err
+			// The place was counted all the same: the caller gives it back.
+			return Pinned{Counted: n == 1}, err
 		}
 		s.known.put(h)
-		n, _ := res[2].(int64)
 		p := Pinned{Hold: h, Counted: n == 1}
 		if len(res) > 3 {
 			vals, _ := res[3].([]any)
@@ -171,6 +174,6 @@ func (s *Store) runPin(ctx context.Context, h Hold, req PinRequest, d time.Durat
 	case "notowner":
 		return Pinned{}, ErrNotOwner
 	default:
-		return Pinned{}, fmt.Errorf("holds: pin: unexpected reply %v", res)
+		return Pinned{}, fmt.Errorf("holds: pin: unexpected reply %q", status(res))
 	}
 }

@@ -69,7 +69,7 @@ func (s *Store) ActiveReading(ctx context.Context, clinicID uuid.UUID, keys []st
 		return nil, nil, fmt.Errorf("holds: list: %w", err)
 	}
 	if len(res) != 2 {
-		return nil, nil, fmt.Errorf("holds: list: unexpected reply %v", res)
+		return nil, nil, fmt.Errorf("holds: list: unexpected reply of %d values", len(res))
 	}
 	got, _ := res[0].([]any)
 	vals := make([]string, len(keys))

@@ -74,7 +74,7 @@ func (s *Store) release(ctx context.Context, holdID, clientID string, bar bool) 
 	case "notowner":
 		return false, ErrNotOwner
 	default:
-		return false, fmt.Errorf("holds: release: unexpected reply %v", res)
+		return false, fmt.Errorf("holds: release: unexpected reply %q", status(res))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -315,6 +316,13 @@ func (s *Service) SetTypeNeed(ctx context.Context, u staff.User, typeID uuid.UUI
 			p.ResourceID = uuid.NullUUID{UUID: n.RoomID, Valid: true}
 		} else {
 			if !kindPattern.MatchString(n.Kind) {
+				return apperr.Invalidf("need", "No room of that kind at this clinic.")
+			}
+			rooms, err := q.ResourceList(ctx, u.ClinicID)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(rooms, func(r db.Resource) bool { return r.Kind == n.Kind }) {
 				return apperr.Invalidf("need", "No room of that kind at this clinic.")
 			}
 			p.ResourceKind = pgtype.Text{String: n.Kind, Valid: true}
