@@ -10,12 +10,13 @@ WHERE id = @id AND clinic_id = @clinic_id
 RETURNING *;
 
 -- name: SeriesBookings :many
--- A series' bookings in their order, with what e-mails name of them.
+-- A series' bookings in their order, with what e-mails name of them. A
+-- session that was moved is there once: as the booking it was moved to.
 SELECT sqlc.embed(b), t.name AS type_name, t.translations AS type_translations, s.name AS specialist_name
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id AND t.clinic_id = b.clinic_id
 JOIN specialists s ON s.id = b.specialist_id AND s.clinic_id = b.clinic_id
-WHERE b.series_id = @series_id AND b.clinic_id = @clinic_id
+WHERE b.series_id = @series_id AND b.clinic_id = @clinic_id AND b.status <> 'rescheduled'
 ORDER BY b.series_position;
 
 -- name: SeriesLaterForUpdate :many
@@ -28,9 +29,9 @@ FOR UPDATE;
 
 -- name: SeriesMarks :many
 -- Each booking's place in its series and the series' length, for the
--- marks ("2/6") of a day's bookings.
+-- marks ("2/6") of a day's bookings: a moved session is one place.
 SELECT b.id, b.series_position::int AS position,
-       (SELECT count(*) FROM bookings o WHERE o.series_id = b.series_id AND o.clinic_id = b.clinic_id)::int AS total
+       (SELECT count(DISTINCT o.series_position) FROM bookings o WHERE o.series_id = b.series_id AND o.clinic_id = b.clinic_id)::int AS total
 FROM bookings b
 WHERE b.clinic_id = @clinic_id AND b.id = ANY(@ids::uuid[]) AND b.series_id IS NOT NULL;
 

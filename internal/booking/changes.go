@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/audit"
@@ -199,6 +200,15 @@ func (s *Service) Reschedule(ctx context.Context, req RescheduleRequest) (Bookin
 		nb, err = insert(ctx, q, params)
 		if err != nil {
 			return err
+		}
+		if old.SeriesID != uuid.Nil {
+			// A moved session keeps its place in its series.
+			row, err := q.SeriesBookingMark(ctx, db.SeriesBookingMarkParams{SeriesID: uuid.NullUUID{UUID: old.SeriesID, Valid: true},
+				SeriesPosition: pgtype.Int4{Int32: int32(old.SeriesPosition), Valid: true}, ID: nb.ID, ClinicID: nb.ClinicID})
+			if err != nil {
+				return fmt.Errorf("keep the series place: %w", err)
+			}
+			nb = fromRow(row)
 		}
 		if err := q.BookingLinksMove(ctx, db.BookingLinksMoveParams{FromID: old.ID, ToID: nb.ID}); err != nil {
 			return fmt.Errorf("move manage links: %w", err)

@@ -74,7 +74,7 @@ SELECT b.id, b.clinic_id, b.appointment_type_id, b.specialist_id, b.slot_start, 
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id AND t.clinic_id = b.clinic_id
 JOIN specialists s ON s.id = b.specialist_id AND s.clinic_id = b.clinic_id
-WHERE b.series_id = $1 AND b.clinic_id = $2
+WHERE b.series_id = $1 AND b.clinic_id = $2 AND b.status <> 'rescheduled'
 ORDER BY b.series_position
 `
 
@@ -90,7 +90,8 @@ type SeriesBookingsRow struct {
 	SpecialistName   string
 }
 
-// A series' bookings in their order, with what e-mails name of them.
+// A series' bookings in their order, with what e-mails name of them. A
+// session that was moved is there once: as the booking it was moved to.
 func (q *Queries) SeriesBookings(ctx context.Context, arg SeriesBookingsParams) ([]SeriesBookingsRow, error) {
 	rows, err := q.db.Query(ctx, seriesBookings, arg.SeriesID, arg.ClinicID)
 	if err != nil {
@@ -220,7 +221,7 @@ func (q *Queries) SeriesLaterForUpdate(ctx context.Context, arg SeriesLaterForUp
 
 const seriesMarks = `-- name: SeriesMarks :many
 SELECT b.id, b.series_position::int AS position,
-       (SELECT count(*) FROM bookings o WHERE o.series_id = b.series_id AND o.clinic_id = b.clinic_id)::int AS total
+       (SELECT count(DISTINCT o.series_position) FROM bookings o WHERE o.series_id = b.series_id AND o.clinic_id = b.clinic_id)::int AS total
 FROM bookings b
 WHERE b.clinic_id = $1 AND b.id = ANY($2::uuid[]) AND b.series_id IS NOT NULL
 `
@@ -237,7 +238,7 @@ type SeriesMarksRow struct {
 }
 
 // Each booking's place in its series and the series' length, for the
-// marks ("2/6") of a day's bookings.
+// marks ("2/6") of a day's bookings: a moved session is one place.
 func (q *Queries) SeriesMarks(ctx context.Context, arg SeriesMarksParams) ([]SeriesMarksRow, error) {
 	rows, err := q.db.Query(ctx, seriesMarks, arg.ClinicID, arg.Ids)
 	if err != nil {

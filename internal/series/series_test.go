@@ -266,3 +266,37 @@ func TestOverlappingSeriesRaceOneWins(t *testing.T) {
 		}
 	}
 }
+
+// A session moved to another time keeps its place in the series: the
+// series lists it once, at its new time, and the other sessions as they
+// were.
+func TestMovedSessionKeepsItsPlace(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	first := time.Now().In(e.loc).AddDate(0, 0, 7)
+	first = time.Date(first.Year(), first.Month(), first.Day(), 9, 0, 0, 0, e.loc)
+	for first.Weekday() != time.Tuesday {
+		first = first.AddDate(0, 0, 1)
+	}
+	got, err := e.book(e.clerk, e.weekly(t, first, 3), "Ada Course")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bookings := booking.NewService(e.pool)
+	second := got.Sessions[1].Booking
+	moved, err := bookings.Reschedule(context.Background(), booking.RescheduleRequest{BookingID: second.ID, ClinicID: e.clinic.ID,
+		Start: second.Start.Add(time.Hour), Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.SeriesID != got.SeriesID || moved.SeriesPosition != 2 {
+		t.Errorf("the moved session: series %s position %d, want %s position 2", moved.SeriesID, moved.SeriesPosition, got.SeriesID)
+	}
+	sessions, err := bookings.SeriesSessions(context.Background(), got.SeriesID, e.clinic.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sessions) != 3 || sessions[1].ID != moved.ID || !sessions[1].Start.Equal(second.Start.Add(time.Hour)) {
+		t.Errorf("the series after the move: %d sessions, the second %v, want 3 with the moved one second", len(sessions), sessions)
+	}
+}
