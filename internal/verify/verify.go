@@ -127,23 +127,7 @@ func (s *Service) Sends() bool { return s.cfg.Sender != nil }
 // given back with GiveBack when the booking does not happen.
 type Reservation struct{ r ratelimit.Reservation }
 
-// Reserve counts one unverified online booking of the clinic from address
-// (an IP address) against its network's allowance. Past the allowance it
-// returns false and how long until the hour's window ends. An address that
-// is no IP address counts as itself.
-//
-// Errors: UNAVAILABLE (Redis did not answer: the allowance must not open
-// because Redis is down).
-func (s *Service) Reserve(ctx context.Context, clinicID uuid.UUID, address string) (Reservation, bool, time.Duration, error) {
-	r, ok, wait, err := s.cfg.Allowance.Reserve(ctx, allowanceKey(clinicID, address))
-	if err != nil {
-		return Reservation{}, false, 0, &apperr.Error{Kind: apperr.Unavailable, Code: apperr.CodeUnavailable,
-			Message: "Booking is briefly unavailable. Please try again in a moment.", Err: err}
-	}
-	return Reservation{r}, ok, wait, nil
-}
-
-// Plan names the place Reserve would count for an unverified online
+// Plan names the place the allowance counts for an unverified online
 // booking of the clinic from address, for a caller that counts it in a
 // step of its own with other work (the pin of the booking's hold, a script
 // of the clinic's keys): its counter carries the clinic's hash tag.
@@ -151,8 +135,9 @@ func (s *Service) Plan(clinicID uuid.UUID, address string) ratelimit.Planned {
 	return s.cfg.Allowance.Plan(allowanceKey(clinicID, address))
 }
 
-// Counted is Reserve's answer for a place planned with Plan that the
-// caller's step counted (ok) or found no room for.
+// Counted is the reservation of a place planned with Plan that the
+// caller's step counted (ok), or, when it found no room, false and how
+// long until the window ends.
 func (s *Service) Counted(p ratelimit.Planned, ok bool) (Reservation, bool, time.Duration) {
 	r, ok, wait := s.cfg.Allowance.Counted(p, ok)
 	return Reservation{r}, ok, wait
