@@ -139,8 +139,28 @@ end
 ` + extendSteps)
 
 // extendSteps is extendScript's work, on the keys and arguments up to
-// lastKey and lastArg.
-const extendSteps = `
+// lastKey and lastArg: keepSteps, then the watched keys' values and the
+// heartbeat's event.
+const extendSteps = keepSteps + `
+local watched = {}
+for i = 5, lastKey do
+  watched[#watched + 1] = redis.call('GET', KEYS[i]) or ''
+end
+if not (extended and lastArg >= 7) then
+  return {'ok', payload, 0, watched}
+end
+for i = 8, lastArg do
+  redis.call('PUBLISH', ARGV[i], ARGV[7])
+end
+return {'ok', payload, 1, watched}
+`
+
+// keepSteps is what extending and pinning a hold share: refused when the
+// hold is gone, another's or not as the caller remembered it (a return);
+// else the hold lives at least ARGV[3] ms more, leaving the locals
+// payload (as kept) and extended (whether its expiry moved) to the steps
+// that follow.
+const keepSteps = `
 if not redis.call('HGET', KEYS[3], ARGV[1]) then
   return {'gone'}
 end
@@ -166,17 +186,6 @@ end
 -- a moment before the key did; a live hold belongs in its client's set.
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
-local watched = {}
-for i = 5, lastKey do
-  watched[#watched + 1] = redis.call('GET', KEYS[i]) or ''
-end
-if not (extended and lastArg >= 7) then
-  return {'ok', payload, 0, watched}
-end
-for i = 8, lastArg do
-  redis.call('PUBLISH', ARGV[i], ARGV[7])
-end
-return {'ok', payload, 1, watched}
 `
 
 // sortableTime is shared Lua: a payload's time as a string that sorts and

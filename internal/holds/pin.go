@@ -83,7 +83,7 @@ func (s *Store) PinCounting(ctx context.Context, req PinRequest) (Pinned, error)
 	}
 }
 
-// pinScript serves PinCounting: extendScript's step for a pin (no event), then
+// pinScript serves PinCounting: keepSteps for a pin (no event), then
 // the watched keys' values, and one place of an allowance counted.
 //
 //	KEYS[1..4] the hold's (see scripts.go)  KEYS[5] the allowance's
@@ -95,29 +95,7 @@ func (s *Store) PinCounting(ctx context.Context, req PinRequest) (Pinned, error)
 //
 // Replies: {'ok', payload, counted (0|1), {the watched keys' values}} |
 // {'gone'} | {'notowner'} | {'stale', payload}.
-var pinScript = redis.NewScript(extendTTL + ownedHold + sortableTime + ratelimit.ReserveStep + `
-if not redis.call('HGET', KEYS[3], ARGV[1]) then
-  return {'gone'}
-end
-local cur, p, refused = ownedHold(KEYS[1], ARGV[1], ARGV[2])
-if refused then
-  return {refused}
-end
-if ARGV[6] ~= '-' and sortable(p.holdKeepUntil) ~= sortable(ARGV[6]) then
-  return {'stale', cur}
-end
-
-local d = tonumber(ARGV[3])
-local payload = cur
-if redis.call('PTTL', KEYS[1]) < d then
-  p.holdExpiresAt = ARGV[5]
-  payload = cjson.encode(p)
-  redis.call('SET', KEYS[1], payload, 'PX', d)
-  redis.call('HSET', KEYS[3], ARGV[1], payload)
-  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
-end
-redis.call('SADD', KEYS[2], ARGV[1])
-extendTTL(KEYS[2], d)
+var pinScript = redis.NewScript(extendTTL + ownedHold + sortableTime + ratelimit.ReserveStep + keepSteps + `
 local counted, first = 0, 5
 if ARGV[7] ~= '' then
   counted = reserve(KEYS[5], ARGV[7], ARGV[8])
