@@ -148,15 +148,7 @@ func (s *Admin) roomVM(c echo.Context, id uuid.UUID, errs map[string]string) (vi
 	if vm.Errors == nil {
 		vm.Errors = map[string]string{}
 	}
-	for _, wd := range weekdays {
-		var parts []string
-		for _, h := range hours {
-			if h.Weekday == wd {
-				parts = append(parts, practice.FormatMin(h.StartMin)+"-"+practice.FormatMin(h.EndMin))
-			}
-		}
-		vm.Hours = append(vm.Hours, views.HoursDayVM{Key: "hours." + strings.ToLower(wd.String()), Label: weekdayName(l, wd), Value: strings.Join(parts, ", ")})
-	}
+	vm.Hours = hoursDays(l, hours)
 	if u.May(staff.ActClosures) == nil {
 		today, _ := s.today(c)
 		cs, err := s.deps.Practice.RoomClosures(ctx, u, id, today)

@@ -52,6 +52,22 @@ func (s *Admin) SpecialistCreate(c echo.Context) error {
 
 var weekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday}
 
+// hoursDays are a week's hours as the hours form shows them: one row a
+// weekday, its ranges written "09:00-12:00, 13:00-17:00".
+func hoursDays(l *i18n.Localizer, hours []practice.Range) []views.HoursDayVM {
+	var days []views.HoursDayVM
+	for _, wd := range weekdays {
+		var parts []string
+		for _, h := range hours {
+			if h.Weekday == wd {
+				parts = append(parts, practice.FormatMin(h.StartMin)+"-"+practice.FormatMin(h.EndMin))
+			}
+		}
+		days = append(days, views.HoursDayVM{Key: "hours." + strings.ToLower(wd.String()), Label: weekdayName(l, wd), Value: strings.Join(parts, ", ")})
+	}
+	return days
+}
+
 // weekdayName is wd in l's words ("Montag").
 func weekdayName(l *i18n.Localizer, wd time.Weekday) string {
 	key := "admin.weekday." + strings.ToLower(wd.String())
@@ -72,15 +88,7 @@ func (s *Admin) specialistVM(c echo.Context, id uuid.UUID) (views.SpecialistEdit
 	}
 	vm := views.SpecialistEditVM{Nav: s.kit.Nav(c, "specialists"), ID: sp.ID.String(), Name: sp.Name, Priority: sp.Priority,
 		Active: sp.Active, Version: sp.Version, Errors: map[string]string{}}
-	for _, wd := range weekdays {
-		var parts []string
-		for _, h := range hours {
-			if h.Weekday == wd {
-				parts = append(parts, practice.FormatMin(h.StartMin)+"-"+practice.FormatMin(h.EndMin))
-			}
-		}
-		vm.Hours = append(vm.Hours, views.HoursDayVM{Key: "hours." + strings.ToLower(wd.String()), Label: weekdayName(l, wd), Value: strings.Join(parts, ", ")})
-	}
+	vm.Hours = hoursDays(l, hours)
 	loc, _ := s.deps.Slots.Zone(ctx, u.ClinicID)
 	today := time.Now().In(loc)
 	ovs, err := s.deps.Practice.Overrides(ctx, u, id, time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC))
