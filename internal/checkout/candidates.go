@@ -71,6 +71,20 @@ func candidatesAt(res slots.Result, start time.Time) []assignment.Candidate {
 	return assignment.Order(res.Stored.ID, start, cands)
 }
 
+// roomsAt are the rooms of res free of bookings at start, in the order to
+// give them; none for a type that needs no room.
+func roomsAt(res slots.Result, start time.Time) []uuid.UUID {
+	if !res.NeedsRoom {
+		return nil
+	}
+	for _, sl := range res.Slots {
+		if sl.Start.Equal(start) {
+			return sl.ResourceIDs
+		}
+	}
+	return nil
+}
+
 // notFree tells a booked slot (409) from a time that is not a slot (400).
 // The bitmap answers "booked" for a hot slot's late losers without a
 // database round trip; only what it cannot vouch for is asked of
