@@ -1,0 +1,193 @@
+package web_test
+
+// Holds of a type that needs a room: the hold covers the room, so
+// patients racing for the room's one time with different specialists are
+// sorted out when they hold, and live grids show the time held for every
+// specialist.
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	program "github.com/clinic/booking/internal/app"
+	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/grid"
+	"github.com/clinic/booking/internal/practice"
+	"github.com/clinic/booking/internal/testkit"
+)
+
+// roomClinic is a clinic of three specialists whose second type,
+// Ultrasound, needs its one ultrasound room, as the demo clinic's does.
+func roomClinic(t *testing.T, a *app) (clinic, uuid.UUID) {
+	t.Helper()
+	c := a.clinic(t, testkit.ClinicOptions{Specialists: 3, Types: []db.AppointmentTypeInsertParams{
+		{Name: "Consultation", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60, MaxHoldsPerClient: 1},
+		{Name: "Ultrasound", DurationMin: 30, SlotStepMin: 30, MaxAdvanceDays: 60, MaxHoldsPerClient: 1},
+	}})
+	u := c.Admin.User(c.ID)
+	room, err := a.Deps.Practice.CreateRoom(t.Context(), u, practice.RoomInput{Name: "Sono 1", Kind: "ultrasound", AlwaysOpen: true, Active: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Deps.Practice.SetTypeNeed(t.Context(), u, c.Types[1].ID, practice.Need{Kind: "ultrasound"}); err != nil {
+		t.Fatal(err)
+	}
+	return c, room.ID
+}
+
+// Twelve patients at a barrier on one ultrasound time, four with each of
+// the three specialists: exactly one hold and one booking (of the room),
+// the other eleven refused when they hold (423 SLOT_HELD), and not one of
+// their requests reaches PostgreSQL.
+//
+// Guards the room check of the claim script: without it each specialist's
+// first claim gets 201 (three holds) and two patients learn only at
+// booking that the room is taken.
+func TestTwelvePatientsOneRoomThreeSpecialistsAreSortedOutAtHoldTime(t *testing.T) {
+	t.Parallel()
+	pg := &pgTrips{}
+	a := newApp(t, withPool(tracedPool(t, pg)), markingRequests(), withOptions(program.Options{HoldsPerAddress: 4, APIHoldsPerMinute: 120}))
+	c, room := roomClinic(t, a)
+	raceForRoom(t, []*app{a}, pg, c, room, c.Next(time.Thursday, 10, 0))
+}
+
+// The same on three instances sharing PostgreSQL and Redis.
+func TestThreeInstancesSortOutARoomRaceAtHoldTime(t *testing.T) {
+	t.Parallel()
+	pg := &pgTrips{}
+	o := program.Options{HoldsPerAddress: 4, APIHoldsPerMinute: 120}
+	servers := make([]*app, 3)
+	for i := range servers {
+		servers[i] = newApp(t, withPool(tracedPool(t, pg)), markingRequests(), withOptions(o))
+	}
+	c, room := roomClinic(t, servers[0])
+	raceForRoom(t, servers, pg, c, room, c.Next(time.Friday, 11, 0))
+}
+
+// raceForRoom releases 12 patients, spread over the servers and the three
+// specialists, at once on the ultrasound time start, and checks that one
+// held it and booked the room and every other was told SLOT_HELD without
+// a round trip to PostgreSQL.
+func raceForRoom(t *testing.T, servers []*app, pg *pgTrips, c clinic, room uuid.UUID, start time.Time) {
+	t.Helper()
+	const patients = 12
+	typ := c.Types[1]
+	// Each instance reads the day's slots of each specialist once (a hold
+	// of another time of the day), as the patients' pages would have: the
+	// race itself is then answered from the cache and Redis.
+	for i, s := range servers {
+		for j, sp := range c.Specialists {
+			body := holdBody(typ.ID, start.Add(time.Duration(2+3*i+j)*time.Hour/2), clientID())
+			body["specialistId"] = sp.ID.String()
+			if r := s.newClient(t).send("POST", "/v1/holds", body); r.Status != http.StatusCreated {
+				t.Fatalf("warming up: %d %s", r.Status, r.Body)
+			}
+		}
+	}
+	type patient struct {
+		on     *app
+		b      *client
+		client string
+		sp     uuid.UUID
+	}
+	ps := make([]patient, patients)
+	for i := range ps {
+		on := servers[i%len(servers)]
+		ps[i] = patient{on: on, b: on.newClient(t), client: clientID(), sp: c.Specialists[(i/len(servers))%3].ID}
+	}
+	answers := make([]*response, patients)
+	sent := pg.count(func() {
+		testkit.Together(patients, func(i int) {
+			body := holdBody(typ.ID, start, ps[i].client)
+			body["specialistId"] = ps[i].sp.String()
+			answers[i] = ps[i].b.send("POST", "/v1/holds", body)
+		})
+	})
+	winner, tally := -1, map[int]int{}
+	for i, r := range answers {
+		tally[r.Status]++
+		if r.Status == http.StatusCreated && winner < 0 {
+			winner = i
+		}
+	}
+	if tally[http.StatusCreated] != 1 || tally[http.StatusLocked] != patients-1 {
+		t.Fatalf("%d patients on %d instances holding one room's time with 3 specialists: answers %v, want one 201 and %d 423",
+			patients, len(servers), tally, patients-1)
+	}
+	for i, r := range answers {
+		if i != winner {
+			wantError(t, r, http.StatusLocked, "SLOT_HELD", "")
+		}
+	}
+	if n := len(trips(sent)); n != 0 {
+		t.Fatalf("the race made %d round trips to PostgreSQL, want none: %v", n, sent)
+	}
+
+	var h holdView
+	answers[winner].Decode(&h)
+	w := ps[winner]
+	booked := servers[(winner+1)%len(servers)].book(t, typ.ID, h, w.client)
+	var got uuid.NullUUID
+	if err := servers[0].Pool.QueryRow(context.Background(), `SELECT resource_id FROM bookings WHERE id = $1`, booked.Appointment.ID).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.UUID != room {
+		t.Fatalf("the booking holds room %v, want the held room %s", got, room)
+	}
+	var n int
+	if err := servers[0].Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM bookings WHERE clinic_id = $1 AND slot_start = $2 AND status = 'confirmed'`, c.ID, start).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d confirmed bookings at the room's time, want the winner's one", n)
+	}
+}
+
+// A hold of the room by one specialist takes the time out of another
+// specialist's live ultrasound grid, and its release puts it back; the
+// consultations' grid at that time does not change.
+func TestARoomHoldShowsOnEverySpecialistsLiveGrid(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, withOptions(program.Options{HoldsPerMinute: 10000}))
+	c, _ := roomClinic(t, a)
+	start := c.Next(time.Wednesday, 9, 30)
+	other := c.Specialists[1].ID
+	cell := grid.CellID(other, start)
+	ultrasound := dialSSE(t, nil, a.URL+c.BookPath(c.Types[1])+"/live?week="+c.Week(start)+"&specialist="+other.String())
+	consult := dialSSE(t, nil, a.URL+c.BookPath(c.Types[0])+"/live?week="+c.Week(start)+"&specialist="+other.String())
+	ultrasound.until(5*time.Second, cell+" free", func(e sseEvent) bool { return e.Name == cell && stateOf(e.Data()) == "free" })
+	consult.until(5*time.Second, cell+" free", func(e sseEvent) bool { return e.Name == cell && stateOf(e.Data()) == "free" })
+
+	h := a.holdOf(t, c.Types[1].ID, c.Specialists[0].ID, start, "room-holder")
+	ultrasound.until(5*time.Second, cell+" held", func(e sseEvent) bool { return e.Name == cell && stateOf(e.Data()) == "held" })
+	// Its timeslots say so too, for every specialist.
+	var slots struct {
+		Timeslots []struct {
+			Start string `json:"start"`
+		} `json:"timeslots"`
+	}
+	day := c.Week(start)
+	a.do(t, "GET", "/v1/appointment-types/"+c.Types[1].ID.String()+"/timeslots?from="+day+"&to="+day, nil).Decode(&slots)
+	for _, s := range slots.Timeslots {
+		if s.Start == rfc(start) {
+			t.Fatalf("the held room's time is still offered: %+v", slots.Timeslots)
+		}
+	}
+
+	a.release(t, h, "room-holder")
+	ultrasound.until(5*time.Second, cell+" free again", func(e sseEvent) bool { return e.Name == cell && stateOf(e.Data()) == "free" })
+	for {
+		ev, ok, _ := consult.next(300 * time.Millisecond)
+		if !ok {
+			break
+		}
+		if ev.Name == cell && stateOf(ev.Data()) != "free" {
+			t.Fatalf("the consultation at the room's time shows %q", stateOf(ev.Data()))
+		}
+	}
+}
