@@ -191,3 +191,65 @@ func TestARoomHoldShowsOnEverySpecialistsLiveGrid(t *testing.T) {
 		}
 	}
 }
+
+// A booking of a type that needs a room costs what one of a type without
+// rooms does (TestRedisCommandsPerBookingStep): the room is chosen inside
+// the claim's script (a few more calls within it, one more key per room
+// tried) and named in the booking's insert, so no step sends another
+// command to Redis or makes another round trip to PostgreSQL.
+func TestRedisCommandsPerBookingStepOfARoomType(t *testing.T) {
+	rdb := testkit.PrivateRedis(t)
+	pg := &pgTrips{}
+	a := newApp(t, withRedis(rdb), withPool(tracedPool(t, pg)), markingRequests(), withOptions(program.Options{APIHoldsPerMinute: 100000}))
+	c, room := roomClinic(t, a)
+	typ := c.Types[1]
+	m := newRedisSteps(t, rdb)
+	book := func(daysAhead int) (map[string][]string, uuid.UUID) {
+		from := time.Now().In(c.Loc).AddDate(0, 0, daysAhead).Format(time.DateOnly)
+		to := time.Now().In(c.Loc).AddDate(0, 0, daysAhead+6).Format(time.DateOnly)
+		client := clientID()
+		steps := map[string][]string{}
+		var slots struct {
+			Timeslots []struct {
+				Start string `json:"start"`
+			} `json:"timeslots"`
+		}
+		steps["timeslots"] = m.count(func() {
+			a.do(t, "GET", "/v1/appointment-types/"+typ.ID.String()+"/timeslots?from="+from+"&to="+to, nil).Decode(&slots)
+		})
+		if len(slots.Timeslots) == 0 {
+			t.Fatalf("no timeslots from %s to %s", from, to)
+		}
+		start, err := time.Parse(time.RFC3339, slots.Timeslots[len(slots.Timeslots)/2].Start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h holdView
+		steps["hold"] = m.count(func() { h = a.hold(t, typ.ID, start, client) })
+		var b bookedView
+		steps["book"] = m.count(func() {
+			steps["book/pg"] = pg.count(func() { b = a.book(t, typ.ID, h, client, "Idempotency-Key", uuid.NewString()) })
+		})
+		return steps, b.Appointment.ID
+	}
+	// Scripts loaded, connections dialled, the counters of the clinic's
+	// new set-up (its room) seen: not counted.
+	book(1)
+	book(8)
+	steps, id := book(15)
+	var got uuid.UUID
+	if err := a.Pool.QueryRow(t.Context(), `SELECT resource_id FROM bookings WHERE id = $1`, id).Scan(&got); err != nil || got != room {
+		t.Fatalf("the booking holds room %s (%v), want %s", got, err, room)
+	}
+	if n := len(trips(steps["book/pg"])); n > 4 {
+		t.Errorf("book made %d round trips to PostgreSQL, want at most 4 (as a type without rooms): %v", n, steps["book/pg"])
+	}
+	most := map[string]int{"timeslots": 2, "hold": 1, "book": 3}
+	for _, step := range []string{"timeslots", "hold", "book"} {
+		sent := steps[step]
+		t.Logf("%s: %d commands: %v", step, len(sent), sent)
+		if len(sent) > most[step] {
+			t.Errorf("%s sent %d commands to Redis, want at most %d (as a type without rooms): %v", step, len(sent), most[step], sent)
+		}
+	}
+}
