@@ -146,6 +146,17 @@ func raceForRoom(t *testing.T, servers []*app, pg *pgTrips, c clinic, room uuid.
 	if n != 1 {
 		t.Fatalf("%d confirmed bookings at the room's time, want the winner's one", n)
 	}
+	// A loser who tries again with another specialist is told the time is
+	// taken: its room is booked.
+	loser := ps[(winner+1)%patients]
+	again := holdBody(typ.ID, start, loser.client)
+	for _, sp := range c.Specialists {
+		if sp.ID != w.sp {
+			again["specialistId"] = sp.ID.String()
+			break
+		}
+	}
+	wantError(t, loser.b.send("POST", "/v1/holds", again), http.StatusConflict, "SLOT_TAKEN", "")
 }
 
 // A hold of the room by one specialist takes the time out of another
