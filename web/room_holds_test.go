@@ -8,6 +8,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,7 +253,16 @@ func TestRedisCommandsPerBookingStepOfARoomType(t *testing.T) {
 	if err := a.Pool.QueryRow(t.Context(), `SELECT resource_id FROM bookings WHERE id = $1`, id).Scan(&got); err != nil || got != room {
 		t.Fatalf("the booking holds room %s (%v), want %s", got, err, room)
 	}
-	if n := len(trips(steps["book/pg"])); n > 4 {
+	// River's notice of new jobs (PGNotifyMany) goes out at most once in
+	// its debounce window, so it falls to whichever booking comes first
+	// after a pause (on a loaded machine, often this one): not the room's.
+	var pgTrips []string
+	for _, s := range trips(steps["book/pg"]) {
+		if !strings.Contains(s, "PGNotifyMany") {
+			pgTrips = append(pgTrips, s)
+		}
+	}
+	if n := len(pgTrips); n > 4 {
 		t.Errorf("book made %d round trips to PostgreSQL, want at most 4 (as a type without rooms): %v", n, steps["book/pg"])
 	}
 	most := map[string]int{"timeslots": 2, "hold": 1, "book": 3}
