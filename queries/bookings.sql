@@ -243,3 +243,8 @@ SELECT count(*) FROM booked;
 -- Fails the transaction unless the booking is there: the last statement
 -- before the COMMIT of a booking written in one batch.
 SELECT booking_written(sqlc.arg(id)::uuid);
+
+-- name: VerificationStands :exec
+-- Fails the transaction unless the clinic's verification mode is the one
+-- an online booking was let through under (kept in memory).
+SELECT verification_stands(sqlc.arg(clinic_id)::uuid, sqlc.arg(verification)::text);

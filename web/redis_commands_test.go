@@ -240,7 +240,7 @@ func TestRedisCommandsPerBookingStep(t *testing.T) {
 	for _, s := range sent {
 		t.Logf("book, PostgreSQL: %s", s)
 	}
-	const mostPG = 4
+	const mostPG = 2
 	if n := len(trips(sent)); n > mostPG {
 		t.Errorf("book made %d round trips to PostgreSQL, want at most %d", n, mostPG)
 	} else {

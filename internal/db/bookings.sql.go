@@ -933,3 +933,19 @@ func (q *Queries) BookingWritten(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, bookingWritten, id)
 	return err
 }
+
+const verificationStands = `-- name: VerificationStands :exec
+SELECT verification_stands($1::uuid, $2::text)
+`
+
+type VerificationStandsParams struct {
+	ClinicID     uuid.UUID
+	Verification string
+}
+
+// Fails the transaction unless the clinic's verification mode is the one
+// an online booking was let through under (kept in memory).
+func (q *Queries) VerificationStands(ctx context.Context, arg VerificationStandsParams) error {
+	_, err := q.db.Exec(ctx, verificationStands, arg.ClinicID, arg.Verification)
+	return err
+}
