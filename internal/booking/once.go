@@ -103,11 +103,14 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 // statement wrote.
 func (s *Service) bookInSteps(ctx context.Context, p db.BookingCreateParams, ch Change, stands *db.VerificationStandsParams) (n int64, err error) {
 	err = s.atomically(ctx, func(q conn, tx pgx.Tx) error {
+		// In a transaction the check is a statement of its own; without
+		// one it travels in the insert's batch.
+		batchStands := stands
 		if tx != nil && stands != nil {
 			if err := db.New(tx).VerificationStands(ctx, *stands); err != nil {
 				return err
 			}
-			stands = nil
+			batchStands = nil
 		}
 		if tx != nil && s.hasBefore() {
 			// The Before steps run under the locks the step-by-step path
@@ -129,8 +132,8 @@ func (s *Service) bookInSteps(ctx context.Context, p db.BookingCreateParams, ch 
 			}
 		}
 		var err error
-		if p.CheckCooldown || stands != nil {
-			n, err = createInBatch(ctx, q, p, stands)
+		if p.CheckCooldown || batchStands != nil {
+			n, err = createInBatch(ctx, q, p, batchStands)
 		} else {
 			n, err = db.New(q).BookingCreate(ctx, p)
 		}
