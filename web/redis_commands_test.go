@@ -257,6 +257,10 @@ func TestRedisCommandsPerBookingStep(t *testing.T) {
 				t.Fatalf("heartbeat: %d %s", r.Status, r.Body)
 			}
 		})
+		// The job queue tells its workers of new jobs at most once every
+		// 100 ms (River's FetchCooldown): after a quiet moment the booking
+		// sends that notice too, and it must travel with the batch.
+		time.Sleep(150 * time.Millisecond)
 		steps["book"] = m.count(func() {
 			steps["book/pg"] = pg.count(func() {
 				redisTrips := rt.count(func() {

@@ -25,6 +25,12 @@ type lazyTx struct {
 	conn   *pgx.Conn
 	begun  bool
 	closed bool
+	// later, when set, may take a statement given to Exec once the
+	// transaction has begun and queue it to be sent with a later round
+	// trip of the transaction (true): Exec then returns at once, without
+	// a result. A statement it takes must be one nothing reads back and
+	// whose error may fail the transaction later instead.
+	later func(sql string, args []any) bool
 }
 
 func newLazyTx(conn *pgx.Conn) *lazyTx { return &lazyTx{conn: conn} }
@@ -60,6 +66,9 @@ func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	}
 	b := t.opening(sql, args)
 	if b == nil {
+		if t.later != nil && t.later(sql, args) {
+			return pgconn.CommandTag{}, nil
+		}
 		return t.conn.Exec(ctx, sql, args...)
 	}
 	br := t.start(ctx, b)
