@@ -195,16 +195,26 @@ SELECT pg_advisory_xact_lock(hashtextextended('booking-specialist:' || sqlc.arg(
 -- nothing is written, and the caller asks the step-by-step gate
 -- (BookingTargetGet, BookingInsert, ...) why.
 WITH cooling AS (
+    -- The e-mail key's bookings and the phone key's, each read by its own
+    -- index (type, key, made): one scan with the two keys OR-ed would
+    -- read every booking of the type.
     SELECT 1
-    FROM bookings b
-    JOIN appointment_types t ON t.id = b.appointment_type_id
+    FROM appointment_types t
+    CROSS JOIN LATERAL (
+        SELECT b.status, b.cancelled_online, b.cancelled_at, b.created_at FROM bookings b
+        WHERE b.appointment_type_id = t.id AND b.patient_email_key = sqlc.arg(patient_email_key)::text
+          AND (b.status = 'confirmed' OR b.cancelled_online)
+        UNION ALL
+        SELECT b.status, b.cancelled_online, b.cancelled_at, b.created_at FROM bookings b
+        WHERE b.appointment_type_id = t.id AND sqlc.arg(patient_phone_key)::text <> ''
+          AND b.patient_phone_key = sqlc.arg(patient_phone_key)::text AND b.patient_phone_key <> ''
+          AND (b.status = 'confirmed' OR b.cancelled_online)
+    ) b
     WHERE sqlc.arg(check_cooldown)::boolean
-      AND b.appointment_type_id = @appointment_type_id AND t.cooldown_min > 0
+      AND t.id = @appointment_type_id AND t.cooldown_min > 0
       AND (b.status = 'confirmed'
            OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => sqlc.arg(cancel_keeps_sec)::int)))
       AND b.created_at > now() - make_interval(mins => t.cooldown_min)
-      AND (b.patient_email_key = sqlc.arg(patient_email_key)::text
-           OR (sqlc.arg(patient_phone_key)::text <> '' AND b.patient_phone_key = sqlc.arg(patient_phone_key)::text))
 ), specialist_lock AS (
     -- BookingSpecialistLock, taken before the row is inserted: the insert
     -- reads its row from this.
@@ -245,3 +255,8 @@ SELECT count(*) FROM booked;
 -- Fails the transaction unless the booking is there: the last statement
 -- before the COMMIT of a booking written in one batch.
 SELECT booking_written(sqlc.arg(id)::uuid);
+
+-- name: VerificationStands :exec
+-- Fails the transaction unless the clinic's verification mode is the one
+-- an online booking was let through under (kept in memory).
+SELECT verification_stands(sqlc.arg(clinic_id)::uuid, sqlc.arg(verification)::text);

@@ -222,8 +222,9 @@ func Build(pool *pgxpool.Pool, rdb redis.UniversalClient, logger *slog.Logger, o
 	}})
 	wl := waitlist.New(openings, bookings)
 	co := checkout.New(pool, holdStore, slotSvc, bookings, logger, checkout.Limits{HoldsPerAddress: o.HoldsPerAddress})
-	bookings.Observe(slotSvc.OnBookingChange)
-	bookings.Observe(co.OnBookingChange)
+	// The slots' step, then the spent hold's: one round trip to Redis
+	// for a booking from a hold.
+	bookings.Observe(co.FollowBooking)
 	feedSvc := feeds.New(pool, rdb, feeds.Options{Refresh: o.FeedRefresh, Logger: logger})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,13 +21,18 @@ import (
 func (s *Service) batched() bool { return len(s.hooks) > 0 && !s.hasBefore() }
 
 // bookInBatch writes the booking of p in a transaction whose last round
-// trip is one batch: the patient's lock (a patient's booking), what the
-// hooks' Queue steps queued, BookingCreate (which takes the specialist's
-// lock), BookingWritten and COMMIT. The Queue steps run first, in the
-// transaction, before any lock is taken. A hook that does not queue has
-// its After step run once the batch has written the booking; the commit
-// then follows them. n is the count of bookings BookingCreate wrote.
-func (s *Service) bookInBatch(ctx context.Context, p db.BookingCreateParams, ch Change) (n int64, err error) {
+// trip is one batch: the check that the clinic's verification mode
+// stands (when stands is set), the patient's lock (a patient's booking),
+// what the hooks' Queue steps queued, BookingCreate (which takes the
+// specialist's lock), BookingWritten and COMMIT. The Queue steps run
+// first, in the transaction, before any lock is taken; the transaction
+// begins with their first statement (the queue's jobs travel with its
+// `begin`), or with the batch when they run none, so a booking with its
+// e-mails makes two round trips, one without any. A hook that does not
+// queue has its After step run once the batch has written the booking;
+// the commit then follows them. n is the count of bookings BookingCreate
+// wrote.
+func (s *Service) bookInBatch(ctx context.Context, p db.BookingCreateParams, ch Change, stands *db.VerificationStandsParams) (n int64, err error) {
 	err = retried(ctx, func() error {
 		n = 0
 		c, err := s.pool.Acquire(ctx)
@@ -34,18 +40,23 @@ func (s *Service) bookInBatch(ctx context.Context, p db.BookingCreateParams, ch 
 			return err
 		}
 		defer c.Release()
-		tx, err := c.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		committed := false
-		defer func() {
-			if !committed {
-				_ = tx.Rollback(ctx)
-			}
-		}()
+		// Begun with its first round trip: the Queue steps' first
+		// statement (the queue's jobs), or else the batch itself.
+		tx := newLazyTx(c.Conn())
+		defer func() { _ = tx.Rollback(ctx) }()
 		b := &pgx.Batch{}
 		later := queue{b}
+		tx.later = func(sql string, args []any) bool {
+			if !strings.HasPrefix(sql, riverNotify) {
+				return false
+			}
+			b.Queue(sql, args...)
+			return true
+		}
+		if stands != nil {
+			_ = db.New(later).VerificationStands(ctx, *stands)
+		}
+		guards := b.Len()
 		if p.CheckCooldown {
 			_ = db.New(later).BookingPatientLock(ctx, db.BookingPatientLockParams{AppointmentTypeID: p.AppointmentTypeID, EmailKey: p.PatientEmailKey, PhoneKey: p.PatientPhoneKey})
 		}
@@ -60,11 +71,11 @@ func (s *Service) bookInBatch(ctx context.Context, p db.BookingCreateParams, ch 
 			_ = db.New(later).BookingWritten(ctx, p.ID)
 			b.Queue("COMMIT")
 		}
-		if n, err = sendBooking(ctx, tx, b, locks, queued); err != nil || n != 1 {
+		if n, err = sendBooking(ctx, tx, b, guards, locks, queued); err != nil || n != 1 {
 			return err
 		}
 		if commit {
-			committed = true
+			tx.committed()
 			return nil
 		}
 		for _, h := range after {
@@ -72,11 +83,18 @@ func (s *Service) bookInBatch(ctx context.Context, p db.BookingCreateParams, ch 
 				return fmt.Errorf("%s: %w", h.Name, err)
 			}
 		}
-		committed = true
 		return tx.Commit(ctx)
 	})
 	return n, err
 }
+
+// riverNotify begins the job queue's statement that tells its workers of
+// jobs inserted: NOTIFY is delivered at the commit whenever it is sent in
+// the transaction, so it travels with the booking's batch instead of in a
+// round trip of its own (the queue sends it at most once every 100 ms,
+// after a job insert). Should the queue name it otherwise, it is sent at
+// once, as before.
+const riverNotify = "-- name: PGNotifyMany"
 
 // queued is where a hook's queued statements end in the batch (one past
 // its last), to name it in an error of theirs.
@@ -113,19 +131,25 @@ func (s *Service) queue(ctx context.Context, tx pgx.Tx, later queue, ch Change) 
 	return q, after, nil
 }
 
-// sendBooking sends the batch b and reads its answers: first the locks'
-// (up to locks), then the hooks' statements, then BookingCreate's count,
-// then, if queued, BookingWritten's and COMMIT's. Nothing is read past a
-// count other than 1: BookingWritten then failed the transaction, and its
-// COMMIT was never run. n is the count.
-func sendBooking(ctx context.Context, tx pgx.Tx, b *pgx.Batch, locks int, hooks []queued) (n int64, err error) {
+// sendBooking sends the batch b and reads its answers: first the
+// guards' (up to guards), then the locks' (up to locks), then the hooks'
+// statements, then BookingCreate's count, then, if queued,
+// BookingWritten's and COMMIT's. Nothing is read past a count other than
+// 1: BookingWritten then failed the transaction, and its COMMIT was
+// never run. n is the count.
+func sendBooking(ctx context.Context, tx pgx.Tx, b *pgx.Batch, guards, locks int, hooks []queued) (n int64, err error) {
 	br := tx.SendBatch(ctx, b)
 	defer func() {
 		if cerr := br.Close(); err == nil && n == 1 {
 			err = cerr
 		}
 	}()
-	for range locks {
+	for range guards {
+		if _, err := br.Exec(); err != nil {
+			return 0, err
+		}
+	}
+	for range locks - guards {
 		if _, err := br.Exec(); err != nil {
 			return 0, fmt.Errorf("lock patient: %w", err)
 		}

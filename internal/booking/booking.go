@@ -300,6 +300,12 @@ type BookRequest struct {
 	// Language is the patient's language for their e-mails ("en", "de";
 	// anything else is kept as unknown).
 	Language string
+	// ClinicVerification, when set, is the clinic's verification mode
+	// (clinics.Verify*) the booking was let through under, as the caller
+	// remembers it: the booking is written only if the clinic's mode is
+	// still this one, checked in its transaction; else nothing is written
+	// and Book returns ErrVerificationChanged.
+	ClinicVerification string
 	// Remember, when set, stores the answer to an idempotent request with
 	// the booking, in its transaction. A record the key already has makes
 	// Book write nothing and return *idempotency.ReplayError.

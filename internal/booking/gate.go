@@ -70,6 +70,9 @@ func (s *Service) bookStepByStep(ctx context.Context, req BookRequest, token str
 		if err != nil {
 			return err
 		}
+		if err := verificationStands(ctx, q, req, params.ClinicID); err != nil {
+			return err
+		}
 		patient := req.Actor == ActorPatient
 		if patient {
 			if err := lockPatient(ctx, q, params); err != nil {

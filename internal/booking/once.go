@@ -77,13 +77,16 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 	p.Language = b.Language
 	ch := Change{Kind: ChangeConfirm, Booking: b, HoldID: req.HoldID, Actor: req.Actor, Offer: req.WaitlistOffer, Cooldown: req.Cooldown}
 	p.CheckCooldown = req.Actor == ActorPatient
+	stands := standsFor(req, req.ClinicID)
 	var n int64
 	if s.batched() {
-		n, err = s.bookInBatch(ctx, p, ch)
+		n, err = s.bookInBatch(ctx, p, ch, stands)
 	} else {
-		n, err = s.bookInSteps(ctx, p, ch)
+		n, err = s.bookInSteps(ctx, p, ch, stands)
 	}
 	switch {
+	case isSQLState(err, sqlStateVerificationChanged):
+		return c, false, ErrVerificationChanged
 	case errors.Is(err, errNotWritten), isSQLState(err, "23505", "23P01"):
 		return c, false, nil
 	case err != nil && n == 1:
@@ -99,8 +102,17 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 // (begin, the locks and the hooks' Before steps when there are any, the
 // statement, their After steps, commit). n is the count of bookings the
 // statement wrote.
-func (s *Service) bookInSteps(ctx context.Context, p db.BookingCreateParams, ch Change) (n int64, err error) {
+func (s *Service) bookInSteps(ctx context.Context, p db.BookingCreateParams, ch Change, stands *db.VerificationStandsParams) (n int64, err error) {
 	err = s.atomically(ctx, func(q conn, tx pgx.Tx) error {
+		// In a transaction the check is a statement of its own; without
+		// one it travels in the insert's batch.
+		batchStands := stands
+		if tx != nil && stands != nil {
+			if err := db.New(tx).VerificationStands(ctx, *stands); err != nil {
+				return err
+			}
+			batchStands = nil
+		}
 		if tx != nil && s.hasBefore() {
 			// The Before steps run under the locks the step-by-step path
 			// holds for them, taken in its order: the patient's (a
@@ -121,8 +133,8 @@ func (s *Service) bookInSteps(ctx context.Context, p db.BookingCreateParams, ch 
 			}
 		}
 		var err error
-		if p.CheckCooldown {
-			n, err = createAsPatient(ctx, q, p)
+		if p.CheckCooldown || batchStands != nil {
+			n, err = createInBatch(ctx, q, p, batchStands)
 		} else {
 			n, err = db.New(q).BookingCreate(ctx, p)
 		}
@@ -157,20 +169,28 @@ func (s *Service) atomically(ctx context.Context, f func(q conn, tx pgx.Tx) erro
 	return s.inTx(ctx, func(tx pgx.Tx) error { return f(tx, tx) })
 }
 
-// createAsPatient runs BookingCreate after BookingPatientLock, in one
-// round trip: a batch runs as one implicit transaction (or inside the
-// explicit one q is), so the lock is held until the booking commits, and
-// the insert, a later statement, sees every booking that the lock's
-// previous holder committed.
-func createAsPatient(ctx context.Context, q conn, p db.BookingCreateParams) (int64, error) {
+// createInBatch runs BookingCreate after VerificationStands (stands set)
+// and BookingPatientLock (a patient's booking), in one round trip: a
+// batch runs as one implicit transaction (or inside the explicit one q
+// is), so the lock is held until the booking commits, and the insert, a
+// later statement, sees every booking that the lock's previous holder
+// committed.
+func createInBatch(ctx context.Context, q conn, p db.BookingCreateParams, stands *db.VerificationStandsParams) (int64, error) {
 	b := &pgx.Batch{}
 	queued := db.New(queue{b})
-	_ = queued.BookingPatientLock(ctx, db.BookingPatientLockParams{AppointmentTypeID: p.AppointmentTypeID, EmailKey: p.PatientEmailKey, PhoneKey: p.PatientPhoneKey})
+	if stands != nil {
+		_ = queued.VerificationStands(ctx, *stands)
+	}
+	if p.CheckCooldown {
+		_ = queued.BookingPatientLock(ctx, db.BookingPatientLockParams{AppointmentTypeID: p.AppointmentTypeID, EmailKey: p.PatientEmailKey, PhoneKey: p.PatientPhoneKey})
+	}
 	_, _ = queued.BookingCreate(ctx, p)
 	br := q.SendBatch(ctx, b)
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return 0, err
+	for range b.Len() - 1 {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return 0, err
+		}
 	}
 	var n int64
 	if err := br.QueryRow().Scan(&n); err != nil {

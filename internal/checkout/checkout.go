@@ -35,6 +35,7 @@ type Service struct {
 	verify   *verify.Service // nil: online bookings prove nothing (SetVerification)
 	now      func() time.Time
 	claimed  claimedSlots
+	modes    modes // the clinics' verification modes
 }
 
 // Limits bound what one patient can hold.

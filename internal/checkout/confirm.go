@@ -162,11 +162,7 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 			return Confirmed{}, err
 		}
 	}
-	if err := s.verifyBooking(ctx, req, h, patient, counted); err != nil {
-		return Confirmed{}, err
-	}
-	breq := s.bookRequest(ctx, req, h, patient, key)
-	conf, err := s.bookings.Book(ctx, breq)
+	conf, err := s.verifiedBook(ctx, req, h, patient, counted, key)
 	booked = err == nil
 	var replay *idempotency.ReplayError
 	if errors.As(err, &replay) {
@@ -192,6 +188,32 @@ func (s *Service) confirm(ctx context.Context, req ConfirmRequest, key *idempote
 	// with the cooldown it starts, and the confirm event follow the booking
 	// through the booking service's observers (see OnBookingChange).
 	return Confirmed{Confirmation: conf}, nil
+}
+
+// verifiedBook lets the booking of hold h that req confirms through
+// verifyBooking and books it. When the clinic's verification mode turns
+// out to have changed from the one kept in memory, it is read again and
+// decided anew, once.
+func (s *Service) verifiedBook(ctx context.Context, req ConfirmRequest, h holds.Hold, patient booking.Patient, a allowance, key *idempotency.Key) (booking.Confirmation, error) {
+	var breq booking.BookRequest
+	for try := 0; ; try++ {
+		assumed, err := s.verifyBooking(ctx, req, h, patient, a)
+		if err != nil {
+			return booking.Confirmation{}, err
+		}
+		if try == 0 {
+			breq = s.bookRequest(ctx, req, h, patient, key)
+		}
+		breq.ClinicVerification = assumed
+		conf, err := s.bookings.Book(ctx, breq)
+		if !errors.Is(err, booking.ErrVerificationChanged) {
+			return conf, err
+		}
+		s.modes.forget(h.ClinicID)
+		if try > 0 {
+			return booking.Confirmation{}, unavailable(err)
+		}
+	}
 }
 
 // bookRequest is the booking of hold h that req confirms.

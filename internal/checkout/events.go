@@ -6,6 +6,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/holds"
 )
@@ -37,8 +39,7 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 			// The hold is spent: it goes, the booking is announced and the
 			// cooldown it starts begins, in one step (after the commit, as
 			// every observer runs).
-			h := asHold(ch.Booking, ch.HoldID)
-			if err := s.holds.ConsumeBookedCooling(ctx, h, ch.Booking.ID, ch.Cooldown); err != nil {
+			if err := s.holds.ConsumeBookedCooling(ctx, spentHold(ch), ch.Booking.ID, ch.Cooldown); err != nil {
 				s.logger.Warn("consume hold after booking", "err", err)
 			}
 			return
@@ -64,5 +65,41 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 			}
 		}
 		publish(ev(holds.EventConfirm, ch.Booking))
+	}
+}
+
+// spentHold is the hold a new booking came from, as the booking
+// describes it.
+func spentHold(ch booking.Change) holds.Hold {
+	b := ch.Booking
+	return holds.Hold{
+		HoldID: ch.HoldID, ClientID: b.ClientID, ClinicID: b.ClinicID,
+		AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
+		Start: b.Start, End: b.End,
+	}
+}
+
+// FollowBooking is the observer of committed booking changes that does
+// the slots service's part (slots.Service.OnBookingChange) and then this
+// service's (OnBookingChange): for a booking from a hold, the spent hold's
+// step is sent with the slots' script in one round trip to Redis, which
+// runs the script first, so the booking is announced after its days'
+// counters moved on, as when the two are sent apart.
+func (s *Service) FollowBooking(ctx context.Context, ch booking.Change) {
+	if ch.Kind != booking.ChangeConfirm || ch.HoldID == "" {
+		s.slots.OnBookingChange(ctx, ch)
+		s.OnBookingChange(ctx, ch)
+		return
+	}
+	spend := func(pipe redis.Pipeliner) func() {
+		done := s.holds.QueueConsumeBookedCooling(ctx, pipe, spentHold(ch), ch.Booking.ID, ch.Cooldown)
+		return func() {
+			if err := done(); err != nil {
+				s.logger.Warn("consume hold after booking", "err", err)
+			}
+		}
+	}
+	if !s.slots.OnBookingChangeThen(ctx, ch, spend) {
+		s.OnBookingChange(ctx, ch)
 	}
 }

@@ -52,6 +52,11 @@ func wire(pool *pgxpool.Pool, rdb redis.UniversalClient, ttl time.Duration, betw
 	store := holds.NewStore(rdb, ttl, quietLogger)
 	slotSvc := slots.New(pool, rdb, slots.Options{Holds: store, Logger: quietLogger})
 	co := checkout.New(pool, store, slotSvc, bookings, quietLogger, checkout.Limits{})
+	if len(between) == 0 {
+		// As the server wires them.
+		bookings.Observe(co.FollowBooking)
+		return services{co: co, holds: store, slots: slotSvc, bookings: bookings}
+	}
 	bookings.Observe(slotSvc.OnBookingChange)
 	for _, o := range between {
 		bookings.Observe(o)

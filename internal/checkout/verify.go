@@ -77,35 +77,56 @@ func (s *Service) place(a allowance) reserved {
 // BOOKING_ALLOWANCE at a clinic that asks no code, or e-mails the patient
 // a code, pins the hold while the code lives, and answers
 // VERIFICATION_REQUIRED. Staff bookings, which carry no address, pass.
+// assumed is the clinic's verification mode a booking let through went
+// by, from memory (clinicVerification): the booking is written only if
+// it still stands (booking.BookRequest.ClinicVerification). "": none,
+// the answer did not depend on it.
 //
 // Errors: BOOKING_ALLOWANCE (429), VERIFICATION_REQUIRED (428),
 // VERIFICATION_CODE_QUOTA (429), UNAVAILABLE (503).
-func (s *Service) verifyBooking(ctx context.Context, req ConfirmRequest, h holds.Hold, patient booking.Patient, a allowance) error {
+func (s *Service) verifyBooking(ctx context.Context, req ConfirmRequest, h holds.Hold, patient booking.Patient, a allowance) (assumed string, err error) {
 	if s.verify == nil || req.Address == "" {
-		return nil
+		return "", nil
 	}
 	if s.verifiedByToken(req, patient) {
 		s.verify.Count(verify.StepTokenAccepted)
-		return nil
-	}
-	mode, err := db.New(s.pool).ClinicVerification(ctx, h.ClinicID)
-	if err != nil {
-		return unavailable(fmt.Errorf("clinic verification: %w", err))
+		return "", nil
 	}
 	if !s.verify.Sends() {
-		// Without a mail server no code can reach anyone.
-		mode = clinics.VerifyNever
+		// Without a mail server no code can reach anyone, whatever the
+		// clinic asks.
+		return "", s.allowanceOnly(a)
+	}
+	mode, err := s.modes.get(ctx, db.New(s.pool), h.ClinicID)
+	if err != nil {
+		return "", unavailable(fmt.Errorf("clinic verification: %w", err))
 	}
 	if mode != clinics.VerifyAlways {
 		_, ok, wait := s.verify.Counted(a.planned, a.room)
 		switch {
 		case ok:
-			return nil
+			return mode, nil
 		case mode == clinics.VerifyNever:
 			s.verify.Count(verify.StepAllowanceRefused)
-			return verify.Refused(wait)
+			return "", verify.Refused(wait)
 		}
 	}
+	return "", s.askCode(ctx, req, h, patient)
+}
+
+// allowanceOnly lets a booking through within its address's allowance
+// (counted, as a, by the pin), and refuses it past it.
+func (s *Service) allowanceOnly(a allowance) error {
+	if _, ok, wait := s.verify.Counted(a.planned, a.room); !ok {
+		s.verify.Count(verify.StepAllowanceRefused)
+		return verify.Refused(wait)
+	}
+	return nil
+}
+
+// askCode e-mails the patient of h a code, pins the hold while the code
+// lives, and answers VERIFICATION_REQUIRED.
+func (s *Service) askCode(ctx context.Context, req ConfirmRequest, h holds.Hold, patient booking.Patient) error {
 	life := verify.CodeLife
 	if !h.KeepUntil.IsZero() {
 		life = h.KeepUntil.Sub(s.now())

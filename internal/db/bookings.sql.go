@@ -112,16 +112,26 @@ func (q *Queries) BookingCountConfirmedAt(ctx context.Context, arg BookingCountC
 
 const bookingCreate = `-- name: BookingCreate :one
 WITH cooling AS (
+    -- The e-mail key's bookings and the phone key's, each read by its own
+    -- index (type, key, made): one scan with the two keys OR-ed would
+    -- read every booking of the type.
     SELECT 1
-    FROM bookings b
-    JOIN appointment_types t ON t.id = b.appointment_type_id
-    WHERE $1::boolean
-      AND b.appointment_type_id = $2 AND t.cooldown_min > 0
+    FROM appointment_types t
+    CROSS JOIN LATERAL (
+        SELECT b.status, b.cancelled_online, b.cancelled_at, b.created_at FROM bookings b
+        WHERE b.appointment_type_id = t.id AND b.patient_email_key = $1::text
+          AND (b.status = 'confirmed' OR b.cancelled_online)
+        UNION ALL
+        SELECT b.status, b.cancelled_online, b.cancelled_at, b.created_at FROM bookings b
+        WHERE b.appointment_type_id = t.id AND $2::text <> ''
+          AND b.patient_phone_key = $2::text AND b.patient_phone_key <> ''
+          AND (b.status = 'confirmed' OR b.cancelled_online)
+    ) b
+    WHERE $3::boolean
+      AND t.id = $4 AND t.cooldown_min > 0
       AND (b.status = 'confirmed'
-           OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => $3::int)))
+           OR (b.cancelled_online AND b.cancelled_at > now() - make_interval(secs => $5::int)))
       AND b.created_at > now() - make_interval(mins => t.cooldown_min)
-      AND (b.patient_email_key = $4::text
-           OR ($5::text <> '' AND b.patient_phone_key = $5::text))
 ), specialist_lock AS (
     -- BookingSpecialistLock, taken before the row is inserted: the insert
     -- reads its row from this.
@@ -133,7 +143,7 @@ WITH cooling AS (
       ON ats.appointment_type_id = at.id AND ats.specialist_id = $6
     JOIN specialists s
       ON s.id = ats.specialist_id AND s.clinic_id = at.clinic_id AND s.active
-    WHERE at.id = $2 AND at.clinic_id = $7
+    WHERE at.id = $4 AND at.clinic_id = $7
       AND $8::timestamptz - $9::timestamptz = make_interval(mins => at.duration_min)
       AND NOT EXISTS (SELECT 1 FROM cooling)
 ), booked AS (
@@ -142,8 +152,8 @@ WITH cooling AS (
         patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
         client_id, manage_token_hash, created_at, language, resource_id
     )
-    SELECT $10, target.clinic_id, $2, $6, $9::timestamptz, $8::timestamptz,
-           $11, $12, $13, $4::text, $5::text,
+    SELECT $10, target.clinic_id, $4, $6, $9::timestamptz, $8::timestamptz,
+           $11, $12, $13, $1::text, $2::text,
            $14, $15, $16, $17, $18::uuid
     FROM target CROSS JOIN specialist_lock
     ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
@@ -160,11 +170,11 @@ SELECT count(*) FROM booked
 `
 
 type BookingCreateParams struct {
+	PatientEmailKey   string
+	PatientPhoneKey   string
 	CheckCooldown     bool
 	AppointmentTypeID uuid.UUID
 	CancelKeepsSec    int32
-	PatientEmailKey   string
-	PatientPhoneKey   string
 	SpecialistID      uuid.UUID
 	ClinicID          uuid.UUID
 	SlotEnd           time.Time
@@ -201,11 +211,11 @@ type BookingCreateParams struct {
 // (BookingTargetGet, BookingInsert, ...) why.
 func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (int64, error) {
 	row := q.db.QueryRow(ctx, bookingCreate,
+		arg.PatientEmailKey,
+		arg.PatientPhoneKey,
 		arg.CheckCooldown,
 		arg.AppointmentTypeID,
 		arg.CancelKeepsSec,
-		arg.PatientEmailKey,
-		arg.PatientPhoneKey,
 		arg.SpecialistID,
 		arg.ClinicID,
 		arg.SlotEnd,
@@ -937,5 +947,21 @@ SELECT booking_written($1::uuid)
 // before the COMMIT of a booking written in one batch.
 func (q *Queries) BookingWritten(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, bookingWritten, id)
+	return err
+}
+
+const verificationStands = `-- name: VerificationStands :exec
+SELECT verification_stands($1::uuid, $2::text)
+`
+
+type VerificationStandsParams struct {
+	ClinicID     uuid.UUID
+	Verification string
+}
+
+// Fails the transaction unless the clinic's verification mode is the one
+// an online booking was let through under (kept in memory).
+func (q *Queries) VerificationStands(ctx context.Context, arg VerificationStandsParams) error {
+	_, err := q.db.Exec(ctx, verificationStands, arg.ClinicID, arg.Verification)
 	return err
 }

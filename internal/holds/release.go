@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 )
 
 // Release deletes the client's live hold and reports whether it did. An
@@ -97,15 +98,47 @@ func (s *Store) ConsumeBooked(ctx context.Context, h Hold) error {
 // cooldown for the type after bookingID, as SetCooldown does, in the same
 // step. cooldown <= 0 starts none.
 func (s *Store) ConsumeBookedCooling(ctx context.Context, h Hold, bookingID uuid.UUID, cooldown time.Duration) error {
-	msg, channels, err := eventMessage(Event{Type: EventConfirm, Hold: h})
+	keys, args, err := s.consumeBookedCall(h, bookingID, cooldown)
 	if err != nil {
 		return err
+	}
+	return s.runConsume(ctx, keys, args)
+}
+
+// QueueConsumeBookedCooling is ConsumeBookedCooling queued on pipe, to be
+// sent in one round trip with the commands queued before it, which Redis
+// runs first. done, called once pipe was sent, reports its outcome; a
+// script Redis no longer knew is run again then, after them.
+func (s *Store) QueueConsumeBookedCooling(ctx context.Context, pipe redis.Pipeliner, h Hold, bookingID uuid.UUID, cooldown time.Duration) (done func() error) {
+	keys, args, err := s.consumeBookedCall(h, bookingID, cooldown)
+	if err != nil {
+		return func() error { return err }
+	}
+	cmd := consumeScript.EvalSha(ctx, pipe, keys, args...)
+	return func() error {
+		err := cmd.Err()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return s.runConsume(ctx, keys, args)
+		}
+		if err != nil {
+			return fmt.Errorf("holds: consume: %w", err)
+		}
+		return nil
+	}
+}
+
+// consumeBookedCall is the consume script's keys and arguments for h
+// spent by its booking, with its event and the cooldown it starts.
+func (s *Store) consumeBookedCall(h Hold, bookingID uuid.UUID, cooldown time.Duration) ([]string, []any, error) {
+	msg, channels, err := eventMessage(Event{Type: EventConfirm, Hold: h})
+	if err != nil {
+		return nil, nil, err
 	}
 	var cool *cooling
 	if cooldown > 0 {
 		cool = &cooling{bookingID: bookingID, d: max(cooldown, time.Millisecond)} // PX counts whole milliseconds
 	}
-	return s.consume(ctx, h, msg, channels, cool)
+	return s.consumeCall(h, msg, channels, cool)
 }
 
 // cooling is the cooldown a consumed hold's booking starts.
@@ -115,14 +148,24 @@ type cooling struct {
 }
 
 func (s *Store) consume(ctx context.Context, h Hold, msg []byte, channels []string, cool *cooling) error {
+	keys, args, err := s.consumeCall(h, msg, channels, cool)
+	if err != nil {
+		return err
+	}
+	return s.runConsume(ctx, keys, args)
+}
+
+// consumeCall is the consume script's keys and arguments; the hold is
+// forgotten by this process.
+func (s *Store) consumeCall(h Hold, msg []byte, channels []string, cool *cooling) ([]string, []any, error) {
 	if h.ClinicID == uuid.Nil || h.HoldID == "" {
-		return fmt.Errorf("%w: consume needs the hold as Pin returned it", ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: consume needs the hold as Pin returned it", ErrInvalid)
 	}
 	keys := h.scriptKeys()
 	args := []any{h.HoldID, string(msg), 0, ""}
 	if cool != nil {
 		if cool.bookingID == uuid.Nil || h.ClientID == "" || h.AppointmentTypeID == uuid.Nil {
-			return fmt.Errorf("%w: a cooldown needs the booking, the client and the type", ErrInvalid)
+			return nil, nil, fmt.Errorf("%w: a cooldown needs the booking, the client and the type", ErrInvalid)
 		}
 		keys = append(keys, cooldownKey(h.ClinicID, h.ClientID, h.AppointmentTypeID), cooldownReverseKey(h.ClinicID, cool.bookingID))
 		args[2], args[3] = cool.d.Milliseconds(), cool.bookingID.String()
@@ -131,6 +174,10 @@ func (s *Store) consume(ctx context.Context, h Hold, msg []byte, channels []stri
 		args = append(args, ch)
 	}
 	s.known.forget(h.HoldID)
+	return keys, args, nil
+}
+
+func (s *Store) runConsume(ctx context.Context, keys []string, args []any) error {
 	if err := consumeScript.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
 		return fmt.Errorf("holds: consume: %w", err)
 	}

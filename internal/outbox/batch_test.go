@@ -92,7 +92,8 @@ func (r *rig) fromHold(start time.Time, email string) booking.BookRequest {
 // one round trip: the statement that takes it is sent in the same batch
 // as the COMMIT, with the e-mails' rows, the audit row and the lock on
 // the patient, so bookings of one specialist wait for each other that
-// long only.
+// long only. The booking makes two round trips in all: `begin` travels
+// with the queue's jobs.
 func TestBookingHoldsTheSpecialistsLockForOneRoundTrip(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	rec := &roundTrips{}
@@ -134,6 +135,11 @@ func TestBookingHoldsTheSpecialistsLockForOneRoundTrip(t *testing.T) {
 	}
 	if got := r.messages(t, c.Booking.ID); len(got) != 2 {
 		t.Fatalf("messages %s, want the confirmation and the reminder", kinds(got))
+	}
+	// The transaction begins with the queue's jobs, in their round trip.
+	if len(sent) > 2 {
+		t.Fatalf("a booking with its e-mails made %d round trips, want 2 (begin with the jobs, the batch):\n%s",
+			len(sent), strings.Join(sent, "\n----\n"))
 	}
 	t.Logf("a booking with its e-mails: %d round trips, the lock held for the last", len(sent))
 }

@@ -66,15 +66,18 @@ return {vals, stored}
 // booked follows a new booking b (committed) in one script call: its
 // minutes in the bitmap, its days' counters moved on (retiring the lists
 // that could show its time free), and, with carry, the lists this
-// instance holds of those days carried over it (see carried).
-func (s *Service) booked(ctx context.Context, loc *time.Location, b booking.Booking, carry bool) {
+// instance holds of those days carried over it (see carried). then,
+// when set, queues another step on the same pipeline, sent after the
+// script in one round trip (Redis runs them in order); its done is
+// called once the pipeline is sent. sent reports whether then was.
+func (s *Service) booked(ctx context.Context, loc *time.Location, b booking.Booking, carry bool, then Then) (sent bool) {
 	if s.rdb == nil {
-		return
+		return false
 	}
 	days, t, ok := s.bookingDays(ctx, loc, b)
 	if !ok {
 		s.Bitmap.Mark(ctx, loc, b.ClinicID, b.SpecialistID, b.Start, b.End)
-		return
+		return false
 	}
 	sgs := segments(loc, b.Start, b.End)
 	var lists []carriedList
@@ -94,18 +97,31 @@ func (s *Service) booked(ctx context.Context, loc *time.Location, b booking.Book
 			args = append(args, nv[0], nv[1])
 		}
 	}
-	res, err := bookedScript.Run(ctx, s.rdb, keys, args...).Slice()
+	var cmd *redis.Cmd
+	if then == nil {
+		cmd = bookedScript.Run(ctx, s.rdb, keys, args...)
+	} else {
+		// The script's whole text: a script Redis no longer knows must
+		// not be run after the step that follows it.
+		pipe := s.rdb.Pipeline()
+		cmd = bookedScript.Eval(ctx, pipe, keys, args...)
+		done := then(pipe)
+		_, _ = pipe.Exec(ctx)
+		defer done()
+		sent = true
+	}
+	res, err := cmd.Slice()
 	if err != nil || len(res) != 2 {
 		// The entries under the old generations live at most the cache's
 		// TTL; a bitmap left unmarked says "ask the database".
 		s.logger.Warn("mark the bitmap and bump timeslot day generations", "err", err)
-		return
+		return sent
 	}
 	vals, _ := res[0].([]any)
 	stored, _ := res[1].([]any)
 	if len(vals) != len(days) || len(stored) != len(lists) {
 		s.logger.Warn("mark the bitmap and bump timeslot day generations", "reply", res)
-		return
+		return sent
 	}
 	texts := make([]string, len(days))
 	for i, v := range vals {
@@ -119,7 +135,14 @@ func (s *Service) booked(ctx context.Context, loc *time.Location, b booking.Book
 			s.memo.put(l.ref, l.e, now, s.ttl)
 		}
 	}
+	return sent
 }
+
+// Then is another package's step in Redis that follows a new booking
+// after this package's, sent with it in one round trip
+// (OnBookingChangeThen): it queues its commands on pipe and returns what
+// reads their replies once pipe is sent.
+type Then func(pipe redis.Pipeliner) (done func())
 
 // carriedList is a list carried over a booking: its new name and
 // entry, encoded, and the counters its name was made from, as pairs of

@@ -127,12 +127,21 @@ const dayGenerationTTL = 7 * 24 * time.Hour
 // OnBookingChange keeps the cache and the bitmap in step with a committed
 // booking change; main wires it with booking.Service.Observe.
 func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
+	_ = s.OnBookingChangeThen(ctx, ch, nil)
+}
+
+// OnBookingChangeThen is OnBookingChange with then, another package's
+// step in Redis, queued after this package's script for a new booking
+// and sent with it in one round trip (Redis runs the script first).
+// sent reports whether then was sent: if not (another change, no script
+// to send), the caller sends it after this returns. then may be nil.
+func (s *Service) OnBookingChangeThen(ctx context.Context, ch booking.Change, then Then) (sent bool) {
 	b := ch.Booking
 	loc, err := s.Zone(ctx, b.ClinicID)
 	if err != nil {
 		s.logger.Warn("booking change: clinic zone; retiring the clinic's lists", "err", err)
 		s.Invalidate(ctx, b.ClinicID)
-		return
+		return false
 	}
 	if p := ch.Previous; p != nil {
 		s.invalidateBooking(ctx, loc, *p)
@@ -141,10 +150,10 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	if ch.Kind == booking.ChangeCancel {
 		s.invalidateBooking(ctx, loc, b)
 		s.Bitmap.Clear(ctx, loc, b.ClinicID, b.SpecialistID, b.Start, b.End)
-		return
+		return false
 	}
 	// The bitmap is marked in the step that moves the counters, so before
 	// any carried list leaves the slot out: a patient still asking for it
 	// is told "taken" by the bitmap, without a database round trip.
-	s.booked(ctx, loc, b, ch.Kind == booking.ChangeConfirm && ch.Previous == nil)
+	return s.booked(ctx, loc, b, ch.Kind == booking.ChangeConfirm && ch.Previous == nil, then)
 }
