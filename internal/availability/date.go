@@ -20,21 +20,25 @@ type Date struct {
 // no out-of-range days) because dates arrive from URLs and forms, and a
 // lenient parser would quietly turn "2026-02-30" into a day in March.
 func ParseDate(s string) (Date, error) {
-	bad := fmt.Errorf("availability: invalid date %q, want YYYY-MM-DD", s)
+	if date, ok := parseDate(s); ok {
+		return date, nil
+	}
+	// Made only for a refusal: every timeslots read parses two dates.
+	return Date{}, fmt.Errorf("availability: invalid date %q, want YYYY-MM-DD", s)
+}
+
+func parseDate(s string) (Date, bool) {
 	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return Date{}, bad
+		return Date{}, false
 	}
 	y, okY := atoi(s[0:4])
 	m, okM := atoi(s[5:7])
 	d, okD := atoi(s[8:10])
 	if !okY || !okM || !okD || y < 1 || m < 1 || m > 12 || d < 1 {
-		return Date{}, bad
+		return Date{}, false
 	}
 	date := Date{Year: y, Month: time.Month(m), Day: d}
-	if date.AddDays(0) != date {
-		return Date{}, bad
-	}
-	return date, nil
+	return date, date.AddDays(0) == date
 }
 
 // atoi accepts only ASCII digits, unlike strconv.Atoi, which takes signs.

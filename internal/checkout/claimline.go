@@ -30,7 +30,8 @@ type ClaimLine struct {
 	mu   sync.Mutex
 	busy map[claimKey]*lane
 	// wait is the longest a claim waits for the ones before it; past it,
-	// it goes to Redis all the same (Redis decides either way).
+	// it goes to Redis all the same (Redis decides either way) unless the
+	// view refuses it then.
 	wait time.Duration
 }
 
@@ -100,8 +101,8 @@ func (l *ClaimLine) enter(ctx context.Context, k claimKey, refused func() error)
 }
 
 // enterRoom returns once fewer than room claims of k from this instance
-// are under way (room below 1 counts as 1), or after l.wait, or when ctx
-// ends.
+// are under way (room below 1 counts as 1), or after l.wait (with
+// recheck's error, if it has one then), or when ctx ends.
 func (l *ClaimLine) enterRoom(ctx context.Context, k claimKey, room int, recheck func() (int, error)) (leave func(), err error) {
 	var timeout <-chan time.Time
 	var wake chan struct{} // buffered: a wake is never lost, nor blocks
@@ -138,7 +139,13 @@ func (l *ClaimLine) enterRoom(ctx context.Context, k claimKey, room int, recheck
 		select {
 		case <-wake:
 		case <-timeout:
+			// Past its bound a claim asks the view once more before it
+			// goes to Redis: the claims ahead may have been answered
+			// without this one being woken yet.
 			l.giveUp(k, ln, wake)
+			if _, err := recheck(); err != nil {
+				return func() {}, err
+			}
 			return func() {}, nil
 		case <-ctx.Done():
 			l.giveUp(k, ln, wake)

@@ -101,6 +101,26 @@ func TestClaimLineWaitsNoLongerThanItsBoundOrTheRequest(t *testing.T) {
 	}
 }
 
+// A claim still waiting at its bound asks the view once more: refused
+// when the view now shows the time taken (the claims ahead were answered
+// and no leave has woken it yet), through to Redis otherwise. Without
+// that, every claim of a time whose claims ahead are slow went to Redis
+// at once, when Redis was slowest.
+func TestClaimLineAsksTheViewAtItsBound(t *testing.T) {
+	l := NewClaimLine(20 * time.Millisecond)
+	k := claimKey{typeID: uuid.New(), start: 1}
+	leave, _ := l.enter(t.Context(), k, never)
+	defer leave()
+	asked := 0
+	if _, err := l.enter(t.Context(), k, func() error { asked++; return errTaken }); err != errTaken || asked != 1 {
+		t.Fatalf("past the bound with the view refusing: %v after %d asks, want refused after one", err, asked)
+	}
+	asked = 0
+	if _, err := l.enter(t.Context(), k, func() error { asked++; return nil }); err != nil || asked != 1 {
+		t.Fatalf("past the bound with the view showing room: %v after %d asks, want through after one", err, asked)
+	}
+}
+
 // A time the view shows free with three specialists lets three claims
 // through at once; a fourth waits until one leaves, then asks the view
 // again, and is refused once the view shows the time taken.

@@ -155,8 +155,13 @@ func TextOnly(next echo.HandlerFunc) echo.HandlerFunc {
 		if !PlainText(req.URL.Path) {
 			return apperr.Invalidf("path", "The address holds characters that are not allowed.")
 		}
-		if err := plainValues(req.URL.Query()); err != nil {
-			return err
+		if q := req.URL.RawQuery; strings.IndexByte(q, '%') >= 0 || !PlainText(q) {
+			// Only an escape or the raw bytes themselves can make a name
+			// or value that is not plain text: a clean query (every read
+			// of a week's times) is not parsed here to be checked.
+			if err := plainValues(req.URL.Query()); err != nil {
+				return err
+			}
 		}
 		// The pages' forms; the API reads JSON, whatever the Content-Type
 		// says (curl -d sends JSON as a form), so its body is left unread.

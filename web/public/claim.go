@@ -68,7 +68,12 @@ func (s *Public) Claim(ctx context.Context, req checkout.HoldRequest) (holds.Hol
 }
 
 // claimLineWait is the longest a claim waits behind others of its time.
-const claimLineWait = 250 * time.Millisecond
+// It is longer than a claim ahead takes even when Redis is slow (its
+// client waits up to two seconds for a pooled connection and one for an
+// answer): with a shorter bound, every claim waiting would go to Redis
+// exactly when Redis answers slowly, make it slower still, and in a rush
+// be refused there as held nearly every time.
+const claimLineWait = 2 * time.Second
 
 // viewOf is the live view of req's week this instance keeps, or nil.
 func (s *Public) viewOf(ctx context.Context, req checkout.HoldRequest) *liveview.View {
