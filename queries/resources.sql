@@ -7,9 +7,21 @@ VALUES (@clinic_id, @name, @kind, @always_open, @active)
 RETURNING *;
 
 -- name: ResourceUpdate :one
+-- Edits a room as its editor saw it: no row when someone else saved it
+-- (its details or its hours) since.
 UPDATE resources
 SET name = @name, kind = @kind, always_open = @always_open, active = @active, version = version + 1
-WHERE clinic_id = @clinic_id AND id = @id
+WHERE clinic_id = @clinic_id AND id = @id AND version = @version
+RETURNING *;
+
+-- name: ResourceLock :one
+SELECT * FROM resources WHERE clinic_id = @clinic_id AND id = @id FOR UPDATE;
+
+-- name: ResourceBumpVersion :one
+-- A change of a room's hours as its editor saw the room: no row when
+-- someone else saved it since.
+UPDATE resources SET version = version + 1
+WHERE clinic_id = @clinic_id AND id = @id AND version = @version
 RETURNING *;
 
 -- name: ResourceGet :one

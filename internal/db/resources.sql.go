@@ -85,6 +85,36 @@ func (q *Queries) ResourceBookingsInRange(ctx context.Context, arg ResourceBooki
 	return items, nil
 }
 
+const resourceBumpVersion = `-- name: ResourceBumpVersion :one
+UPDATE resources SET version = version + 1
+WHERE clinic_id = $1 AND id = $2 AND version = $3
+RETURNING id, clinic_id, name, kind, always_open, active, version, created_at
+`
+
+type ResourceBumpVersionParams struct {
+	ClinicID uuid.UUID
+	ID       uuid.UUID
+	Version  int32
+}
+
+// A change of a room's hours as its editor saw the room: no row when
+// someone else saved it since.
+func (q *Queries) ResourceBumpVersion(ctx context.Context, arg ResourceBumpVersionParams) (Resource, error) {
+	row := q.db.QueryRow(ctx, resourceBumpVersion, arg.ClinicID, arg.ID, arg.Version)
+	var i Resource
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Kind,
+		&i.AlwaysOpen,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const resourceClosedDaysForType = `-- name: ResourceClosedDaysForType :many
 SELECT c.resource_id, d.day::date AS day
 FROM appointment_type_resources n
@@ -467,10 +497,35 @@ func (q *Queries) ResourceList(ctx context.Context, clinicID uuid.UUID) ([]Resou
 	return items, nil
 }
 
+const resourceLock = `-- name: ResourceLock :one
+SELECT id, clinic_id, name, kind, always_open, active, version, created_at FROM resources WHERE clinic_id = $1 AND id = $2 FOR UPDATE
+`
+
+type ResourceLockParams struct {
+	ClinicID uuid.UUID
+	ID       uuid.UUID
+}
+
+func (q *Queries) ResourceLock(ctx context.Context, arg ResourceLockParams) (Resource, error) {
+	row := q.db.QueryRow(ctx, resourceLock, arg.ClinicID, arg.ID)
+	var i Resource
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Kind,
+		&i.AlwaysOpen,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const resourceUpdate = `-- name: ResourceUpdate :one
 UPDATE resources
 SET name = $1, kind = $2, always_open = $3, active = $4, version = version + 1
-WHERE clinic_id = $5 AND id = $6
+WHERE clinic_id = $5 AND id = $6 AND version = $7
 RETURNING id, clinic_id, name, kind, always_open, active, version, created_at
 `
 
@@ -481,8 +536,11 @@ type ResourceUpdateParams struct {
 	Active     bool
 	ClinicID   uuid.UUID
 	ID         uuid.UUID
+	Version    int32
 }
 
+// Edits a room as its editor saw it: no row when someone else saved it
+// (its details or its hours) since.
 func (q *Queries) ResourceUpdate(ctx context.Context, arg ResourceUpdateParams) (Resource, error) {
 	row := q.db.QueryRow(ctx, resourceUpdate,
 		arg.Name,
@@ -491,6 +549,7 @@ func (q *Queries) ResourceUpdate(ctx context.Context, arg ResourceUpdateParams) 
 		arg.Active,
 		arg.ClinicID,
 		arg.ID,
+		arg.Version,
 	)
 	var i Resource
 	err := row.Scan(

@@ -35,11 +35,12 @@ func roomFromRow(r db.Resource) Room {
 	return Room{ID: r.ID, Name: r.Name, Kind: r.Kind, AlwaysOpen: r.AlwaysOpen, Active: r.Active, Version: r.Version}
 }
 
-// RoomInput is the room form.
+// RoomInput is the room form, with the room's version its editor saw.
 type RoomInput struct {
 	Name, Kind string
 	AlwaysOpen bool
 	Active     bool
+	Version    int32
 }
 
 var kindPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
@@ -109,10 +110,11 @@ func (s *Service) CreateRoom(ctx context.Context, u staff.User, in RoomInput) (R
 	return roomFromRow(r), err
 }
 
-// UpdateRoom edits a room (ActSpecialistsEdit). An inactive room takes no
-// new bookings; those it has stay.
+// UpdateRoom edits a room (ActSpecialistsEdit) as in.Version of it: of
+// two staff saving one room at once, one wins and the other is told. An
+// inactive room takes no new bookings; those it has stay.
 //
-// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (name, kind).
+// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (name, kind), CONCURRENCY_CONFLICT.
 func (s *Service) UpdateRoom(ctx context.Context, u staff.User, id uuid.UUID, in RoomInput) (Room, error) {
 	if err := u.May(staff.ActSpecialistsEdit); err != nil {
 		return Room{}, err
@@ -122,14 +124,19 @@ func (s *Service) UpdateRoom(ctx context.Context, u staff.User, id uuid.UUID, in
 	}
 	var r db.Resource
 	err := s.tx(ctx, u, func(q *db.Queries) error {
-		old, err := q.ResourceGet(ctx, db.ResourceGetParams{ClinicID: u.ClinicID, ID: id})
+		// Locked first: a save refused because another won reports the
+		// winner's values.
+		old, err := q.ResourceLock(ctx, db.ResourceLockParams{ClinicID: u.ClinicID, ID: id})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return staff.NotFound("room")
 		}
 		if err != nil {
 			return err
 		}
-		r, err = q.ResourceUpdate(ctx, db.ResourceUpdateParams{ClinicID: u.ClinicID, ID: id, Name: in.Name, Kind: in.Kind, AlwaysOpen: in.AlwaysOpen, Active: in.Active})
+		r, err = q.ResourceUpdate(ctx, db.ResourceUpdateParams{ClinicID: u.ClinicID, ID: id, Version: in.Version, Name: in.Name, Kind: in.Kind, AlwaysOpen: in.AlwaysOpen, Active: in.Active})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return staff.Stale(roomFromRow(old))
+		}
 		if isSQLState(err, "23505") {
 			return apperr.Invalidf("name", "There is a room of that name already.")
 		}
@@ -154,10 +161,11 @@ func (s *Service) RoomHours(ctx context.Context, u staff.User, id uuid.UUID) ([]
 	})
 }
 
-// SetRoomHours replaces a room's weekly hours (ActHours).
+// SetRoomHours replaces a room's weekly hours (ActHours) as version of the
+// room: the hours share the room's version with its details.
 //
-// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (hours.<weekday>).
-func (s *Service) SetRoomHours(ctx context.Context, u staff.User, id uuid.UUID, rs []Range) error {
+// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (hours.<weekday>), CONCURRENCY_CONFLICT.
+func (s *Service) SetRoomHours(ctx context.Context, u staff.User, id uuid.UUID, version int32, rs []Range) error {
 	if err := u.May(staff.ActHours); err != nil {
 		return err
 	}
@@ -165,8 +173,14 @@ func (s *Service) SetRoomHours(ctx context.Context, u staff.User, id uuid.UUID, 
 		return err
 	}
 	return s.tx(ctx, u, func(q *db.Queries) error {
-		if _, err := q.ResourceGet(ctx, db.ResourceGetParams{ClinicID: u.ClinicID, ID: id}); errors.Is(err, pgx.ErrNoRows) {
+		old, err := q.ResourceLock(ctx, db.ResourceLockParams{ClinicID: u.ClinicID, ID: id})
+		if errors.Is(err, pgx.ErrNoRows) {
 			return staff.NotFound("room")
+		} else if err != nil {
+			return err
+		}
+		if _, err := q.ResourceBumpVersion(ctx, db.ResourceBumpVersionParams{ClinicID: u.ClinicID, ID: id, Version: version}); errors.Is(err, pgx.ErrNoRows) {
+			return staff.Stale(roomFromRow(old))
 		} else if err != nil {
 			return err
 		}

@@ -85,6 +85,7 @@ func roomInput(c echo.Context) practice.RoomInput {
 	return practice.RoomInput{
 		Name: c.FormValue("name"), Kind: strings.TrimSpace(c.FormValue("kind")),
 		AlwaysOpen: c.FormValue("always") != "", Active: c.FormValue("active") != "",
+		Version: httpx.Atoi32(c.FormValue("version")),
 	}
 }
 
@@ -144,7 +145,7 @@ func (s *Admin) roomVM(c echo.Context, id uuid.UUID, errs map[string]string) (vi
 		return views.RoomVM{}, err
 	}
 	vm := views.RoomVM{Nav: s.kit.Nav(c, "rooms"), ID: r.ID.String(), Name: r.Name, Kind: r.Kind,
-		AlwaysOpen: r.AlwaysOpen, Active: r.Active, Errors: errs}
+		AlwaysOpen: r.AlwaysOpen, Active: r.Active, Version: r.Version, Errors: errs}
 	if vm.Errors == nil {
 		vm.Errors = map[string]string{}
 	}
@@ -177,9 +178,18 @@ func (s *Admin) renderRoom(c echo.Context, id uuid.UUID, status int, errs map[st
 	return s.kit.Page(c, status, vm.Name, views.Room(vm))
 }
 
-// roomDone re-renders the room's page with a refused field (422), or goes
-// back to it with notice after a change.
+// roomDone re-renders the room's page with a refused field (422) or, when
+// someone else saved the room first, with its current values and saying
+// so (409); else it goes back to it with notice after a change.
 func (s *Admin) roomDone(c echo.Context, id uuid.UUID, err error, notice string) error {
+	if isStale(err) {
+		vm, verr := s.roomVM(c, id, nil)
+		if verr != nil {
+			return verr
+		}
+		vm.Stale = staleMessage(c, err)
+		return s.kit.Page(c, http.StatusConflict, vm.Name, views.Room(vm))
+	}
 	if err != nil {
 		errs, err := fieldErrors(c, err)
 		if err != nil {
@@ -218,7 +228,7 @@ func (s *Admin) RoomHours(c echo.Context) error {
 	}
 	rs, err := parseHours(c)
 	if err == nil {
-		err = s.deps.Practice.SetRoomHours(c.Request().Context(), httpx.StaffUser(c), id, rs)
+		err = s.deps.Practice.SetRoomHours(c.Request().Context(), httpx.StaffUser(c), id, httpx.Atoi32(c.FormValue("version")), rs)
 	}
 	return s.roomDone(c, id, err, "rooms.hours_saved")
 }
