@@ -30,6 +30,41 @@ func (q *Queries) BookingResourcesLock(ctx context.Context, arg BookingResources
 	return err
 }
 
+const bookingTakeFreeRoom = `-- name: BookingTakeFreeRoom :one
+UPDATE bookings b SET resource_id = (
+    SELECT r.id FROM appointment_type_resources n
+    JOIN resources r ON r.clinic_id = n.clinic_id
+     AND (r.id = n.resource_id OR (n.resource_id IS NULL AND r.kind = n.resource_kind))
+    WHERE n.clinic_id = b.clinic_id AND n.appointment_type_id = b.appointment_type_id AND r.active
+      AND resource_open(b.clinic_id, r.id, b.slot_start, b.slot_end)
+      AND NOT EXISTS (
+          SELECT 1 FROM bookings o
+          WHERE o.clinic_id = b.clinic_id AND o.resource_id = r.id AND o.status = 'confirmed'
+            AND tstzrange(o.slot_start, o.slot_end, '[)') && tstzrange(b.slot_start, b.slot_end, '[)')
+      )
+    ORDER BY r.id
+    LIMIT 1
+)
+WHERE b.clinic_id = $1 AND b.id = $2 AND b.status = 'confirmed' AND b.resource_id IS NULL
+RETURNING b.resource_id
+`
+
+type BookingTakeFreeRoomParams struct {
+	ClinicID uuid.UUID
+	ID       uuid.UUID
+}
+
+// Gives a confirmed booking that holds no room the first free and open
+// room its type's need allows, as the insert's trigger chooses one;
+// resource_id stays NULL when none is free. The caller holds the type's
+// rooms' locks (lock_type_resources).
+func (q *Queries) BookingTakeFreeRoom(ctx context.Context, arg BookingTakeFreeRoomParams) (uuid.NullUUID, error) {
+	row := q.db.QueryRow(ctx, bookingTakeFreeRoom, arg.ClinicID, arg.ID)
+	var resource_id uuid.NullUUID
+	err := row.Scan(&resource_id)
+	return resource_id, err
+}
+
 const resourceBookingsInRange = `-- name: ResourceBookingsInRange :many
 SELECT b.resource_id::uuid AS resource_id, b.specialist_id, b.slot_start, b.slot_end
 FROM bookings b
@@ -592,6 +627,157 @@ func (q *Queries) ResourcesForType(ctx context.Context, appointmentTypeID uuid.U
 	for rows.Next() {
 		var i ResourcesForTypeRow
 		if err := rows.Scan(&i.ID, &i.Name, &i.AlwaysOpen); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const roomClosureBookings = `-- name: RoomClosureBookings :many
+SELECT c.id AS closure_id, b.id, b.specialist_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email, b.patient_phone,
+       b.version, t.name AS type_name, s.name AS specialist_name
+FROM resource_closures c
+JOIN clinics k ON k.id = c.clinic_id
+JOIN bookings b ON b.clinic_id = c.clinic_id AND b.resource_id = c.resource_id AND b.status = 'confirmed'
+JOIN appointment_types t ON t.id = b.appointment_type_id
+JOIN specialists s ON s.id = b.specialist_id
+WHERE c.clinic_id = $1 AND c.resource_id = $2 AND c.last_day >= $3::date
+  AND b.slot_start < ((c.last_day + 1)::timestamp AT TIME ZONE k.timezone)
+  AND b.slot_end > (c.first_day::timestamp AT TIME ZONE k.timezone)
+ORDER BY b.slot_start, c.id
+`
+
+type RoomClosureBookingsParams struct {
+	ClinicID   uuid.UUID
+	ResourceID uuid.UUID
+	FromDay    time.Time
+}
+
+type RoomClosureBookingsRow struct {
+	ClosureID      int64
+	ID             uuid.UUID
+	SpecialistID   uuid.UUID
+	SlotStart      time.Time
+	SlotEnd        time.Time
+	PatientName    string
+	PatientEmail   string
+	PatientPhone   string
+	Version        int32
+	TypeName       string
+	SpecialistName string
+}
+
+// The confirmed bookings holding the room on the dates of its closures
+// that end on or after from_day, soonest first, with the closure each
+// falls in: what staff move before the room is closed.
+func (q *Queries) RoomClosureBookings(ctx context.Context, arg RoomClosureBookingsParams) ([]RoomClosureBookingsRow, error) {
+	rows, err := q.db.Query(ctx, roomClosureBookings, arg.ClinicID, arg.ResourceID, arg.FromDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RoomClosureBookingsRow{}
+	for rows.Next() {
+		var i RoomClosureBookingsRow
+		if err := rows.Scan(
+			&i.ClosureID,
+			&i.ID,
+			&i.SpecialistID,
+			&i.SlotStart,
+			&i.SlotEnd,
+			&i.PatientName,
+			&i.PatientEmail,
+			&i.PatientPhone,
+			&i.Version,
+			&i.TypeName,
+			&i.SpecialistName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const typeBookingsReleaseRooms = `-- name: TypeBookingsReleaseRooms :execrows
+UPDATE bookings b SET resource_id = NULL
+WHERE b.clinic_id = $1 AND b.appointment_type_id = $2
+  AND b.status = 'confirmed' AND b.slot_start >= $3 AND b.resource_id IS NOT NULL
+  AND NOT EXISTS (
+      SELECT 1 FROM appointment_type_resources n
+      JOIN resources r ON r.clinic_id = n.clinic_id
+       AND (r.id = n.resource_id OR (n.resource_id IS NULL AND r.kind = n.resource_kind))
+      WHERE n.clinic_id = b.clinic_id AND n.appointment_type_id = b.appointment_type_id
+        AND r.id = b.resource_id
+  )
+`
+
+type TypeBookingsReleaseRoomsParams struct {
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	FromTime          time.Time
+}
+
+// Releases the rooms of the type's confirmed bookings from from_time on
+// that its need no longer asks for: all of them when it needs none, else
+// those whose room does not serve it (an inactive room still serves the
+// bookings it has).
+func (q *Queries) TypeBookingsReleaseRooms(ctx context.Context, arg TypeBookingsReleaseRoomsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, typeBookingsReleaseRooms, arg.ClinicID, arg.AppointmentTypeID, arg.FromTime)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const typeBookingsWithoutRoom = `-- name: TypeBookingsWithoutRoom :many
+SELECT b.id, b.slot_start, b.slot_end, b.specialist_id, s.name AS specialist_name
+FROM bookings b
+JOIN specialists s ON s.id = b.specialist_id
+WHERE b.clinic_id = $1 AND b.appointment_type_id = $2
+  AND b.status = 'confirmed' AND b.slot_start >= $3 AND b.resource_id IS NULL
+ORDER BY b.slot_start, b.id
+`
+
+type TypeBookingsWithoutRoomParams struct {
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	FromTime          time.Time
+}
+
+type TypeBookingsWithoutRoomRow struct {
+	ID             uuid.UUID
+	SlotStart      time.Time
+	SlotEnd        time.Time
+	SpecialistID   uuid.UUID
+	SpecialistName string
+}
+
+// The type's confirmed bookings from from_time on that hold no room,
+// soonest first.
+func (q *Queries) TypeBookingsWithoutRoom(ctx context.Context, arg TypeBookingsWithoutRoomParams) ([]TypeBookingsWithoutRoomRow, error) {
+	rows, err := q.db.Query(ctx, typeBookingsWithoutRoom, arg.ClinicID, arg.AppointmentTypeID, arg.FromTime)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TypeBookingsWithoutRoomRow{}
+	for rows.Next() {
+		var i TypeBookingsWithoutRoomRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SlotStart,
+			&i.SlotEnd,
+			&i.SpecialistID,
+			&i.SpecialistName,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

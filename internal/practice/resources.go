@@ -9,12 +9,10 @@ import (
 	"context"
 	"errors"
 	"regexp"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
@@ -253,6 +251,32 @@ func (s *Service) AddRoomClosure(ctx context.Context, u staff.User, id uuid.UUID
 	})
 }
 
+// RoomClosureBookings are the confirmed bookings holding the room on the
+// dates of its closures that end on or after fromDay, by closure, soonest
+// first: a closure does not move them (as a specialist's does not), staff
+// do, and a move gives the booking another room or none at the closed
+// room's dates.
+//
+// Errors: FORBIDDEN.
+func (s *Service) RoomClosureBookings(ctx context.Context, u staff.User, id uuid.UUID, fromDay time.Time) (map[int64][]AffectedBooking, error) {
+	if err := u.May(staff.ActClosures); err != nil {
+		return nil, err
+	}
+	rows, err := db.New(s.pool).RoomClosureBookings(ctx, db.RoomClosureBookingsParams{ClinicID: u.ClinicID, ResourceID: id, FromDay: fromDay})
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]AffectedBooking{}
+	for _, r := range rows {
+		out[r.ClosureID] = append(out[r.ClosureID], AffectedBooking{
+			ID: r.ID, SpecialistID: r.SpecialistID, SpecialistName: r.SpecialistName, TypeName: r.TypeName,
+			PatientName: r.PatientName, Email: r.PatientEmail, Phone: r.PatientPhone,
+			Start: r.SlotStart, End: r.SlotEnd, Version: r.Version,
+		})
+	}
+	return out, nil
+}
+
 // DeleteRoomClosure reopens a room's closure (ActClosures).
 //
 // Errors: FORBIDDEN, NOT_FOUND.
@@ -269,81 +293,5 @@ func (s *Service) DeleteRoomClosure(ctx context.Context, u staff.User, id uuid.U
 			return staff.NotFound("closure")
 		}
 		return staff.WriteAudit(ctx, q, u, "room.closure.delete", "room", id.String(), closureID, nil, "")
-	})
-}
-
-// Need is what a type needs: nothing, one room of a kind, or one room.
-type Need struct {
-	Kind   string
-	RoomID uuid.UUID
-}
-
-// None reports whether the type needs no room.
-func (n Need) None() bool { return n.Kind == "" && n.RoomID == uuid.Nil }
-
-// TypeNeeds are the needs of the clinic's types that need a room.
-//
-// Errors: FORBIDDEN.
-func (s *Service) TypeNeeds(ctx context.Context, u staff.User) (map[uuid.UUID]Need, error) {
-	if err := u.May(staff.ActTypes); err != nil {
-		return nil, err
-	}
-	rows, err := db.New(s.pool).TypeNeedList(ctx, u.ClinicID)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[uuid.UUID]Need, len(rows))
-	for _, r := range rows {
-		out[r.AppointmentTypeID] = Need{Kind: r.ResourceKind.String, RoomID: r.ResourceID.UUID}
-	}
-	return out, nil
-}
-
-// SetTypeNeed sets what a type needs (ActTypes). Bookings made before
-// keep their room, or their lack of one.
-//
-// Errors: FORBIDDEN, NOT_FOUND (type), INVALID_ARGUMENT (need: a room of
-// another clinic, or a kind no room of the clinic has).
-func (s *Service) SetTypeNeed(ctx context.Context, u staff.User, typeID uuid.UUID, n Need) error {
-	if err := u.May(staff.ActTypes); err != nil {
-		return err
-	}
-	return s.tx(ctx, u, func(q *db.Queries) error {
-		if _, err := q.AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: typeID, ClinicID: u.ClinicID}); errors.Is(err, pgx.ErrNoRows) {
-			return staff.NotFound("appointment type")
-		} else if err != nil {
-			return err
-		}
-		if n.None() {
-			if err := q.TypeNeedClear(ctx, db.TypeNeedClearParams{ClinicID: u.ClinicID, AppointmentTypeID: typeID}); err != nil {
-				return err
-			}
-			return staff.WriteAudit(ctx, q, u, "type.need", "appointment_type", typeID.String(), nil, n, "")
-		}
-		p := db.TypeNeedSetParams{ClinicID: u.ClinicID, AppointmentTypeID: typeID}
-		if n.RoomID != uuid.Nil {
-			if _, err := q.ResourceGet(ctx, db.ResourceGetParams{ClinicID: u.ClinicID, ID: n.RoomID}); errors.Is(err, pgx.ErrNoRows) {
-				return apperr.Invalidf("need", "No such room at this clinic.")
-			} else if err != nil {
-				return err
-			}
-			p.ResourceID = uuid.NullUUID{UUID: n.RoomID, Valid: true}
-		} else {
-			if !kindPattern.MatchString(n.Kind) {
-				return apperr.Invalidf("need", "No room of that kind at this clinic.")
-			}
-			rooms, err := q.ResourceList(ctx, u.ClinicID)
-			if err != nil {
-				return err
-			}
-			if !slices.ContainsFunc(rooms, func(r db.Resource) bool { return r.Kind == n.Kind }) {
-				return apperr.Invalidf("need", "No room of that kind at this clinic.")
-			}
-			p.ResourceKind = pgtype.Text{String: n.Kind, Valid: true}
-		}
-		if err := q.TypeNeedSet(ctx, p); err != nil {
-			return err
-		}
-		return staff.WriteAudit(ctx, q, u, "type.need", "appointment_type", typeID.String(), nil, n, "")
 	})
 }

@@ -120,15 +120,32 @@ func (s *Admin) RoomNeed(c echo.Context) error {
 	default:
 		return apperr.Invalidf("need", "Pick what the type needs.")
 	}
-	if err := s.deps.Practice.SetTypeNeed(c.Request().Context(), httpx.StaffUser(c), typeID, n); err != nil {
+	left, err := s.deps.Practice.SetTypeNeed(c.Request().Context(), httpx.StaffUser(c), typeID, n)
+	if err != nil {
 		errs, err := fieldErrors(c, err)
 		if err != nil {
 			return err
 		}
 		return s.renderRooms(c, http.StatusUnprocessableEntity, errs)
 	}
-	s.deps.Sessions.Put(c.Request().Context(), "notice", httpx.Tr(c).T("rooms.need_saved", nil))
-	return c.Redirect(http.StatusSeeOther, "/staff/rooms")
+	tr := httpx.Tr(c)
+	if len(left) == 0 {
+		s.deps.Sessions.Put(c.Request().Context(), "notice", tr.T("rooms.need_saved", nil))
+		return c.Redirect(http.StatusSeeOther, "/staff/rooms")
+	}
+	// The bookings left without a room are shown now, once: the page lists
+	// them to move, by date, time and specialist (no patient).
+	vm, err := s.roomsVM(c, nil)
+	if err != nil {
+		return err
+	}
+	vm.Notice = tr.T("rooms.need_saved", nil)
+	_, loc := s.today(c)
+	for _, b := range left {
+		local := b.Start.In(loc)
+		vm.Roomless = append(vm.Roomless, views.RoomlessVM{ID: b.ID.String(), Day: tr.LongDay(local), Time: tr.Time(local), Specialist: b.SpecialistName})
+	}
+	return s.kit.Page(c, http.StatusOK, tr.T("rooms.title", nil), views.Rooms(vm))
 }
 
 // roomVM is one room's page, with the errors of a refused form.
@@ -156,8 +173,20 @@ func (s *Admin) roomVM(c echo.Context, id uuid.UUID, errs map[string]string) (vi
 		if err != nil {
 			return views.RoomVM{}, err
 		}
+		held, err := s.deps.Practice.RoomClosureBookings(ctx, u, id, today)
+		if err != nil {
+			return views.RoomVM{}, err
+		}
+		_, loc := s.today(c)
+		var shown []views.AffectedVM
 		for _, cl := range cs {
-			vm.Closures = append(vm.Closures, views.RoomClosureVM{ID: strconv.FormatInt(cl.ID, 10), First: cl.First, Last: cl.Last, Note: cl.Note})
+			bs := affectedVMs(held[cl.ID], loc)
+			shown = append(shown, bs...)
+			vm.Closures = append(vm.Closures, views.RoomClosureVM{ID: strconv.FormatInt(cl.ID, 10), First: cl.First, Last: cl.Last, Note: cl.Note, Bookings: bs})
+		}
+		// The page shows the patients of those bookings.
+		if err := s.recordLook(c, "room closure", shown); err != nil {
+			return views.RoomVM{}, err
 		}
 	}
 	return vm, nil
