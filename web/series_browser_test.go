@@ -94,4 +94,25 @@ func TestSeriesBrowserBookSixWeeks(t *testing.T) {
 	if !s.Until(stafferWait, fmt.Sprintf(`[...document.querySelectorAll('[data-testid="series-mark"]')].some(e => e.textContent.trim() === %q)`, "1/6")) {
 		t.Errorf("the day grid does not mark the first session 1/6\n%s", s.snapshot())
 	}
+	// The receptionist cancels the whole course from its first session's
+	// dialog: the box "also the later sessions" makes one cancel of all six.
+	s.Do(stafferWait, "open the first session's dialog",
+		chromedp.Click(chromedp.CSS(`button[data-testid="grid-booking"]:has([data-testid="series-mark"])`)),
+		chromedp.WaitVisible(chromedp.CSS(`#desk-dialog [data-testid="cancel-later"]`)),
+	)
+	if bad := axeSerious(t, s); len(bad) > 0 {
+		t.Errorf("axe, the session's dialog: %v", bad)
+	}
+	s.Do(stafferWait, "cancel it and the later ones",
+		chromedp.Click(chromedp.CSS(`#desk-dialog [data-testid="cancel-later"]`)),
+		chromedp.SendKeys(chromedp.CSS(`#desk-dialog [data-testid="cancel-form"] input[name="reason"]`), "course ended early"),
+		chromedp.Click(chromedp.CSS(`#desk-dialog [data-testid="cancel-form"] button[type="submit"]`)),
+	)
+	if !s.Until(stafferWait, `document.body.innerText.includes("Cancelled 6 sessions of the series of Series Patient.")`) {
+		t.Errorf("the day grid does not say the six sessions were cancelled\n%s", s.snapshot())
+	}
+	if err := a.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings
+		WHERE clinic_id = $1 AND patient_name = 'Series Patient' AND status = 'confirmed'`, c.ID).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d sessions still booked after cancelling the course (%v), want 0", n, err)
+	}
 }

@@ -85,7 +85,7 @@ func (b *Bookings) BookingCard(ctx context.Context, u staff.User, id uuid.UUID) 
 		return BookingCard{}, fmt.Errorf("clinic zone: %w", err)
 	}
 	bk := r.Booking
-	return BookingCard{
+	card := BookingCard{
 		CalendarBooking: CalendarBooking{
 			ID: bk.ID, SpecialistID: bk.SpecialistID, AppointmentTypeID: bk.AppointmentTypeID,
 			Start: bk.SlotStart.UTC(), End: bk.SlotEnd.UTC(),
@@ -93,7 +93,15 @@ func (b *Bookings) BookingCard(ctx context.Context, u staff.User, id uuid.UUID) 
 			TypeName: r.TypeName, SpecialistName: r.SpecialistName, Version: bk.Version, Attendance: bk.Attendance,
 		},
 		Status: bk.Status, AttendanceAt: bk.AttendanceAt, Location: loc, RoomName: r.RoomName,
-	}, nil
+	}
+	if bk.SeriesID.Valid {
+		marks, err := b.seriesMarks(ctx, u.ClinicID, []uuid.UUID{bk.ID})
+		if err != nil {
+			return BookingCard{}, err
+		}
+		card.Series = marks[bk.ID]
+	}
+	return card, nil
 }
 
 // attendanceState is a booking's attendance as its audit rows record it.

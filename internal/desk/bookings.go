@@ -120,6 +120,21 @@ func (b *Bookings) Cancel(ctx context.Context, u staff.User, id uuid.UUID, reaso
 	return bk, err
 }
 
+// CancelSeriesFrom cancels a session of a series and every later confirmed
+// one, with a reason, in one transaction; the patient is written to once.
+// A booking of no series is cancelled alone. It returns the sessions it
+// cancelled, in order.
+func (b *Bookings) CancelSeriesFrom(ctx context.Context, u staff.User, id uuid.UUID, reason string) ([]booking.Booking, error) {
+	if err := u.May(staff.ActCancel); err != nil {
+		return nil, err
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return nil, apperr.Invalidf("reason", "Give a reason: it goes into the audit log.")
+	}
+	return b.bookings.CancelSeriesFrom(ctx, booking.SeriesCancelRequest{BookingID: id, ClinicID: u.ClinicID, Actor: u.Actor(), Reason: reason})
+}
+
 // Reschedule moves any of the clinic's bookings, with a reason, under the
 // version the form was opened at.
 func (b *Bookings) Reschedule(ctx context.Context, u staff.User, id uuid.UUID, start time.Time, specialist uuid.UUID, version int32, reason string) (booking.Booking, error) {

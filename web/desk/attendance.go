@@ -106,6 +106,7 @@ func (s *FrontDesk) bookingDialogVM(c echo.Context, b desk.BookingCard, now time
 		TypeName: b.TypeName, Specialist: b.SpecialistName, Room: b.RoomName, Status: b.Status, StatusLabel: statusWord(tr, b.Status),
 		Attendance: b.Attendance, AttendanceLabel: markWord(tr, b.Attendance),
 		CanMove: u.May(staff.ActMove) == nil, CanCancel: u.May(staff.ActCancel) == nil,
+		LaterSessions: b.Series.Total - b.Series.N,
 	}
 	if names, err := s.typeNames(c.Request().Context(), u.ClinicID, tr.Lang()); err == nil {
 		vm.TypeName = typeName(names, b.AppointmentTypeID, b.TypeName)

@@ -118,11 +118,28 @@ func (s *FrontDesk) StaffCancel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.FormValue("later") == "1" {
+		return s.staffCancelSeries(c, v, id)
+	}
 	b, err := s.deps.StaffBookings.Cancel(c.Request().Context(), httpx.StaffUser(c), id, c.FormValue("reason"))
 	if err != nil {
 		return s.calendarRefusal(c, v, err)
 	}
 	return s.renderCalendar(c, v, http.StatusOK, v.tr.T("desk.booking.cancelled", map[string]any{"Patient": b.Patient.Name}), "")
+}
+
+// staffCancelSeries cancels the booking and the later sessions of its
+// series (the cancel form's "later" box).
+func (s *FrontDesk) staffCancelSeries(c echo.Context, v calView, id uuid.UUID) error {
+	done, err := s.deps.StaffBookings.CancelSeriesFrom(c.Request().Context(), httpx.StaffUser(c), id, c.FormValue("reason"))
+	if err != nil {
+		return s.calendarRefusal(c, v, err)
+	}
+	if len(done) == 0 {
+		return s.calendarRefusal(c, v, apperr.New(apperr.Conflict, apperr.CodeBookingNotActive, "This booking was cancelled or moved already."))
+	}
+	notice := v.tr.T("series.cancelled_later", map[string]any{"N": len(done), "Patient": done[0].Patient.Name})
+	return s.renderCalendar(c, v, http.StatusOK, notice, "")
 }
 
 // StaffReschedule answers POST /staff/bookings/:id/reschedule.

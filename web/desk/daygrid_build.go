@@ -249,14 +249,16 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		cover(row, n)
 		from, to := fmtRange(b.Start, b.End, loc)
 		att, status, typ := "", statusWord(c.tr, booking.StatusConfirmed), typeName(c.typeNames, b.AppointmentTypeID, b.TypeName)
-		label := c.tr.T("desk.grid.booking_label", map[string]any{"From": from, "To": to, "Patient": b.PatientName, "Type": typ, "Status": status})
+		// A session's badge stands beside the time, which is all a short
+		// block shows: its name says the badge there too, then in words.
+		mark, until := seriesMark(b.Series), to
+		if mark != "" {
+			until += " " + mark + " (" + c.tr.T("series.mark", map[string]any{"N": b.Series.N, "Total": b.Series.Total}) + ")"
+		}
+		label := c.tr.T("desk.grid.booking_label", map[string]any{"From": from, "To": until, "Patient": b.PatientName, "Type": typ, "Status": status})
 		if b.Attendance != desk.NotMarked {
 			att = markWord(c.tr, b.Attendance)
 			label += ", " + att
-		}
-		mark := seriesMark(b.Series)
-		if mark != "" {
-			label += ", " + c.tr.T("series.mark", map[string]any{"N": b.Series.N, "Total": b.Series.Total})
 		}
 		vm.Items = append(vm.Items, views.GridItemVM{
 			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: c.tr.T("desk.grid.with", map[string]any{"What": label, "Specialist": c.who}),
