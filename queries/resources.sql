@@ -199,3 +199,20 @@ WHERE c.clinic_id = @clinic_id AND c.resource_id = @resource_id AND c.last_day >
   AND b.slot_start < ((c.last_day + 1)::timestamp AT TIME ZONE k.timezone)
   AND b.slot_end > (c.first_day::timestamp AT TIME ZONE k.timezone)
 ORDER BY b.slot_start, c.id;
+
+-- name: ResourceHoursListByClinic :many
+-- Every room's weekly hours, for the day grid's rooms.
+SELECT h.resource_id, h.weekday,
+       (extract(epoch FROM h.start_local) / 60)::integer AS start_min,
+       (extract(epoch FROM h.end_local) / 60)::integer AS end_min
+FROM resource_hours h
+WHERE h.clinic_id = @clinic_id
+ORDER BY h.resource_id, h.weekday, h.start_local;
+
+-- name: ResourceClosureListByClinicRange :many
+-- The rooms' closures over any local date from from_day to to_day.
+SELECT c.id, c.resource_id, c.first_day, c.last_day, c.note, r.name AS resource_name
+FROM resource_closures c
+JOIN resources r ON r.clinic_id = c.clinic_id AND r.id = c.resource_id
+WHERE c.clinic_id = @clinic_id AND c.first_day <= @to_day::date AND c.last_day >= @from_day::date
+ORDER BY c.first_day, r.name;

@@ -286,6 +286,57 @@ func (q *Queries) ResourceClosureList(ctx context.Context, arg ResourceClosureLi
 	return items, nil
 }
 
+const resourceClosureListByClinicRange = `-- name: ResourceClosureListByClinicRange :many
+SELECT c.id, c.resource_id, c.first_day, c.last_day, c.note, r.name AS resource_name
+FROM resource_closures c
+JOIN resources r ON r.clinic_id = c.clinic_id AND r.id = c.resource_id
+WHERE c.clinic_id = $1 AND c.first_day <= $2::date AND c.last_day >= $3::date
+ORDER BY c.first_day, r.name
+`
+
+type ResourceClosureListByClinicRangeParams struct {
+	ClinicID uuid.UUID
+	ToDay    time.Time
+	FromDay  time.Time
+}
+
+type ResourceClosureListByClinicRangeRow struct {
+	ID           int64
+	ResourceID   uuid.UUID
+	FirstDay     time.Time
+	LastDay      time.Time
+	Note         string
+	ResourceName string
+}
+
+// The rooms' closures over any local date from from_day to to_day.
+func (q *Queries) ResourceClosureListByClinicRange(ctx context.Context, arg ResourceClosureListByClinicRangeParams) ([]ResourceClosureListByClinicRangeRow, error) {
+	rows, err := q.db.Query(ctx, resourceClosureListByClinicRange, arg.ClinicID, arg.ToDay, arg.FromDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceClosureListByClinicRangeRow{}
+	for rows.Next() {
+		var i ResourceClosureListByClinicRangeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ResourceID,
+			&i.FirstDay,
+			&i.LastDay,
+			&i.Note,
+			&i.ResourceName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const resourceGet = `-- name: ResourceGet :one
 SELECT id, clinic_id, name, kind, always_open, active, version, created_at FROM resources WHERE clinic_id = $1 AND id = $2
 `
@@ -450,6 +501,48 @@ func (q *Queries) ResourceHoursList(ctx context.Context, arg ResourceHoursListPa
 	for rows.Next() {
 		var i ResourceHoursListRow
 		if err := rows.Scan(&i.Weekday, &i.StartMin, &i.EndMin); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceHoursListByClinic = `-- name: ResourceHoursListByClinic :many
+SELECT h.resource_id, h.weekday,
+       (extract(epoch FROM h.start_local) / 60)::integer AS start_min,
+       (extract(epoch FROM h.end_local) / 60)::integer AS end_min
+FROM resource_hours h
+WHERE h.clinic_id = $1
+ORDER BY h.resource_id, h.weekday, h.start_local
+`
+
+type ResourceHoursListByClinicRow struct {
+	ResourceID uuid.UUID
+	Weekday    int16
+	StartMin   int32
+	EndMin     int32
+}
+
+// Every room's weekly hours, for the day grid's rooms.
+func (q *Queries) ResourceHoursListByClinic(ctx context.Context, clinicID uuid.UUID) ([]ResourceHoursListByClinicRow, error) {
+	rows, err := q.db.Query(ctx, resourceHoursListByClinic, clinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceHoursListByClinicRow{}
+	for rows.Next() {
+		var i ResourceHoursListByClinicRow
+		if err := rows.Scan(
+			&i.ResourceID,
+			&i.Weekday,
+			&i.StartMin,
+			&i.EndMin,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
