@@ -6,7 +6,9 @@ package booking
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/idempotency"
 	"github.com/clinic/booking/internal/textfield"
 )
 
@@ -46,6 +49,11 @@ type SeriesRequest struct {
 	ClientID string
 	Actor    string // "staff:<id>": series are booked by staff
 	Language string
+	// Key, when its Key is set, makes the booking idempotent: its receipt
+	// is saved with the sessions, and a request with the same key that was
+	// answered before writes nothing and returns *idempotency.ReplayError
+	// holding that answer's receipt.
+	Key idempotency.Key
 }
 
 // SeriesBooked is a series just booked: its sessions in order, each with
@@ -53,6 +61,38 @@ type SeriesRequest struct {
 type SeriesBooked struct {
 	SeriesID uuid.UUID
 	Sessions []Confirmation
+	// Replay, when set, is the receipt of the request this one repeated
+	// (the same idempotency key): nothing was booked now, and Sessions is
+	// empty.
+	Replay *SeriesReceipt
+}
+
+// SeriesReceipt is what the desk says of a series booked, kept as the
+// answer to a repeated request: the series, its sessions' ids (so that
+// erasing one of them finds the receipt), the first session's time and
+// manage link, and the patient's name.
+type SeriesReceipt struct {
+	SeriesID    uuid.UUID   `json:"seriesId"`
+	Bookings    []uuid.UUID `json:"bookingIds"`
+	First       time.Time   `json:"first"`
+	PatientName string      `json:"patientName"`
+	ManageToken string      `json:"manageToken"`
+}
+
+// Receipt is the series' receipt (a repeated request's: the first's).
+func (b SeriesBooked) Receipt() SeriesReceipt {
+	if b.Replay != nil {
+		return *b.Replay
+	}
+	r := SeriesReceipt{SeriesID: b.SeriesID, Bookings: make([]uuid.UUID, len(b.Sessions))}
+	for i, s := range b.Sessions {
+		r.Bookings[i] = s.Booking.ID
+	}
+	if len(b.Sessions) > 0 {
+		first := b.Sessions[0]
+		r.First, r.PatientName, r.ManageToken = first.Booking.Start, first.Booking.Patient.Name, first.ManageToken
+	}
+	return r
 }
 
 // BookSeries books every start of req for one patient with one specialist
@@ -90,7 +130,7 @@ func (s *Service) BookSeries(ctx context.Context, req SeriesRequest) (SeriesBook
 			chs = append(chs, ch)
 			out.Sessions = append(out.Sessions, Confirmation{Booking: ch.Booking, ManageToken: tokens[i]})
 		}
-		return nil
+		return saveReceipt(ctx, tx, req.Key, out)
 	})
 	if err != nil {
 		return SeriesBooked{}, err
@@ -99,6 +139,27 @@ func (s *Service) BookSeries(ctx context.Context, req SeriesRequest) (SeriesBook
 		s.notify(ctx, ch)
 	}
 	return out, nil
+}
+
+// saveReceipt keeps the series' receipt under key, when there is one: a
+// request with that key answered first makes this one roll back and
+// answer with that request's receipt.
+func saveReceipt(ctx context.Context, tx pgx.Tx, key idempotency.Key, out SeriesBooked) error {
+	if key.Key == "" {
+		return nil
+	}
+	body, err := json.Marshal(out.Receipt())
+	if err != nil {
+		return fmt.Errorf("series receipt: %w", err)
+	}
+	rec, err := idempotency.Save(ctx, tx, key, idempotency.Record{Status: http.StatusCreated, Body: body})
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		return &idempotency.ReplayError{Record: rec}
+	}
+	return nil
 }
 
 // checkSeries refuses what no session could be booked with, and puts the

@@ -36,6 +36,9 @@ const (
 	// The waitlist's.
 	WaitlistJoined Kind = "waitlist_joined" // a patient took a place on the waitlist
 	WaitlistOffer  Kind = "waitlist_offer"  // a time is offered to a patient waiting
+	// WaitlistWithdrawn: an offered time closed before it was taken; the
+	// patient keeps their place.
+	WaitlistWithdrawn Kind = "waitlist_withdrawn"
 )
 
 // Appointment is a booking with the names a letter shows.
@@ -68,8 +71,8 @@ type Input struct {
 	BookURL     string         // Cancellation: the clinic's booking page (no button when empty)
 	PrivacyURL  string         // every letter: the clinic's privacy page, linked from the footer (none when empty)
 	List        []Listed       // Lookup: the upcoming bookings; Series, SeriesCancellation: the sessions; at least one
-	Waitlist    Waitlist       // WaitlistJoined, WaitlistOffer: the place on the waitlist
-	Offer       *Offer         // WaitlistOffer: the time offered
+	Waitlist    Waitlist       // WaitlistJoined, WaitlistOffer, WaitlistWithdrawn: the place on the waitlist
+	Offer       *Offer         // WaitlistOffer, WaitlistWithdrawn: the time offered
 	Now         time.Time      // when the letter is written: the .ics DTSTAMP, and "today"/"tomorrow" of a reminder
 }
 
@@ -119,6 +122,8 @@ func Compose(in Input) (Letter, error) {
 		vm, err = w.waitlistJoined()
 	case WaitlistOffer:
 		vm, err = w.waitlistOffer()
+	case WaitlistWithdrawn:
+		vm, err = w.waitlistWithdrawn()
 	case Series:
 		vm, err = w.series()
 	case SeriesCancellation:
@@ -248,7 +253,7 @@ func (w writer) footer() views.EmailFooter {
 		contact = append(contact, w.l.T("mail.footer.email", map[string]any{"Email": c.ContactEmail}))
 	}
 	note := "mail.footer.note"
-	if w.in.Kind == WaitlistJoined || w.in.Kind == WaitlistOffer {
+	if w.in.Kind == WaitlistJoined || w.in.Kind == WaitlistOffer || w.in.Kind == WaitlistWithdrawn {
 		note = "mail.footer.note_waitlist"
 	}
 	f := views.EmailFooter{

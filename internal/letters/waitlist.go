@@ -107,6 +107,29 @@ func (w writer) waitlistOffer() (views.EmailVM, error) {
 	}, nil
 }
 
+func (w writer) waitlistWithdrawn() (views.EmailVM, error) {
+	p, o := w.in.Waitlist, w.in.Offer
+	if p.URL == "" {
+		return views.EmailVM{}, errNoLink
+	}
+	if o == nil || o.Start.IsZero() {
+		return views.EmailVM{}, errNoOffer
+	}
+	return views.EmailVM{
+		Title:      w.l.T("mail.waitlist_withdrawn.subject", w.dayTime(o.Start)),
+		Heading:    w.l.T("mail.waitlist_withdrawn.heading", nil),
+		Greeting:   w.greeting(p.Patient),
+		Paragraphs: []string{w.l.T("mail.waitlist_withdrawn.intro", w.clinicData()), w.l.T("mail.waitlist_withdrawn.keep", nil)},
+		Facts: []views.EmailFact{
+			{Label: w.l.T("mail.what", nil), Value: p.typeIn(w.l.Lang())},
+			{Label: w.l.T("mail.with", nil), Value: o.Specialist},
+			{Label: w.l.T("mail.when", nil), Value: w.span(o.Start, o.End)},
+		},
+		Action: views.EmailAction{Label: w.l.T("mail.waitlist_joined.action", nil), URL: p.URL},
+		After:  []string{w.l.T("mail.waitlist_joined.private", nil)},
+	}, nil
+}
+
 // anySpecialist is the specialist waited for, or "any specialist".
 func (w writer) anySpecialist(name string) string {
 	if strings.TrimSpace(name) == "" {

@@ -162,3 +162,31 @@ func TestWaitlistJoinedAsksToConfirm(t *testing.T) {
 		}
 	}
 }
+
+// An offered time withdrawn: the subject and the facts name the time in
+// the clinic's zone, the text says the place is kept, the button leads to
+// the place; in both languages.
+func TestWaitlistWithdrawnSaysTheTimeAndThatThePlaceIsKept(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ lang, subject, when, kept string }{
+		{"en", "The time on Tue 1 Dec at 09:30 is no longer free", "Tuesday 1 December 2026, 09:30–10:00 (Berlin time)",
+			"You keep your place on the waitlist"},
+		{"de", "Der Termin am Di., 1. Dez. um 09:30 ist nicht mehr frei", "Dienstag, 1. Dezember 2026, 09:30–10:00 (Berliner Zeit)",
+			"Ihr Platz auf der Warteliste bleibt bestehen"},
+	}
+	for _, c := range cases {
+		l := compose(t, input(letters.WaitlistWithdrawn, c.lang, december))
+		if l.Subject != c.subject {
+			t.Errorf("%s: the subject is %q, want %q", c.lang, l.Subject, c.subject)
+		}
+		if got := factRow(t, l, map[string]string{"en": "When", "de": "Wann"}[c.lang]); got != c.when {
+			t.Errorf("%s: the time is %q, want %q", c.lang, got, c.when)
+		}
+		if !strings.Contains(flat(l), c.kept) || !strings.Contains(doc(t, l).Text(), c.kept) {
+			t.Errorf("%s: the letter does not say the place is kept:\n%s", c.lang, l.Text)
+		}
+		if !slices.Contains(hrefs(doc(t, l)), manageURL) {
+			t.Errorf("%s: no button to the place", c.lang)
+		}
+	}
+}

@@ -92,11 +92,12 @@ func causeOf(actor string) string {
 }
 
 // defaultCause is the cause of a message written without one: a
-// waitlist offer comes of the list's own turn; anything else another
-// package writes answers a stranger's request until it says otherwise.
+// waitlist offer comes of the list's own turn, and its withdrawal of the
+// clinic's closing the day; anything else another package writes answers
+// a stranger's request until it says otherwise.
 func defaultCause(kind string) string {
 	switch kind {
-	case KindWaitlistOffer, KindReminder:
+	case KindWaitlistOffer, KindWaitlistWithdrawn, KindReminder:
 		return CauseSchedule
 	}
 	return CausePublic

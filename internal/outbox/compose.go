@@ -26,7 +26,7 @@ func (o *Outbox) compose(ctx context.Context, m db.Message) (mail.Message, error
 	switch {
 	case m.Kind == KindLookup:
 		to, err = o.lookupInput(ctx, m, &in)
-	case m.Kind == KindWaitlistJoined || m.Kind == KindWaitlistOffer:
+	case m.Kind == KindWaitlistJoined || m.Kind == KindWaitlistOffer || m.Kind == KindWaitlistWithdrawn:
 		to, err = o.waitlistInput(ctx, m, &in)
 	case m.Kind == KindSeries || m.Kind == KindSeriesCancellation:
 		err = o.seriesInput(ctx, m, &in)

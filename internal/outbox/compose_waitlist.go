@@ -1,6 +1,7 @@
 package outbox
 
-// Composing the waitlist's e-mails: a place taken, and a time offered.
+// Composing the waitlist's e-mails: a place taken, a time offered, and an
+// offered time withdrawn.
 
 import (
 	"context"
@@ -20,21 +21,23 @@ import (
 // States of the waitlist's rows that its e-mails look at (the waitlist
 // package names them all; the outbox does not depend on it).
 const (
-	entryWaiting = "waiting"
-	entryOffered = "offered"
-	offerOpen    = "open"
+	entryWaiting   = "waiting"
+	entryOffered   = "offered"
+	offerOpen      = "open"
+	offerWithdrawn = "withdrawn"
 )
 
 // waitlistInput fills in what a waitlist e-mail tells, with a new link to
 // the place (or the offer), and returns the address it goes to: the
 // entry's. An entry no longer on the list, or an offer no longer open,
-// has nothing to say.
+// has nothing to say; a withdrawal tells of the offer's time and links
+// the place, which the patient keeps.
 func (o *Outbox) waitlistInput(ctx context.Context, m db.Message, in *letters.Input) (string, error) {
 	if !m.EntryID.Valid {
 		return "", fmt.Errorf("%s message %s names no waitlist entry", m.Kind, m.ID)
 	}
-	offer := m.Kind == KindWaitlistOffer
-	if offer && !m.OfferID.Valid {
+	offer, withdrawn := m.Kind == KindWaitlistOffer, m.Kind == KindWaitlistWithdrawn
+	if (offer || withdrawn) && !m.OfferID.Valid {
 		return "", fmt.Errorf("%s message %s names no offer", m.Kind, m.ID)
 	}
 	r, err := db.New(o.pool).WaitlistMailContext(ctx, db.WaitlistMailContextParams{
@@ -46,7 +49,7 @@ func (o *Outbox) waitlistInput(ctx context.Context, m db.Message, in *letters.In
 	if err != nil {
 		return "", fmt.Errorf("load waitlist entry: %w", err)
 	}
-	if waitlistStale(r, offer, o.now()) {
+	if waitlistStale(r, m.Kind, o.now()) {
 		return "", errNothingToSend
 	}
 	e := r.WaitlistEntry
@@ -56,16 +59,18 @@ func (o *Outbox) waitlistInput(ctx context.Context, m db.Message, in *letters.In
 	}
 	in.Waitlist = letters.Waitlist{
 		Patient: e.PatientName, TypeName: r.TypeName, TypeTexts: clinics.ParseTranslations(r.TypeTranslations), Specialist: r.EntrySpecialistName,
-		From: e.FromDate, To: e.ToDate, Times: e.Times, Unconfirmed: !offer && e.ConfirmedAt == nil,
+		From: e.FromDate, To: e.ToDate, Times: e.Times, Unconfirmed: !offer && !withdrawn && e.ConfirmedAt == nil,
 	}
-	path := "waitlist"
-	if offer {
-		path = "offer"
+	path, link := "waitlist", uuid.NullUUID{}
+	if offer || withdrawn {
 		in.Offer = &letters.Offer{
 			Start: *r.OfferStart, End: *r.OfferEnd, Specialist: r.OfferSpecialistName, Until: *r.OfferExpiresAt,
 		}
 	}
-	token, err := o.waitlistLink(ctx, e.ID, m.OfferID)
+	if offer {
+		path, link = "offer", m.OfferID
+	}
+	token, err := o.waitlistLink(ctx, e.ID, link)
 	if err != nil {
 		return "", err
 	}
@@ -73,14 +78,18 @@ func (o *Outbox) waitlistInput(ctx context.Context, m db.Message, in *letters.In
 	return e.PatientEmail, nil
 }
 
-// waitlistStale says a waitlist e-mail has nothing true left to tell: the
-// entry left the list (booked, left, removed, lapsed) before its place was
-// confirmed, or the offer was taken, passed on, withdrawn or ran out
-// before it could be sent (a retry after a mail server's delay, say).
-func waitlistStale(r db.WaitlistMailContextRow, offer bool, now time.Time) bool {
-	if !offer {
-		s := r.WaitlistEntry.State
+// waitlistStale says a waitlist e-mail of kind has nothing true left to
+// tell: the entry left the list (booked, left, removed, lapsed) before its
+// place was confirmed or its offer's withdrawal told, or the offer was
+// taken, passed on, withdrawn or ran out before it could be sent (a retry
+// after a mail server's delay, say).
+func waitlistStale(r db.WaitlistMailContextRow, kind string, now time.Time) bool {
+	s := r.WaitlistEntry.State
+	switch kind {
+	case KindWaitlistJoined:
 		return s != entryWaiting && s != entryOffered
+	case KindWaitlistWithdrawn:
+		return (s != entryWaiting && s != entryOffered) || r.OfferState != offerWithdrawn || r.OfferStart == nil || r.OfferEnd == nil || r.OfferExpiresAt == nil
 	}
 	if r.OfferState != offerOpen || r.OfferExpiresAt == nil || r.OfferStart == nil || r.OfferEnd == nil {
 		return true

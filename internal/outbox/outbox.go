@@ -41,9 +41,11 @@ const (
 	KindChange       = "change"
 	KindCancellation = "cancellation"
 	KindLookup       = "lookup"
-	// The waitlist's: a place taken, and a time offered.
-	KindWaitlistJoined = "waitlist_joined"
-	KindWaitlistOffer  = "waitlist_offer"
+	// The waitlist's: a place taken, a time offered, and an offered time
+	// withdrawn because the clinic closed it.
+	KindWaitlistJoined    = "waitlist_joined"
+	KindWaitlistOffer     = "waitlist_offer"
+	KindWaitlistWithdrawn = "waitlist_withdrawn"
 	// A series': its sessions booked, and its sessions cancelled from
 	// one on, each told in one message.
 	KindSeries             = "series"
@@ -52,7 +54,7 @@ const (
 
 // Kinds lists every kind, for metrics.
 var Kinds = []string{KindConfirmation, KindReminder, KindChange, KindCancellation, KindLookup, KindWaitlistJoined, KindWaitlistOffer,
-	KindSeries, KindSeriesCancellation}
+	KindSeries, KindSeriesCancellation, KindWaitlistWithdrawn}
 
 // sendTimeout bounds one attempt: composing and the whole SMTP exchange.
 // recordFor is how long a send that the server accepted insists on

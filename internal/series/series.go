@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,6 +31,7 @@ import (
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
 	"github.com/clinic/booking/internal/holds"
+	"github.com/clinic/booking/internal/idempotency"
 	"github.com/clinic/booking/internal/practice"
 	"github.com/clinic/booking/internal/slots"
 	"github.com/clinic/booking/internal/staff"
@@ -232,6 +234,9 @@ type BookRequest struct {
 	Planned           int         // how many sessions were planned
 	Starts            []time.Time // the sessions chosen (planned times or alternatives)
 	Patient           booking.Patient
+	// IdempotencyKey, when set, makes a repeat of the request (a double
+	// submit) answer with the first one's receipt and book nothing more.
+	IdempotencyKey string
 }
 
 // Book books the chosen sessions: each time is held (in time order)
@@ -242,7 +247,7 @@ type BookRequest struct {
 //
 // Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (naming the field),
 // SLOT_TAKEN (409, its details naming the session's start: booked, held
-// or no longer a free time), UNAVAILABLE.
+// or no longer a free time), IDEMPOTENCY_MISMATCH (422), UNAVAILABLE.
 func (s *Service) Book(ctx context.Context, u staff.User, req BookRequest) (booking.SeriesBooked, error) {
 	loc, err := s.check(ctx, u, req.AppointmentTypeID, req.SpecialistID)
 	if err != nil {
@@ -256,6 +261,35 @@ func (s *Service) Book(ctx context.Context, u staff.User, req BookRequest) (book
 	}
 	starts := slices.Clone(req.Starts)
 	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	key, err := bookingKey(u, req, starts)
+	if err != nil {
+		return booking.SeriesBooked{}, err
+	}
+	if key.Key == "" {
+		return s.book(ctx, u, req, starts, loc, key)
+	}
+	// Requests with one key go one at a time: a repeat waits for the
+	// request it repeats to end, then finds its receipt, instead of
+	// failing on the holds that request had taken.
+	var out booking.SeriesBooked
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+			"series-key:"+key.ClinicID.String()+":"+key.Principal+":"+key.Key); err != nil {
+			return fmt.Errorf("series key lock: %w", err)
+		}
+		replay, err := findReceipt(ctx, tx, key)
+		if err != nil || replay != nil {
+			out = booking.SeriesBooked{Replay: replay}
+			return err
+		}
+		out, err = s.book(ctx, u, req, starts, loc, key)
+		return err
+	})
+	return out, err
+}
+
+// book holds and books the sorted starts of req.
+func (s *Service) book(ctx context.Context, u staff.User, req BookRequest, starts []time.Time, loc *time.Location, key idempotency.Key) (booking.SeriesBooked, error) {
 	free, typ, err := s.freeAround(ctx, req.AppointmentTypeID, req.SpecialistID, starts, loc)
 	if err != nil {
 		return booking.SeriesBooked{}, err
@@ -278,12 +312,59 @@ func (s *Service) Book(ctx context.Context, u staff.User, req BookRequest) (book
 	out, err := s.bookings.BookSeries(ctx, booking.SeriesRequest{
 		ClinicID: u.ClinicID, AppointmentTypeID: req.AppointmentTypeID, SpecialistID: req.SpecialistID,
 		EveryDays: req.Rhythm.EveryDays, Planned: req.Planned, Starts: starts, HoldIDs: ids,
-		Patient: req.Patient, ClientID: client, Actor: u.Actor(),
+		Patient: req.Patient, ClientID: client, Actor: u.Actor(), Key: key,
 	})
+	var replay *idempotency.ReplayError
+	if errors.As(err, &replay) {
+		r, derr := decodeReceipt(replay.Record)
+		return booking.SeriesBooked{Replay: r}, derr
+	}
 	if err == nil {
 		held = nil // spent by the booking's observers
 	}
 	return out, err
+}
+
+// bookingKey is the idempotency key of u's request ("" Key: none was
+// given): the same key with other times, type, specialist or patient is
+// another request.
+func bookingKey(u staff.User, req BookRequest, starts []time.Time) (idempotency.Key, error) {
+	if req.IdempotencyKey == "" {
+		return idempotency.Key{}, nil
+	}
+	if err := idempotency.Validate(req.IdempotencyKey); err != nil {
+		return idempotency.Key{}, err
+	}
+	parts := []string{req.AppointmentTypeID.String(), req.SpecialistID.String(), req.Patient.Name, req.Patient.Email, req.Patient.Phone}
+	for _, st := range starts {
+		parts = append(parts, st.UTC().Format(time.RFC3339))
+	}
+	canonical, _ := json.Marshal(parts)
+	return idempotency.Key{
+		ClinicID: u.ClinicID, Principal: "staff:" + u.ID.String(), Route: "desk:series",
+		Key: req.IdempotencyKey, RequestHash: idempotency.HashRequest(canonical),
+	}, nil
+}
+
+// findReceipt is the receipt kept under key, or nil.
+func findReceipt(ctx context.Context, q db.DBTX, key idempotency.Key) (*booking.SeriesReceipt, error) {
+	if key.Key == "" {
+		return nil, nil
+	}
+	rec, err := idempotency.Find(ctx, q, key)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	return decodeReceipt(rec)
+}
+
+// decodeReceipt reads a kept receipt.
+func decodeReceipt(rec *idempotency.Record) (*booking.SeriesReceipt, error) {
+	var r booking.SeriesReceipt
+	if err := json.Unmarshal(rec.Body, &r); err != nil {
+		return nil, fmt.Errorf("read series receipt: %w", err)
+	}
+	return &r, nil
 }
 
 // clientOf is a fresh hold owner for one series of u's.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/google/uuid"
+
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/booking"
@@ -298,5 +300,56 @@ func TestMovedSessionKeepsItsPlace(t *testing.T) {
 	}
 	if len(sessions) != 3 || sessions[1].ID != moved.ID || !sessions[1].Start.Equal(second.Start.Add(time.Hour)) {
 		t.Errorf("the series after the move: %d sessions, the second %v, want 3 with the moved one second", len(sessions), sessions)
+	}
+}
+
+// One series form submitted twice at the same moment (a double click)
+// books once: both answers are the one series' receipt, released together
+// at a barrier, four rounds. A repeat afterwards answers the same and books
+// nothing; the key with other times is refused.
+func TestDoubleSubmittedSeriesBooksOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	first := testkit.NextWeekday(time.Now(), e.loc, time.Friday, 9, 0)
+	for round := range 4 {
+		starts := e.weekly(t, first.Add(time.Duration(round)*time.Hour), 3)
+		req := series.BookRequest{
+			AppointmentTypeID: e.clinic.Types[0].ID, SpecialistID: e.clinic.Specialists[0].ID,
+			Rhythm: series.Rhythm{EveryDays: 7, Count: 3}, Planned: 3, Starts: starts,
+			Patient: booking.Patient{Name: "Dee Double", Email: "dee@example.org"}, IdempotencyKey: uuid.NewString(),
+		}
+		got := make([]booking.SeriesBooked, 2)
+		errs := testkit.Race(2, func(i int) error {
+			var err error
+			got[i], err = e.svc.Book(context.Background(), e.clerk, req)
+			return err
+		})
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: submit %d: %v, want the series booked", round, i, err)
+			}
+		}
+		a, b := got[0].Receipt(), got[1].Receipt()
+		if a.SeriesID != b.SeriesID || len(a.Bookings) != 3 || len(b.Bookings) != 3 || a.ManageToken == "" || a.ManageToken != b.ManageToken {
+			t.Errorf("round %d: the two answers differ or lack sessions: %+v and %+v", round, a, b)
+		}
+		if (got[0].Replay == nil) == (got[1].Replay == nil) {
+			t.Errorf("round %d: want one booking and one replay, got replays %v and %v", round, got[0].Replay != nil, got[1].Replay != nil)
+		}
+		if n := e.count(t, `SELECT count(*) FROM bookings WHERE clinic_id = $1 AND status = 'confirmed' AND slot_start = ANY($2)`, e.clinic.ID, starts); n != 3 {
+			t.Errorf("round %d: %d sessions booked, want 3", round, n)
+		}
+		again, err := e.svc.Book(context.Background(), e.clerk, req)
+		if err != nil || again.Receipt().SeriesID != a.SeriesID {
+			t.Errorf("round %d: a later repeat answers %+v, %v; want the series' receipt", round, again.Receipt(), err)
+		}
+		other := req
+		other.Starts = starts[:2]
+		if _, err := e.svc.Book(context.Background(), e.clerk, other); apperr.CodeOf(err) != apperr.CodeIdempotencyMismatch {
+			t.Errorf("round %d: the key with other times: %v, want IDEMPOTENCY_MISMATCH", round, err)
+		}
+	}
+	if n := e.count(t, `SELECT count(*) FROM series WHERE clinic_id = $1`, e.clinic.ID); n != 4 {
+		t.Errorf("%d series written, want 4 (one a round)", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clinic/booking/internal/booking"
 	"github.com/clinic/booking/internal/db"
+	"github.com/clinic/booking/internal/outbox"
 )
 
 // SetupChanged checks the clinic's standing offers after its set-up
@@ -47,6 +48,7 @@ func (s *Service) SetupChanged(ctx context.Context, clinicID uuid.UUID) (int, er
 
 // withdrawClosed withdraws the offer of a time no longer bookable: its
 // entry waits again, and the offer's job runs now, closing the opening.
+// A patient whose offer's e-mail went out is told, with the withdrawal.
 func (s *Service) withdrawClosed(ctx context.Context, tx pgx.Tx, offerID, entryID uuid.UUID) error {
 	q := db.New(tx)
 	o, err := q.WaitlistOfferEnd(ctx, db.WaitlistOfferEndParams{ID: offerID, State: OfferWithdrawn, EndedAt: ptr(s.now())})
@@ -58,6 +60,19 @@ func (s *Service) withdrawClosed(ctx context.Context, tx pgx.Tx, offerID, entryI
 	}
 	if err := q.WaitlistEntrySetState(ctx, db.WaitlistEntrySetStateParams{ID: entryID, State: StateWaiting}); err != nil {
 		return fmt.Errorf("entry waits again: %w", err)
+	}
+	told, err := q.WaitlistOfferMailSent(ctx, uuid.NullUUID{UUID: offerID, Valid: true})
+	if err != nil {
+		return fmt.Errorf("was the offer sent: %w", err)
+	}
+	if told {
+		e, err := q.WaitlistEntryGetForUpdate(ctx, entryID)
+		if err != nil {
+			return fmt.Errorf("read entry: %w", err)
+		}
+		if err := s.mail(ctx, tx, outbox.KindWaitlistWithdrawn, e, offerID); err != nil {
+			return err
+		}
 	}
 	return s.passOnNow(ctx, tx, o)
 }

@@ -144,6 +144,7 @@ func (s *FrontDesk) DeskSeriesBook(c echo.Context) error {
 	planned := r.Count
 	booked, err := s.deps.Series.Book(ctx, u, series.BookRequest{
 		AppointmentTypeID: f.typeID, SpecialistID: f.specialist, Rhythm: r, Planned: planned, Starts: starts, Patient: f.patient,
+		IdempotencyKey: c.FormValue("idempotency_key"),
 	})
 	if err != nil {
 		// The plan again as it is now, the times still ticked that are
@@ -156,9 +157,9 @@ func (s *FrontDesk) DeskSeriesBook(c echo.Context) error {
 		return err
 	}
 	tr := httpx.Tr(c)
-	first := booked.Sessions[0]
-	msg := tr.T("series.booked", map[string]any{"N": len(booked.Sessions), "Patient": first.Booking.Patient.Name, "When": when(tr, first.Booking.Start, loc)})
-	return httpx.Render(c, http.StatusCreated, nil, views.DeskBooked(msg, "/manage/"+first.ManageToken))
+	got := booked.Receipt()
+	msg := tr.T("series.booked", map[string]any{"N": len(got.Bookings), "Patient": got.PatientName, "When": when(tr, got.First, loc)})
+	return httpx.Render(c, http.StatusCreated, nil, views.DeskBooked(msg, "/manage/"+got.ManageToken))
 }
 
 // seriesVM is the dialog for f without its plan.
@@ -212,7 +213,7 @@ func (s *FrontDesk) planInto(c echo.Context, f seriesForm, vm *views.SeriesDialo
 		return false
 	}
 	label := func(t time.Time) string { return when(tr, t, plan.Location) }
-	vm.Planned, vm.Free, vm.Taken = true, nil, nil
+	vm.Planned, vm.Free, vm.Taken, vm.IdempotencyKey = true, nil, nil, uuid.NewString()
 	for i, ses := range plan.Sessions {
 		if ses.Free {
 			vm.Free = append(vm.Free, views.SeriesTimeVM{

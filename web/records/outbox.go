@@ -113,7 +113,7 @@ const kindPrefix = "records.kind."
 
 // kindOrder are the kinds of message in the order the search offers them.
 var kindOrder = []string{outbox.KindConfirmation, outbox.KindReminder, outbox.KindChange, outbox.KindCancellation,
-	outbox.KindLookup, outbox.KindWaitlistJoined, outbox.KindWaitlistOffer, outbox.KindSeries, outbox.KindSeriesCancellation}
+	outbox.KindLookup, outbox.KindWaitlistJoined, outbox.KindWaitlistOffer, outbox.KindSeries, outbox.KindSeriesCancellation, outbox.KindWaitlistWithdrawn}
 
 // readCopyQuery reads the outbox search: ?to= (part of the address),
 // ?kind=, ?booking= (a booking's id) and ?page=.
