@@ -273,21 +273,27 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		if mark != "" {
 			until += " " + mark + " (" + c.tr.T("series.mark", map[string]any{"N": b.Series.N, "Total": b.Series.Total}) + ")"
 		}
-		label := c.tr.T("desk.grid.booking_label", map[string]any{"From": from, "To": until, "Patient": b.PatientName, "Type": typ, "Status": status})
+		// "No room" and a room column's specialist stand after the patient,
+		// as the block shows them.
+		who, shown := b.PatientName, ""
+		noRoom := b.NeedsRoom && b.RoomID == uuid.Nil
+		if noRoom {
+			who += ", " + c.tr.T("rooms.grid.no_room", nil)
+		}
+		if c.byRoom {
+			shown = b.SpecialistName
+			who += ", " + shown
+		}
+		label := c.tr.T("desk.grid.booking_label", map[string]any{"From": from, "To": until, "Patient": who, "Type": typ, "Status": status})
 		if b.Attendance != desk.NotMarked {
 			att = markWord(c.tr, b.Attendance)
 			label += ", " + att
 		}
-		noRoom := b.NeedsRoom && b.RoomID == uuid.Nil
-		if noRoom {
-			label += ", " + c.tr.T("rooms.grid.no_room", nil)
-		}
-		who, shown := c.who, ""
-		if c.byRoom {
-			who, shown = b.SpecialistName, b.SpecialistName
+		if !c.byRoom {
+			label = c.tr.T("desk.grid.with", map[string]any{"What": label, "Specialist": c.who})
 		}
 		vm.Items = append(vm.Items, views.GridItemVM{
-			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: c.tr.T("desk.grid.with", map[string]any{"What": label, "Specialist": who}),
+			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: label,
 			Time: from, End: to, BookingID: b.ID.String(), Patient: b.PatientName, TypeName: typ,
 			Status: status, Attendance: att, Series: mark, NoRoom: noRoom, Specialist: shown,
 		})
