@@ -27,7 +27,6 @@ func TestStaffRoomsGridBrowser(t *testing.T) {
 	a := newApp(t)
 	d := a.roomDay(t)
 	c := d.c
-	u := c.Admin.User(c.ID)
 	s := startBrowser(t, "roomsgrid", 1280, 1000)
 	defer s.Report()
 	s.RecordLive()
@@ -91,7 +90,16 @@ func TestStaffRoomsGridBrowser(t *testing.T) {
 		t.Errorf("axe on the rooms page with bookings without a room: %s", strings.Join(v, "; "))
 	}
 
-	// A closure of Sono 1 on the day, and a save from a stale page.
+	roomPageBrowser(t, s, a, d)
+}
+
+// roomPageBrowser: Sono 1 closed on the day lists the booking holding it;
+// a save from the page after someone else saved the room is refused
+// saying so; then the rooms' day again, in each language.
+func roomPageBrowser(t *testing.T, s *browserTab, a *app, d roomDay) {
+	t.Helper()
+	c := d.c
+	u := c.Admin.User(c.ID)
 	day, _ := time.Parse(time.DateOnly, d.date)
 	if err := a.Deps.Practice.AddRoomClosure(t.Context(), u, d.sono1.ID, practice.RoomClosure{First: day, Last: day, Note: "Repair"}); err != nil {
 		t.Fatal(err)
