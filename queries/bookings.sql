@@ -1,14 +1,16 @@
 -- name: BookingInsert :one
 -- The booking gate. The arbiter repeats the partial index's predicate; the
 -- exclusion constraint cannot be an arbiter and surfaces as SQLSTATE 23P01.
+-- resource_id names the room a hold promised (NULL: the trigger
+-- bookings_take_resource chooses one, if the type needs one).
 INSERT INTO bookings (
     clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
     patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
-    client_id, manage_token_hash, rescheduled_from, language
+    client_id, manage_token_hash, rescheduled_from, language, resource_id
 ) VALUES (
     @clinic_id, @appointment_type_id, @specialist_id, @slot_start, @slot_end,
     @patient_name, @patient_email, @patient_phone, @patient_email_key, @patient_phone_key,
-    @client_id, @manage_token_hash, @rescheduled_from, @language
+    @client_id, @manage_token_hash, @rescheduled_from, @language, sqlc.narg(resource_id)
 )
 ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
 RETURNING *;
@@ -225,11 +227,11 @@ WITH cooling AS (
     INSERT INTO bookings (
         id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
         patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
-        client_id, manage_token_hash, created_at, language
+        client_id, manage_token_hash, created_at, language, resource_id
     )
     SELECT @id, target.clinic_id, @appointment_type_id, @specialist_id, sqlc.arg(slot_start)::timestamptz, sqlc.arg(slot_end)::timestamptz,
            @patient_name, @patient_email, @patient_phone, sqlc.arg(patient_email_key)::text, sqlc.arg(patient_phone_key)::text,
-           @client_id, @manage_token_hash, @created_at, @language
+           @client_id, @manage_token_hash, @created_at, @language, sqlc.narg(resource_id)::uuid
     FROM target CROSS JOIN specialist_lock
     ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id

@@ -53,7 +53,12 @@ type Specialist struct {
 // the buffers of ITS OWN appointment type: a long surgery's clean-up time
 // still applies when a short check-up is being booked next to it.
 type Busy struct {
-	SpecialistID              uuid.UUID
+	SpecialistID uuid.UUID
+	// ResourceID, of a hold, is the room or device it holds with its
+	// specialist (uuid.Nil: none): it keeps the room from every slot its
+	// own time (without buffers) overlaps, whoever the slot's specialists
+	// are. Bookings' rooms are ResourceBusy's.
+	ResourceID                uuid.UUID
 	Start, End                time.Time
 	BufferBefore, BufferAfter time.Duration
 }
@@ -205,25 +210,36 @@ func (ru slotRules) appendRange(cands []candidate, c *WallClock, r Range, busy [
 	return cands
 }
 
-// ApplyHolds removes held specialists from slots and drops the slots left
-// with none. It exists so that a cached hold-free computation can be
-// brought up to date as holds come and go: for every q,
+// ApplyHolds removes held specialists from slots, and held rooms from
+// the slots of a type that needs one, and drops the slots left with no
+// specialist or no room. It exists so that a cached hold-free computation
+// can be brought up to date as holds come and go: for every q,
 // Compute(q) equals ApplyHolds(q.Type, Compute(q without holds), q.Holds).
 // The input slots are not modified.
 func ApplyHolds(t AppointmentType, slots []Slot, holds []Busy) []Slot {
 	held := make(map[uuid.UUID][]interval)
+	var rooms map[uuid.UUID][]interval
 	for _, h := range holds {
 		if iv, ok := buffered(h); ok {
 			held[h.SpecialistID] = append(held[h.SpecialistID], iv)
+		}
+		if iv := (interval{unixNano(h.Start), unixNano(h.End)}); h.ResourceID != uuid.Nil && iv.start < iv.end {
+			if rooms == nil {
+				rooms = make(map[uuid.UUID][]interval)
+			}
+			rooms[h.ResourceID] = append(rooms[h.ResourceID], iv)
 		}
 	}
 	for id, ivs := range held {
 		held[id] = merge(ivs)
 	}
+	for id, ivs := range rooms {
+		rooms[id] = merge(ivs)
+	}
 
 	total := 0
 	for _, s := range slots {
-		total += len(s.SpecialistIDs)
+		total += len(s.SpecialistIDs) + len(s.ResourceIDs)
 	}
 	out := make([]Slot, 0, len(slots))
 	ids := make([]uuid.UUID, 0, total)
@@ -236,11 +252,35 @@ func ApplyHolds(t AppointmentType, slots []Slot, holds []Busy) []Slot {
 				ids = append(ids, id)
 			}
 		}
-		if len(ids) > first {
-			out = append(out, Slot{Start: s.Start, End: s.End, SpecialistIDs: ids[first:len(ids):len(ids)]})
+		if len(ids) == first {
+			continue
 		}
+		sl := Slot{Start: s.Start, End: s.End, SpecialistIDs: ids[first:len(ids):len(ids)]}
+		if len(s.ResourceIDs) > 0 {
+			if sl.ResourceIDs = freeRooms(s, rooms, &ids); len(sl.ResourceIDs) == 0 {
+				ids = ids[:first]
+				continue
+			}
+		}
+		out = append(out, sl)
 	}
 	return out
+}
+
+// freeRooms are the rooms of s that no hold in rooms (each room's held
+// times, merged) overlaps, appended to *ids and sliced from it.
+func freeRooms(s Slot, rooms map[uuid.UUID][]interval, ids *[]uuid.UUID) []uuid.UUID {
+	if len(rooms) == 0 {
+		return s.ResourceIDs
+	}
+	lo, hi := unixNano(s.Start), unixNano(s.End)
+	first := len(*ids)
+	for _, id := range s.ResourceIDs {
+		if isFree(rooms[id], lo, hi) {
+			*ids = append(*ids, id)
+		}
+	}
+	return (*ids)[first:len(*ids):len(*ids)]
 }
 
 // Fits reports whether start is a free slot start for the specialist. The

@@ -40,12 +40,19 @@ type room struct {
 	busy []interval
 }
 
-// fitResources keeps the slots that one of q's resources can serve and
+// fitResources keeps the slots that one of q's resources can serve (free
+// of its bookings and of the holds that hold it) and
 // names, in each, the resources free for it in the order of their ids
 // (the order in which the gate offers them, so the first is the one a
 // booking would be given). from and to are the computed dates.
 func fitResources(slots []Slot, q Query, from, to Date, loc *time.Location) []Slot {
-	rooms := prepareRooms(q.Resources, q.ResourceBusy, from, to, loc)
+	busy := q.ResourceBusy
+	for _, h := range q.Holds {
+		if h.ResourceID != uuid.Nil {
+			busy = append(busy[:len(busy):len(busy)], ResourceBusy{ResourceID: h.ResourceID, Start: h.Start, End: h.End})
+		}
+	}
+	rooms := prepareRooms(q.Resources, busy, from, to, loc)
 	out := slots[:0]
 	ids := make([]uuid.UUID, 0, len(slots))
 	for _, s := range slots {

@@ -275,11 +275,15 @@ func (s *Service) notify(ctx context.Context, ch Change) {
 type BookRequest struct {
 	AppointmentTypeID uuid.UUID
 	SpecialistID      uuid.UUID
-	Start             time.Time
-	End               time.Time // zero: Start plus the type's duration
-	Patient           Patient
-	ClientID          string
-	HoldID            string // the hold it came from, if any: told to observers
+	// ResourceID, for a type that needs a room, is the room to take (the
+	// one the booking's hold holds); the gate refuses the booking when
+	// that room is not free (SLOT_TAKEN). uuid.Nil: the gate chooses.
+	ResourceID uuid.UUID
+	Start      time.Time
+	End        time.Time // zero: Start plus the type's duration
+	Patient    Patient
+	ClientID   string
+	HoldID     string // the hold it came from, if any: told to observers
 	// WaitlistOffer is the waitlist offer this booking takes up, if any:
 	// the waitlist's transaction hook closes it in the booking's
 	// transaction, or refuses the booking when the offer is over.

@@ -209,5 +209,6 @@ func validate(ctx context.Context, q *db.Queries, req BookRequest) (db.BookingIn
 		PatientEmailKey:   emailKey,
 		PatientPhoneKey:   phoneKey,
 		ClientID:          req.ClientID,
+		ResourceID:        uuid.NullUUID{UUID: req.ResourceID, Valid: req.ResourceID != uuid.Nil},
 	}, nil
 }

@@ -46,7 +46,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 	emailKey, phoneKey := keys(patient, region)
 	b := Booking{
 		ID: uuid.New(), ClinicID: req.ClinicID, AppointmentTypeID: req.AppointmentTypeID, SpecialistID: req.SpecialistID,
-		Start: start, End: end, Status: StatusConfirmed, Patient: patient, ClientID: req.ClientID,
+		ResourceID: req.ResourceID, Start: start, End: end, Status: StatusConfirmed, Patient: patient, ClientID: req.ClientID,
 		// As PostgreSQL keeps it, so the stored answer and the audit row
 		// read like the row.
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
@@ -63,6 +63,7 @@ func (s *Service) bookAtOnce(ctx context.Context, req BookRequest, token string,
 		SlotStart: start, SlotEnd: end, PatientName: patient.Name, PatientEmail: patient.Email, PatientPhone: patient.Phone,
 		PatientEmailKey: emailKey, PatientPhoneKey: phoneKey, CancelKeepsSec: int32(CancelKeepsCooldown / time.Second),
 		ClientID: req.ClientID, ManageTokenHash: hash, CreatedAt: b.CreatedAt, Actor: row.Actor, AuditAfter: row.After,
+		ResourceID: uuid.NullUUID{UUID: req.ResourceID, Valid: req.ResourceID != uuid.Nil},
 	}
 	if r := req.Remember; r != nil {
 		status, body, err := r.Encode(c)

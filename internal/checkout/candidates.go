@@ -6,6 +6,7 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -71,7 +72,23 @@ func candidatesAt(res slots.Result, start time.Time) []assignment.Candidate {
 	return assignment.Order(res.Stored.ID, start, cands)
 }
 
-// notFree tells a booked slot (409) from a time that is not a slot (400).
+// roomsAt are the rooms of res free of bookings at start, in the order to
+// give them; none for a type that needs no room.
+func roomsAt(res slots.Result, start time.Time) []uuid.UUID {
+	if !res.NeedsRoom {
+		return nil
+	}
+	for _, sl := range res.Slots {
+		if sl.Start.Equal(start) {
+			return sl.ResourceIDs
+		}
+	}
+	return nil
+}
+
+// notFree tells a booked slot (409) from a time that is not a slot (400):
+// for a type that needs a room, a time whose every room is booked is
+// booked.
 // The bitmap answers "booked" for a hot slot's late losers without a
 // database round trip; only what it cannot vouch for is asked of
 // PostgreSQL.
@@ -106,6 +123,39 @@ func (s *Service) notFree(ctx context.Context, res slots.Result, specialist uuid
 	if booked {
 		return apperr.SlotTaken()
 	}
+	if res.NeedsRoom {
+		if booked, err = s.roomsBooked(ctx, res, start, end); err != nil {
+			return err
+		}
+		if booked {
+			return apperr.SlotTaken()
+		}
+	}
 	return apperr.Invalidf("slotStartDate", "%s is not a bookable slot of %s (outside opening hours, too soon, too far ahead, or off the grid).",
 		start.Format(time.RFC3339), t.Name)
+}
+
+// roomsBooked reports whether every room that can serve res's type has a
+// confirmed booking (of any type) over [start, end): the time is taken,
+// whichever specialist is asked for.
+func (s *Service) roomsBooked(ctx context.Context, res slots.Result, start, end time.Time) (bool, error) {
+	q := db.New(s.pool)
+	rooms, err := q.ResourcesForType(ctx, res.Stored.ID)
+	if err != nil || len(rooms) == 0 {
+		return false, err
+	}
+	ids := make([]uuid.UUID, len(rooms))
+	for i, r := range rooms {
+		ids[i] = r.ID
+	}
+	busy, err := q.ResourceBookingsInRange(ctx, db.ResourceBookingsInRangeParams{ClinicID: res.ClinicID, ResourceIds: ids, RangeStart: start, RangeEnd: end})
+	if err != nil {
+		return false, fmt.Errorf("check rooms booked: %w", err)
+	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(busy, func(b db.ResourceBookingsInRangeRow) bool { return b.ResourceID == id }) {
+			return false, nil
+		}
+	}
+	return true, nil
 }

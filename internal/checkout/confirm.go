@@ -199,6 +199,7 @@ func (s *Service) bookRequest(ctx context.Context, req ConfirmRequest, h holds.H
 	breq := booking.BookRequest{
 		AppointmentTypeID: h.AppointmentTypeID,
 		SpecialistID:      h.SpecialistID,
+		ResourceID:        h.ResourceID,
 		Start:             h.Start,
 		End:               h.End,
 		Patient:           patient,

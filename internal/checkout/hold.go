@@ -159,6 +159,9 @@ func (s *Service) claimIn(ctx context.Context, req HoldRequest, start time.Time,
 		Quota:   int(t.MaxHoldsPerClient),
 		Address: req.Address, AddressQuota: s.limits.HoldsPerAddress,
 		Cooldown: true,
+		// The rooms free of bookings at start, as the same list shows
+		// them: the claim gives one that no other hold has.
+		Rooms: roomsAt(res, start),
 	}
 	if watched {
 		claim.Watch, claim.WatchValues = res.Generations.Keys, res.Generations.Values

@@ -148,21 +148,21 @@ WITH cooling AS (
     INSERT INTO bookings (
         id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
         patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
-        client_id, manage_token_hash, created_at, language
+        client_id, manage_token_hash, created_at, language, resource_id
     )
     SELECT $10, target.clinic_id, $2, $6, $9::timestamptz, $8::timestamptz,
            $11, $12, $13, $4::text, $5::text,
-           $14, $15, $16, $17
+           $14, $15, $16, $17, $18::uuid
     FROM target CROSS JOIN specialist_lock
     ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
     RETURNING id, clinic_id
 ), audited AS (
     INSERT INTO audit_log (clinic_id, actor, action, entity, entity_id, after)
-    SELECT clinic_id, $18, 'booking.create', 'booking', id::text, $19 FROM booked
+    SELECT clinic_id, $19, 'booking.create', 'booking', id::text, $20 FROM booked
 ), remembered AS (
     INSERT INTO idempotency_keys (clinic_id, principal, route, key, request_hash, status_code, body)
-    SELECT clinic_id, $20, $21, $22, $23, $24, $25
-    FROM booked WHERE $26::boolean
+    SELECT clinic_id, $21, $22, $23, $24, $25, $26
+    FROM booked WHERE $27::boolean
 )
 SELECT count(*) FROM booked
 `
@@ -185,6 +185,7 @@ type BookingCreateParams struct {
 	ManageTokenHash   []byte
 	CreatedAt         time.Time
 	Language          string
+	ResourceID        uuid.NullUUID
 	Actor             string
 	AuditAfter        json.RawMessage
 	Principal         string
@@ -225,6 +226,7 @@ func (q *Queries) BookingCreate(ctx context.Context, arg BookingCreateParams) (i
 		arg.ManageTokenHash,
 		arg.CreatedAt,
 		arg.Language,
+		arg.ResourceID,
 		arg.Actor,
 		arg.AuditAfter,
 		arg.Principal,
@@ -368,11 +370,11 @@ const bookingInsert = `-- name: BookingInsert :one
 INSERT INTO bookings (
     clinic_id, appointment_type_id, specialist_id, slot_start, slot_end,
     patient_name, patient_email, patient_phone, patient_email_key, patient_phone_key,
-    client_id, manage_token_hash, rescheduled_from, language
+    client_id, manage_token_hash, rescheduled_from, language, resource_id
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9, $10,
-    $11, $12, $13, $14
+    $11, $12, $13, $14, $15
 )
 ON CONFLICT (specialist_id, slot_start, clinic_id) WHERE status = 'confirmed' DO NOTHING
 RETURNING id, clinic_id, appointment_type_id, specialist_id, slot_start, slot_end, status, patient_name, patient_email, patient_phone, client_id, manage_token_hash, rescheduled_from, cancel_reason, created_at, cancelled_at, version, language, attendance, attendance_at, patient_email_key, patient_phone_key, cancelled_online, anonymised_at, late_cancel, series_id, series_position, resource_id
@@ -393,10 +395,13 @@ type BookingInsertParams struct {
 	ManageTokenHash   []byte
 	RescheduledFrom   uuid.NullUUID
 	Language          string
+	ResourceID        uuid.NullUUID
 }
 
 // The booking gate. The arbiter repeats the partial index's predicate; the
 // exclusion constraint cannot be an arbiter and surfaces as SQLSTATE 23P01.
+// resource_id names the room a hold promised (NULL: the trigger
+// bookings_take_resource chooses one, if the type needs one).
 func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (Booking, error) {
 	row := q.db.QueryRow(ctx, bookingInsert,
 		arg.ClinicID,
@@ -413,6 +418,7 @@ func (q *Queries) BookingInsert(ctx context.Context, arg BookingInsertParams) (B
 		arg.ManageTokenHash,
 		arg.RescheduledFrom,
 		arg.Language,
+		arg.ResourceID,
 	)
 	var i Booking
 	err := row.Scan(

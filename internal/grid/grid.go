@@ -79,6 +79,10 @@ type Snapshot struct {
 	typ       availability.AppointmentType
 	positions []availability.Slot
 	free      map[int64][]uuid.UUID // start (unix) -> specialists free of bookings
+	// roomsFree: start (unix) -> the rooms free of bookings there, for a
+	// type that needs one; a live hold of a room (of any type) takes it
+	// out of every position its time overlaps.
+	roomsFree map[int64][]uuid.UUID
 	// holds is every live hold of the clinic, in the order
 	// holds.Store.Active lists them; owners[i] names holds[i]'s owner as
 	// events do (holds.ClientHash): a hold an event brought has no client
@@ -128,6 +132,12 @@ func (s *Service) snapshot(ctx context.Context, v View, live bool) (*Snapshot, e
 	}
 	for _, sl := range free.Slots {
 		sn.free[sl.Start.Unix()] = sl.SpecialistIDs
+		if len(sl.ResourceIDs) > 0 {
+			if sn.roomsFree == nil {
+				sn.roomsFree = make(map[int64][]uuid.UUID, len(free.Slots))
+			}
+			sn.roomsFree[sl.Start.Unix()] = sl.ResourceIDs
+		}
 	}
 	if s.holds == nil {
 		if live {
@@ -205,14 +215,40 @@ func (sn *Snapshot) cell(p availability.Slot, clientHash string) Cell {
 			}
 		}
 	}
+	c.State = Held
+	if !sn.roomLeft(p) {
+		return c
+	}
 	for _, sp := range free {
 		if !sn.blocked(sp, p) {
 			c.State = Free
 			return c
 		}
 	}
-	c.State = Held
 	return c
+}
+
+// roomLeft: a room free of bookings at p is held by no live hold for an
+// overlapping time (rooms have no buffers); true for a type that needs
+// no room.
+func (sn *Snapshot) roomLeft(p availability.Slot) bool {
+	rooms, ok := sn.roomsFree[p.Start.Unix()]
+	if !ok {
+		return true
+	}
+	for _, r := range rooms {
+		held := false
+		for _, h := range sn.holds {
+			if h.ResourceID == r && h.Start.Before(p.End) && p.Start.Before(h.End) {
+				held = true
+				break
+			}
+		}
+		if !held {
+			return true
+		}
+	}
+	return false
 }
 
 // blocked: a live hold keeps the specialist from this slot, buffers included.

@@ -36,13 +36,14 @@ func (sn *Snapshot) Positions() []availability.Slot { return sn.positions }
 // Holds are the clinic's live holds the snapshot knows of.
 func (sn *Snapshot) Holds() []holds.Hold { return sn.holds }
 
-// FreeOfBookings is every position with its specialists free of bookings,
-// holds left out: the list slots.Free gives with NoHolds.
+// FreeOfBookings is every position with its specialists (and, for a type
+// that needs one, its rooms) free of bookings, holds left out: the list
+// slots.Free gives with NoHolds.
 func (sn *Snapshot) FreeOfBookings() []availability.Slot {
 	out := make([]availability.Slot, 0, len(sn.free))
 	for _, p := range sn.positions {
 		if ids := sn.free[p.Start.Unix()]; len(ids) > 0 {
-			out = append(out, availability.Slot{Start: p.Start, End: p.End, SpecialistIDs: ids})
+			out = append(out, availability.Slot{Start: p.Start, End: p.End, SpecialistIDs: ids, ResourceIDs: sn.roomsFree[p.Start.Unix()]})
 		}
 	}
 	return out
@@ -60,7 +61,7 @@ func (sn *Snapshot) FreeAt(start time.Time) (availability.Slot, bool) {
 	if len(ids) == 0 {
 		return availability.Slot{}, false
 	}
-	return availability.Slot{Start: sn.positions[i].Start, End: sn.positions[i].End, SpecialistIDs: ids}, true
+	return availability.Slot{Start: sn.positions[i].Start, End: sn.positions[i].End, SpecialistIDs: ids, ResourceIDs: sn.roomsFree[start.Unix()]}, true
 }
 
 // Bookable is the free slots with the live holds taken out: what
@@ -72,7 +73,7 @@ func (sn *Snapshot) Bookable() []availability.Slot {
 	}
 	busy := make([]availability.Busy, len(sn.holds))
 	for i, h := range sn.holds {
-		busy[i] = availability.Busy{SpecialistID: h.SpecialistID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter}
+		busy[i] = availability.Busy{SpecialistID: h.SpecialistID, ResourceID: h.ResourceID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter}
 	}
 	return availability.ApplyHolds(sn.typ, free, busy)
 }

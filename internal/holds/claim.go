@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,14 @@ type ClaimRequest struct {
 	// claim to go ahead: the caller chose the specialists from a list they
 	// vouch for. Otherwise the claim is refused with ErrMoved.
 	Watch, WatchValues []string
+	// Rooms, for a type that needs a room or device, are the resources
+	// that can serve the slot and are open and free of bookings then, in
+	// the order to try them (the slot engine's, which is the gate's). The
+	// hold takes the first that no other client's hold of an overlapping
+	// time has, in the claim's step, with the specialist it takes; when
+	// every one is held, the claim is refused as a held slot. None: the
+	// type needs no room.
+	Rooms []uuid.UUID
 	// Counts are rate limits of the caller's (keys with the clinic's hash
 	// tag), counted in the claim's own step, once the watched counters
 	// stand: over one of them the claim is refused with a *LimitedError.
@@ -58,7 +67,8 @@ type ClaimRequest struct {
 
 // Claim takes the slot for the client. Errors: ErrQuota, ErrAddressQuota,
 // *HeldError (also errors.Is ErrHeld: the slot, or with the buffers an
-// overlapping time of the same specialist, is another client's),
+// overlapping time of the same specialist, is another client's, or every
+// one of req.Rooms is held for an overlapping time),
 // *ReclaimError (also errors.Is ErrReclaimTooSoon: a hold on this slot
 // claimed from the same network lapsed within the cool-off, or was
 // released by its owner and would still live), *CooldownError
@@ -73,7 +83,9 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Hold, error) {
 // can take the slot, all tried in one step (req.SpecialistID is ignored).
 // When none can, the error is a *HeldError if another client's hold stands
 // in the way of any of them (the one that lasts longest), else a
-// *ReclaimError.
+// *ReclaimError. With req.Rooms the hold is of a specialist and a room,
+// chosen together: when every room is held the answer is a *HeldError
+// naming the room's hold that lasts longest, whatever the specialists.
 func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uuid.UUID) (Hold, error) {
 	if len(specialists) == 0 {
 		return Hold{}, fmt.Errorf("%w: no specialist to claim with", ErrInvalid)
@@ -105,10 +117,17 @@ func (s *Store) ClaimAny(ctx context.Context, req ClaimRequest, specialists []uu
 		return s.claimed(res)
 	}
 	c, _ := res[1].(int64)
-	if c < 1 || int(c) > len(specialists) || len(res) < 3 {
+	if c < 1 || int(c) > len(specialists) || len(res) < 4 {
 		return Hold{}, fmt.Errorf("holds: claim: unexpected reply %q", status(res))
 	}
 	h.SpecialistID = specialists[c-1]
+	if len(req.Rooms) > 0 {
+		r, _ := res[3].(int64)
+		if r < 1 || int(r) > len(req.Rooms) {
+			return Hold{}, fmt.Errorf("holds: claim: unexpected room %d", r)
+		}
+		h.ResourceID = req.Rooms[r-1]
+	}
 	if err := s.registerClaimed(ctx, req, h, now, ahead, reg, res[2] == int64(1)); err != nil {
 		return Hold{}, err
 	}
@@ -156,7 +175,7 @@ func (s *Store) claimArgs(req ClaimRequest, h Hold, ttl time.Duration, now time.
 		h.Start.Add(-h.BufferBefore).UnixMilli(), occupiedEnd, occupiedEnd + maxOccupied.Milliseconds(),
 		max(req.AddressQuota, 0), (max(s.maxLife, req.Life) + maxPin).Milliseconds(),
 		s.ReclaimCoolOff().Milliseconds(), network, h.Start.Format(time.RFC3339Nano), flag(req.Cooldown),
-		len(specialists), len(channels)}
+		len(specialists), len(channels), len(req.Rooms)}
 	for _, ch := range channels {
 		args = append(args, ch)
 	}
@@ -165,6 +184,9 @@ func (s *Store) claimArgs(req ClaimRequest, h Hold, ttl time.Duration, now time.
 	// them all under a rush.
 	first := h
 	first.SpecialistID = specialists[0]
+	if len(req.Rooms) > 0 {
+		first.ResourceID = req.Rooms[0]
+	}
 	payload, err := json.Marshal(first)
 	if err != nil {
 		return nil, nil, fmt.Errorf("holds: encode payload: %w", err)
@@ -181,6 +203,13 @@ func (s *Store) claimArgs(req ClaimRequest, h Hold, ttl time.Duration, now time.
 		c.SpecialistID = id
 		keys = append(keys, c.key(), specialistKey(req.ClinicID, id), reclaimKey(c.key(), network))
 		args = append(args, withSpecialist(payload, first.SpecialistID, id), withSpecialist(msg, first.SpecialistID, id))
+	}
+	// The rooms: the payloads and events name the first, which the
+	// script swaps for the room it gives.
+	args = append(args, h.Start.UnixMilli(), h.End.UnixMilli(), h.End.Add(maxOccupied).UnixMilli())
+	for _, r := range req.Rooms {
+		keys = append(keys, roomKey(req.ClinicID, r))
+		args = append(args, r.String())
 	}
 	if len(req.Watch) != len(req.WatchValues) {
 		return nil, nil, fmt.Errorf("%w: %d watched keys, %d values", ErrInvalid, len(req.Watch), len(req.WatchValues))
@@ -301,6 +330,8 @@ func (r ClaimRequest) validate() error {
 		return fmt.Errorf("%w: client id must be 1-%d bytes", ErrInvalid, maxClientIDLen)
 	case r.ClinicID == uuid.Nil || r.AppointmentTypeID == uuid.Nil || r.SpecialistID == uuid.Nil:
 		return fmt.Errorf("%w: clinic, appointment type and specialist are required", ErrInvalid)
+	case len(r.Rooms) > maxRooms || slices.Contains(r.Rooms, uuid.Nil):
+		return fmt.Errorf("%w: at most %d rooms, none nil", ErrInvalid, maxRooms)
 	case r.Start.IsZero() || !r.End.After(r.Start):
 		return fmt.Errorf("%w: slot must end after it starts", ErrInvalid)
 	case r.Life < 0 || r.Life > maxOccupied:
@@ -315,6 +346,9 @@ func (r ClaimRequest) validate() error {
 	}
 	return nil
 }
+
+// maxRooms bounds the rooms one claim tries: a clinic's rooms of a kind.
+const maxRooms = 64
 
 // flag is a boolean as scripts read it.
 func flag(b bool) string {

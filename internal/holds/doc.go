@@ -3,7 +3,8 @@
 // live streams.
 //
 // A hold reserves one slot (start) of one appointment type with one
-// specialist for one browser client, for a TTL (30 s by default) that
+// specialist (and, for a type that needs one, one room or device) for one
+// browser client, for a TTL (30 s by default) that
 // heartbeats extend, up to a longest life counted from the claim (10 min
 // by default, SetMaxLife): a hold cannot be kept for ever. Nor can it be
 // renewed in place by claiming it again the moment it lapses: a hold
@@ -21,7 +22,9 @@
 //     concurrent claims by a client with quota 1 give exactly one hold (a
 //     count followed by a SET may exceed it), fifty clients from one address
 //     get exactly the address's quota, and two overlapping holds of
-//     different types for one specialist cannot both be taken.
+//     different types for one specialist cannot both be taken, nor two
+//     overlapping holds of one room with different specialists: the claim
+//     picks specialist and room as a pair (ClaimRequest.Rooms).
 //   - Heartbeat, release, pin and consume each verify the owner and change
 //     the hold and its indexes in ONE script, so a hold never expires or
 //     changes hands between the check and the write.
@@ -61,6 +64,14 @@
 //	                               live while its holdId's expiry score is ahead;
 //	                               the claim prunes dead members it reads and
 //	                               those whose slots ended long ago.
+//	holds:room:{c}:<resourceId>    sorted set "holdId:start:end" (unix ms, the slot
+//	                               without buffers: rooms have none at the gate)
+//	                               scored by end: the room's overlap index, read,
+//	                               pruned and kept alive as the specialist index
+//	                               is. A release, a consume or a sweep leaves the
+//	                               member dead (its holdId leaves holds:expiry),
+//	                               a heartbeat keeps it live, Keep extends the
+//	                               index's TTL with the hold's.
 //	reclaim:{c}:<atid>:<start>:<sp>:<network>
 //	                               the re-claim cool-off of one slot (the hold key's
 //	                               name) for one network; value = when it ends (unix

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/clinic/booking/internal/ratelimit"
@@ -67,8 +68,8 @@ func (s *Store) PinWatching(ctx context.Context, holdID, clientID string, pin ti
 // until: the server's own holds (a waitlist offer's, passed from one
 // patient to the next) are kept this way, as long as the server decides,
 // past the life their claim gave them. A pin then reaches past the new
-// KeepUntil as it would past a claim's. The specialist's index of holds
-// lives as long. Publishes a heartbeat event with the new expiry when it
+// KeepUntil as it would past a claim's. The specialist's index of holds,
+// and its room's, live as long. Publishes a heartbeat event with the new expiry when it
 // changed. Errors: ErrExpired, ErrNotOwner.
 func (s *Store) Keep(ctx context.Context, holdID, clientID string, until time.Time) (Hold, error) {
 	h, ok, err := s.lookup(ctx, holdID)
@@ -205,8 +206,9 @@ end
 // keepScript serves Keep: extendScript's step, with the same arguments
 // (its ARGV[6] unused: Keep reads the payload just before),
 // on a hold whose KeepUntil is then at least the new expiry (ARGV[5]), and
-// with the specialist's index of holds (KEYS[5]) living at least d and a
-// minute more, as a claim leaves it. A raised KeepUntil alone rewrites the
+// with the specialist's index of holds (KEYS[5]), and the room's (KEYS[6])
+// when the hold has a room, living at least d and a minute more, as a
+// claim leaves them. A raised KeepUntil alone rewrites the
 // payload without touching the key's TTL or the expiry score.
 //
 // Payload times are compared as sortableTime reads them. A payload without
@@ -243,6 +245,9 @@ end
 redis.call('SADD', KEYS[2], ARGV[1])
 extendTTL(KEYS[2], d)
 extendTTL(KEYS[5], d + 60000)
+if KEYS[6] then
+  extendTTL(KEYS[6], d + 60000)
+end
 if not (extended and ARGV[7]) then
   return {'ok', payload, 0}
 end
@@ -333,8 +338,8 @@ func (e *staleError) Error() string { return "holds: extend: the remembered hold
 
 // runExtend runs extendScript on hold h: it lives at least d more, to exp.
 // With keep it runs keepScript instead (see Keep): the hold's KeepUntil
-// becomes at least exp, and the specialist's index lives as long, plus a
-// minute.
+// becomes at least exp, and the specialist's (and its room's) index lives
+// as long, plus a minute.
 func (s *Store) runExtend(ctx context.Context, h Hold, clientID string, d time.Duration, exp time.Time, announce, keep bool, expect string, watch ...string) (Hold, extended, error) {
 	return s.runCounted(ctx, h, clientID, d, exp, announce, keep, expect, nil, watch...)
 }
@@ -365,6 +370,9 @@ func (s *Store) runCounted(ctx context.Context, h Hold, clientID string, d time.
 	switch {
 	case keep:
 		script, keys = keepScript, append(h.scriptKeys(), specialistKey(h.ClinicID, h.SpecialistID))
+		if h.ResourceID != uuid.Nil {
+			keys = append(keys, roomKey(h.ClinicID, h.ResourceID))
+		}
 	case len(counts) > 0:
 		script = heartbeatScript
 		keys, args = withCounts(keys, args, counts)

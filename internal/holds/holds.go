@@ -21,9 +21,13 @@ type Hold struct {
 	ClinicID          uuid.UUID
 	AppointmentTypeID uuid.UUID
 	SpecialistID      uuid.UUID
-	Start             time.Time // slot start, UTC
-	End               time.Time // slot end, UTC
-	ExpiresAt         time.Time // when the hold lapses without a heartbeat, UTC, ms precision
+	// ResourceID is the room or device the hold reserves with its
+	// specialist, for a type that needs one (uuid.Nil: none); its booking
+	// names it in the insert, so the gate gives it that room.
+	ResourceID uuid.UUID
+	Start      time.Time // slot start, UTC
+	End        time.Time // slot end, UTC
+	ExpiresAt  time.Time // when the hold lapses without a heartbeat, UTC, ms precision
 	// KeepUntil is as far as heartbeats may carry the hold: its claim plus
 	// the store's longest life, or as far as the server's Keep raised it.
 	// Zero in payloads written before it existed.
@@ -48,6 +52,7 @@ type holdJSON struct {
 	ClinicID          uuid.UUID `json:"clinicId,omitzero"`
 	AppointmentTypeID uuid.UUID `json:"appointmentTypeId,omitzero"`
 	SpecialistID      uuid.UUID `json:"specialistId,omitzero"`
+	ResourceID        uuid.UUID `json:"resourceId,omitzero"`
 	Start             time.Time `json:"slotStartDate,omitzero"`
 	End               time.Time `json:"slotEndDate,omitzero"`
 	ExpiresAt         time.Time `json:"holdExpiresAt,omitzero"`
@@ -64,6 +69,7 @@ func (h Hold) wire() holdJSON {
 		ClinicID:          h.ClinicID,
 		AppointmentTypeID: h.AppointmentTypeID,
 		SpecialistID:      h.SpecialistID,
+		ResourceID:        h.ResourceID,
 		Start:             utc(h.Start),
 		End:               utc(h.End),
 		ExpiresAt:         utc(h.ExpiresAt),
@@ -81,6 +87,7 @@ func (w holdJSON) hold() Hold {
 		ClinicID:          w.ClinicID,
 		AppointmentTypeID: w.AppointmentTypeID,
 		SpecialistID:      w.SpecialistID,
+		ResourceID:        w.ResourceID,
 		Start:             utc(w.Start),
 		End:               utc(w.End),
 		ExpiresAt:         utc(w.ExpiresAt),
@@ -353,6 +360,10 @@ func addressKey(clinicID uuid.UUID, network string) string {
 
 func specialistKey(clinicID, specialistID uuid.UUID) string {
 	return "holds:specialist:" + tag(clinicID) + ":" + specialistID.String()
+}
+
+func roomKey(clinicID, resourceID uuid.UUID) string {
+	return "holds:room:" + tag(clinicID) + ":" + resourceID.String()
 }
 
 // reclaimKey is the re-claim cool-off (or a release's bar) of one slot (a

@@ -110,7 +110,7 @@ func (s *Store) ActiveHolds(ctx context.Context, clinicID uuid.UUID) ([]availabi
 	}
 	out := make([]availability.Busy, len(hs))
 	for i, h := range hs {
-		out[i] = availability.Busy{SpecialistID: h.SpecialistID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter}
+		out[i] = availability.Busy{SpecialistID: h.SpecialistID, ResourceID: h.ResourceID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter}
 	}
 	return out, nil
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/clinic/booking/internal/availability"
 	"github.com/clinic/booking/internal/grid"
 	"github.com/clinic/booking/internal/holds"
@@ -88,9 +90,10 @@ const heldMargin = time.Second
 
 // Room is how many claims of start may be under way at once, as far as
 // the view knows: the specialists free of bookings there that no other
-// client's live hold stands in the way of. 0: start is a free position
-// of the grid whose every specialist is held by a live hold of a client
-// other than clientHash's, the longest for retry more; only then may a
+// client's live hold stands in the way of (and, for a type that needs a
+// room, none when every room is held). 0: start is a free position
+// of the grid whose every specialist, or every room, is held by a live
+// hold of a client other than clientHash's, the longest for retry more; only then may a
 // claim of start be refused without asking Redis (a refusal a moment late
 // in the other direction, a release not yet heard, is what any patient a
 // moment earlier would have had). Any doubt (a time the view does not
@@ -111,24 +114,38 @@ func (v *View) Room(start time.Time, clientHash string, now time.Time) (free int
 	var busy []availability.Busy
 	var longest time.Duration
 	for i, h := range st.sn.Holds() {
-		if !slices.Contains(slot.SpecialistIDs, h.SpecialistID) ||
-			!h.Start.Add(-h.BufferBefore).Before(hi) || !h.End.Add(h.BufferAfter).After(lo) {
+		mine := slices.Contains(slot.SpecialistIDs, h.SpecialistID) &&
+			h.Start.Add(-h.BufferBefore).Before(hi) && h.End.Add(h.BufferAfter).After(lo)
+		// A hold of one of the time's rooms, whoever its specialist.
+		room := h.ResourceID != uuid.Nil && slices.Contains(slot.ResourceIDs, h.ResourceID) &&
+			h.Start.Before(slot.End) && h.End.After(slot.Start)
+		if !mine && !room {
 			continue
 		}
 		if st.sn.Owner(i) == clientHash || !h.ExpiresAt.After(now.Add(heldMargin)) {
 			return 1, 0
 		}
-		busy = append(busy, availability.Busy{SpecialistID: h.SpecialistID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter})
+		busy = append(busy, availability.Busy{SpecialistID: h.SpecialistID, ResourceID: h.ResourceID, Start: h.Start, End: h.End, BufferBefore: h.BufferBefore, BufferAfter: h.BufferAfter})
 		longest = max(longest, h.ExpiresAt.Sub(now))
 	}
 	if len(busy) == 0 {
-		return max(len(slot.SpecialistIDs), 1), 0
+		return claims(slot), 0
 	}
 	left := availability.ApplyHolds(typ, []availability.Slot{slot}, busy)
 	if len(left) == 0 {
 		return 0, longest
 	}
-	return max(len(left[0].SpecialistIDs), 1), 0
+	return claims(left[0]), 0
+}
+
+// claims is how many claims of a free slot can succeed at once: one per
+// specialist, and no more than its rooms when its type needs one.
+func claims(slot availability.Slot) int {
+	n := len(slot.SpecialistIDs)
+	if len(slot.ResourceIDs) > 0 {
+		n = min(n, len(slot.ResourceIDs))
+	}
+	return max(n, 1)
 }
 
 // Answer is a rendered answer and its entity tag.

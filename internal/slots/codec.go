@@ -72,7 +72,11 @@ func (e *entry) encode() ([]byte, error) {
 // slotList is a cached entry's slots. In Redis each specialist's ID is
 // written once and each slot as [start, end, specialist indexes...] in
 // Unix seconds: a pooled day of 20 specialists is a tenth of the size of
-// the slots as structs, and far cheaper to encode on every booking.
+// the slots as structs, and far cheaper to encode on every booking. The
+// free rooms of a slot of a type that needs one follow its specialists,
+// each as -(its index + 1) in the same table of IDs, so that a hold can
+// name its room from the cached list alone (a slot has a room only with
+// a specialist).
 type slotList []availability.Slot
 
 type packedSlots struct {
@@ -116,6 +120,16 @@ func (l slotList) MarshalJSON() ([]byte, error) {
 			rows = append(rows, ',')
 			rows = strconv.AppendInt(rows, int64(n), 10)
 		}
+		for _, id := range sl.ResourceIDs {
+			n, ok := index[id]
+			if !ok {
+				n = len(ids)
+				index[id] = n
+				ids = append(ids, id)
+			}
+			rows = append(rows, ',')
+			rows = strconv.AppendInt(rows, -int64(n)-1, 10)
+		}
 		rows = append(rows, ']')
 	}
 	b := make([]byte, 0, len(rows)+40*len(ids)+16)
@@ -143,13 +157,29 @@ func (l *slotList) UnmarshalJSON(b []byte) error {
 		if len(row) < 2 {
 			return fmt.Errorf("cached slot %d: %d numbers", i, len(row))
 		}
+		sps := row[2:]
+		for len(sps) > 0 && sps[len(sps)-1] < 0 {
+			sps = sps[:len(sps)-1]
+		}
 		sl := availability.Slot{Start: time.Unix(row[0], 0).UTC(), End: time.Unix(row[1], 0).UTC(),
-			SpecialistIDs: make([]uuid.UUID, len(row)-2)}
-		for j, n := range row[2:] {
+			SpecialistIDs: make([]uuid.UUID, len(sps))}
+		for j, n := range sps {
 			if n < 0 || n >= int64(len(p.IDs)) {
 				return fmt.Errorf("cached slot %d: specialist %d of %d", i, n, len(p.IDs))
 			}
 			sl.SpecialistIDs[j] = p.IDs[n]
+		}
+		if rooms := row[2+len(sps):]; len(rooms) > 0 {
+			if len(sps) == 0 {
+				return fmt.Errorf("cached slot %d: rooms without a specialist", i)
+			}
+			sl.ResourceIDs = make([]uuid.UUID, len(rooms))
+			for j, n := range rooms {
+				if n = -n - 1; n >= int64(len(p.IDs)) {
+					return fmt.Errorf("cached slot %d: room %d of %d", i, n, len(p.IDs))
+				}
+				sl.ResourceIDs[j] = p.IDs[n]
+			}
 		}
 		out[i] = sl
 	}

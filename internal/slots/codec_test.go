@@ -15,6 +15,7 @@ import (
 // A cached entry's slots come back from Redis exactly as they went in.
 func TestSlotListRoundTrip(t *testing.T) {
 	a, b, c := uuid.New(), uuid.New(), uuid.New()
+	room1, room2 := uuid.New(), uuid.New()
 	start := time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC) // the night the clocks go back in Europe
 	in := slotList{
 		{Start: start, End: start.Add(30 * time.Minute), SpecialistIDs: []uuid.UUID{a, b, c}},
@@ -26,6 +27,11 @@ func TestSlotListRoundTrip(t *testing.T) {
 		{Start: start.Add(6 * time.Hour), End: start.Add(7 * time.Hour), SpecialistIDs: []uuid.UUID{b, c, a, uuid.Nil}},
 		{Start: start.Add(7 * time.Hour), End: start.Add(8 * time.Hour), SpecialistIDs: []uuid.UUID{}},
 		{Start: start.Add(8 * time.Hour), End: start.Add(9 * time.Hour), SpecialistIDs: []uuid.UUID{b, c, a, uuid.Nil}},
+		// A type that needs a room: its free rooms, some new to the list,
+		// one also a specialist's id (the table is shared).
+		{Start: start.Add(9 * time.Hour), End: start.Add(10 * time.Hour), SpecialistIDs: []uuid.UUID{a, b}, ResourceIDs: []uuid.UUID{room1, room2}},
+		{Start: start.Add(10 * time.Hour), End: start.Add(11 * time.Hour), SpecialistIDs: []uuid.UUID{room2}, ResourceIDs: []uuid.UUID{room2}},
+		{Start: start.Add(11 * time.Hour), End: start.Add(12 * time.Hour), SpecialistIDs: []uuid.UUID{c}, ResourceIDs: []uuid.UUID{a}},
 	}
 	e := entry{entryMeta: entryMeta{Zone: "Europe/Berlin", ClinicID: uuid.New(), Priority: map[uuid.UUID]int{a: 2, c: 0},
 		Row: db.AppointmentType{Name: `"Quoted" \ name`, DurationMin: 30, Translations: json.RawMessage(`{"de":{"name":"Beratung"}}`)}, Type: availability.AppointmentType{Duration: time.Hour},
@@ -63,6 +69,8 @@ func TestSlotListRefusesWhatItDidNotWrite(t *testing.T) {
 		`{"ids":[],"s":[[1]]}`,
 		`{"ids":[],"s":[[1,2,0]]}`,
 		`{"ids":["00000000-0000-0000-0000-000000000000"],"s":[[1,2,-1]]}`,
+		`{"ids":["00000000-0000-0000-0000-000000000000"],"s":[[1,2,0,-2]]}`,
+		`{"ids":["00000000-0000-0000-0000-000000000000"],"s":[[1,2,-1,0]]}`,
 	} {
 		var l slotList
 		if err := json.Unmarshal([]byte(raw), &l); err == nil {

@@ -87,6 +87,7 @@ var methodActions = map[string]staff.Action{
 	"desk.Bookings.Calendar":                staff.ActCalendar,
 	"desk.Bookings.BookForPatient":          staff.ActBook,
 	"desk.Bookings.Cancel":                  staff.ActCancel,
+	"desk.Bookings.CancelSeriesFrom":        staff.ActCancel,
 	"desk.Bookings.Reschedule":              staff.ActMove,
 	"desk.Bookings.Search":                  staff.ActSearch,
 	"desk.Bookings.MarkAttendance":          staff.ActAttendance,

@@ -40,13 +40,14 @@ func (s *Service) Accept(ctx context.Context, clinicID uuid.UUID, token string) 
 	if o.State != OfferOpen || !s.now().Before(o.ExpiresAt) {
 		return booking.Confirmation{}, offerOver()
 	}
-	holdID := o.HoldID
+	holdID, room := o.HoldID, uuid.Nil
 	if holdID != "" {
 		// The hold stays ours while the booking is written. If Redis lost
 		// it, the gate alone decides, and the booking still spends what is
 		// left of it (its index entries), so the time is never announced
 		// as released once booked.
-		_, err := s.holds.Pin(ctx, holdID, holdOwner(o.OpeningID), pinFor)
+		h, err := s.holds.Pin(ctx, holdID, holdOwner(o.OpeningID), pinFor)
+		room = h.ResourceID // the room the hold holds: the booking takes it
 		switch {
 		case err == nil, errors.Is(err, holds.ErrExpired):
 		case errors.Is(err, holds.ErrNotOwner):
@@ -57,7 +58,7 @@ func (s *Service) Accept(ctx context.Context, clinicID uuid.UUID, token string) 
 	}
 	clientID := "waitlist:" + e.ID.String()
 	return s.bookings.Book(ctx, booking.BookRequest{
-		ClinicID: o.ClinicID, AppointmentTypeID: o.AppointmentTypeID, SpecialistID: o.SpecialistID,
+		ClinicID: o.ClinicID, AppointmentTypeID: o.AppointmentTypeID, SpecialistID: o.SpecialistID, ResourceID: room,
 		Start: o.Start, End: o.End, Patient: e.Patient, ClientID: clientID, Actor: booking.ActorPatient,
 		Language: e.Language, HoldID: holdID, WaitlistOffer: o.ID,
 	})
@@ -149,10 +150,14 @@ func (s *Service) OfferByHand(ctx context.Context, u staff.User, entryID, specia
 		if err != nil {
 			return err
 		}
-		if booked {
+		rooms, needs, err := freeRooms(ctx, q, b)
+		if err != nil {
+			return err
+		}
+		if booked || (needs && len(rooms) == 0) {
 			return apperr.New(apperr.Conflict, apperr.CodeSlotTaken, "This time is booked.")
 		}
-		id, err := s.open(ctx, tx, freed{booking: b, cause: "staff", entry: e.ID})
+		id, err := s.open(ctx, tx, freed{booking: b, cause: "staff", entry: e.ID, rooms: rooms})
 		if err != nil {
 			return err
 		}

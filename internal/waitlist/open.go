@@ -64,6 +64,9 @@ type freed struct {
 	// entry, for an offer staff make by hand, is who gets it (else the
 	// first in the list).
 	entry uuid.UUID
+	// rooms, for an offer staff make by hand of a type that needs a room,
+	// are the rooms free then (see roomsOf).
+	rooms []uuid.UUID
 }
 
 // open records an opening for the freed time, holds the time for it and
@@ -96,6 +99,7 @@ func (s *Openings) open(ctx context.Context, tx pgx.Tx, f freed) (uuid.UUID, err
 	h, err := s.holds.Claim(ctx, holds.ClaimRequest{
 		ClientID: holdOwner(id), ClinicID: b.ClinicID, AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
 		Start: b.Start, End: b.End, BufferBefore: before, BufferAfter: after, Quota: 1, Life: s.cfg.OfferFor + grace,
+		Rooms: roomsOf(f),
 	})
 	switch {
 	case errors.Is(err, holds.ErrHeld) && f.cause == "staff":

@@ -279,14 +279,20 @@ func (s *Service) keepHold(ctx context.Context, op db.WaitlistOpening, until tim
 			return "", fmt.Errorf("keep the hold: %w", err)
 		}
 	}
-	t, err := db.New(s.pool).AppointmentTypeGet(ctx, op.AppointmentTypeID)
+	q := db.New(s.pool)
+	t, err := q.AppointmentTypeGet(ctx, op.AppointmentTypeID)
 	if err != nil {
 		return "", fmt.Errorf("load appointment type: %w", err)
+	}
+	// The hold taken anew holds a room that is free now, if the type needs one.
+	rooms, _, err := freeRooms(ctx, q, booking.Booking{ClinicID: op.ClinicID, AppointmentTypeID: op.AppointmentTypeID, Start: op.SlotStart, End: op.SlotEnd})
+	if err != nil {
+		return "", err
 	}
 	h, err := s.holds.Claim(ctx, holds.ClaimRequest{
 		ClientID: owner, ClinicID: op.ClinicID, AppointmentTypeID: op.AppointmentTypeID, SpecialistID: op.SpecialistID,
 		Start: op.SlotStart, End: op.SlotEnd, BufferBefore: minutes(t.BufferBeforeMin), BufferAfter: minutes(t.BufferAfterMin),
-		Quota: 1, Life: until.Sub(s.now()),
+		Quota: 1, Life: until.Sub(s.now()), Rooms: rooms,
 	})
 	var held *holds.HeldError
 	if errors.As(err, &held) {
