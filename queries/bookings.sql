@@ -86,9 +86,13 @@ SELECT EXISTS (
 
 -- name: BookingCalendar :many
 -- A clinic's confirmed bookings in a range, for the staff calendar, with
--- whether each patient came.
+-- whether each patient came, the room each holds and whether its type
+-- needs one.
 SELECT b.id, b.specialist_id, b.appointment_type_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email,
-       b.patient_phone, b.version, b.attendance, t.name AS type_name, s.name AS specialist_name
+       b.patient_phone, b.version, b.attendance, t.name AS type_name, s.name AS specialist_name,
+       b.resource_id,
+       EXISTS (SELECT 1 FROM appointment_type_resources n
+               WHERE n.clinic_id = b.clinic_id AND n.appointment_type_id = b.appointment_type_id) AS needs_room
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id

@@ -34,7 +34,7 @@ func roomClinic(t *testing.T, a *app) (clinic, uuid.UUID) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Deps.Practice.SetTypeNeed(t.Context(), u, c.Types[1].ID, practice.Need{Kind: "ultrasound"}); err != nil {
+	if _, err := a.Deps.Practice.SetTypeNeed(t.Context(), u, c.Types[1].ID, practice.Need{Kind: "ultrasound"}); err != nil {
 		t.Fatal(err)
 	}
 	return c, room.ID

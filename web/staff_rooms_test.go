@@ -32,10 +32,10 @@ func TestStaffDeskWithARoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A kind no room of the clinic has would make the type unbookable.
-	if err := a.Deps.Practice.SetTypeNeed(ctx, u, c.Types[1].ID, practice.Need{Kind: "ultrasonud"}); apperr.CodeOf(err) != apperr.CodeInvalidArgument {
+	if _, err := a.Deps.Practice.SetTypeNeed(ctx, u, c.Types[1].ID, practice.Need{Kind: "ultrasonud"}); apperr.CodeOf(err) != apperr.CodeInvalidArgument {
 		t.Errorf("a need of a kind no room has: %v, want INVALID_ARGUMENT", err)
 	}
-	if err := a.Deps.Practice.SetTypeNeed(ctx, u, c.Types[1].ID, practice.Need{Kind: "ultrasound"}); err != nil {
+	if _, err := a.Deps.Practice.SetTypeNeed(ctx, u, c.Types[1].ID, practice.Need{Kind: "ultrasound"}); err != nil {
 		t.Fatal(err)
 	}
 	at := c.Next(time.Thursday, 10, 0)

@@ -143,6 +143,9 @@ func pending(p db.BookingInsertParams, rescheduledFrom uuid.UUID) Booking {
 func insert(ctx context.Context, q *db.Queries, p db.BookingInsertParams) (Booking, error) {
 	row, err := q.BookingInsert(ctx, p)
 	if err != nil {
+		if lostRoom(err) {
+			return Booking{}, roomTaken()
+		}
 		if errors.Is(err, pgx.ErrNoRows) || isSQLState(err, "23505", "23P01") {
 			return Booking{}, apperr.SlotTaken()
 		}

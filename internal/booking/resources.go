@@ -7,12 +7,40 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
 )
+
+// resourceGate is the exclusion constraint two bookings of one room
+// meet in, and the name the insert's trigger gives its refusal when no
+// room the booking may take is free.
+const resourceGate = "bookings_no_resource_overlap"
+
+// RoomTakenReason is the "reason" detail of a SLOT_TAKEN whose time was
+// lost for want of a free room (the specialist may be free then): staff
+// are told so in words.
+const RoomTakenReason = "room"
+
+// lostRoom reports whether err is the refusal of the resources' gate.
+func lostRoom(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23P01" && pgErr.ConstraintName == resourceGate
+}
+
+// roomTaken is SLOT_TAKEN for want of a room: the same lost race, with
+// nothing written, saying why.
+func roomTaken() *apperr.Error {
+	e := apperr.SlotTaken()
+	e.Message = "No room this appointment needs is free at that time. Please pick another time."
+	e.Details = map[string]any{"reason": RoomTakenReason}
+	return e
+}
 
 // lockResources takes the locks of every resource a booking of the type
 // could hold (BookingResourcesLock), in the order the insert takes them.

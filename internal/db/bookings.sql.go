@@ -15,7 +15,10 @@ import (
 
 const bookingCalendar = `-- name: BookingCalendar :many
 SELECT b.id, b.specialist_id, b.appointment_type_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email,
-       b.patient_phone, b.version, b.attendance, t.name AS type_name, s.name AS specialist_name
+       b.patient_phone, b.version, b.attendance, t.name AS type_name, s.name AS specialist_name,
+       b.resource_id,
+       EXISTS (SELECT 1 FROM appointment_type_resources n
+               WHERE n.clinic_id = b.clinic_id AND n.appointment_type_id = b.appointment_type_id) AS needs_room
 FROM bookings b
 JOIN appointment_types t ON t.id = b.appointment_type_id
 JOIN specialists s ON s.id = b.specialist_id
@@ -44,10 +47,13 @@ type BookingCalendarRow struct {
 	Attendance        string
 	TypeName          string
 	SpecialistName    string
+	ResourceID        uuid.NullUUID
+	NeedsRoom         bool
 }
 
 // A clinic's confirmed bookings in a range, for the staff calendar, with
-// whether each patient came.
+// whether each patient came, the room each holds and whether its type
+// needs one.
 func (q *Queries) BookingCalendar(ctx context.Context, arg BookingCalendarParams) ([]BookingCalendarRow, error) {
 	rows, err := q.db.Query(ctx, bookingCalendar, arg.ClinicID, arg.RangeStart, arg.RangeEnd)
 	if err != nil {
@@ -70,6 +76,8 @@ func (q *Queries) BookingCalendar(ctx context.Context, arg BookingCalendarParams
 			&i.Attendance,
 			&i.TypeName,
 			&i.SpecialistName,
+			&i.ResourceID,
+			&i.NeedsRoom,
 		); err != nil {
 			return nil, err
 		}

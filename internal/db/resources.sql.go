@@ -30,6 +30,41 @@ func (q *Queries) BookingResourcesLock(ctx context.Context, arg BookingResources
 	return err
 }
 
+const bookingTakeFreeRoom = `-- name: BookingTakeFreeRoom :one
+UPDATE bookings b SET resource_id = (
+    SELECT r.id FROM appointment_type_resources n
+    JOIN resources r ON r.clinic_id = n.clinic_id
+     AND (r.id = n.resource_id OR (n.resource_id IS NULL AND r.kind = n.resource_kind))
+    WHERE n.clinic_id = b.clinic_id AND n.appointment_type_id = b.appointment_type_id AND r.active
+      AND resource_open(b.clinic_id, r.id, b.slot_start, b.slot_end)
+      AND NOT EXISTS (
+          SELECT 1 FROM bookings o
+          WHERE o.clinic_id = b.clinic_id AND o.resource_id = r.id AND o.status = 'confirmed'
+            AND tstzrange(o.slot_start, o.slot_end, '[)') && tstzrange(b.slot_start, b.slot_end, '[)')
+      )
+    ORDER BY r.id
+    LIMIT 1
+)
+WHERE b.clinic_id = $1 AND b.id = $2 AND b.status = 'confirmed' AND b.resource_id IS NULL
+RETURNING b.resource_id
+`
+
+type BookingTakeFreeRoomParams struct {
+	ClinicID uuid.UUID
+	ID       uuid.UUID
+}
+
+// Gives a confirmed booking that holds no room the first free and open
+// room its type's need allows, as the insert's trigger chooses one;
+// resource_id stays NULL when none is free. The caller holds the type's
+// rooms' locks (lock_type_resources).
+func (q *Queries) BookingTakeFreeRoom(ctx context.Context, arg BookingTakeFreeRoomParams) (uuid.NullUUID, error) {
+	row := q.db.QueryRow(ctx, bookingTakeFreeRoom, arg.ClinicID, arg.ID)
+	var resource_id uuid.NullUUID
+	err := row.Scan(&resource_id)
+	return resource_id, err
+}
+
 const resourceBookingsInRange = `-- name: ResourceBookingsInRange :many
 SELECT b.resource_id::uuid AS resource_id, b.specialist_id, b.slot_start, b.slot_end
 FROM bookings b
@@ -83,6 +118,36 @@ func (q *Queries) ResourceBookingsInRange(ctx context.Context, arg ResourceBooki
 		return nil, err
 	}
 	return items, nil
+}
+
+const resourceBumpVersion = `-- name: ResourceBumpVersion :one
+UPDATE resources SET version = version + 1
+WHERE clinic_id = $1 AND id = $2 AND version = $3
+RETURNING id, clinic_id, name, kind, always_open, active, version, created_at
+`
+
+type ResourceBumpVersionParams struct {
+	ClinicID uuid.UUID
+	ID       uuid.UUID
+	Version  int32
+}
+
+// A change of a room's hours as its editor saw the room: no row when
+// someone else saved it since.
+func (q *Queries) ResourceBumpVersion(ctx context.Context, arg ResourceBumpVersionParams) (Resource, error) {
+	row := q.db.QueryRow(ctx, resourceBumpVersion, arg.ClinicID, arg.ID, arg.Version)
+	var i Resource
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Kind,
+		&i.AlwaysOpen,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const resourceClosedDaysForType = `-- name: ResourceClosedDaysForType :many
@@ -210,6 +275,57 @@ func (q *Queries) ResourceClosureList(ctx context.Context, arg ResourceClosureLi
 			&i.FirstDay,
 			&i.LastDay,
 			&i.Note,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceClosureListByClinicRange = `-- name: ResourceClosureListByClinicRange :many
+SELECT c.id, c.resource_id, c.first_day, c.last_day, c.note, r.name AS resource_name
+FROM resource_closures c
+JOIN resources r ON r.clinic_id = c.clinic_id AND r.id = c.resource_id
+WHERE c.clinic_id = $1 AND c.first_day <= $2::date AND c.last_day >= $3::date
+ORDER BY c.first_day, r.name
+`
+
+type ResourceClosureListByClinicRangeParams struct {
+	ClinicID uuid.UUID
+	ToDay    time.Time
+	FromDay  time.Time
+}
+
+type ResourceClosureListByClinicRangeRow struct {
+	ID           int64
+	ResourceID   uuid.UUID
+	FirstDay     time.Time
+	LastDay      time.Time
+	Note         string
+	ResourceName string
+}
+
+// The rooms' closures over any local date from from_day to to_day.
+func (q *Queries) ResourceClosureListByClinicRange(ctx context.Context, arg ResourceClosureListByClinicRangeParams) ([]ResourceClosureListByClinicRangeRow, error) {
+	rows, err := q.db.Query(ctx, resourceClosureListByClinicRange, arg.ClinicID, arg.ToDay, arg.FromDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceClosureListByClinicRangeRow{}
+	for rows.Next() {
+		var i ResourceClosureListByClinicRangeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ResourceID,
+			&i.FirstDay,
+			&i.LastDay,
+			&i.Note,
+			&i.ResourceName,
 		); err != nil {
 			return nil, err
 		}
@@ -395,6 +511,48 @@ func (q *Queries) ResourceHoursList(ctx context.Context, arg ResourceHoursListPa
 	return items, nil
 }
 
+const resourceHoursListByClinic = `-- name: ResourceHoursListByClinic :many
+SELECT h.resource_id, h.weekday,
+       (extract(epoch FROM h.start_local) / 60)::integer AS start_min,
+       (extract(epoch FROM h.end_local) / 60)::integer AS end_min
+FROM resource_hours h
+WHERE h.clinic_id = $1
+ORDER BY h.resource_id, h.weekday, h.start_local
+`
+
+type ResourceHoursListByClinicRow struct {
+	ResourceID uuid.UUID
+	Weekday    int16
+	StartMin   int32
+	EndMin     int32
+}
+
+// Every room's weekly hours, for the day grid's rooms.
+func (q *Queries) ResourceHoursListByClinic(ctx context.Context, clinicID uuid.UUID) ([]ResourceHoursListByClinicRow, error) {
+	rows, err := q.db.Query(ctx, resourceHoursListByClinic, clinicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceHoursListByClinicRow{}
+	for rows.Next() {
+		var i ResourceHoursListByClinicRow
+		if err := rows.Scan(
+			&i.ResourceID,
+			&i.Weekday,
+			&i.StartMin,
+			&i.EndMin,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const resourceInsert = `-- name: ResourceInsert :one
 
 INSERT INTO resources (clinic_id, name, kind, always_open, active)
@@ -467,10 +625,35 @@ func (q *Queries) ResourceList(ctx context.Context, clinicID uuid.UUID) ([]Resou
 	return items, nil
 }
 
+const resourceLock = `-- name: ResourceLock :one
+SELECT id, clinic_id, name, kind, always_open, active, version, created_at FROM resources WHERE clinic_id = $1 AND id = $2 FOR UPDATE
+`
+
+type ResourceLockParams struct {
+	ClinicID uuid.UUID
+	ID       uuid.UUID
+}
+
+func (q *Queries) ResourceLock(ctx context.Context, arg ResourceLockParams) (Resource, error) {
+	row := q.db.QueryRow(ctx, resourceLock, arg.ClinicID, arg.ID)
+	var i Resource
+	err := row.Scan(
+		&i.ID,
+		&i.ClinicID,
+		&i.Name,
+		&i.Kind,
+		&i.AlwaysOpen,
+		&i.Active,
+		&i.Version,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const resourceUpdate = `-- name: ResourceUpdate :one
 UPDATE resources
 SET name = $1, kind = $2, always_open = $3, active = $4, version = version + 1
-WHERE clinic_id = $5 AND id = $6
+WHERE clinic_id = $5 AND id = $6 AND version = $7
 RETURNING id, clinic_id, name, kind, always_open, active, version, created_at
 `
 
@@ -481,8 +664,11 @@ type ResourceUpdateParams struct {
 	Active     bool
 	ClinicID   uuid.UUID
 	ID         uuid.UUID
+	Version    int32
 }
 
+// Edits a room as its editor saw it: no row when someone else saved it
+// (its details or its hours) since.
 func (q *Queries) ResourceUpdate(ctx context.Context, arg ResourceUpdateParams) (Resource, error) {
 	row := q.db.QueryRow(ctx, resourceUpdate,
 		arg.Name,
@@ -491,6 +677,7 @@ func (q *Queries) ResourceUpdate(ctx context.Context, arg ResourceUpdateParams) 
 		arg.Active,
 		arg.ClinicID,
 		arg.ID,
+		arg.Version,
 	)
 	var i Resource
 	err := row.Scan(
@@ -533,6 +720,157 @@ func (q *Queries) ResourcesForType(ctx context.Context, appointmentTypeID uuid.U
 	for rows.Next() {
 		var i ResourcesForTypeRow
 		if err := rows.Scan(&i.ID, &i.Name, &i.AlwaysOpen); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const roomClosureBookings = `-- name: RoomClosureBookings :many
+SELECT c.id AS closure_id, b.id, b.specialist_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email, b.patient_phone,
+       b.version, t.name AS type_name, s.name AS specialist_name
+FROM resource_closures c
+JOIN clinics k ON k.id = c.clinic_id
+JOIN bookings b ON b.clinic_id = c.clinic_id AND b.resource_id = c.resource_id AND b.status = 'confirmed'
+JOIN appointment_types t ON t.id = b.appointment_type_id
+JOIN specialists s ON s.id = b.specialist_id
+WHERE c.clinic_id = $1 AND c.resource_id = $2 AND c.last_day >= $3::date
+  AND b.slot_start < ((c.last_day + 1)::timestamp AT TIME ZONE k.timezone)
+  AND b.slot_end > (c.first_day::timestamp AT TIME ZONE k.timezone)
+ORDER BY b.slot_start, c.id
+`
+
+type RoomClosureBookingsParams struct {
+	ClinicID   uuid.UUID
+	ResourceID uuid.UUID
+	FromDay    time.Time
+}
+
+type RoomClosureBookingsRow struct {
+	ClosureID      int64
+	ID             uuid.UUID
+	SpecialistID   uuid.UUID
+	SlotStart      time.Time
+	SlotEnd        time.Time
+	PatientName    string
+	PatientEmail   string
+	PatientPhone   string
+	Version        int32
+	TypeName       string
+	SpecialistName string
+}
+
+// The confirmed bookings holding the room on the dates of its closures
+// that end on or after from_day, soonest first, with the closure each
+// falls in: what staff move before the room is closed.
+func (q *Queries) RoomClosureBookings(ctx context.Context, arg RoomClosureBookingsParams) ([]RoomClosureBookingsRow, error) {
+	rows, err := q.db.Query(ctx, roomClosureBookings, arg.ClinicID, arg.ResourceID, arg.FromDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RoomClosureBookingsRow{}
+	for rows.Next() {
+		var i RoomClosureBookingsRow
+		if err := rows.Scan(
+			&i.ClosureID,
+			&i.ID,
+			&i.SpecialistID,
+			&i.SlotStart,
+			&i.SlotEnd,
+			&i.PatientName,
+			&i.PatientEmail,
+			&i.PatientPhone,
+			&i.Version,
+			&i.TypeName,
+			&i.SpecialistName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const typeBookingsReleaseRooms = `-- name: TypeBookingsReleaseRooms :execrows
+UPDATE bookings b SET resource_id = NULL
+WHERE b.clinic_id = $1 AND b.appointment_type_id = $2
+  AND b.status = 'confirmed' AND b.slot_start >= $3 AND b.resource_id IS NOT NULL
+  AND NOT EXISTS (
+      SELECT 1 FROM appointment_type_resources n
+      JOIN resources r ON r.clinic_id = n.clinic_id
+       AND (r.id = n.resource_id OR (n.resource_id IS NULL AND r.kind = n.resource_kind))
+      WHERE n.clinic_id = b.clinic_id AND n.appointment_type_id = b.appointment_type_id
+        AND r.id = b.resource_id
+  )
+`
+
+type TypeBookingsReleaseRoomsParams struct {
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	FromTime          time.Time
+}
+
+// Releases the rooms of the type's confirmed bookings from from_time on
+// that its need no longer asks for: all of them when it needs none, else
+// those whose room does not serve it (an inactive room still serves the
+// bookings it has).
+func (q *Queries) TypeBookingsReleaseRooms(ctx context.Context, arg TypeBookingsReleaseRoomsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, typeBookingsReleaseRooms, arg.ClinicID, arg.AppointmentTypeID, arg.FromTime)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const typeBookingsWithoutRoom = `-- name: TypeBookingsWithoutRoom :many
+SELECT b.id, b.slot_start, b.slot_end, b.specialist_id, s.name AS specialist_name
+FROM bookings b
+JOIN specialists s ON s.id = b.specialist_id
+WHERE b.clinic_id = $1 AND b.appointment_type_id = $2
+  AND b.status = 'confirmed' AND b.slot_start >= $3 AND b.resource_id IS NULL
+ORDER BY b.slot_start, b.id
+`
+
+type TypeBookingsWithoutRoomParams struct {
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	FromTime          time.Time
+}
+
+type TypeBookingsWithoutRoomRow struct {
+	ID             uuid.UUID
+	SlotStart      time.Time
+	SlotEnd        time.Time
+	SpecialistID   uuid.UUID
+	SpecialistName string
+}
+
+// The type's confirmed bookings from from_time on that hold no room,
+// soonest first.
+func (q *Queries) TypeBookingsWithoutRoom(ctx context.Context, arg TypeBookingsWithoutRoomParams) ([]TypeBookingsWithoutRoomRow, error) {
+	rows, err := q.db.Query(ctx, typeBookingsWithoutRoom, arg.ClinicID, arg.AppointmentTypeID, arg.FromTime)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TypeBookingsWithoutRoomRow{}
+	for rows.Next() {
+		var i TypeBookingsWithoutRoomRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SlotStart,
+			&i.SlotEnd,
+			&i.SpecialistID,
+			&i.SpecialistName,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

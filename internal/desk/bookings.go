@@ -154,6 +154,18 @@ func (b *Bookings) Reschedule(ctx context.Context, u staff.User, id uuid.UUID, s
 	})
 }
 
+// RoomName is the name of the clinic's room id, for a booking that holds
+// it: the callers have checked their own action on the booking.
+//
+// Errors: NOT_FOUND.
+func (b *Bookings) RoomName(ctx context.Context, clinicID, id uuid.UUID) (string, error) {
+	r, err := db.New(b.pool).ResourceGet(ctx, db.ResourceGetParams{ClinicID: clinicID, ID: id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", apperr.NotFoundf("room", "No such room.")
+	}
+	return r.Name, err
+}
+
 // Calendar is the clinic's confirmed bookings between from and to.
 //
 // Errors: FORBIDDEN.

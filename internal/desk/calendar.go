@@ -25,6 +25,11 @@ type CalendarBooking struct {
 	Attendance string
 	// Series is the booking's place in its series, if it is a session of one.
 	Series SeriesMark
+	// RoomID is the room the booking holds (uuid.Nil: none); NeedsRoom,
+	// whether its type needs one now: such a booking without one was
+	// left so when its type gained the need, and staff move it.
+	RoomID    uuid.UUID
+	NeedsRoom bool
 }
 
 func calendarBookingFromRow(r db.BookingCalendarRow) CalendarBooking {
@@ -33,6 +38,7 @@ func calendarBookingFromRow(r db.BookingCalendarRow) CalendarBooking {
 		Start: r.SlotStart, End: r.SlotEnd,
 		PatientName: r.PatientName, PatientEmail: r.PatientEmail, PatientPhone: r.PatientPhone,
 		TypeName: r.TypeName, SpecialistName: r.SpecialistName, Version: r.Version, Attendance: r.Attendance,
+		RoomID: r.ResourceID.UUID, NeedsRoom: r.NeedsRoom,
 	}
 }
 

@@ -9,12 +9,10 @@ import (
 	"context"
 	"errors"
 	"regexp"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/clinic/booking/internal/apperr"
 	"github.com/clinic/booking/internal/db"
@@ -35,11 +33,12 @@ func roomFromRow(r db.Resource) Room {
 	return Room{ID: r.ID, Name: r.Name, Kind: r.Kind, AlwaysOpen: r.AlwaysOpen, Active: r.Active, Version: r.Version}
 }
 
-// RoomInput is the room form.
+// RoomInput is the room form, with the room's version its editor saw.
 type RoomInput struct {
 	Name, Kind string
 	AlwaysOpen bool
 	Active     bool
+	Version    int32
 }
 
 var kindPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
@@ -109,10 +108,11 @@ func (s *Service) CreateRoom(ctx context.Context, u staff.User, in RoomInput) (R
 	return roomFromRow(r), err
 }
 
-// UpdateRoom edits a room (ActSpecialistsEdit). An inactive room takes no
-// new bookings; those it has stay.
+// UpdateRoom edits a room (ActSpecialistsEdit) as in.Version of it: of
+// two staff saving one room at once, one wins and the other is told. An
+// inactive room takes no new bookings; those it has stay.
 //
-// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (name, kind).
+// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (name, kind), CONCURRENCY_CONFLICT.
 func (s *Service) UpdateRoom(ctx context.Context, u staff.User, id uuid.UUID, in RoomInput) (Room, error) {
 	if err := u.May(staff.ActSpecialistsEdit); err != nil {
 		return Room{}, err
@@ -122,14 +122,19 @@ func (s *Service) UpdateRoom(ctx context.Context, u staff.User, id uuid.UUID, in
 	}
 	var r db.Resource
 	err := s.tx(ctx, u, func(q *db.Queries) error {
-		old, err := q.ResourceGet(ctx, db.ResourceGetParams{ClinicID: u.ClinicID, ID: id})
+		// Locked first: a save refused because another won reports the
+		// winner's values.
+		old, err := q.ResourceLock(ctx, db.ResourceLockParams{ClinicID: u.ClinicID, ID: id})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return staff.NotFound("room")
 		}
 		if err != nil {
 			return err
 		}
-		r, err = q.ResourceUpdate(ctx, db.ResourceUpdateParams{ClinicID: u.ClinicID, ID: id, Name: in.Name, Kind: in.Kind, AlwaysOpen: in.AlwaysOpen, Active: in.Active})
+		r, err = q.ResourceUpdate(ctx, db.ResourceUpdateParams{ClinicID: u.ClinicID, ID: id, Version: in.Version, Name: in.Name, Kind: in.Kind, AlwaysOpen: in.AlwaysOpen, Active: in.Active})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return staff.Stale(roomFromRow(old))
+		}
 		if isSQLState(err, "23505") {
 			return apperr.Invalidf("name", "There is a room of that name already.")
 		}
@@ -154,10 +159,11 @@ func (s *Service) RoomHours(ctx context.Context, u staff.User, id uuid.UUID) ([]
 	})
 }
 
-// SetRoomHours replaces a room's weekly hours (ActHours).
+// SetRoomHours replaces a room's weekly hours (ActHours) as version of the
+// room: the hours share the room's version with its details.
 //
-// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (hours.<weekday>).
-func (s *Service) SetRoomHours(ctx context.Context, u staff.User, id uuid.UUID, rs []Range) error {
+// Errors: FORBIDDEN, NOT_FOUND, INVALID_ARGUMENT (hours.<weekday>), CONCURRENCY_CONFLICT.
+func (s *Service) SetRoomHours(ctx context.Context, u staff.User, id uuid.UUID, version int32, rs []Range) error {
 	if err := u.May(staff.ActHours); err != nil {
 		return err
 	}
@@ -165,8 +171,14 @@ func (s *Service) SetRoomHours(ctx context.Context, u staff.User, id uuid.UUID, 
 		return err
 	}
 	return s.tx(ctx, u, func(q *db.Queries) error {
-		if _, err := q.ResourceGet(ctx, db.ResourceGetParams{ClinicID: u.ClinicID, ID: id}); errors.Is(err, pgx.ErrNoRows) {
+		old, err := q.ResourceLock(ctx, db.ResourceLockParams{ClinicID: u.ClinicID, ID: id})
+		if errors.Is(err, pgx.ErrNoRows) {
 			return staff.NotFound("room")
+		} else if err != nil {
+			return err
+		}
+		if _, err := q.ResourceBumpVersion(ctx, db.ResourceBumpVersionParams{ClinicID: u.ClinicID, ID: id, Version: version}); errors.Is(err, pgx.ErrNoRows) {
+			return staff.Stale(roomFromRow(old))
 		} else if err != nil {
 			return err
 		}
@@ -239,6 +251,32 @@ func (s *Service) AddRoomClosure(ctx context.Context, u staff.User, id uuid.UUID
 	})
 }
 
+// RoomClosureBookings are the confirmed bookings holding the room on the
+// dates of its closures that end on or after fromDay, by closure, soonest
+// first: a closure does not move them (as a specialist's does not), staff
+// do, and a move gives the booking another room or none at the closed
+// room's dates.
+//
+// Errors: FORBIDDEN.
+func (s *Service) RoomClosureBookings(ctx context.Context, u staff.User, id uuid.UUID, fromDay time.Time) (map[int64][]AffectedBooking, error) {
+	if err := u.May(staff.ActClosures); err != nil {
+		return nil, err
+	}
+	rows, err := db.New(s.pool).RoomClosureBookings(ctx, db.RoomClosureBookingsParams{ClinicID: u.ClinicID, ResourceID: id, FromDay: fromDay})
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]AffectedBooking{}
+	for _, r := range rows {
+		out[r.ClosureID] = append(out[r.ClosureID], AffectedBooking{
+			ID: r.ID, SpecialistID: r.SpecialistID, SpecialistName: r.SpecialistName, TypeName: r.TypeName,
+			PatientName: r.PatientName, Email: r.PatientEmail, Phone: r.PatientPhone,
+			Start: r.SlotStart, End: r.SlotEnd, Version: r.Version,
+		})
+	}
+	return out, nil
+}
+
 // DeleteRoomClosure reopens a room's closure (ActClosures).
 //
 // Errors: FORBIDDEN, NOT_FOUND.
@@ -255,81 +293,5 @@ func (s *Service) DeleteRoomClosure(ctx context.Context, u staff.User, id uuid.U
 			return staff.NotFound("closure")
 		}
 		return staff.WriteAudit(ctx, q, u, "room.closure.delete", "room", id.String(), closureID, nil, "")
-	})
-}
-
-// Need is what a type needs: nothing, one room of a kind, or one room.
-type Need struct {
-	Kind   string
-	RoomID uuid.UUID
-}
-
-// None reports whether the type needs no room.
-func (n Need) None() bool { return n.Kind == "" && n.RoomID == uuid.Nil }
-
-// TypeNeeds are the needs of the clinic's types that need a room.
-//
-// Errors: FORBIDDEN.
-func (s *Service) TypeNeeds(ctx context.Context, u staff.User) (map[uuid.UUID]Need, error) {
-	if err := u.May(staff.ActTypes); err != nil {
-		return nil, err
-	}
-	rows, err := db.New(s.pool).TypeNeedList(ctx, u.ClinicID)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[uuid.UUID]Need, len(rows))
-	for _, r := range rows {
-		out[r.AppointmentTypeID] = Need{Kind: r.ResourceKind.String, RoomID: r.ResourceID.UUID}
-	}
-	return out, nil
-}
-
-// SetTypeNeed sets what a type needs (ActTypes). Bookings made before
-// keep their room, or their lack of one.
-//
-// Errors: FORBIDDEN, NOT_FOUND (type), INVALID_ARGUMENT (need: a room of
-// another clinic, or a kind no room of the clinic has).
-func (s *Service) SetTypeNeed(ctx context.Context, u staff.User, typeID uuid.UUID, n Need) error {
-	if err := u.May(staff.ActTypes); err != nil {
-		return err
-	}
-	return s.tx(ctx, u, func(q *db.Queries) error {
-		if _, err := q.AppointmentTypeGetInClinic(ctx, db.AppointmentTypeGetInClinicParams{ID: typeID, ClinicID: u.ClinicID}); errors.Is(err, pgx.ErrNoRows) {
-			return staff.NotFound("appointment type")
-		} else if err != nil {
-			return err
-		}
-		if n.None() {
-			if err := q.TypeNeedClear(ctx, db.TypeNeedClearParams{ClinicID: u.ClinicID, AppointmentTypeID: typeID}); err != nil {
-				return err
-			}
-			return staff.WriteAudit(ctx, q, u, "type.need", "appointment_type", typeID.String(), nil, n, "")
-		}
-		p := db.TypeNeedSetParams{ClinicID: u.ClinicID, AppointmentTypeID: typeID}
-		if n.RoomID != uuid.Nil {
-			if _, err := q.ResourceGet(ctx, db.ResourceGetParams{ClinicID: u.ClinicID, ID: n.RoomID}); errors.Is(err, pgx.ErrNoRows) {
-				return apperr.Invalidf("need", "No such room at this clinic.")
-			} else if err != nil {
-				return err
-			}
-			p.ResourceID = uuid.NullUUID{UUID: n.RoomID, Valid: true}
-		} else {
-			if !kindPattern.MatchString(n.Kind) {
-				return apperr.Invalidf("need", "No room of that kind at this clinic.")
-			}
-			rooms, err := q.ResourceList(ctx, u.ClinicID)
-			if err != nil {
-				return err
-			}
-			if !slices.ContainsFunc(rooms, func(r db.Resource) bool { return r.Kind == n.Kind }) {
-				return apperr.Invalidf("need", "No room of that kind at this clinic.")
-			}
-			p.ResourceKind = pgtype.Text{String: n.Kind, Valid: true}
-		}
-		if err := q.TypeNeedSet(ctx, p); err != nil {
-			return err
-		}
-		return staff.WriteAudit(ctx, q, u, "type.need", "appointment_type", typeID.String(), nil, n, "")
 	})
 }

@@ -176,10 +176,9 @@ func (s *Service) carried(b booking.Booking, bt availability.AppointmentType, da
 	// A list of a type that needs a room also loses the slots whose last
 	// free room the booking took, which a busy specialist does not say:
 	// such lists are recomputed when next read, unless the booking's type
-	// is known to need no room.
-	roomy := s.roomBound(b.AppointmentTypeID)
+	// is known to need no room under the set-up the list was read under.
 	for _, me := range s.memo.carriable(b.ClinicID, days, now) {
-		if roomy && me.e.NeedsRoom {
+		if me.e.NeedsRoom && s.roomBound(b.AppointmentTypeID, me.ref.genVals[0]) {
 			continue
 		}
 		ref := *me.ref

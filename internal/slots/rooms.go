@@ -5,6 +5,7 @@ package slots
 // closed dates in the requested range, and their bookings of any type.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -105,10 +106,18 @@ func loadRoomBusy(ctx context.Context, q *db.Queries, cal *calendar, ignore *Int
 	return nil
 }
 
-// roomBound reports whether a booking of the type may hold a room: true
-// when its skeleton in memory says it needs one, or when this process
-// has not read its skeleton (it cannot tell).
-func (s *Service) roomBound(typeID uuid.UUID) bool {
+// roomBound reports whether a booking of the type may hold a room, as
+// the clinic's set-up stood at generation gen (the value a cached list
+// was read under; "" for a counter not yet made): false only when this
+// process read the type's skeleton under that very generation and it
+// needs no room. A skeleton of an older generation cannot tell: the type
+// may have gained a need since, and a list carried over the booking would
+// keep a time whose last free room the booking took.
+func (s *Service) roomBound(typeID uuid.UUID, gen string) bool {
 	v, ok := s.skeletons.Load(typeID)
-	return !ok || v.(*skeleton).row.NeedsResource
+	if !ok {
+		return true
+	}
+	sk := v.(*skeleton)
+	return sk.gen == "" || sk.gen != cmp.Or(gen, "0") || !s.now().Before(sk.expires) || sk.row.NeedsResource
 }

@@ -90,3 +90,64 @@ func TestRoomBookedLeavesTheListForEverySpecialist(t *testing.T) {
 		}
 	}
 }
+
+// A type that gains a need for a room after this process read it as
+// needing none: a booking of it takes the room, so a cached list of
+// another type that needs the room is not carried over the booking (which
+// would keep the time the room no longer has) but recomputed.
+func TestRoomNeedGainedIsNotCarriedOver(t *testing.T) {
+	t.Parallel()
+	pool := testkit.DB(t)
+	rdb := testkit.Redis(t)
+	c := testkit.NewClinic(t, pool, testkit.ClinicOptions{Specialists: 3, Types: []db.AppointmentTypeInsertParams{
+		{Name: "Ultrasound", DurationMin: 30},
+		{Name: "Long ultrasound", DurationMin: 60, SlotStepMin: 30},
+	}})
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	q := db.New(pool)
+	if _, err := q.ResourceInsert(ctx, db.ResourceInsertParams{ClinicID: c.ID, Name: "Ultrasound room", Kind: "ultrasound", AlwaysOpen: true, Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	need := func(typ int) {
+		t.Helper()
+		if err := q.TypeNeedSet(ctx, db.TypeNeedSetParams{ClinicID: c.ID, AppointmentTypeID: c.Types[typ].ID,
+			ResourceKind: pgtype.Text{String: "ultrasound", Valid: true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	need(1)
+	svc := slots.New(pool, rdb, slots.Options{Logger: quiet})
+	bookings := booking.NewService(pool)
+	bookings.Observe(svc.OnBookingChange)
+	m := testkit.NextWeekday(time.Now(), loc, time.Monday, 0, 0)
+	b := bundle{pool: pool, rdb: rdb, svc: svc, bookings: bookings, clinic: c, loc: loc}
+	b.monday.Year, b.monday.Month, b.monday.Day = m.Year(), m.Month(), m.Day()
+	day := func(typ int) slots.Request {
+		return slots.Request{AppointmentTypeID: c.Types[typ].ID, From: b.monday, To: b.monday}
+	}
+	ten := b.at(0, 10, 0)
+	// This process reads the ultrasound as needing no room.
+	if sp := specialistsAt(free(t, svc, day(0)), ten); len(sp) != 3 {
+		t.Fatalf("ultrasound at 10:00: %d specialists, want 3", len(sp))
+	}
+	// Then it gains the need, and the long ultrasound's list is cached
+	// under the new set-up.
+	need(0)
+	svc.Invalidate(ctx, c.ID)
+	if sp := specialistsAt(free(t, svc, day(1)), ten); len(sp) != 3 {
+		t.Fatalf("long ultrasound at 10:00 before any booking: %d specialists, want 3", len(sp))
+	}
+	if _, err := bookings.Book(ctx, booking.BookRequest{
+		AppointmentTypeID: c.Types[0].ID, SpecialistID: c.Specialists[0].ID,
+		Start: ten, Patient: booking.Patient{Name: "A", Email: "a@example.org"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if sp := specialistsAt(free(t, svc, day(1)), ten); sp != nil {
+		t.Errorf("long ultrasound at 10:00 with the room booked: offered with %v", sp)
+	}
+}

@@ -117,17 +117,18 @@ var methodActions = map[string]staff.Action{
 	"privacy.Recorder.ByStaff":              privacy.ActReadAccess,
 
 	// Rooms and devices, as the specialists' pages.
-	"practice.Service.Rooms":             staff.ActSpecialists,
-	"practice.Service.Room":              staff.ActSpecialists,
-	"practice.Service.CreateRoom":        staff.ActSpecialistsEdit,
-	"practice.Service.UpdateRoom":        staff.ActSpecialistsEdit,
-	"practice.Service.RoomHours":         staff.ActSpecialists,
-	"practice.Service.SetRoomHours":      staff.ActHours,
-	"practice.Service.RoomClosures":      staff.ActClosures,
-	"practice.Service.AddRoomClosure":    staff.ActClosures,
-	"practice.Service.DeleteRoomClosure": staff.ActClosures,
-	"practice.Service.TypeNeeds":         staff.ActTypes,
-	"practice.Service.SetTypeNeed":       staff.ActTypes,
+	"practice.Service.Rooms":               staff.ActSpecialists,
+	"practice.Service.Room":                staff.ActSpecialists,
+	"practice.Service.CreateRoom":          staff.ActSpecialistsEdit,
+	"practice.Service.UpdateRoom":          staff.ActSpecialistsEdit,
+	"practice.Service.RoomHours":           staff.ActSpecialists,
+	"practice.Service.SetRoomHours":        staff.ActHours,
+	"practice.Service.RoomClosures":        staff.ActClosures,
+	"practice.Service.AddRoomClosure":      staff.ActClosures,
+	"practice.Service.DeleteRoomClosure":   staff.ActClosures,
+	"practice.Service.RoomClosureBookings": staff.ActClosures,
+	"practice.Service.TypeNeeds":           staff.ActTypes,
+	"practice.Service.SetTypeNeed":         staff.ActTypes,
 }
 
 // The matrix as it is meant to be, written out apart from the code's table.

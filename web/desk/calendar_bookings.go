@@ -168,7 +168,16 @@ func (s *FrontDesk) StaffReschedule(c echo.Context) error {
 	if err != nil {
 		return s.calendarRefusal(c, v, err)
 	}
-	return s.renderCalendar(c, v, http.StatusOK, v.tr.T("desk.move.done", map[string]any{"When": when(v.tr, b.Start, v.loc)}), "")
+	notice := v.tr.T("desk.move.done", map[string]any{"When": when(v.tr, b.Start, v.loc)})
+	if b.ResourceID != uuid.Nil {
+		// The move kept the booking's room or gave it another: say which.
+		room, err := s.deps.StaffBookings.RoomName(c.Request().Context(), b.ClinicID, b.ResourceID)
+		if err != nil {
+			return err
+		}
+		notice += " " + v.tr.T("rooms.moved_room", map[string]any{"Room": room})
+	}
+	return s.renderCalendar(c, v, http.StatusOK, notice, "")
 }
 
 // readBookingAction reads the calendar view a booking's form came from and

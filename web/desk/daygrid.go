@@ -35,6 +35,9 @@ type gridView struct {
 	// tr is the viewer's language: the live view is shared only by
 	// viewers of one language.
 	tr *i18n.Localizer
+	// rooms: the day has a column per room instead of per specialist
+	// (?by=rooms).
+	rooms bool
 }
 
 func (v gridView) days() int {
@@ -54,6 +57,9 @@ func (v gridView) path(date availability.Date) string {
 		return q
 	}
 	q := "/staff/day?date=" + date.String()
+	if v.rooms {
+		return q + "&by=rooms"
+	}
 	if len(v.only) > 0 {
 		ids := make([]string, len(v.only))
 		for i, id := range v.only {
@@ -93,6 +99,7 @@ func (s *FrontDesk) readGridView(c echo.Context, week bool) (gridView, desk.Cale
 			return gridView{}, choices, apperr.Invalidf("date", "date must be a date like 2027-03-28.")
 		}
 	}
+	v.rooms = !week && c.QueryParam("by") == "rooms"
 	var ids []string
 	if week {
 		v.from = v.from.WeekStart()
@@ -164,6 +171,11 @@ func (s *FrontDesk) gridPage(c echo.Context, week bool) error {
 		}
 		vm.Picks = append(vm.Picks, views.OptionVM{Value: sp.ID.String(), Label: sp.Name, Selected: chosen})
 	}
+	if !week {
+		if err := s.roomsToggle(c, v, &vm); err != nil {
+			return err
+		}
+	}
 	if week {
 		vm.Nav, vm.Mode, vm.Title = s.kit.Nav(c, "week"), "week", v.tr.T("desk.grid.week_title", nil)
 		vm.OtherURL, vm.OtherName = "/staff/day?date="+v.from.String(), v.tr.T("desk.nav.day", nil)
@@ -207,7 +219,11 @@ func (g dayGridSource) Key() string {
 	for i, id := range g.v.only {
 		ids[i] = id.String()
 	}
-	return "staffgrid|" + g.v.clinicID.String() + "|" + g.v.from.String() + "|" + httpx.ItoaInt(g.v.days()) + "|" + strings.Join(ids, ",") + "|" + g.v.loc.String() + "|" + g.v.tr.Lang()
+	by := "specialists"
+	if g.v.rooms {
+		by = "rooms"
+	}
+	return "staffgrid|" + g.v.clinicID.String() + "|" + g.v.from.String() + "|" + httpx.ItoaInt(g.v.days()) + "|" + strings.Join(ids, ",") + "|" + g.v.loc.String() + "|" + g.v.tr.Lang() + "|" + by
 }
 
 func (g dayGridSource) ClinicID() uuid.UUID { return g.v.clinicID }

@@ -25,14 +25,16 @@ import (
 type gridColumn struct {
 	id, heading, note, who string
 	specialist             uuid.UUID
-	tr                     *i18n.Localizer
-	typeNames              map[uuid.UUID]string
-	day                    availability.Date
-	rows                   desk.DayRows
-	open                   []desk.Span
-	bookings               []desk.CalendarBooking
-	holds                  []holds.Hold
-	free                   map[int64]bool
+	// byRoom: a room's column, whose bookings name their specialists.
+	byRoom    bool
+	tr        *i18n.Localizer
+	typeNames map[uuid.UUID]string
+	day       availability.Date
+	rows      desk.DayRows
+	open      []desk.Span
+	bookings  []desk.CalendarBooking
+	holds     []holds.Hold
+	free      map[int64]bool
 }
 
 // gridParts are a view's data, loaded once per computation.
@@ -43,6 +45,10 @@ type gridParts struct {
 	now   time.Time
 	// typeNames are the types' names in the view's language.
 	typeNames map[uuid.UUID]string
+	// rooms and roomClosures are the active rooms and their closures, for
+	// the day with a column per room.
+	rooms        []desk.GridRoom
+	roomClosures []desk.RoomClosure
 }
 
 func (g dayGridSource) load(ctx context.Context) (gridParts, error) {
@@ -59,8 +65,17 @@ func (g dayGridSource) load(ctx context.Context) (gridParts, error) {
 	if err != nil {
 		return gridParts{}, err
 	}
+	if v.rooms {
+		p.rooms, p.roomClosures, err = g.srv.deps.StaffBookings.GridRooms(ctx, v.clinicID, v.from, v.days(), desk.ClinicClosedOn(p.data.Closures))
+		if err != nil {
+			return gridParts{}, err
+		}
+	}
 	for _, t := range types {
 		p.typeNames[t.ID] = t.NameIn(v.tr.Lang())
+		if v.rooms {
+			continue // a room's column offers no times: they are a specialist's
+		}
 		res, err := g.srv.deps.Slots.Free(ctx, slots.Request{AppointmentTypeID: t.ID, From: v.from, To: v.from.AddDays(v.days() - 1)})
 		if err != nil {
 			return gridParts{}, err
@@ -83,8 +98,11 @@ func (g dayGridSource) body(ctx context.Context) (views.GridBodyVM, error) {
 	if err != nil {
 		return views.GridBodyVM{}, err
 	}
-	if g.v.week {
+	switch {
+	case g.v.week:
 		return g.weekBody(p), nil
+	case g.v.rooms:
+		return g.roomsBody(p), nil
 	}
 	return g.dayBody(p), nil
 }
@@ -255,15 +273,29 @@ func (c gridColumn) layout(col int, loc *time.Location, now time.Time, week bool
 		if mark != "" {
 			until += " " + mark + " (" + c.tr.T("series.mark", map[string]any{"N": b.Series.N, "Total": b.Series.Total}) + ")"
 		}
-		label := c.tr.T("desk.grid.booking_label", map[string]any{"From": from, "To": until, "Patient": b.PatientName, "Type": typ, "Status": status})
+		// "No room" and a room column's specialist stand after the patient,
+		// as the block shows them.
+		who, shown := b.PatientName, ""
+		noRoom := b.NeedsRoom && b.RoomID == uuid.Nil
+		if noRoom {
+			who += ", " + c.tr.T("rooms.grid.no_room", nil)
+		}
+		if c.byRoom {
+			shown = b.SpecialistName
+			who += ", " + shown
+		}
+		label := c.tr.T("desk.grid.booking_label", map[string]any{"From": from, "To": until, "Patient": who, "Type": typ, "Status": status})
 		if b.Attendance != desk.NotMarked {
 			att = markWord(c.tr, b.Attendance)
 			label += ", " + att
 		}
+		if !c.byRoom {
+			label = c.tr.T("desk.grid.with", map[string]any{"What": label, "Specialist": c.who})
+		}
 		vm.Items = append(vm.Items, views.GridItemVM{
-			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: c.tr.T("desk.grid.with", map[string]any{"What": label, "Specialist": c.who}),
+			Kind: "booking", Row: row + 2, Span: n, Col: col, Label: label,
 			Time: from, End: to, BookingID: b.ID.String(), Patient: b.PatientName, TypeName: typ,
-			Status: status, Attendance: att, Series: mark,
+			Status: status, Attendance: att, Series: mark, NoRoom: noRoom, Specialist: shown,
 		})
 	}
 	for _, h := range c.holds {

@@ -47,7 +47,13 @@ func (s *FrontDesk) DeskMove(c echo.Context) error {
 	if names, err := s.typeNames(c.Request().Context(), u.ClinicID, tr.Lang()); err == nil {
 		typ = typeName(names, mc.Booking.AppointmentTypeID, typ)
 	}
-	return httpx.Render(c, http.StatusOK, nil, views.MoveDialog(moveVM(tr, mc, typ, s.kit.CSRFToken(c))))
+	vm := moveVM(tr, mc, typ, s.kit.CSRFToken(c))
+	if mc.Booking.ResourceID != uuid.Nil {
+		if vm.Room, err = s.deps.StaffBookings.RoomName(c.Request().Context(), u.ClinicID, mc.Booking.ResourceID); err != nil {
+			return err
+		}
+	}
+	return httpx.Render(c, http.StatusOK, nil, views.MoveDialog(vm))
 }
 
 // moveVM is the move dialog of a booking's choices, in tr's words, the

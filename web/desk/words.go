@@ -163,6 +163,9 @@ func refusal(l *i18n.Localizer, ae *apperr.Error) string { return refusalOf(l, a
 // refusalOf is refusal with data for the placeholders of the desk's
 // words (the Day and Time of the booking a mark refusal is about).
 func refusalOf(l *i18n.Localizer, ae *apperr.Error, data map[string]any) string {
+	if ae.Code == apperr.CodeSlotTaken && ae.Details["reason"] == booking.RoomTakenReason {
+		return l.T("rooms.error.room_taken", nil)
+	}
 	if l.Lang() == i18n.English {
 		return ae.Message
 	}

@@ -85,6 +85,7 @@ func roomInput(c echo.Context) practice.RoomInput {
 	return practice.RoomInput{
 		Name: c.FormValue("name"), Kind: strings.TrimSpace(c.FormValue("kind")),
 		AlwaysOpen: c.FormValue("always") != "", Active: c.FormValue("active") != "",
+		Version: httpx.Atoi32(c.FormValue("version")),
 	}
 }
 
@@ -119,15 +120,32 @@ func (s *Admin) RoomNeed(c echo.Context) error {
 	default:
 		return apperr.Invalidf("need", "Pick what the type needs.")
 	}
-	if err := s.deps.Practice.SetTypeNeed(c.Request().Context(), httpx.StaffUser(c), typeID, n); err != nil {
+	left, err := s.deps.Practice.SetTypeNeed(c.Request().Context(), httpx.StaffUser(c), typeID, n)
+	if err != nil {
 		errs, err := fieldErrors(c, err)
 		if err != nil {
 			return err
 		}
 		return s.renderRooms(c, http.StatusUnprocessableEntity, errs)
 	}
-	s.deps.Sessions.Put(c.Request().Context(), "notice", httpx.Tr(c).T("rooms.need_saved", nil))
-	return c.Redirect(http.StatusSeeOther, "/staff/rooms")
+	tr := httpx.Tr(c)
+	if len(left) == 0 {
+		s.deps.Sessions.Put(c.Request().Context(), "notice", tr.T("rooms.need_saved", nil))
+		return c.Redirect(http.StatusSeeOther, "/staff/rooms")
+	}
+	// The bookings left without a room are shown now, once: the page lists
+	// them to move, by date, time and specialist (no patient).
+	vm, err := s.roomsVM(c, nil)
+	if err != nil {
+		return err
+	}
+	vm.Notice = tr.T("rooms.need_saved", nil)
+	_, loc := s.today(c)
+	for _, b := range left {
+		local := b.Start.In(loc)
+		vm.Roomless = append(vm.Roomless, views.RoomlessVM{ID: b.ID.String(), Day: tr.LongDay(local), Time: tr.Time(local), Specialist: b.SpecialistName})
+	}
+	return s.kit.Page(c, http.StatusOK, tr.T("rooms.title", nil), views.Rooms(vm))
 }
 
 // roomVM is one room's page, with the errors of a refused form.
@@ -144,7 +162,7 @@ func (s *Admin) roomVM(c echo.Context, id uuid.UUID, errs map[string]string) (vi
 		return views.RoomVM{}, err
 	}
 	vm := views.RoomVM{Nav: s.kit.Nav(c, "rooms"), ID: r.ID.String(), Name: r.Name, Kind: r.Kind,
-		AlwaysOpen: r.AlwaysOpen, Active: r.Active, Errors: errs}
+		AlwaysOpen: r.AlwaysOpen, Active: r.Active, Version: r.Version, Errors: errs}
 	if vm.Errors == nil {
 		vm.Errors = map[string]string{}
 	}
@@ -155,8 +173,20 @@ func (s *Admin) roomVM(c echo.Context, id uuid.UUID, errs map[string]string) (vi
 		if err != nil {
 			return views.RoomVM{}, err
 		}
+		held, err := s.deps.Practice.RoomClosureBookings(ctx, u, id, today)
+		if err != nil {
+			return views.RoomVM{}, err
+		}
+		_, loc := s.today(c)
+		var shown []views.AffectedVM
 		for _, cl := range cs {
-			vm.Closures = append(vm.Closures, views.RoomClosureVM{ID: strconv.FormatInt(cl.ID, 10), First: cl.First, Last: cl.Last, Note: cl.Note})
+			bs := affectedVMs(held[cl.ID], loc)
+			shown = append(shown, bs...)
+			vm.Closures = append(vm.Closures, views.RoomClosureVM{ID: strconv.FormatInt(cl.ID, 10), First: cl.First, Last: cl.Last, Note: cl.Note, Bookings: bs})
+		}
+		// The page shows the patients of those bookings.
+		if err := s.recordLook(c, "room closure", shown); err != nil {
+			return views.RoomVM{}, err
 		}
 	}
 	return vm, nil
@@ -177,9 +207,18 @@ func (s *Admin) renderRoom(c echo.Context, id uuid.UUID, status int, errs map[st
 	return s.kit.Page(c, status, vm.Name, views.Room(vm))
 }
 
-// roomDone re-renders the room's page with a refused field (422), or goes
-// back to it with notice after a change.
+// roomDone re-renders the room's page with a refused field (422) or, when
+// someone else saved the room first, with its current values and saying
+// so (409); else it goes back to it with notice after a change.
 func (s *Admin) roomDone(c echo.Context, id uuid.UUID, err error, notice string) error {
+	if isStale(err) {
+		vm, verr := s.roomVM(c, id, nil)
+		if verr != nil {
+			return verr
+		}
+		vm.Stale = staleMessage(c, err)
+		return s.kit.Page(c, http.StatusConflict, vm.Name, views.Room(vm))
+	}
 	if err != nil {
 		errs, err := fieldErrors(c, err)
 		if err != nil {
@@ -218,7 +257,7 @@ func (s *Admin) RoomHours(c echo.Context) error {
 	}
 	rs, err := parseHours(c)
 	if err == nil {
-		err = s.deps.Practice.SetRoomHours(c.Request().Context(), httpx.StaffUser(c), id, rs)
+		err = s.deps.Practice.SetRoomHours(c.Request().Context(), httpx.StaffUser(c), id, httpx.Atoi32(c.FormValue("version")), rs)
 	}
 	return s.roomDone(c, id, err, "rooms.hours_saved")
 }
