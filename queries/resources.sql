@@ -136,6 +136,17 @@ ORDER BY b.resource_id, b.slot_start;
 -- name: ResourceGetByName :one
 SELECT * FROM resources WHERE clinic_id = @clinic_id AND name = @name;
 
+-- name: TypeBookingsLock :exec
+-- Locks the rows of the type's confirmed bookings from from_time on, in
+-- the order of their ids, before the need's rooms are locked: a move
+-- locks its booking's row before the rooms, so the need's change takes
+-- them in that order too.
+SELECT b.id FROM bookings b
+WHERE b.clinic_id = @clinic_id AND b.appointment_type_id = @appointment_type_id
+  AND b.status = 'confirmed' AND b.slot_start >= @from_time
+ORDER BY b.id
+FOR NO KEY UPDATE;
+
 -- name: TypeBookingsReleaseRooms :execrows
 -- Releases the rooms of the type's confirmed bookings from from_time on
 -- that its need no longer asks for: all of them when it needs none, else
@@ -216,3 +227,11 @@ FROM resource_closures c
 JOIN resources r ON r.clinic_id = c.clinic_id AND r.id = c.resource_id
 WHERE c.clinic_id = @clinic_id AND c.first_day <= @to_day::date AND c.last_day >= @from_day::date
 ORDER BY c.first_day, r.name;
+
+-- name: ResourcesOpenOver :many
+-- Those of the rooms ids open over [range_start, range_end): not closed
+-- on those days, and in their hours unless always open (as the gate
+-- checks it).
+SELECT r.id::uuid AS id FROM unnest(@ids::uuid[]) AS r (id)
+WHERE resource_open(@clinic_id::uuid, r.id, @range_start::timestamptz, @range_end::timestamptz)
+ORDER BY r.id;

@@ -71,7 +71,9 @@ func (s *Service) bookInBatch(ctx context.Context, p db.BookingCreateParams, ch 
 			_ = db.New(later).BookingWritten(ctx, p.ID)
 			b.Queue("COMMIT")
 		}
-		if n, err = sendBooking(ctx, tx, b, guards, locks, queued); err != nil || n != 1 {
+		n, err = sendBooking(ctx, tx, b, guards, locks, queued)
+		tx.later = nil // the batch went: what comes now is sent at once
+		if err != nil || n != 1 {
 			return err
 		}
 		if commit {
@@ -93,7 +95,7 @@ func (s *Service) bookInBatch(ctx context.Context, p db.BookingCreateParams, ch 
 // the transaction, so it travels with the booking's batch instead of in a
 // round trip of its own (the queue sends it at most once every 100 ms,
 // after a job insert). Should the queue name it otherwise, it is sent at
-// once, as before.
+// once, in a round trip of its own.
 const riverNotify = "-- name: PGNotifyMany"
 
 // queued is where a hook's queued statements end in the batch (one past

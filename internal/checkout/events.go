@@ -17,14 +17,6 @@ import (
 // booking asked for), and keeps cooldowns in step; main wires it with
 // booking.Service.Observe, so staff bookings are published too.
 func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
-	// The booking as the hold (holdID) it is or came from.
-	asHold := func(b booking.Booking, holdID string) holds.Hold {
-		return holds.Hold{
-			HoldID: holdID, ClientID: b.ClientID, ClinicID: b.ClinicID,
-			AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
-			Start: b.Start, End: b.End,
-		}
-	}
 	ev := func(kind string, b booking.Booking) holds.Event {
 		return holds.Event{Type: kind, Hold: asHold(b, "")}
 	}
@@ -68,23 +60,25 @@ func (s *Service) OnBookingChange(ctx context.Context, ch booking.Change) {
 	}
 }
 
-// spentHold is the hold a new booking came from, as the booking
-// describes it.
-func spentHold(ch booking.Change) holds.Hold {
-	b := ch.Booking
+// asHold is the booking as the hold (holdID) it is or came from.
+func asHold(b booking.Booking, holdID string) holds.Hold {
 	return holds.Hold{
-		HoldID: ch.HoldID, ClientID: b.ClientID, ClinicID: b.ClinicID,
+		HoldID: holdID, ClientID: b.ClientID, ClinicID: b.ClinicID,
 		AppointmentTypeID: b.AppointmentTypeID, SpecialistID: b.SpecialistID,
 		Start: b.Start, End: b.End,
 	}
 }
+
+// spentHold is the hold a new booking came from, as the booking
+// describes it.
+func spentHold(ch booking.Change) holds.Hold { return asHold(ch.Booking, ch.HoldID) }
 
 // FollowBooking is the observer of committed booking changes that does
 // the slots service's part (slots.Service.OnBookingChange) and then this
 // service's (OnBookingChange): for a booking from a hold, the spent hold's
 // step is sent with the slots' script in one round trip to Redis, which
 // runs the script first, so the booking is announced after its days'
-// counters moved on, as when the two are sent apart.
+// counters moved on.
 func (s *Service) FollowBooking(ctx context.Context, ch booking.Change) {
 	if ch.Kind != booking.ChangeConfirm || ch.HoldID == "" {
 		s.slots.OnBookingChange(ctx, ch)

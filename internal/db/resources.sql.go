@@ -730,6 +730,47 @@ func (q *Queries) ResourcesForType(ctx context.Context, appointmentTypeID uuid.U
 	return items, nil
 }
 
+const resourcesOpenOver = `-- name: ResourcesOpenOver :many
+SELECT r.id::uuid AS id FROM unnest($1::uuid[]) AS r (id)
+WHERE resource_open($2::uuid, r.id, $3::timestamptz, $4::timestamptz)
+ORDER BY r.id
+`
+
+type ResourcesOpenOverParams struct {
+	Ids        []uuid.UUID
+	ClinicID   uuid.UUID
+	RangeStart time.Time
+	RangeEnd   time.Time
+}
+
+// Those of the rooms ids open over [range_start, range_end): not closed
+// on those days, and in their hours unless always open (as the gate
+// checks it).
+func (q *Queries) ResourcesOpenOver(ctx context.Context, arg ResourcesOpenOverParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, resourcesOpenOver,
+		arg.Ids,
+		arg.ClinicID,
+		arg.RangeStart,
+		arg.RangeEnd,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const roomClosureBookings = `-- name: RoomClosureBookings :many
 SELECT c.id AS closure_id, b.id, b.specialist_id, b.slot_start, b.slot_end, b.patient_name, b.patient_email, b.patient_phone,
        b.version, t.name AS type_name, s.name AS specialist_name
@@ -797,6 +838,29 @@ func (q *Queries) RoomClosureBookings(ctx context.Context, arg RoomClosureBookin
 		return nil, err
 	}
 	return items, nil
+}
+
+const typeBookingsLock = `-- name: TypeBookingsLock :exec
+SELECT b.id FROM bookings b
+WHERE b.clinic_id = $1 AND b.appointment_type_id = $2
+  AND b.status = 'confirmed' AND b.slot_start >= $3
+ORDER BY b.id
+FOR NO KEY UPDATE
+`
+
+type TypeBookingsLockParams struct {
+	ClinicID          uuid.UUID
+	AppointmentTypeID uuid.UUID
+	FromTime          time.Time
+}
+
+// Locks the rows of the type's confirmed bookings from from_time on, in
+// the order of their ids, before the need's rooms are locked: a move
+// locks its booking's row before the rooms, so the need's change takes
+// them in that order too.
+func (q *Queries) TypeBookingsLock(ctx context.Context, arg TypeBookingsLockParams) error {
+	_, err := q.db.Exec(ctx, typeBookingsLock, arg.ClinicID, arg.AppointmentTypeID, arg.FromTime)
+	return err
 }
 
 const typeBookingsReleaseRooms = `-- name: TypeBookingsReleaseRooms :execrows

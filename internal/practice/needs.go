@@ -76,13 +76,13 @@ type needAudit struct {
 //     returned, to be moved by staff; the day grid marks them.
 //
 // Bookings that have started keep what they have: they record where the
-// patient was seen. Locks: the rooms the new need may take, in the order
-// of their ids, as the trigger takes them, before any booking's row is
-// changed, as a move takes them before it changes the booking it moves;
-// no specialist's lock, so no order with the booking paths' can cross. A
-// booking of the type inserted while the need is being set reads the
-// need as it was: it may be left without a room, and the day grid marks
-// it as it marks those returned here.
+// patient was seen. Locks: the rows of those bookings, in the order of
+// their ids, then the rooms the new need may take, in the order of their
+// ids, as the trigger takes them: a move locks its booking's row, then
+// the specialist, then the rooms, so no order crosses; no specialist's
+// lock is taken here. A booking of the type inserted while the need is
+// being set reads the need as it was: it may be left without a room, and
+// the day grid marks it as it marks those returned here.
 //
 // Errors: FORBIDDEN, NOT_FOUND (type), INVALID_ARGUMENT (need: a room of
 // another clinic, or a kind no room of the clinic has).
@@ -145,6 +145,9 @@ func setNeed(ctx context.Context, q *db.Queries, clinicID, typeID uuid.UUID, n N
 // written (see SetTypeNeed), returning those left without a room.
 func fitBookings(ctx context.Context, q *db.Queries, clinicID, typeID uuid.UUID, audit needAudit) ([]Roomless, needAudit, error) {
 	from := time.Now()
+	if err := q.TypeBookingsLock(ctx, db.TypeBookingsLockParams{ClinicID: clinicID, AppointmentTypeID: typeID, FromTime: from}); err != nil {
+		return nil, audit, err
+	}
 	// The rooms of the need just written (none for no need).
 	if err := q.BookingResourcesLock(ctx, db.BookingResourcesLockParams{ClinicID: clinicID, AppointmentTypeID: typeID}); err != nil {
 		return nil, audit, err

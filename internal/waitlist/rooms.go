@@ -12,11 +12,11 @@ import (
 	"github.com/clinic/booking/internal/db"
 )
 
-// freeRooms are the rooms that can serve a booking like b (its type) and
-// have no confirmed booking over b's time, in the order the gate gives
-// them: those an offer's hold may hold. needs is false for a type that
-// needs no room. The rooms' hours are the gate's to check, as a hold
-// only promises what the booking will be given.
+// freeRooms are the rooms that can serve a booking like b (its type), are
+// open over b's time (hours and closures, as the gate checks them) and
+// have no confirmed booking over it, in the order the gate gives them:
+// those an offer's hold may hold. needs is false for a type that needs no
+// room.
 func freeRooms(ctx context.Context, q *db.Queries, b booking.Booking) (rooms []uuid.UUID, needs bool, err error) {
 	rs, err := q.ResourcesForType(ctx, b.AppointmentTypeID)
 	if err != nil {
@@ -34,7 +34,7 @@ func freeRooms(ctx context.Context, q *db.Queries, b booking.Booking) (rooms []u
 	if err != nil {
 		return nil, true, fmt.Errorf("load room bookings: %w", err)
 	}
-	free := rooms[:0]
+	var free []uuid.UUID
 	for _, id := range rooms {
 		taken := false
 		for _, bk := range busy {
@@ -44,7 +44,14 @@ func freeRooms(ctx context.Context, q *db.Queries, b booking.Booking) (rooms []u
 			free = append(free, id)
 		}
 	}
-	return free, true, nil
+	if len(free) == 0 {
+		return nil, true, nil
+	}
+	open, err := q.ResourcesOpenOver(ctx, db.ResourcesOpenOverParams{Ids: free, ClinicID: b.ClinicID, RangeStart: b.Start, RangeEnd: b.End})
+	if err != nil {
+		return nil, true, fmt.Errorf("rooms open: %w", err)
+	}
+	return open, true, nil
 }
 
 // roomsOf are the rooms the hold of an opening made from f may hold: the
