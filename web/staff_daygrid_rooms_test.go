@@ -143,3 +143,24 @@ func specialistName(c clinic, b booking.Booking) string {
 	}
 	return ""
 }
+
+// A room taken out of use keeps the bookings it holds: its column stays
+// in the rooms' day while it holds some, and goes on a day it holds none.
+func TestStaffDayGridByRoomsShowsAnInactiveRoomWhileItHoldsBookings(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	d := a.roomDay(t)
+	if _, err := a.Pool.Exec(t.Context(), `UPDATE resources SET active = false WHERE id = $1`, d.sono1.ID); err != nil {
+		t.Fatal(err)
+	}
+	admin := a.signIn(t, d.c.Admin)
+	doc := admin.Get("/staff/day?date=" + d.date + "&by=rooms").Want(http.StatusOK).Doc()
+	if got := doc.Find(`#col-room-` + d.sono1.ID.String() + ` [data-testid="grid-booking"]`); got.Length() != 1 || got.AttrOr("data-booking", "") != d.inRoom.ID.String() {
+		t.Errorf("the inactive room's column shows %d bookings, want its one", got.Length())
+	}
+	next, _ := time.Parse(time.DateOnly, d.date)
+	other := admin.Get("/staff/day?date=" + next.AddDate(0, 0, 7).Format(time.DateOnly) + "&by=rooms").Want(http.StatusOK).Doc()
+	if other.Find(`#col-room-` + d.sono1.ID.String()).Length() != 0 {
+		t.Error("the inactive room has a column on a day it holds nothing")
+	}
+}

@@ -23,6 +23,9 @@ type GridRoom struct {
 	// whenever one of its specialists works; else Days' Ranges.
 	AlwaysOpen bool
 	Days       []DayHours
+	// Inactive: the room takes no new bookings but still holds those it
+	// has; the grid shows its column only while it holds some.
+	Inactive bool
 }
 
 // RoomClosure is a closure of a room over some of the days shown.
@@ -60,10 +63,7 @@ func (b *Bookings) GridRooms(ctx context.Context, clinicID uuid.UUID, from avail
 	}
 	var out []GridRoom
 	for _, r := range rows {
-		if !r.Active {
-			continue
-		}
-		g := GridRoom{ID: r.ID, Name: r.Name, AlwaysOpen: r.AlwaysOpen, Days: make([]DayHours, days)}
+		g := GridRoom{ID: r.ID, Name: r.Name, AlwaysOpen: r.AlwaysOpen, Days: make([]DayHours, days), Inactive: !r.Active}
 		for i := range g.Days {
 			d := from.AddDays(i)
 			h := DayHours{}

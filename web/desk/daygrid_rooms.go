@@ -56,6 +56,9 @@ func (g dayGridSource) roomsBody(p gridParts) views.GridBodyVM {
 	var open, busy []desk.Span
 	for _, r := range p.rooms {
 		col := roomColumn(p, v, r.ID, r.Name)
+		if r.Inactive && len(col.bookings) == 0 {
+			continue
+		}
 		h := r.Days[0]
 		switch {
 		case h.Closed:
