@@ -160,7 +160,7 @@ func TestStaffDayGridByRoomsShowsAnInactiveRoomWhileItHoldsBookings(t *testing.T
 	}
 	next, _ := time.Parse(time.DateOnly, d.date)
 	other := admin.Get("/staff/day?date=" + next.AddDate(0, 0, 7).Format(time.DateOnly) + "&by=rooms").Want(http.StatusOK).Doc()
-	if other.Find(`#col-room-` + d.sono1.ID.String()).Length() != 0 {
+	if other.Find(`#col-room-`+d.sono1.ID.String()).Length() != 0 {
 		t.Error("the inactive room has a column on a day it holds nothing")
 	}
 }
