@@ -135,16 +135,24 @@ func (g dayGridSource) dayBody(p gridParts) views.GridBodyVM {
 		return body
 	}
 	cols := make([]gridColumn, len(sps))
-	var open, busy []desk.Span
 	for i, sp := range sps {
 		cols[i] = newGridColumn(p, sp, 0, v)
 		cols[i].id, cols[i].heading, cols[i].who = "col-"+sp.ID.String(), sp.Name, sp.Name
-		open = append(open, cols[i].open...)
-		busy = append(busy, cols[i].busy()...)
+	}
+	return dayColumns(body, cols, p, v)
+}
+
+// dayColumns lays a day's columns (specialists' or rooms') out in the
+// rows their open and busy times need.
+func dayColumns(body views.GridBodyVM, cols []gridColumn, p gridParts, v gridView) views.GridBodyVM {
+	var open, busy []desk.Span
+	for _, col := range cols {
+		open = append(open, col.open...)
+		busy = append(busy, col.busy()...)
 	}
 	rows := desk.RowsOf(p.data.Step, open, busy)
 	if len(rows.Start) == 0 {
-		body.Empty = tr.T("desk.grid.nobody_works", nil)
+		body.Empty = v.tr.T("desk.grid.nobody_works", nil)
 		return body
 	}
 	for i := range rows.Start {

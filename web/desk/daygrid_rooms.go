@@ -53,7 +53,6 @@ func (g dayGridSource) roomsBody(p gridParts) views.GridBodyVM {
 		clinicOpen = append(clinicOpen, desk.OpenSpans(v.loc, v.from, sp.Days[0].Ranges)...)
 	}
 	cols := make([]gridColumn, 0, len(p.rooms)+1)
-	var open, busy []desk.Span
 	for _, r := range p.rooms {
 		col := roomColumn(p, v, r.ID, r.Name)
 		if r.Inactive && len(col.bookings) == 0 {
@@ -79,23 +78,7 @@ func (g dayGridSource) roomsBody(p gridParts) views.GridBodyVM {
 		none.id = roomlessColumn
 		cols = append(cols, none)
 	}
-	for _, col := range cols {
-		open = append(open, col.open...)
-		busy = append(busy, col.busy()...)
-	}
-	rows := desk.RowsOf(p.data.Step, open, busy)
-	if len(rows.Start) == 0 {
-		body.Empty = tr.T("desk.grid.nobody_works", nil)
-		return body
-	}
-	for i := range rows.Start {
-		body.Rows = append(body.Rows, views.GridRowVM{Row: i + 2, Label: rows.Label(i, v.loc)})
-	}
-	for i := range cols {
-		cols[i].rows = rows
-		body.Columns = append(body.Columns, cols[i].layout(i+2, v.loc, p.now, false))
-	}
-	return body
+	return dayColumns(body, cols, p, v)
 }
 
 // roomColumn is room's column of the view's day with the bookings holding
